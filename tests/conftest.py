@@ -1,0 +1,26 @@
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA = Path(os.environ.get("HB_SHARED_DATA", ROOT.parent / "shared" / "data"))
+FED_PATH = SHARED_DATA / "fed" / "fed_data.json"
+MUTUAL_PATH = SHARED_DATA / "botchat" / "mutual_test.jsonl"
+DEMO_DATA = ROOT / "benchmarks" / "demo_data"
+
+
+@pytest.fixture
+def fed_path():
+    if not FED_PATH.is_file():
+        print(f"skipping: FED data not found at {FED_PATH}")
+        pytest.skip(f"FED data not found at {FED_PATH} (set HB_SHARED_DATA)")
+    return FED_PATH
+
+
+@pytest.fixture
+def mutual_path():
+    if not MUTUAL_PATH.is_file():
+        print(f"skipping: MuTual seeds not found at {MUTUAL_PATH}")
+        pytest.skip(f"MuTual seeds not found at {MUTUAL_PATH} (set HB_SHARED_DATA)")
+    return MUTUAL_PATH
