@@ -1,0 +1,127 @@
+"""Writes to benchmarks: importing a file is one transaction that writes everything or nothing."""
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.db import connection, transaction
+from psycopg.copy import QueuedLibpqWriter
+from django.utils import timezone
+from django.utils.text import slugify
+
+from .importers import EXPORT_FORMATS, FORMATS, ImportFailure
+from .importers.jsonl import HEADER_KEYS
+from .models import Benchmark, Item, Task, canonical_json, hash_of_encoded
+
+
+@dataclass
+class ImportSummary:
+    benchmark: str
+    tasks_created: int
+    items_created: int
+    items_unchanged: int
+
+    def __str__(self):
+        return (f"{self.benchmark}: {self.tasks_created} tasks and {self.items_created} items created, "
+                f"{self.items_unchanged} items already there unchanged")
+
+
+def parse_file(path, format_name):
+    if format_name not in FORMATS:
+        raise ImportFailure(path, None, "--format", f"unknown format {format_name!r}; expected one of {sorted(FORMATS)}")
+    return FORMATS[format_name].parse(Path(path))
+
+
+def import_items(path, format_name, benchmark_slug):
+    """Import a file into a benchmark (created when new). Malformed input raises ImportFailure and writes nothing.
+
+    Items stream from the parser into the database inside one transaction, so a large file costs
+    little memory and PostgreSQL ingests rows while later lines are still being parsed; an error
+    on any line rolls the whole import back.
+    """
+    if not benchmark_slug or slugify(benchmark_slug) != benchmark_slug:
+        raise ImportFailure(path, None, "--benchmark", f"expected a slug (lowercase letters, digits, hyphens), got {benchmark_slug!r}")
+    parsed = parse_file(path, format_name)
+    with transaction.atomic():
+        header = {key: parsed.header.get(key, "") for key in HEADER_KEYS}
+        header["name"] = header["name"] or benchmark_slug
+        benchmark, _ = Benchmark.objects.select_for_update().get_or_create(slug=benchmark_slug, defaults=header)
+        tasks, tasks_created = {}, 0
+        for spec in parsed.tasks:
+            task = Task.objects.filter(benchmark=benchmark, slug=spec.slug).first()
+            if task is None:
+                task = Task.objects.create(benchmark=benchmark, slug=spec.slug, name=spec.name, form=spec.form,
+                                           dimension=spec.dimension, instructions=spec.instructions)
+                tasks_created += 1
+            elif canonical_json(task.form) != canonical_json(spec.form):
+                raise ImportFailure(path, None, "form", f"task {spec.slug!r} already exists in {benchmark_slug!r} with a different answer form; import into a new benchmark version")
+            tasks[spec.slug] = task
+        existing = {
+            (task_slug, external_id): digest
+            for task_slug, external_id, digest in Item.objects.filter(task__in=tasks.values()).values_list("task__slug", "external_id", "content_hash")
+        }
+        counts = {"new": 0, "unchanged": 0}
+        insert_items(new_item_rows(path, parsed.items, tasks, existing, counts))
+        if counts["new"] + counts["unchanged"] == 0:
+            raise ImportFailure(path, None, None, "no items in the file")
+    return ImportSummary(benchmark_slug, tasks_created, counts["new"], counts["unchanged"])
+
+
+def new_item_rows(path, records, tasks, existing, counts):
+    """Yield (task id, record, hash, canonical JSON of its parts) for items not yet in the benchmark.
+
+    Refuses a duplicate id within the file and a changed item under an id already stored."""
+    seen = {}
+    for record in records:
+        key = (record.task, record.external_id)
+        if key in seen:
+            raise ImportFailure(path, record.location, "id", f"duplicate external id {record.external_id!r} in task {record.task!r} (first at {seen[key]})")
+        seen[key] = record.location
+        encoded = [canonical_json(part) for part in (record.dialogue, record.fields, record.meta, record.source_gold)]
+        digest = hash_of_encoded(*encoded)
+        known = existing.get(key)
+        if known is None:
+            counts["new"] += 1
+            yield tasks[record.task].pk, record, digest, encoded
+        elif known == digest:
+            counts["unchanged"] += 1
+        else:
+            raise ImportFailure(path, record.location, "id", f"item {record.external_id!r} of task {record.task!r} already exists with different content; refusing to overwrite it")
+
+
+def insert_items(rows):
+    """Bulk insert (task_id, ItemRecord, hash, canonical JSON of its parts) rows as they come:
+    COPY on PostgreSQL, batched bulk_create elsewhere."""
+    now = timezone.now()
+    if connection.vendor == "postgresql":
+        table = Item._meta.db_table
+        columns = "task_id, external_id, dialogue, fields, meta, source_gold, content_hash, created_at"
+        with connection.cursor() as cursor:
+            # The queued writer sends from a thread, so PostgreSQL ingests while Python parses the next lines.
+            writer = QueuedLibpqWriter(cursor.cursor)
+            with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN", writer=writer) as copy:
+                for task_id, record, digest, (dialogue, fields, meta, source_gold) in rows:
+                    copy.write_row((task_id, record.external_id, dialogue, fields, meta,
+                                    None if record.source_gold is None else source_gold, digest, now))
+        return
+    rows = iter(rows)
+    while batch := list(itertools.islice(rows, 2000)):
+        Item.objects.bulk_create([
+            Item(task_id=task_id, external_id=r.external_id, dialogue=r.dialogue, fields=r.fields, meta=r.meta,
+                 source_gold=r.source_gold, content_hash=digest, created_at=now) for task_id, r, digest, _ in batch])
+
+
+def export_items(benchmark_slug, format_name, path):
+    """Write the benchmark in an export format; returns the number of items written."""
+    if format_name not in EXPORT_FORMATS:
+        raise ImportFailure(path, None, "--format", f"unknown export format {format_name!r}; expected one of {sorted(EXPORT_FORMATS)}")
+    benchmark = Benchmark.objects.filter(slug=benchmark_slug).first()
+    if benchmark is None:
+        raise ImportFailure(path, None, "--benchmark", f"no benchmark {benchmark_slug!r}")
+    tasks = list(benchmark.tasks.order_by("slug"))
+    items = Item.objects.filter(task__benchmark=benchmark).select_related("task").order_by("task__slug", "external_id")
+    count = 0
+    with open(path, "w", encoding="utf-8", newline="\n") as out:
+        for line in EXPORT_FORMATS[format_name].export_lines(benchmark, tasks, items.iterator(chunk_size=2000)):
+            out.write(line + "\n")
+            count += 1
+    return count - 1 - len(tasks)

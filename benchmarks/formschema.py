@@ -1,0 +1,174 @@
+"""The answer form of a task: a list of questions, one of them primary.
+
+Shape (stored in Task.form):
+{
+  "primary": "answer",
+  "questions": [
+    {"key": "answer", "type": "single_choice", "label": "Which option?",
+     "options": "item"},                                  # options come from item.fields["options"]
+    {"key": "score", "type": "single_choice", "options": [
+        {"value": 2, "label": "meets all dimensions"},
+        {"value": -1, "label": "private data in the response", "excludes": true}]},
+    {"key": "reasons_0", "type": "multi_choice", "options": [...],
+     "shown_if": {"key": "score", "in": [0]}, "required": true},
+    {"key": "overall", "type": "scale", "scale": {"min": 0, "max": 4}},
+    {"key": "needs_check", "type": "boolean"},
+    {"key": "first_ai_turn", "type": "index"},            # 0-based turn index into the dialogue
+    {"key": "reason", "type": "text", "required": false}
+  ]
+}
+`required` defaults to true. A question with `shown_if` is asked (and required) only when the
+condition holds, and must be absent otherwise. An option with `"excludes": true` takes the item
+out of the data set while its record is kept.
+"""
+from django.core.exceptions import ValidationError
+
+QUESTION_TYPES = {"single_choice", "multi_choice", "scale", "boolean", "index", "text"}
+CHOICE_TYPES = {"single_choice", "multi_choice"}
+MAX_TEXT_ANSWER = 10_000
+
+
+def _fail(path, message):
+    raise ValidationError(f"form{path}: {message}")
+
+
+def validate_form(form):
+    """Raise ValidationError naming the offending path when the form is not well formed."""
+    if not isinstance(form, dict):
+        _fail("", "expected an object with 'questions' and 'primary'")
+    questions = form.get("questions")
+    if not isinstance(questions, list) or not questions:
+        _fail(".questions", "expected a non-empty list of questions")
+    keys = []
+    for index, question in enumerate(questions):
+        path = f".questions[{index}]"
+        if not isinstance(question, dict):
+            _fail(path, "expected an object")
+        key = question.get("key")
+        if not isinstance(key, str) or not key:
+            _fail(f"{path}.key", "expected a non-empty string")
+        if key in keys:
+            _fail(f"{path}.key", f"duplicate question key {key!r}")
+        keys.append(key)
+        qtype = question.get("type")
+        if qtype not in QUESTION_TYPES:
+            _fail(f"{path}.type", f"expected one of {sorted(QUESTION_TYPES)}, got {qtype!r}")
+        if qtype in CHOICE_TYPES:
+            options = question.get("options")
+            if options != "item":
+                if not isinstance(options, list) or not options:
+                    _fail(f"{path}.options", "expected 'item' or a non-empty list of {value, label}")
+                values = []
+                for o_index, option in enumerate(options):
+                    if not isinstance(option, dict) or "value" not in option:
+                        _fail(f"{path}.options[{o_index}]", "expected an object with 'value'")
+                    if option["value"] in values:
+                        _fail(f"{path}.options[{o_index}].value", f"duplicate option {option['value']!r}")
+                    values.append(option["value"])
+        if qtype == "scale":
+            scale = question.get("scale")
+            if not isinstance(scale, dict) or not all(isinstance(scale.get(b), int) for b in ("min", "max")):
+                _fail(f"{path}.scale", "expected {min: int, max: int}")
+            if scale["min"] >= scale["max"]:
+                _fail(f"{path}.scale", "min must be below max")
+        condition = question.get("shown_if")
+        if condition is not None:
+            if not isinstance(condition, dict) or condition.get("key") not in keys[:-1] or not isinstance(condition.get("in"), list):
+                _fail(f"{path}.shown_if", "expected {key: an earlier question's key, in: [values]}")
+    primary = form.get("primary")
+    if primary not in keys:
+        _fail(".primary", f"expected the key of one of the questions {keys}, got {primary!r}")
+    if next(q for q in questions if q["key"] == primary).get("shown_if"):
+        _fail(".primary", "the primary question cannot be conditional")
+    return form
+
+
+def question(form, key):
+    return next(q for q in form["questions"] if q["key"] == key)
+
+
+def option_values(question_spec, item_fields=None):
+    options = question_spec.get("options")
+    if options == "item":
+        return list((item_fields or {}).get("options", {}).keys())
+    return [option["value"] for option in options]
+
+
+def primary_values(form, item_fields=None):
+    """The values the primary question can take for one item (None for free scales)."""
+    spec = question(form, form["primary"])
+    if spec["type"] in CHOICE_TYPES:
+        return option_values(spec, item_fields)
+    if spec["type"] == "scale":
+        return list(range(spec["scale"]["min"], spec["scale"]["max"] + 1))
+    if spec["type"] == "boolean":
+        return [True, False]
+    return None
+
+
+def excluding_values(question_spec):
+    options = question_spec.get("options")
+    if not isinstance(options, list):
+        return set()
+    return {option["value"] for option in options if option.get("excludes")}
+
+
+def is_shown(question_spec, answers):
+    condition = question_spec.get("shown_if")
+    return condition is None or answers.get(condition["key"]) in condition["in"]
+
+
+def validate_answers(form, answers, item_fields=None, dialogue_length=None):
+    """Check one submission against the form; return the set of question keys that exclude the item.
+
+    Raises ValidationError with a dict {question key: message} so a client can show each error
+    next to its question.
+    """
+    if not isinstance(answers, dict):
+        raise ValidationError({"answers": "expected an object keyed by question"})
+    errors = {}
+    known = {q["key"] for q in form["questions"]}
+    for key in answers:
+        if key not in known:
+            errors[key] = f"unknown question; expected one of {sorted(known)}"
+    excluded_by = set()
+    for spec in form["questions"]:
+        key, qtype = spec["key"], spec["type"]
+        shown = is_shown(spec, answers)
+        present = key in answers and answers[key] not in (None, "", [])
+        if not shown:
+            if present:
+                errors[key] = f"not asked when {spec['shown_if']['key']} is {answers.get(spec['shown_if']['key'])!r}"
+            continue
+        if not present:
+            if spec.get("required", True):
+                errors[key] = "required"
+            continue
+        value = answers[key]
+        if qtype == "single_choice":
+            allowed = option_values(spec, item_fields)
+            if value not in allowed:
+                errors[key] = f"expected one of {allowed}, got {value!r}"
+            elif value in excluding_values(spec):
+                excluded_by.add(key)
+        elif qtype == "multi_choice":
+            allowed = option_values(spec, item_fields)
+            if not isinstance(value, list) or any(v not in allowed for v in value) or len(set(map(repr, value))) != len(value):
+                errors[key] = f"expected a list of distinct values from {allowed}"
+        elif qtype == "scale":
+            low, high = spec["scale"]["min"], spec["scale"]["max"]
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                errors[key] = f"expected an integer from {low} to {high}, got {value!r}"
+        elif qtype == "boolean":
+            if not isinstance(value, bool):
+                errors[key] = f"expected true or false, got {value!r}"
+        elif qtype == "index":
+            upper = dialogue_length - 1 if dialogue_length else None
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0 or (upper is not None and value > upper):
+                errors[key] = f"expected a turn index from 0 to {upper}, got {value!r}"
+        elif qtype == "text":
+            if not isinstance(value, str) or len(value) > MAX_TEXT_ANSWER:
+                errors[key] = f"expected text of at most {MAX_TEXT_ANSWER} characters"
+    if errors:
+        raise ValidationError(errors)
+    return excluded_by

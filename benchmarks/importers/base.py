@@ -1,0 +1,145 @@
+"""What every importer produces, and the one error type that names file, line and field."""
+import json
+
+import orjson
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+
+# A single item bigger than this is almost certainly a broken file, not a dialogue.
+MAX_RECORD_BYTES = getattr(settings, "HB_IMPORT_MAX_RECORD_BYTES", 5 * 1024 * 1024)
+
+
+class ImportFailure(Exception):
+    """A malformed input. The message says where (file, line or item index, field) and what was expected."""
+
+    def __init__(self, path, location, field_name, expected):
+        self.path, self.location, self.field, self.expected = str(path), location, field_name, expected
+        where = f"{self.path}:{location}" if location is not None else self.path
+        what = f" field '{field_name}':" if field_name else ""
+        super().__init__(f"{where}:{what} {expected}")
+
+
+@dataclass
+class TaskSpec:
+    slug: str
+    name: str
+    form: dict
+    dimension: str = ""
+    instructions: str = ""
+
+
+@dataclass
+class ItemRecord:
+    task: str
+    external_id: str
+    dialogue: list
+    fields: dict = field(default_factory=dict)
+    meta: dict = field(default_factory=dict)
+    source_gold: dict | None = None
+    location: str = ""  # "line 12" or "item 12", for error messages
+
+
+@dataclass
+class ParsedBenchmark:
+    path: Path
+    header: dict
+    tasks: list
+    items: list
+
+
+def read_text(path):
+    """The whole file as UTF-8 text; refuse empty files and other encodings with the byte's line."""
+    path = Path(path)
+    if not path.is_file():
+        raise ImportFailure(path, None, None, "no such file")
+    raw = path.read_bytes()
+    if not raw.strip():
+        raise ImportFailure(path, None, None, "the file is empty; expected at least one record")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = raw[: error.start].count(b"\n") + 1
+        raise ImportFailure(path, f"line {line}", None, f"bytes that are not UTF-8 at offset {error.start}; save the file as UTF-8") from None
+
+
+def json_lines(path):
+    """Yield (line number, object) for each non-blank line of a JSON-lines file, reading as it goes."""
+    path = Path(path)
+    if not path.is_file():
+        raise ImportFailure(path, None, None, "no such file")
+    seen_any = False
+    with open(path, "rb") as source:
+        for number, raw in enumerate(source, start=1):
+            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            if not raw.strip():
+                continue
+            seen_any = True
+            if len(raw) > MAX_RECORD_BYTES:
+                raise ImportFailure(path, f"line {number}", None, f"a record of {len(raw):,} bytes, over the limit of {MAX_RECORD_BYTES:,}")
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise ImportFailure(path, f"line {number}", None,
+                                    f"bytes that are not UTF-8 at column {error.start + 1}; save the file as UTF-8") from None
+            nul = raw.find(b"\x00")
+            if nul >= 0:
+                raise ImportFailure(path, f"line {number}", None, f"binary data (a NUL byte at column {nul + 1}); expected UTF-8 JSON text")
+            try:
+                record = orjson.loads(raw)
+            except orjson.JSONDecodeError as error:
+                raise ImportFailure(path, f"line {number}", None, f"invalid JSON ({error.msg} at column {error.colno})") from None
+            if not isinstance(record, dict):
+                raise ImportFailure(path, f"line {number}", None, f"expected a JSON object, got {type(record).__name__}")
+            yield number, record
+    if not seen_any:
+        raise ImportFailure(path, None, None, "the file is empty; expected at least one record")
+
+
+def require(path, location, record, key, kind, *, optional=False, default=None):
+    """record[key] checked against a type (or tuple of types); names the field when it is wrong."""
+    if key not in record or record[key] is None:
+        if optional:
+            return default
+        raise ImportFailure(path, location, key, "missing; it is required")
+    value = record[key]
+    if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
+        raise ImportFailure(path, location, key, f"expected {_kind_name(kind)}, got a boolean")
+    if not isinstance(value, kind):
+        raise ImportFailure(path, location, key, f"expected {_kind_name(kind)}, got {type(value).__name__}")
+    return value
+
+
+def _kind_name(kind):
+    names = {str: "a string", int: "an integer", float: "a number", list: "a list", dict: "an object", bool: "true or false"}
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join(names.get(k, k.__name__) for k in kinds)
+
+
+def check_turns(path, location, turns, key="dialogue"):
+    """Turns as [{speaker, text}], non-empty strings."""
+    if not isinstance(turns, list) or not turns:
+        raise ImportFailure(path, location, key, "expected a non-empty list of {speaker, text} turns")
+    for index, turn in enumerate(turns):
+        if not isinstance(turn, dict) or not isinstance(turn.get("speaker"), str) or not isinstance(turn.get("text"), str):
+            raise ImportFailure(path, location, f"{key}[{index}]", "expected {\"speaker\": string, \"text\": string}")
+        if len(turn) != 2:
+            raise ImportFailure(path, location, f"{key}[{index}]", f"unexpected keys {sorted(set(turn) - {'speaker', 'text'})}; a turn has only speaker and text")
+    return turns
+
+
+def parse_speaker_lines(path, location, lines, key="dialogue"):
+    """Turns written as "Speaker: text" strings, as DialogBench and FED write them."""
+    turns = []
+    for index, line in enumerate(lines):
+        if not isinstance(line, str):
+            raise ImportFailure(path, location, f"{key}[{index}]", "expected a string \"speaker: text\"")
+        speaker, sep, text = line.partition(":")
+        if not sep or not speaker.strip() or len(speaker) > 60:
+            raise ImportFailure(path, location, f"{key}[{index}]", f"expected \"speaker: text\", got {line[:60]!r}")
+        turns.append({"speaker": speaker.strip(), "text": text.strip()})
+    if not turns:
+        raise ImportFailure(path, location, key, "expected at least one turn")
+    return turns

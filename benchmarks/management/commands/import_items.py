@@ -1,0 +1,20 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from benchmarks.actions import import_items
+from benchmarks.importers import FORMATS, ImportFailure
+
+
+class Command(BaseCommand):
+    help = "Import dialogue items from a file into a benchmark (one transaction: all or nothing)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("path")
+        parser.add_argument("--format", required=True, help=f"one of {', '.join(sorted(FORMATS))}")
+        parser.add_argument("--benchmark", required=True, help="benchmark slug; created when new")
+
+    def handle(self, path, format, benchmark, **options):
+        try:
+            summary = import_items(path, format, benchmark)
+        except ImportFailure as failure:
+            raise CommandError(f"{failure}\nNothing was imported.") from None
+        self.stdout.write(self.style.SUCCESS(str(summary)))

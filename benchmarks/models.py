@@ -1,0 +1,98 @@
+import hashlib
+
+import orjson
+
+from django.core.exceptions import ValidationError
+from django.db import models
+
+from .formschema import validate_form
+
+
+def canonical_json(value):
+    """Sorted keys, no spaces, UTF-8 text: the same bytes for the same content, whatever the key order."""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def hash_of_encoded(dialogue_json, fields_json, meta_json, source_gold_json):
+    """The content hash from the canonical JSON of each part: equal to hashing the canonical JSON of
+    {"dialogue", "fields", "meta", "source_gold"}, and lets an importer encode each part only once."""
+    payload = f'{{"dialogue":{dialogue_json},"fields":{fields_json},"meta":{meta_json},"source_gold":{source_gold_json}}}'
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def content_hash(dialogue, fields, meta, source_gold):
+    return hash_of_encoded(*map(canonical_json, (dialogue, fields, meta, source_gold)))
+
+
+class Benchmark(models.Model):
+    slug = models.SlugField(max_length=100, unique=True)
+    name = models.CharField(max_length=200)
+    language = models.CharField(max_length=20, blank=True, help_text="BCP 47 code, e.g. en, zh, ko")
+    version = models.CharField(max_length=50, blank=True)
+    source = models.TextField(blank=True, help_text="Where the data comes from (paper, URL, file)")
+    licence = models.CharField(max_length=200, blank=True)
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self):
+        return self.slug
+
+
+class Task(models.Model):
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="tasks")
+    slug = models.SlugField(max_length=100)
+    name = models.CharField(max_length=200)
+    dimension = models.CharField(max_length=100, blank=True, help_text="e.g. correctness, coherence, safety")
+    form = models.JSONField(help_text="The answer form: questions and the primary question's key")
+    instructions = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["benchmark__slug", "slug"]
+        constraints = [models.UniqueConstraint(fields=["benchmark", "slug"], name="task_unique_slug_per_benchmark")]
+
+    def __str__(self):
+        return f"{self.benchmark.slug}/{self.slug}"
+
+    @property
+    def primary_key(self):
+        return self.form["primary"]
+
+    def clean(self):
+        validate_form(self.form)
+
+    def save(self, *args, **kwargs):
+        # The form is validated on every save, whichever door (admin, API, importer) it came through.
+        validate_form(self.form)
+        super().save(*args, **kwargs)
+
+
+class Item(models.Model):
+    task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="items")
+    external_id = models.CharField(max_length=200)
+    dialogue = models.JSONField(default=list, help_text="[{speaker, text}, ...]")
+    fields = models.JSONField(default=dict, blank=True, help_text="question, options keyed A.., knowledge, ...")
+    meta = models.JSONField(default=dict, blank=True, help_text="domain, language, style, source id")
+    source_gold = models.JSONField(null=True, blank=True, help_text="The label published with the data, if any")
+    content_hash = models.CharField(max_length=64, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["task_id", "external_id"]
+        constraints = [models.UniqueConstraint(fields=["task", "external_id"], name="item_unique_external_id_per_task")]
+
+    def __str__(self):
+        return f"{self.task_id}:{self.external_id}"
+
+    def compute_hash(self):
+        return content_hash(self.dialogue, self.fields, self.meta, self.source_gold)
+
+    def save(self, *args, **kwargs):
+        self.content_hash = self.compute_hash()
+        super().save(*args, **kwargs)
+
+    def clean(self):
+        if not isinstance(self.dialogue, list):
+            raise ValidationError({"dialogue": "expected a list of {speaker, text} turns"})
