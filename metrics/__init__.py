@@ -1,0 +1,42 @@
+"""Pure statistics for the human-versus-model comparison; no Django, nothing else of ours."""
+from .aggregation import majority_vote, m_of_k_correct, mean_of_raters_accuracy, mean_rating_per_item
+from .agreement import (
+    cohen_kappa,
+    fleiss_kappa,
+    krippendorff_alpha,
+    landis_koch_band,
+    per_item_agreement,
+    percent_agreement,
+)
+from .bootstrap import bootstrap_ci
+from .comparison import (
+    accuracy_with_wilson,
+    classification_metrics,
+    correlations,
+    mcnemar_exact,
+    paired_bootstrap_gap,
+)
+from .ratings import bradley_terry, bradley_terry_bootstrap, elo, win_tie_lose
+
+__all__ = [
+    "accuracy_with_wilson",
+    "bootstrap_ci",
+    "bradley_terry",
+    "bradley_terry_bootstrap",
+    "classification_metrics",
+    "cohen_kappa",
+    "correlations",
+    "elo",
+    "fleiss_kappa",
+    "krippendorff_alpha",
+    "landis_koch_band",
+    "m_of_k_correct",
+    "majority_vote",
+    "mcnemar_exact",
+    "mean_of_raters_accuracy",
+    "mean_rating_per_item",
+    "paired_bootstrap_gap",
+    "per_item_agreement",
+    "percent_agreement",
+    "win_tie_lose",
+]

@@ -1,0 +1,59 @@
+"""Helpers shared by the metrics modules: missing values, plain Python types, results."""
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import asdict, dataclass
+from typing import Any, Iterable
+
+import numpy as np
+
+
+def is_missing(value: Any) -> bool:
+    """None and NaN mean "no rating"; anything else is a rating."""
+    if value is None:
+        return True
+    return isinstance(value, (float, np.floating)) and math.isnan(value)
+
+
+def present(values: Iterable[Any]) -> list[Any]:
+    return [v for v in values if not is_missing(v)]
+
+
+def plain(value: Any) -> Any:
+    """numpy scalars -> Python scalars, so results stay JSON-serialisable."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def to_float(value: Any) -> float | None:
+    """A finite Python float, or None for NaN/inf/None."""
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def percentile_interval(values: Iterable[float], confidence: float) -> tuple[float | None, float | None]:
+    values = np.asarray(list(values), dtype=float)
+    if values.size == 0:
+        return None, None
+    tail = (1 - confidence) / 2
+    low, high = np.quantile(values, [tail, 1 - tail])
+    return float(low), float(high)
+
+
+def check_confidence(confidence: float) -> None:
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+
+
+@dataclass(frozen=True)
+class Result:
+    """Base of every result: frozen, and `to_dict()` gives JSON-ready data."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

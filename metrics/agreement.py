@@ -1,0 +1,264 @@
+"""Inter-rater agreement: Fleiss/Randolph kappa, Krippendorff's alpha, Cohen's kappa,
+raw agreement and Landis-Koch bands.
+
+`ratings_by_item` is a list with one list of labels per item; None or NaN is a missing
+rating. Raters need not be identified: these statistics depend only on the labels each
+item received.
+"""
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Literal, Sequence
+
+import krippendorff
+import numpy as np
+from sklearn.metrics import cohen_kappa_score
+from statsmodels.stats import inter_rater
+
+from ._common import Result, is_missing, is_number, plain, present, to_float
+from .bootstrap import BootstrapInterval, bootstrap_ci  # noqa: F401  (re-exported)
+
+RatingsByItem = Sequence[Sequence[Any]]
+
+SAME_CATEGORY = "every rating is the same category: kappa is undefined"
+NO_ITEMS = "no items"
+FEWER_THAN_2_RATERS = "fewer than 2 raters per item"
+
+
+@dataclass(frozen=True)
+class Agreement(Result):
+    statistic: str
+    value: float | None
+    n_items: int  # items that entered the statistic
+    n_left_out: int  # items left out (missing ratings, fewer than 2 ratings)
+    n_raters: int | None  # raters per item (Fleiss), most ratings on one item otherwise
+    n_categories: int | None = None
+    undefined_reason: str | None = None
+
+    @property
+    def defined(self) -> bool:
+        return self.value is not None
+
+
+def _rated_items(ratings_by_item: RatingsByItem) -> list[list[Any]]:
+    return [[plain(v) for v in present(item)] for item in ratings_by_item]
+
+
+def _category_list(items: list[list[Any]], categories: Sequence[Any] | None) -> list[Any]:
+    if categories is None:
+        return list(dict.fromkeys(v for item in items for v in item))  # order of appearance
+    categories = [plain(c) for c in categories]
+    if len(set(categories)) != len(categories):
+        raise ValueError("categories contain duplicates")
+    unknown = {v for item in items for v in item} - set(categories)
+    if unknown:
+        raise ValueError(f"labels not in categories: {sorted(map(repr, unknown))}")
+    return categories
+
+
+def _modal_raters(counts: list[int]) -> int | None:
+    """Most common number of ratings among items with 2 or more (ties: the larger)."""
+    counts = [c for c in counts if c >= 2]
+    if not counts:
+        return None
+    tally = Counter(counts)
+    return max(tally, key=lambda c: (tally[c], c))
+
+
+def fleiss_kappa(
+    ratings_by_item: RatingsByItem,
+    method: Literal["fleiss", "randolph"] = "fleiss",
+    categories: Sequence[Any] | None = None,
+    n_raters: int | None = None,
+) -> Agreement:
+    """Fleiss' kappa, or Randolph's free-marginal kappa, via statsmodels.
+
+    Only items with exactly `n_raters` ratings are used (default: the most common count),
+    because the statistic assumes equal raters per item; the rest are counted as left out.
+    Randolph's kappa depends on the number of categories, so it needs `categories`.
+    """
+    if method not in ("fleiss", "randolph"):
+        raise ValueError("method must be 'fleiss' or 'randolph'")
+    if method == "randolph" and categories is None:
+        raise ValueError("Randolph's kappa depends on the number of categories: pass categories")
+    name = f"{method}_kappa"
+    items = _rated_items(ratings_by_item)
+    cats = _category_list(items, categories)
+
+    def undefined(reason: str, used: int = 0) -> Agreement:
+        return Agreement(name, None, used, len(items) - used, n_raters, len(cats), reason)
+
+    if not items:
+        return undefined(NO_ITEMS)
+    if n_raters is None:
+        n_raters = _modal_raters([len(item) for item in items])
+    if n_raters is None or n_raters < 2:
+        return undefined(FEWER_THAN_2_RATERS)
+    kept = [item for item in items if len(item) == n_raters]
+    if not kept:
+        return undefined(f"no item has exactly {n_raters} ratings")
+    if len(cats) < 2:
+        reason = SAME_CATEGORY if method == "fleiss" else "fewer than 2 categories: kappa is undefined"
+        return undefined(reason, len(kept))
+    if method == "fleiss" and len({v for item in kept for v in item}) == 1:
+        # statsmodels returns NaN here (chance agreement is 1)
+        return undefined(SAME_CATEGORY, len(kept))
+
+    code = {c: i for i, c in enumerate(cats)}
+    codes = np.array([[code[v] for v in item] for item in kept])
+    table, _ = inter_rater.aggregate_raters(codes, n_cat=len(cats))  # returns (table, categories)
+    value = to_float(inter_rater.fleiss_kappa(table, method=method))
+    return Agreement(name, value, len(kept), len(items) - len(kept), n_raters, len(cats),
+                     None if value is not None else "kappa is not finite")
+
+
+def krippendorff_alpha(
+    ratings_by_item: RatingsByItem,
+    level: Literal["nominal", "ordinal", "interval", "ratio"] = "nominal",
+    value_domain: Sequence[Any] | None = None,
+) -> Agreement:
+    """Krippendorff's alpha via the `krippendorff` package; missing ratings are allowed.
+
+    Nominal labels may be any hashable values. Ordinal labels that are not numbers need an
+    ordered `value_domain`; interval and ratio labels must be numbers. Items with fewer
+    than 2 ratings cannot be paired and are counted as left out.
+    """
+    if level not in ("nominal", "ordinal", "interval", "ratio"):
+        raise ValueError("level must be nominal, ordinal, interval or ratio")
+    name = f"krippendorff_alpha_{level}"
+    items = _rated_items(ratings_by_item)
+    paired = [item for item in items if len(item) >= 2]
+    observed = list(dict.fromkeys(v for item in paired for v in item))
+
+    if value_domain is not None:
+        domain = _category_list(items, value_domain)
+    elif level == "nominal" or all(is_number(v) for v in observed):
+        domain = observed if level == "nominal" else sorted(observed)
+    else:
+        raise ValueError(f"{level} alpha on labels that are not numbers needs an ordered value_domain")
+    if level in ("interval", "ratio") and not all(is_number(v) for v in domain):
+        raise ValueError(f"{level} alpha needs numeric labels")
+
+    def result(value: float | None, reason: str | None = None) -> Agreement:
+        raters = max((len(item) for item in items), default=0) or None
+        return Agreement(name, value, len(paired), len(items) - len(paired), raters,
+                         len(domain), reason)
+
+    if not items:
+        return result(None, NO_ITEMS)
+    if not paired:
+        return result(None, "no item has 2 or more ratings: alpha is undefined")
+    if len(observed) < 2:
+        return result(None, "every rating is the same value: alpha is undefined")
+
+    column = {v: i for i, v in enumerate(domain)}
+    counts = np.zeros((len(paired), len(domain)))
+    for row, item in enumerate(paired):
+        for v in item:
+            counts[row, column[v]] += 1
+    # Nominal and ordinal distances depend only on the order of the domain, so codes do.
+    package_domain = np.array(domain, dtype=float) if level in ("interval", "ratio") else np.arange(len(domain))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = to_float(krippendorff.alpha(value_counts=counts, value_domain=package_domain,
+                                            level_of_measurement=level))
+    return result(value, None if value is not None else "alpha is not finite")
+
+
+def cohen_kappa(
+    a: Sequence[Any],
+    b: Sequence[Any],
+    weights: Literal["linear", "quadratic"] | None = None,
+    labels: Sequence[Any] | None = None,
+) -> Agreement:
+    """Cohen's kappa (unweighted, linear or quadratic) via scikit-learn.
+
+    Pairs where either side is missing are left out. Weighted kappa takes label distance
+    from the position in `labels` (default: sorted labels).
+    """
+    if len(a) != len(b):
+        raise ValueError(f"a and b differ in length ({len(a)} != {len(b)})")
+    name = "cohen_kappa" + (f"_{weights}" if weights else "")
+    pairs = [(plain(x), plain(y)) for x, y in zip(a, b) if not (is_missing(x) or is_missing(y))]
+    left_out = len(a) - len(pairs)
+    seen = {v for pair in pairs for v in pair}
+    n_cat = len(labels) if labels is not None else len(seen)
+    if not pairs:
+        return Agreement(name, None, 0, left_out, 2, n_cat, NO_ITEMS)
+    if labels is not None:
+        unknown = seen - {plain(v) for v in labels}
+        if unknown:
+            raise ValueError(f"labels not in labels list: {sorted(map(repr, unknown))}")
+    if len(seen) == 1:
+        return Agreement(name, None, len(pairs), left_out, 2, n_cat,
+                         "both raters use the same single category: kappa is undefined")
+    x, y = zip(*pairs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # undefined cases are reported, not warned about
+        value = to_float(cohen_kappa_score(x, y, weights=weights, labels=labels))
+    reason = None if value is not None else "chance agreement is 1: kappa is undefined"
+    return Agreement(name, value, len(pairs), left_out, 2, n_cat, reason)
+
+
+def _pairwise(item: list[Any]) -> float | None:
+    """Share of agreeing ordered rater pairs on one item."""
+    n = len(item)
+    if n < 2:
+        return None
+    return sum(c * (c - 1) for c in Counter(item).values()) / (n * (n - 1))
+
+
+def percent_agreement(ratings_by_item: RatingsByItem) -> Agreement:
+    """Mean over items of pairwise agreement, as a share in [0, 1] (no chance correction)."""
+    items = _rated_items(ratings_by_item)
+    shares = [s for s in map(_pairwise, items) if s is not None]
+    raters = max((len(item) for item in items), default=0) or None
+    cats = len({v for item in items for v in item})
+    reason = None if shares else (NO_ITEMS if not items else "no item has 2 or more ratings")
+    value = sum(shares) / len(shares) if shares else None
+    return Agreement("percent_agreement", value, len(shares), len(items) - len(shares), raters,
+                     cats, reason)
+
+
+@dataclass(frozen=True)
+class ItemAgreement(Result):
+    index: int
+    n_ratings: int
+    modal_labels: tuple  # every label reaching the top count (more than one on a tie)
+    modal_share: float | None  # top count / ratings
+    pairwise: float | None  # share of agreeing rater pairs; None below 2 ratings
+
+
+def per_item_agreement(ratings_by_item: RatingsByItem) -> list[ItemAgreement]:
+    """Modal-label share and pairwise agreement of each item."""
+    out = []
+    for index, item in enumerate(_rated_items(ratings_by_item)):
+        votes = Counter(item)
+        top = max(votes.values(), default=0)
+        modal = tuple(label for label, count in votes.items() if count == top)
+        out.append(ItemAgreement(index, len(item), modal, top / len(item) if item else None,
+                                 _pairwise(item)))
+    return out
+
+
+# Upper bounds, inclusive; anything below 0 is "poor".
+LANDIS_KOCH_BANDS = (
+    (0.20, "slight"),
+    (0.40, "fair"),
+    (0.60, "moderate"),
+    (0.80, "substantial"),
+    (1.0, "almost perfect"),
+)
+
+
+def landis_koch_band(value: float | None) -> str:
+    """Landis and Koch (1977) label of a kappa-like value; None/NaN -> "undefined"."""
+    value = to_float(value)
+    if value is None:
+        return "undefined"
+    if value < 0:
+        return "poor"
+    if value > 1 + 1e-9:
+        raise ValueError(f"agreement above 1: {value}")
+    return next(label for upper, label in LANDIS_KOCH_BANDS if value <= upper + 1e-12)

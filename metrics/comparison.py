@@ -1,0 +1,240 @@
+"""Human versus model on the same items: accuracy intervals, paired gap, McNemar,
+correlations and classification metrics."""
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+from scipy import stats
+from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
+from statsmodels.stats.contingency_tables import mcnemar
+from statsmodels.stats.proportion import proportion_confint
+
+from ._common import Result, check_confidence, is_missing, percentile_interval, plain, to_float
+from .bootstrap import resample_indices
+
+
+def _flags(values: Sequence[Any], name: str) -> np.ndarray:
+    """Correctness flags as a bool array; anything but True/False/1/0 is an error."""
+    if any(is_missing(v) or v not in (0, 1) for v in values):
+        raise ValueError(f"{name} must hold only True/False (or 1/0)")
+    return np.asarray(values, dtype=bool).reshape(-1)
+
+
+def _paired_flags(human: Sequence[Any], model: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+    if len(human) != len(model):
+        raise ValueError(f"human and model differ in length ({len(human)} != {len(model)}): pair them by item")
+    return _flags(human, "human_correct"), _flags(model, "model_correct")
+
+
+@dataclass(frozen=True)
+class Proportion(Result):
+    accuracy: float | None
+    low: float | None
+    high: float | None
+    n_correct: int
+    n: int
+    confidence: float
+    method: str = "wilson"
+    undefined_reason: str | None = None
+
+
+def accuracy_with_wilson(correct_flags: Sequence[Any], confidence: float = 0.95) -> Proportion:
+    """Accuracy with its Wilson score interval (statsmodels)."""
+    check_confidence(confidence)
+    flags = _flags(correct_flags, "correct_flags")
+    n, k = int(flags.size), int(flags.sum())
+    if n == 0:
+        return Proportion(None, None, None, 0, 0, confidence, undefined_reason="no items")
+    low, high = proportion_confint(k, n, alpha=1 - confidence, method="wilson")
+    return Proportion(k / n, float(low), float(high), k, n, confidence)
+
+
+@dataclass(frozen=True)
+class PairedGap(Result):
+    gap: float | None  # human accuracy - model accuracy
+    low: float | None
+    high: float | None
+    human_accuracy: float | None
+    model_accuracy: float | None
+    n_items: int
+    confidence: float
+    n_resamples: int
+    seed: int | None
+    method: str = "percentile bootstrap, items resampled with both sides together"
+    undefined_reason: str | None = None
+
+
+def paired_bootstrap_gap(
+    human_correct: Sequence[Any],
+    model_correct: Sequence[Any],
+    n_resamples: int = 1000,
+    seed: int | None = 0,
+    confidence: float = 0.95,
+) -> PairedGap:
+    """Human minus model accuracy on the same items, with a paired percentile interval."""
+    check_confidence(confidence)
+    human, model = _paired_flags(human_correct, model_correct)
+    n = int(human.size)
+    if n == 0:
+        return PairedGap(None, None, None, None, None, 0, confidence, n_resamples, seed,
+                         undefined_reason="no items")
+    diff = human.astype(float) - model.astype(float)
+    gaps = [diff[idx].mean() for idx in resample_indices(n, n_resamples, seed)]
+    low, high = percentile_interval(gaps, confidence)
+    return PairedGap(float(diff.mean()), low, high, float(human.mean()), float(model.mean()),
+                     n, confidence, n_resamples, seed)
+
+
+@dataclass(frozen=True)
+class McNemar(Result):
+    statistic: float  # exact test: the smaller discordant count
+    pvalue: float
+    table: list  # rows human right/wrong, columns model right/wrong
+    human_only: int  # items only the human got right
+    model_only: int  # items only the model got right
+    method: str = "McNemar exact (binomial on discordant pairs), two-sided"
+    note: str | None = None
+
+
+def mcnemar_exact(human_correct: Sequence[Any], model_correct: Sequence[Any]) -> McNemar:
+    """Exact McNemar test of human versus model accuracy on the same items (statsmodels)."""
+    human, model = _paired_flags(human_correct, model_correct)
+    table = [[int(np.sum(human & model)), int(np.sum(human & ~model))],
+             [int(np.sum(~human & model)), int(np.sum(~human & ~model))]]
+    result = mcnemar(table, exact=True)
+    b, c = table[0][1], table[1][0]
+    note = None if b + c else "no discordant items: the test has nothing to compare (p = 1)"
+    return McNemar(float(result.statistic), float(result.pvalue), table, b, c, note=note)
+
+
+@dataclass(frozen=True)
+class Correlation(Result):
+    value: float | None
+    pvalue: float | None
+
+
+@dataclass(frozen=True)
+class Correlations(Result):
+    spearman: Correlation
+    pearson: Correlation
+    kendall_tau_b: Correlation
+    n: int  # complete pairs used
+    n_dropped: int  # pairs with a missing value on either side
+    undefined_reason: str | None = None
+
+
+def correlations(x: Sequence[Any], y: Sequence[Any]) -> Correlations:
+    """Spearman, Pearson and Kendall tau-b with two-sided p-values (SciPy).
+
+    Pairs with a missing value (None/NaN) on either side are dropped and counted.
+    """
+    if len(x) != len(y):
+        raise ValueError(f"x and y differ in length ({len(x)} != {len(y)})")
+    pairs = [(float(a), float(b)) for a, b in zip(x, y) if not (is_missing(a) or is_missing(b))]
+    n, dropped = len(pairs), len(x) - len(pairs)
+    none = Correlation(None, None)
+
+    def undefined(reason: str) -> Correlations:
+        return Correlations(none, none, none, n, dropped, reason)
+
+    if n < 3:
+        return undefined("fewer than 3 complete pairs: correlations are undefined")
+    xs, ys = map(np.array, zip(*pairs))
+    constant = [name for name, v in (("x", xs), ("y", ys)) if np.all(v == v[0])]
+    if constant:
+        return undefined(f"{' and '.join(constant)} is constant: correlations are undefined")
+
+    def pack(res: Any) -> Correlation:
+        return Correlation(to_float(res.statistic), to_float(res.pvalue))
+
+    return Correlations(pack(stats.spearmanr(xs, ys)), pack(stats.pearsonr(xs, ys)),
+                        pack(stats.kendalltau(xs, ys, variant="b")), n, dropped)
+
+
+@dataclass(frozen=True)
+class ClassMetrics(Result):
+    label: Any
+    precision: float
+    recall: float | None  # None when the class never occurs in gold
+    f1: float
+    support: int
+
+
+@dataclass(frozen=True)
+class Classification(Result):
+    n: int
+    accuracy: float | None
+    uar: float | None  # unweighted average recall: plain mean of the recalls of gold classes
+    macro_precision: float | None
+    macro_recall: float | None
+    macro_f1: float | None
+    weighted_precision: float | None
+    weighted_recall: float | None
+    weighted_f1: float | None
+    per_class: list
+    labels: list
+    confusion_matrix: list  # rows gold, columns predicted, in `labels` order
+    n_invalid_predictions: int  # missing or outside `labels`: counted wrong, not in the matrix
+    majority_class: Any
+    majority_class_rate: float | None  # accuracy of always answering the commonest gold class
+    note: str = ("uar is the true mean of per-class recalls over classes present in gold; "
+                 "precision of a never-predicted class counts as 0; "
+                 "missing or unknown predictions count as wrong")
+    undefined_reason: str | None = None
+
+
+def classification_metrics(
+    gold: Sequence[Any], predicted: Sequence[Any], labels: Sequence[Any] | None = None
+) -> Classification:
+    """Accuracy, UAR, macro/weighted precision-recall-F1, per-class recall, confusion matrix.
+
+    A missing prediction (None/NaN, e.g. an unparsable model output) counts as wrong.
+    """
+    if len(gold) != len(predicted):
+        raise ValueError(f"gold and predicted differ in length ({len(gold)} != {len(predicted)})")
+    if any(is_missing(g) for g in gold):
+        raise ValueError("gold has missing labels")
+    gold = [plain(v) for v in gold]
+    predicted = [None if is_missing(v) else plain(v) for v in predicted]
+    if labels is None:
+        labels = sorted(set(gold) | (set(predicted) - {None}), key=lambda v: (str(type(v)), v))
+    labels = [plain(v) for v in labels]
+    unknown = set(gold) - set(labels)
+    if unknown:
+        raise ValueError(f"gold labels not in labels: {sorted(map(repr, unknown))}")
+    n = len(gold)
+    if n == 0:
+        return Classification(0, *[None] * 8, [], labels, [], 0, None, None, undefined_reason="no items")
+    # Integer codes keep sklearn away from mixed label types; code len(labels) = invalid answer.
+    code = {lab: i for i, lab in enumerate(labels)}
+    y_true = np.array([code[g] for g in gold])
+    y_pred = np.array([code.get(q, len(labels)) if q is not None else len(labels) for q in predicted])
+    codes = list(range(len(labels)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zero_division=0 is stated in the note
+        p, r, f, s = precision_recall_fscore_support(y_true, y_pred, labels=codes, zero_division=0)
+        macro = precision_recall_fscore_support(y_true, y_pred, labels=codes, average="macro", zero_division=0)
+        weighted = precision_recall_fscore_support(y_true, y_pred, labels=codes, average="weighted",
+                                                   zero_division=0)
+    per_class = [ClassMetrics(lab, float(p[i]), float(r[i]) if s[i] else None, float(f[i]), int(s[i]))
+                 for i, lab in enumerate(labels)]
+    recalls = [c.recall for c in per_class if c.recall is not None]
+    majority, count = Counter(gold).most_common(1)[0]
+    return Classification(
+        n=n,
+        accuracy=float(np.mean(y_true == y_pred)),
+        uar=float(np.mean(recalls)) if recalls else None,
+        macro_precision=to_float(macro[0]), macro_recall=to_float(macro[1]), macro_f1=to_float(macro[2]),
+        weighted_precision=to_float(weighted[0]), weighted_recall=to_float(weighted[1]),
+        weighted_f1=to_float(weighted[2]),
+        per_class=per_class,
+        labels=labels,
+        confusion_matrix=confusion_matrix(y_true, y_pred, labels=codes).tolist(),
+        n_invalid_predictions=int(np.sum(y_pred == len(labels))),
+        majority_class=majority,
+        majority_class_rate=count / n,
+    )

@@ -1,0 +1,226 @@
+"""Pairwise arena ratings: win/tie/lose counts, Elo, and Bradley-Terry.
+
+A match is `(model_a, model_b, outcome)` with outcome for model_a: "win", "tie", "lose",
+or the score 1, 0.5, 0.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+from scipy.sparse.csgraph import connected_components
+
+from ._common import Result, check_confidence, percentile_interval, plain
+from .bootstrap import resample_indices
+
+Match = tuple[Any, Any, Any]
+_SCORES = {"win": 1.0, "tie": 0.5, "lose": 0.0, 1: 1.0, 0.5: 0.5, 0: 0.0}
+TIE_RULE = "a tie counts as half a win for each side"
+
+
+def _normalise(matches: Sequence[Match]) -> list[tuple[Any, Any, float]]:
+    out = []
+    for match in matches:
+        a, b, outcome = match
+        if a == b:
+            raise ValueError(f"a model cannot play itself: {match!r}")
+        if isinstance(outcome, bool) or outcome not in _SCORES:
+            raise ValueError(f"outcome must be win/tie/lose or 1/0.5/0, got {outcome!r}")
+        out.append((plain(a), plain(b), _SCORES[outcome]))
+    return out
+
+
+@dataclass(frozen=True)
+class PairRecord(Result):
+    model_a: Any
+    model_b: Any
+    wins: int  # wins of model_a over model_b
+    ties: int
+    losses: int
+    n: int
+
+
+def win_tie_lose(outcomes: Sequence[Match]) -> list[PairRecord]:
+    """Win/tie/lose counts per model pair, model_a first in sorted order of names."""
+    counts: dict[tuple, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for a, b, score in _normalise(outcomes):
+        if str(b) < str(a):
+            a, b, score = b, a, 1.0 - score
+        counts[a, b][{1.0: 0, 0.5: 1, 0.0: 2}[score]] += 1
+    return [PairRecord(a, b, w, t, l, w + t + l)
+            for (a, b), (w, t, l) in sorted(counts.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1])))]
+
+
+@dataclass(frozen=True)
+class EloRatings(Result):
+    ratings: dict  # model -> rating after the last match
+    n_matches: int
+    start: float
+    scale: float
+    k: float
+    order: str = "sequential, matches applied in the order given: another order gives other ratings"
+
+
+def elo(matches: Sequence[Match], start: float = 1000.0, scale: float = 400.0, k: float = 32.0) -> EloRatings:
+    """Sequential Elo: expected score 1 / (1 + 10^((R_b - R_a) / scale)), update k * (S - E)."""
+    ratings: dict[Any, float] = {}
+    games = _normalise(matches)
+    for a, b, score in games:
+        ra, rb = ratings.setdefault(a, float(start)), ratings.setdefault(b, float(start))
+        expected = 1.0 / (1.0 + 10.0 ** ((rb - ra) / scale))
+        ratings[a] = ra + k * (score - expected)
+        ratings[b] = rb - k * (score - expected)
+    return EloRatings(ratings, len(games), float(start), float(scale), float(k))
+
+
+@dataclass(frozen=True)
+class BradleyTerry(Result):
+    scores: dict  # model -> Elo-like score; None values when the fit does not exist
+    anchor: str  # what fixes the scale's origin
+    n_matches: int
+    iterations: int
+    converged: bool
+    scale: float
+    ties: str = TIE_RULE
+    method: str = "maximum likelihood, MM algorithm (Hunter 2004); independent of match order"
+    undefined_reason: str | None = None
+
+    @property
+    def defined(self) -> bool:
+        return self.undefined_reason is None
+
+
+def _win_matrix(games: list[tuple[Any, Any, float]]) -> tuple[list[Any], np.ndarray]:
+    models = list(dict.fromkeys(m for a, b, _ in games for m in (a, b)))
+    index = {m: i for i, m in enumerate(models)}
+    wins = np.zeros((len(models), len(models)))  # wins[i, j]: win credit of i against j
+    for a, b, score in games:
+        wins[index[a], index[b]] += score
+        wins[index[b], index[a]] += 1.0 - score
+    return models, wins
+
+
+def _why_no_fit(models: list[Any], wins: np.ndarray) -> str | None:
+    """The MLE exists iff every model group scored at least once against the rest (Ford 1957)."""
+    played = wins + wins.T
+    if connected_components(played > 0, directed=False)[0] > 1:
+        return "some models never met, directly or through others: their scores cannot be compared"
+    n_comp, comp = connected_components(wins > 0, directed=True, connection="strong")
+    if n_comp == 1:
+        return None
+    for c in range(n_comp):
+        inside = comp == c
+        if not wins[np.ix_(~inside, inside)].any():  # nobody outside ever scored against them
+            group = [models[i] for i in np.flatnonzero(inside)]
+            return (f"the maximum-likelihood fit does not exist: {group} never lost or tied "
+                    "against the other models, so their scores are unbounded")
+    return "the maximum-likelihood fit does not exist"
+
+
+def bradley_terry(
+    matches: Sequence[Match],
+    anchor: Any = None,
+    base: float = 1000.0,
+    scale: float = 400.0,
+    tol: float = 1e-10,
+    max_iter: int = 100_000,
+) -> BradleyTerry:
+    """Bradley-Terry strengths by maximum likelihood, on an Elo-like scale.
+
+    score_i = base + scale * log10(p_i) shifted so that `anchor` scores `base` (default: the
+    mean score is `base`); P(i beats j) = 1 / (1 + 10^((s_j - s_i) / scale)).
+    """
+    games = _normalise(matches)
+    models, wins = _win_matrix(games)
+    if anchor is not None and anchor not in models:
+        raise ValueError(f"anchor {anchor!r} played no match")
+    anchor_text = f"{anchor!r} fixed at {base:g}" if anchor is not None else f"mean score fixed at {base:g}"
+
+    def undefined(reason: str) -> BradleyTerry:
+        return BradleyTerry({m: None for m in models}, anchor_text, len(games), 0, False, scale,
+                            undefined_reason=reason)
+
+    if not games:
+        return undefined("no matches")
+    reason = _why_no_fit(models, wins)
+    if reason:
+        return undefined(reason)
+
+    played = wins + wins.T
+    total_wins = wins.sum(axis=1)
+    log_p = np.zeros(len(models))
+    converged, iteration = False, 0
+    for iteration in range(1, max_iter + 1):
+        p = np.exp(log_p)
+        # Hunter (2004) MM update: p_i = W_i / sum_j n_ij / (p_i + p_j)
+        denom = (played / (p[:, None] + p[None, :])).sum(axis=1)
+        new = np.log(total_wins / denom)
+        new -= new.mean()  # strengths are defined up to a common factor
+        step = np.max(np.abs(new - log_p))
+        log_p = new
+        if step < tol:
+            converged = True
+            break
+    scores = base + scale * log_p / np.log(10)
+    scores += base - (scores[models.index(anchor)] if anchor is not None else scores.mean())
+    return BradleyTerry({m: float(s) for m, s in zip(models, scores)}, anchor_text, len(games),
+                        iteration, converged, scale,
+                        undefined_reason=None if converged else f"no convergence in {max_iter} iterations")
+
+
+@dataclass(frozen=True)
+class ScoreInterval(Result):
+    model: Any
+    score: float | None
+    low: float | None
+    high: float | None
+
+
+@dataclass(frozen=True)
+class BradleyTerryBootstrap(Result):
+    intervals: list
+    anchor: str
+    confidence: float
+    n_resamples: int
+    n_undefined: int  # resamples skipped: no fit, or a model missing from the resample
+    seed: int | None
+    method: str = "percentile bootstrap over matches"
+    undefined_reason: str | None = None
+
+
+def bradley_terry_bootstrap(
+    matches: Sequence[Match],
+    n_resamples: int = 1000,
+    seed: int | None = 0,
+    confidence: float = 0.95,
+    anchor: Any = None,
+    base: float = 1000.0,
+    scale: float = 400.0,
+) -> BradleyTerryBootstrap:
+    """Bradley-Terry scores with percentile intervals from resampling matches."""
+    check_confidence(confidence)
+    matches = list(matches)
+    fit = bradley_terry(matches, anchor=anchor, base=base, scale=scale)
+    models = list(fit.scores)
+    samples: dict[Any, list[float]] = {m: [] for m in models}
+    undefined = 0
+    if matches:
+        for idx in resample_indices(len(matches), n_resamples, seed):
+            sample = [matches[i] for i in idx]
+            if len({m for a, b, _ in sample for m in (a, b)}) < len(models):
+                undefined += 1  # a model dropped out of this resample
+                continue
+            refit = bradley_terry(sample, anchor=anchor, base=base, scale=scale)
+            if not refit.defined:
+                undefined += 1
+                continue
+            for m in models:
+                samples[m].append(refit.scores[m])
+    else:
+        undefined = n_resamples
+    intervals = [ScoreInterval(m, fit.scores[m], *percentile_interval(samples[m], confidence)) for m in models]
+    reason = fit.undefined_reason or (None if undefined < n_resamples else "no resample could be fitted")
+    return BradleyTerryBootstrap(intervals, fit.anchor, confidence, n_resamples, undefined, seed,
+                                 undefined_reason=reason)

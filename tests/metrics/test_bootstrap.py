@@ -1,0 +1,52 @@
+import numpy as np
+import pytest
+from scipy import stats
+
+from metrics.agreement import bootstrap_ci, fleiss_kappa
+
+
+def test_percentile_interval_agrees_with_scipy():
+    data = np.random.default_rng(11).normal(3.0, 1.0, size=200).tolist()
+    ours = bootstrap_ci(np.mean, data, n_resamples=4000, seed=5)
+    ref = stats.bootstrap((np.array(data),), np.mean, n_resamples=4000, method="percentile", random_state=6)
+    assert ours.estimate == pytest.approx(np.mean(data))
+    assert ours.low == pytest.approx(ref.confidence_interval.low, abs=0.03)
+    assert ours.high == pytest.approx(ref.confidence_interval.high, abs=0.03)
+    assert ours.n_undefined == 0
+
+
+def test_seeded_and_reproducible():
+    data = list(range(30))
+    assert bootstrap_ci(np.mean, data, 300, seed=1) == bootstrap_ci(np.mean, data, 300, seed=1)
+    assert bootstrap_ci(np.mean, data, 300, seed=1) != bootstrap_ci(np.mean, data, 300, seed=2)
+
+
+def test_wider_confidence_gives_wider_interval():
+    data = list(np.random.default_rng(0).random(50))
+    narrow = bootstrap_ci(np.mean, data, 1000, confidence=0.8)
+    wide = bootstrap_ci(np.mean, data, 1000, confidence=0.99)
+    assert wide.low < narrow.low < narrow.high < wide.high
+
+
+def test_undefined_resamples_are_skipped_and_counted():
+    # Undefined whenever item 0 is drawn: probability 1 - (4/5)^5 = 0.672 per resample.
+    data = ["bad", 1.0, 2.0, 3.0, 4.0]
+    result = bootstrap_ci(lambda items: None if "bad" in items else float(np.mean(items)), data, 2000)
+    assert result.estimate is None
+    assert abs(result.n_undefined / 2000 - 0.672) < 4 * np.sqrt(0.672 * 0.328 / 2000)
+    assert 1.0 <= result.low <= result.high <= 4.0
+
+
+def test_works_with_agreement_results():
+    items = [["a", "a", "b"], ["b", "b", "b"], ["a", "a", "a"], ["a", "b", "b"], ["a", "a", "b"]] * 4
+    result = bootstrap_ci(fleiss_kappa, items, n_resamples=300)
+    assert result.estimate == fleiss_kappa(items).value
+    assert result.low <= result.estimate <= result.high
+
+
+def test_edge_cases():
+    assert bootstrap_ci(np.mean, []).undefined_reason == "no items"
+    all_same = bootstrap_ci(fleiss_kappa, [["x", "x"]] * 5, n_resamples=50)
+    assert all_same.n_undefined == 50 and all_same.low is None and all_same.undefined_reason
+    with pytest.raises(ValueError):
+        bootstrap_ci(np.mean, [1, 2], confidence=95)
