@@ -1,0 +1,729 @@
+"""Every write of the annotation app. Each action checks who may do it, locks what it must, writes, and
+records an Event, in one transaction; side effects (signals for other apps) run on commit.
+
+Lock order, everywhere: campaign, then batch, then batch item, then assignment. Leases lock batch items
+with SKIP LOCKED so that concurrent annotators pass each other instead of queueing; on SQLite the
+locks are no-ops and the immediate transactions of the settings serialise the writers instead.
+"""
+import math
+import random
+from collections import Counter
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import Exists, F, Max, OuterRef
+from django.utils import timezone
+
+from benchmarks.formschema import excluding_values, primary_values, question, validate_answers
+from benchmarks.models import Benchmark, Item
+
+from . import errors, signals
+from .errors import ActionError
+from .models import (FINAL_STATUSES, HOLDS_PERSON, HOLDS_SLOT, Annotation, Assignment, Batch, BatchItem,
+                     BatchState, Campaign, CampaignSettings, Disagreement, DisagreementStatus, Event, GoldLabel,
+                     GoldMethod, GoldVersion, ItemStatus, LeaseStatus, Membership, Policy, Protocol, QCReview,
+                     QCSampleItem, Role)
+from .qc import draw_sample, evaluate_sample
+from .rules import item_outcome
+from .selectors import RESOLVE, open_lease, roles_of
+
+TRANSITIONS = {
+    BatchState.OPEN: {BatchState.ANNOTATING},
+    BatchState.ANNOTATING: {BatchState.HANDED_IN},
+    BatchState.HANDED_IN: {BatchState.IN_REVIEW},
+    BatchState.IN_REVIEW: {BatchState.ACCEPTED, BatchState.REJECTED},
+    BatchState.REJECTED: {BatchState.ANNOTATING},
+    BatchState.ACCEPTED: set(),
+}
+PROTOCOL_DEFAULTS = {
+    Protocol.PRODUCTION: {"overlap": 2},
+    Protocol.HUMAN_BASELINE: {"overlap": 3, "items_per_task": 50},
+    Protocol.GOLD_PANEL: {"overlap": 3, "disagreement_policy": Policy.MAJORITY, "tie_rule": "none"},
+}
+
+
+# ---------------------------------------------------------------- helpers
+
+def require_role(user, campaign, roles, what):
+    if not roles_of(user, campaign) & set(roles):
+        raise ActionError(errors.FORBIDDEN, f"Only a {' or '.join(sorted(roles))} of this campaign may {what}.",
+                          status=403)
+
+
+def jsonable(value):
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set)):
+        return [jsonable(v) for v in value]
+    return value
+
+
+def record_event(campaign, kind, *, batch=None, actor=None, reason="", figures=None, from_state="", to_state=""):
+    return Event.objects.create(campaign_id=getattr(campaign, "pk", campaign), batch=batch, kind=kind,
+                                from_state=from_state, to_state=to_state, round=batch.round if batch else None,
+                                actor=actor if actor and actor.is_authenticated else None, reason=reason,
+                                figures=jsonable(figures or {}))
+
+
+def _transition(batch, to_state, *, actor, kind, reason="", figures=None):
+    """Move a locked batch along the state machine and record the event; signal other apps on commit."""
+    if to_state not in TRANSITIONS[batch.state]:
+        raise wrong_state(batch, f"it cannot go to {to_state}")
+    from_state, batch.state = batch.state, to_state
+    batch.save()
+    event = record_event(batch.campaign_id, kind, batch=batch, actor=actor, reason=reason, figures=figures,
+                         from_state=from_state, to_state=to_state)
+    transaction.on_commit(lambda: signals.batch_transitioned.send(Batch, batch=batch, event=event))
+    return event
+
+
+def wrong_state(batch, expected):
+    return ActionError(errors.INVALID_TRANSITION, f"Batch {batch.number} is {batch.state}; {expected}.",
+                       state=batch.state)
+
+
+def current_settings(campaign):
+    """The newest settings version, read fresh (a cached campaign.settings may be stale inside an action)."""
+    return campaign.settings_versions.order_by("-version").first()
+
+
+def _locked_batch(batch):
+    return Batch.objects.select_for_update().get(pk=batch.pk)
+
+
+def _review(batch):
+    return QCReview.objects.select_for_update().filter(batch=batch, round=batch.round).first()
+
+
+def _check_value(item, value):
+    allowed = primary_values(item.task.form, item.fields)
+    # Compared with their types: JSON true is not the score 1.
+    if allowed is not None and not any(value == a and type(value) is type(a) for a in allowed):
+        raise ActionError(errors.INVALID_VALUE, f"Expected one of {allowed} for {item.task.form['primary']!r}, "
+                          f"got {value!r}.", status=400, allowed=allowed)
+
+
+# ---------------------------------------------------------------- campaigns, settings, members
+
+def _clean_settings(settings):
+    try:
+        settings.full_clean(exclude=["campaign"])
+    except ValidationError as error:
+        raise ActionError(errors.INVALID_SETTINGS, "Some settings are not valid.", status=400,
+                          errors=error.message_dict) from None
+
+
+def create_campaign(*, actor, name, benchmark, protocol, tasks=None, settings=None, selection=None, description="",
+                    source=""):
+    """A campaign on some tasks of one benchmark (all of them by default); its creator becomes manager."""
+    if protocol not in Protocol.values:
+        raise ActionError(errors.INVALID_CAMPAIGN, f"Unknown protocol {protocol!r}; expected one of {Protocol.values}.",
+                          status=400)
+    benchmark = benchmark if isinstance(benchmark, Benchmark) else Benchmark.objects.filter(slug=benchmark).first()
+    if benchmark is None:
+        raise ActionError(errors.INVALID_CAMPAIGN, "No such benchmark.", status=400)
+    all_tasks = {task.slug: task for task in benchmark.tasks.all()}
+    slugs = [getattr(t, "slug", t) for t in tasks] if tasks else list(all_tasks)
+    unknown = [slug for slug in slugs if slug not in all_tasks]
+    if unknown or not slugs:
+        raise ActionError(errors.INVALID_CAMPAIGN, f"Tasks {unknown or slugs} are not tasks of {benchmark.slug}.",
+                          status=400)
+    values = {**PROTOCOL_DEFAULTS[protocol], **(settings or {})}
+    unknown = set(values) - set(CampaignSettings.EDITABLE)
+    if unknown:
+        raise ActionError(errors.INVALID_SETTINGS, f"Unknown settings {sorted(unknown)}.", status=400)
+    selection = selection or {}
+    if set(selection) - {"external_ids"} or not isinstance(selection.get("external_ids", []), list):
+        raise ActionError(errors.INVALID_CAMPAIGN, 'selection: expected {} or {"external_ids": [...]}.', status=400)
+    with transaction.atomic():
+        campaign = Campaign.objects.create(name=name, description=description, benchmark=benchmark, protocol=protocol,
+                                           selection=selection, source=source,
+                                           created_by=actor if actor and actor.is_authenticated else None)
+        campaign.tasks.set([all_tasks[slug] for slug in slugs])
+        first = CampaignSettings(campaign=campaign, version=1, created_by=campaign.created_by, **values)
+        _clean_settings(first)
+        first.save()
+        if campaign.created_by:
+            Membership.objects.create(campaign=campaign, user=actor, role=Role.MANAGER)
+        record_event(campaign, "campaign_created", actor=actor,
+                     figures={"protocol": protocol, "tasks": slugs, "settings": first.values()})
+    return campaign
+
+
+def update_settings(campaign, *, actor, changes, note=""):
+    """Change settings. A version a batch has started with is frozen: the change makes a new version,
+    which later batches and later rounds use; running rounds keep theirs."""
+    require_role(actor, campaign, {Role.MANAGER}, "change settings")
+    unknown = set(changes) - set(CampaignSettings.EDITABLE)
+    if unknown:
+        raise ActionError(errors.INVALID_SETTINGS, f"Unknown settings {sorted(unknown)}.", status=400)
+    with transaction.atomic():
+        Campaign.objects.select_for_update().get(pk=campaign.pk)
+        current = current_settings(campaign)
+        frozen = Batch.objects.filter(settings=current).exists()
+        target = current
+        if frozen:
+            target = CampaignSettings(campaign=campaign, version=current.version + 1, **current.values())
+        for key, value in changes.items():
+            setattr(target, key, value)
+        target.note, target.created_by = note, actor
+        _clean_settings(target)
+        target.save()
+        campaign._current_settings = target
+        record_event(campaign, "settings_changed", actor=actor, reason=note,
+                     figures={"version": target.version, "new_version": frozen, "changes": changes})
+    return target
+
+
+def add_member(campaign, *, actor, user, role):
+    require_role(actor, campaign, {Role.MANAGER}, "add members")
+    if role not in Role.values:
+        raise ActionError(errors.INVALID_CAMPAIGN, f"Unknown role {role!r}; expected one of {Role.values}.", status=400)
+    with transaction.atomic():
+        membership, created = Membership.objects.select_for_update().get_or_create(campaign=campaign, user=user,
+                                                                                    role=role)
+        if not created and membership.active:
+            raise ActionError(errors.DUPLICATE, f"{user} is already {role} in this campaign.")
+        membership.active = True
+        membership.save()
+        record_event(campaign, "member_added", actor=actor, figures={"user": user.username, "role": role})
+    return membership
+
+
+def set_member_active(membership, *, actor, active):
+    """Members leave by deactivation: their labels and events keep pointing at them."""
+    require_role(actor, membership.campaign, {Role.MANAGER}, "change members")
+    with transaction.atomic():
+        membership.active = active
+        membership.save(update_fields=["active"])
+        record_event(membership.campaign, "member_activated" if active else "member_deactivated", actor=actor,
+                     figures={"user": membership.user.username, "role": membership.role})
+    return membership
+
+
+def campaign_items(campaign, settings):
+    """The campaign's item ids: the selection, or a seeded sample of `items_per_task` per task."""
+    ids = []
+    for task in campaign.tasks.order_by("slug"):
+        items = Item.objects.filter(task=task)
+        if campaign.selection.get("external_ids"):
+            items = items.filter(external_id__in=campaign.selection["external_ids"])
+        task_ids = sorted(items.values_list("pk", flat=True))
+        if settings.items_per_task is not None and settings.items_per_task < len(task_ids):
+            task_ids = sorted(random.Random(f"{settings.seed}:{task.slug}").sample(task_ids, settings.items_per_task))
+        ids += task_ids
+    return ids
+
+
+def cut_batches(campaign, *, actor):
+    """Cut the campaign's items not yet in a batch into batches of `batch_size`, in a seeded order."""
+    require_role(actor, campaign, {Role.MANAGER}, "cut batches")
+    with transaction.atomic():
+        Campaign.objects.select_for_update().get(pk=campaign.pk)
+        settings = current_settings(campaign)
+        done = set(BatchItem.objects.filter(campaign=campaign).values_list("item_id", flat=True))
+        ids = [pk for pk in campaign_items(campaign, settings) if pk not in done]
+        if not ids:
+            raise ActionError(errors.NOTHING_TO_CUT, "Every item of the campaign is already in a batch.")
+        random.Random(f"{settings.seed}:cut").shuffle(ids)
+        number = (campaign.batches.aggregate(n=Max("number"))["n"] or 0) + 1
+        batches = []
+        for start in range(0, len(ids), settings.batch_size):
+            chunk = ids[start:start + settings.batch_size]
+            batch = Batch.objects.create(campaign=campaign, number=number)
+            BatchItem.objects.bulk_create(
+                [BatchItem(campaign=campaign, batch=batch, item_id=pk, position=i, needed=settings.overlap)
+                 for i, pk in enumerate(chunk, start=1)], batch_size=2000)
+            record_event(campaign, "batch_created", batch=batch, actor=actor, to_state=BatchState.OPEN,
+                         figures={"items": len(chunk), "settings_version": settings.version})
+            batches.append(batch)
+            number += 1
+    return batches
+
+
+# ---------------------------------------------------------------- leases
+
+@dataclass
+class Lease:
+    assignment: Assignment
+    resumed: bool
+
+
+def _start_batch(batch, *, actor, reason):
+    """open -> annotating: the round runs under the campaign's current settings, now frozen for it."""
+    settings = current_settings(batch.campaign)
+    batch.settings = settings
+    BatchItem.objects.filter(batch=batch).update(needed=settings.overlap)
+    _transition(batch, BatchState.ANNOTATING, actor=actor, kind="batch_started", reason=reason,
+                figures={"settings_version": settings.version, "overlap": settings.overlap})
+
+
+def _start_next_open_batch(campaign, actor):
+    """Start the lowest-numbered open batch; False when none is left. Only that batch is ever locked, so
+    that concurrent callers do not start one batch each."""
+    open_batches = Batch.objects.filter(campaign=campaign, state=BatchState.OPEN).order_by("number")
+    first = open_batches.values_list("pk", flat=True).first()
+    if first is None:
+        return False
+    batch = Batch.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=first)
+    if batch.state == BatchState.OPEN:
+        _start_batch(batch, actor=actor, reason="first lease")
+    return True
+
+
+def _lock_free_batch_item(campaign, annotator):
+    """Lock the first item, batch by batch, that still needs a label this round and that this annotator has
+    not had; items others hold locked are skipped, not waited for. One batch at a time keeps the scan on
+    the partial index of pending items, in position order, without a join. Returns (batch item, batch)."""
+    batches = Batch.objects.filter(campaign=campaign, state=BatchState.ANNOTATING).select_related("settings")
+    for batch in batches.order_by("number"):
+        mine = Assignment.objects.filter(batch_item=OuterRef("pk"), annotator=annotator, round=batch.round,
+                                         status__in=HOLDS_PERSON)
+        found = (BatchItem.objects.filter(batch=batch, status=ItemStatus.PENDING, taken__lt=F("needed"))
+                 .filter(~Exists(mine)).order_by("position").select_for_update(skip_locked=True).first())
+        if found:
+            return found, batch
+    return None, None
+
+
+def _lease(batch_item, batch, annotator, now):
+    """Hand one slot of a locked batch item to an annotator; None when a fresh look says they cannot have it."""
+    held = list(Assignment.objects.filter(batch_item=batch_item, round=batch.round, status__in=HOLDS_PERSON)
+                .values_list("annotator_id", "slot", "status"))
+    if any(person == annotator.pk for person, _, _ in held):
+        return None  # a concurrent request of the same person got here first
+    used = {slot for _, slot, status in held if status in HOLDS_SLOT}
+    free = [slot for slot in range(1, batch_item.needed + 1) if slot not in used]
+    if not free:
+        return None
+    settings = batch.settings
+    assignment = Assignment.objects.create(
+        campaign_id=batch_item.campaign_id, batch_item=batch_item, item_id=batch_item.item_id, annotator=annotator,
+        round=batch.round, slot=free[0], settings=settings, served_at=now,
+        expires_at=now + timedelta(minutes=settings.lease_minutes))
+    BatchItem.objects.filter(pk=batch_item.pk).update(taken=F("taken") + 1)
+    return assignment
+
+
+def lease_next_item(campaign, *, annotator, now=None):
+    """The annotator's next item: their live lease if they have one, else a slot of the first item that
+    still needs labels this round and that they have not had. None when there is nothing for them."""
+    require_role(annotator, campaign, {campaign.worker_role}, "take items")
+    now = now or timezone.now()
+    with transaction.atomic():
+        live = open_lease(campaign, annotator, now)
+        if live:
+            return Lease(live, resumed=True)
+        for _ in range(6):
+            batch_item, batch = _lock_free_batch_item(campaign, annotator)
+            if batch_item is None:
+                if _start_next_open_batch(campaign, annotator) or reclaim_expired_leases(campaign=campaign, now=now):
+                    continue
+                return None
+            try:
+                with transaction.atomic():
+                    assignment = _lease(batch_item, batch, annotator, now)
+            except IntegrityError:
+                assignment = None  # a constraint caught a race the locks did not: look again
+            if assignment:
+                return Lease(assignment, resumed=False)
+    return None
+
+
+def _give_back(assignment, status, now):
+    assignment.status, assignment.closed_at = status, now
+    assignment.save(update_fields=["status", "closed_at"])
+    BatchItem.objects.filter(pk=assignment.batch_item_id).update(taken=F("taken") - 1)
+
+
+def release_assignment(assignment, *, annotator, now=None):
+    """The annotator gives the item back unlabelled (skip); it goes to someone else, never back to them."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        BatchItem.objects.select_for_update().get(pk=assignment.batch_item_id)
+        assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
+        if assignment.annotator_id != annotator.pk:
+            raise ActionError(errors.NOT_YOUR_ASSIGNMENT, "This item is leased to someone else.", status=403)
+        if assignment.status != LeaseStatus.LEASED:
+            raise ActionError(errors.LEASE_CLOSED, f"This lease is already {assignment.status}.")
+        _give_back(assignment, LeaseStatus.RELEASED, now)
+    return assignment
+
+
+def reclaim_expired_leases(*, campaign=None, now=None, limit=5000):
+    """Expire leases past their time so an idle annotator never strands items. Returns how many.
+
+    Each item is handled in its own short transaction and skipped while someone holds it (a submit in
+    flight wins: it is still within the lease or the annotator gets the benefit of the doubt)."""
+    now = now or timezone.now()
+    stale = Assignment.objects.filter(status=LeaseStatus.LEASED, expires_at__lte=now)
+    if campaign is not None:
+        stale = stale.filter(campaign=campaign)
+    reclaimed = Counter()
+    rows = stale.order_by("expires_at").values_list("pk", "batch_item_id", "campaign_id")[:limit]
+    for pk, batch_item_id, campaign_id in rows:
+        with transaction.atomic():
+            busy = BatchItem.objects.select_for_update(skip_locked=True).filter(pk=batch_item_id).values_list("pk")
+            if busy.first() is None:
+                continue
+            assignment = Assignment.objects.select_for_update().get(pk=pk)
+            if assignment.status == LeaseStatus.LEASED and assignment.expires_at <= now:
+                _give_back(assignment, LeaseStatus.EXPIRED, now)
+                reclaimed[campaign_id] += 1
+    for campaign_id, count in reclaimed.items():
+        record_event(campaign_id, "leases_reclaimed", figures={"count": count})
+    return sum(reclaimed.values())
+
+
+# ---------------------------------------------------------------- submissions and outcomes
+
+@dataclass
+class Submission:
+    annotation: Annotation
+    replayed: bool
+
+
+def _replay(client_submission_id, annotator, assignment_id):
+    earlier = Annotation.objects.filter(client_submission_id=client_submission_id).first()
+    if earlier is None:
+        return None
+    if earlier.annotator_id != annotator.pk or earlier.assignment_id != assignment_id:
+        raise ActionError(errors.SUBMISSION_ID_REUSED, "This submission id was already used for another submission.")
+    return Submission(earlier, replayed=True)
+
+
+def submit_annotation(assignment, *, annotator, answers, client_submission_id, now=None):
+    """Store one annotator's answers for a leased item.
+
+    Refused while the minimum reading time has not passed (the lease stays). A retry with the same
+    client_submission_id gets the first result back instead of a second row.
+    """
+    now = now or timezone.now()
+    try:
+        with transaction.atomic():
+            batch_item = BatchItem.objects.select_for_update().get(pk=assignment.batch_item_id)
+            assignment = (Assignment.objects.select_for_update(of=("self",))
+                          .select_related("settings", "item__task", "campaign").get(pk=assignment.pk))
+            if assignment.annotator_id != annotator.pk:
+                raise ActionError(errors.NOT_YOUR_ASSIGNMENT, "This item is leased to someone else.", status=403)
+            require_role(annotator, assignment.campaign, {assignment.campaign.worker_role}, "submit labels")
+            if assignment.status == LeaseStatus.SUBMITTED:
+                # A retry of the submission that closed this lease gets its result back.
+                replay = _replay(client_submission_id, annotator, assignment.pk)
+                if replay:
+                    return replay
+                raise ActionError(errors.ALREADY_SUBMITTED, "This item was already submitted.",
+                                  annotation=assignment.annotation.pk)
+            if assignment.status != LeaseStatus.LEASED:
+                raise ActionError(errors.LEASE_CLOSED, f"This lease is {assignment.status}; ask for the next item.")
+            settings = assignment.settings
+            waited = (now - assignment.served_at).total_seconds()
+            if waited < settings.min_reading_seconds:
+                left = math.ceil((settings.min_reading_seconds - waited) * 10) / 10
+                raise ActionError(errors.TOO_EARLY, f"Read the dialogue for {left:g} more seconds before answering.",
+                                  seconds_left=left, min_reading_seconds=settings.min_reading_seconds)
+            item, form = assignment.item, assignment.item.task.form
+            try:
+                excluded_by = validate_answers(form, answers, item.fields, len(item.dialogue))
+            except ValidationError as error:
+                raise ActionError(errors.INVALID_ANSWERS, "Some answers are not valid.", status=400,
+                                  errors=error.message_dict) from None
+            annotation = Annotation.objects.create(
+                campaign_id=assignment.campaign_id, batch_item=batch_item, item=item, annotator=annotator,
+                assignment=assignment, round=assignment.round, slot=assignment.slot, settings=settings,
+                answers=answers, value=answers.get(form["primary"]), excluded=bool(excluded_by),
+                excluded_by=sorted(excluded_by), dwell_seconds=waited, client_submission_id=client_submission_id,
+                submitted_at=now)
+            assignment.status, assignment.closed_at = LeaseStatus.SUBMITTED, now
+            assignment.save(update_fields=["status", "closed_at"])
+            _settle(batch_item, assignment.campaign, settings, assignment.round)
+    except IntegrityError:
+        replay = _replay(client_submission_id, annotator, assignment.pk)
+        if replay:
+            return replay
+        raise
+    return Submission(annotation, replayed=False)
+
+
+def _settle(batch_item, campaign, settings, round_):
+    """Once all of the round's labels of a (locked) item are in, apply agreement and the policy."""
+    labels = list(Annotation.objects.filter(batch_item=batch_item, round=round_).order_by("submitted_at", "id")
+                  .values_list("annotator__username", "value", "excluded"))
+    if len(labels) < batch_item.needed:
+        return
+    outcome = item_outcome([v for _, v, _ in labels], [e for _, _, e in labels], protocol=campaign.protocol,
+                           policy=settings.disagreement_policy, tie_rule=settings.tie_rule,
+                           seed=f"{settings.seed}:{batch_item.pk}:{round_}",
+                           extra_used=batch_item.needed - settings.overlap, max_extra=settings.max_extra_annotators)
+    if outcome.add_slot:
+        batch_item.needed += 1
+    batch_item.status, batch_item.final_value, batch_item.final_method = outcome.status, outcome.value, outcome.method
+    batch_item.save(update_fields=["needed", "status", "final_value", "final_method"])
+    if outcome.disagreement:
+        resolved = outcome.status in FINAL_STATUSES
+        Disagreement.objects.update_or_create(
+            batch_item=batch_item, round=round_,
+            defaults={"campaign": campaign, "settings": settings,
+                      "labels": [{"annotator": name, "value": value} for name, value, _ in labels],
+                      "status": DisagreementStatus.RESOLVED if resolved else DisagreementStatus.OPEN,
+                      "method": outcome.method if resolved or outcome.add_slot else "",
+                      "resolved_value": outcome.value if resolved else None,
+                      "resolved_at": timezone.now() if resolved else None})
+
+
+def resolve_disagreement(disagreement, *, actor, value, reason=""):
+    """An expert or trainer decides an item's label (adjudication); their own labels disqualify them."""
+    require_role(actor, disagreement.campaign, RESOLVE, "resolve disagreements")
+    with transaction.atomic():
+        batch_item = (BatchItem.objects.select_for_update(of=("self",)).select_related("item__task")
+                      .get(pk=disagreement.batch_item_id))
+        disagreement = Disagreement.objects.select_for_update().get(pk=disagreement.pk)
+        if disagreement.status != DisagreementStatus.OPEN:
+            raise ActionError(errors.ALREADY_RESOLVED, "This disagreement is already resolved.",
+                              resolved_value=disagreement.resolved_value)
+        if batch_item.status != ItemStatus.DISAGREEMENT:
+            # extra_annotator: the item is still waiting for the extra label it was given.
+            raise ActionError(errors.AWAITING_LABELS, "This item is waiting for more labels; decide it once they are "
+                              "in.")
+        if Annotation.objects.filter(batch_item=batch_item, round=disagreement.round, annotator=actor).exists():
+            raise ActionError(errors.OWN_WORK, "You labelled this item; someone else must decide it.", status=403)
+        _check_value(batch_item.item, value)
+        form = batch_item.item.task.form
+        excluding = excluding_values(question(form, form["primary"]))
+        disagreement.status, disagreement.method = DisagreementStatus.RESOLVED, "adjudicated"
+        disagreement.resolved_value, disagreement.resolved_by = value, actor
+        disagreement.reason, disagreement.resolved_at = reason, timezone.now()
+        disagreement.save()
+        batch_item.status = ItemStatus.EXCLUDED if value in excluding else ItemStatus.LABELLED
+        batch_item.final_value, batch_item.final_method = value, "adjudicated"
+        batch_item.save(update_fields=["status", "final_value", "final_method"])
+        batch = Batch.objects.get(pk=batch_item.batch_id)
+        record_event(disagreement.campaign_id, "disagreement_resolved", batch=batch, actor=actor, reason=reason,
+                     figures={"item": batch_item.item.external_id, "labels": disagreement.labels, "value": value})
+    return disagreement
+
+
+# ---------------------------------------------------------------- batches and QC
+
+def hand_in_batch(batch, *, actor):
+    """annotating -> handed_in once every item has a final label; draws the seeded QC sample."""
+    require_role(actor, batch.campaign, {Role.MANAGER, batch.campaign.worker_role}, "hand in a batch")
+    with transaction.atomic():
+        batch = _locked_batch(batch)
+        if batch.state != BatchState.ANNOTATING:
+            raise wrong_state(batch, "only a batch being annotated can be handed in")
+        items = batch.items.all()
+        status = Counter(items.values_list("status", flat=True))
+        unfinished = status[ItemStatus.PENDING] + status[ItemStatus.DISAGREEMENT]
+        if unfinished:
+            raise ActionError(errors.NOT_COMPLETE, f"{unfinished} items have no final label yet.",
+                              pending=status[ItemStatus.PENDING], disagreements=status[ItemStatus.DISAGREEMENT])
+        settings = batch.settings
+        candidates = list(items.filter(status=ItemStatus.LABELLED).values_list("pk", "final_value"))
+        chosen = draw_sample(candidates, settings.qc_sample_size, f"{settings.seed}:{batch.pk}:{batch.round}",
+                             stratify=settings.qc_stratify)
+        review = QCReview.objects.create(campaign_id=batch.campaign_id, batch=batch, round=batch.round)
+        finals = dict(candidates)
+        QCSampleItem.objects.bulk_create([
+            QCSampleItem(review=review, batch_item_id=pk, position=i, annotator_value=finals[pk])
+            for i, pk in enumerate(chosen, start=1)])
+        round_labels = Annotation.objects.filter(batch_item__batch=batch, round=batch.round)
+        dwell = [d for d in round_labels.values_list("dwell_seconds", flat=True) if d is not None]
+        _transition(batch, BatchState.HANDED_IN, actor=actor, kind="handed_in", figures={
+            "items": sum(status.values()), "labelled": status[ItemStatus.LABELLED],
+            "excluded": status[ItemStatus.EXCLUDED],
+            "by_method": dict(Counter(items.values_list("final_method", flat=True))),
+            "annotations": round_labels.count(),
+            "median_dwell_seconds": sorted(dwell)[len(dwell) // 2] if dwell else None,
+            "qc_sample": len(chosen), "stratified": settings.qc_stratify})
+    return review
+
+
+def start_review(batch, *, actor):
+    require_role(actor, batch.campaign, {Role.QC}, "review batches")
+    with transaction.atomic():
+        batch = _locked_batch(batch)
+        if Annotation.objects.filter(batch_item__batch=batch, round=batch.round, annotator=actor).exists():
+            raise ActionError(errors.OWN_WORK, "You labelled items of this batch; another QC must review it.",
+                              status=403)
+        review = _review(batch)
+        if batch.state != BatchState.HANDED_IN or review is None:
+            raise wrong_state(batch, "only a handed-in batch can be reviewed")
+        review.reviewer, review.started_at = actor, timezone.now()
+        review.save()
+        _transition(batch, BatchState.IN_REVIEW, actor=actor, kind="review_started",
+                    figures={"sample": review.sample.count()})
+    return review
+
+
+def _reviewing(batch, actor):
+    require_role(actor, batch.campaign, {Role.QC}, "review batches")
+    batch = _locked_batch(batch)
+    review = _review(batch)
+    if batch.state != BatchState.IN_REVIEW or review is None:
+        raise wrong_state(batch, "it is not in review")
+    if review.reviewer_id != actor.pk:
+        raise ActionError(errors.NOT_REVIEWER, "Another QC is reviewing this batch.", status=403)
+    return batch, review
+
+
+def record_qc_label(batch, *, actor, batch_item_id, value, note=""):
+    """The QC's own label for a sampled item (may be changed until the decision)."""
+    with transaction.atomic():
+        batch, review = _reviewing(batch, actor)
+        entry = (review.sample.select_for_update(of=("self",)).select_related("batch_item__item__task")
+                 .filter(batch_item_id=batch_item_id).first())
+        if entry is None:
+            raise ActionError(errors.NOT_IN_SAMPLE, "This item is not in the QC sample of the batch.", status=404)
+        _check_value(entry.batch_item.item, value)
+        entry.qc_value, entry.qc_note, entry.qc_by, entry.qc_at = value, note, actor, timezone.now()
+        entry.save()
+    return entry
+
+
+def _decision(review, settings):
+    sample = list(review.sample.values_list("qc_value", "annotator_value", "qc_at"))
+    labelled = [(qc, ann) for qc, ann, at in sample if at is not None]
+    return evaluate_sample(labelled, settings.overall_threshold, settings.class_threshold), len(labelled), len(sample)
+
+
+def accept_batch(batch, *, actor, reason="", override_reason=""):
+    """in_review -> accepted. Below the thresholds only with an override reason, and flagged."""
+    with transaction.atomic():
+        batch, review = _reviewing(batch, actor)
+        decision, labelled, size = _decision(review, batch.settings)
+        if labelled < size:
+            raise ActionError(errors.SAMPLE_INCOMPLETE, f"{size - labelled} of {size} sampled items have no QC label "
+                              "yet.", labelled=labelled, sample=size)
+        override = not decision.passed
+        if override and not override_reason.strip():
+            raise ActionError(errors.BELOW_THRESHOLD, "The sample is below the acceptance thresholds; reject the "
+                              "batch, or accept with an override reason.", figures=jsonable(decision.to_dict()))
+        review.decision, review.reason, review.override = "accepted", override_reason or reason, override
+        review.figures, review.decided_at = jsonable(decision.to_dict()), timezone.now()
+        review.save()
+        batch.accepted_below_threshold = override
+        _transition(batch, BatchState.ACCEPTED, actor=actor, kind="accepted", reason=review.reason,
+                    figures={**review.figures, "override": override})
+    return batch
+
+
+def reject_batch(batch, *, actor, reason):
+    """in_review -> rejected, and straight back to annotating with round + 1 while rounds are left."""
+    if not (reason or "").strip():
+        raise ActionError(errors.REASON_REQUIRED, "Say why the batch is rejected.", status=400)
+    with transaction.atomic():
+        batch, review = _reviewing(batch, actor)
+        decision, labelled, size = _decision(review, batch.settings)
+        against_rule = decision.passed and labelled == size
+        review.decision, review.reason, review.figures = "rejected", reason, jsonable(decision.to_dict())
+        review.decided_at = timezone.now()
+        review.save()
+        last_round = batch.round >= batch.settings.max_rounds
+        _transition(batch, BatchState.REJECTED, actor=actor, kind="rejected", reason=reason, figures={
+            **review.figures, "labelled": labelled, "sample": size, "against_rule": against_rule,
+            "max_rounds_reached": last_round})
+        if not last_round:
+            _reopen(batch, actor=actor, reason="rejected in QC")
+    return batch
+
+
+def reopen_batch(batch, *, actor, reason):
+    """A manager sends a rejected batch back after max_rounds stopped it (having raised max_rounds)."""
+    require_role(actor, batch.campaign, {Role.MANAGER}, "reopen batches")
+    with transaction.atomic():
+        batch = _locked_batch(batch)
+        if batch.state != BatchState.REJECTED:
+            raise wrong_state(batch, "only a rejected batch can be reopened")
+        allowed = current_settings(batch.campaign).max_rounds
+        if batch.round >= allowed:
+            raise ActionError(errors.MAX_ROUNDS, f"Round {batch.round} is the last of {allowed}; "
+                              "raise max_rounds first.")
+        _reopen(batch, actor=actor, reason=reason)
+    return batch
+
+
+def _reopen(batch, *, actor, reason):
+    """rejected -> annotating, round + 1: earlier labels are kept and marked superseded, never deleted."""
+    now = timezone.now()
+    settings = current_settings(batch.campaign)
+    superseded = (Annotation.objects.filter(batch_item__batch=batch, round__lte=batch.round, superseded_at__isnull=True)
+                  .update(superseded_at=now))
+    BatchItem.objects.filter(batch=batch).update(status=ItemStatus.PENDING, taken=0, needed=settings.overlap,
+                                                 final_value=None, final_method="")
+    batch.round += 1
+    batch.settings = settings
+    _transition(batch, BatchState.ANNOTATING, actor=actor, kind="reopened", reason=reason,
+                figures={"round": batch.round, "superseded": superseded, "settings_version": settings.version})
+
+
+# ---------------------------------------------------------------- gold
+
+def create_gold_version(campaign, *, actor, method="campaign", note=""):
+    """A new draft gold version for the campaign's benchmark.
+
+    method "campaign": gold panel -> expert majority (adjudicated where a tie was decided); production ->
+    the final labels of accepted batches; human baseline -> the raters' majority. method "source": the
+    gold published with the data. Items still tied or unfinished are left out and counted.
+    """
+    require_role(actor, campaign, {Role.MANAGER}, "create gold versions")
+    if method not in ("campaign", "source"):
+        raise ActionError(errors.INVALID_VALUE, "method: expected 'campaign' or 'source'.", status=400)
+    with transaction.atomic():
+        Benchmark.objects.select_for_update().get(pk=campaign.benchmark_id)
+        versions = GoldVersion.objects.filter(benchmark_id=campaign.benchmark_id)
+        number = (versions.aggregate(n=Max("number"))["n"] or 0) + 1
+        version = GoldVersion.objects.create(benchmark_id=campaign.benchmark_id, campaign=campaign, number=number,
+                                             note=note, created_by=actor)
+        batch_items = BatchItem.objects.filter(campaign=campaign).select_related("item__task", "batch")
+        labels, left_out = [], Counter()
+        if method == "source":
+            for bi in batch_items:
+                value = (bi.item.source_gold or {}).get(bi.item.task.form["primary"])
+                if value is None:
+                    left_out["no_source_gold"] += 1
+                else:
+                    labels.append(GoldLabel(version=version, item=bi.item, value=value, method=GoldMethod.SOURCE))
+        else:
+            votes = {}
+            for bi_id, value in (Annotation.objects.filter(campaign=campaign, superseded_at__isnull=True)
+                                 .values_list("batch_item_id", "value")):
+                votes.setdefault(bi_id, Counter())[value] += 1
+            panel = campaign.protocol == Protocol.GOLD_PANEL
+            majority = GoldMethod.EXPERT_MAJORITY if panel else GoldMethod.ANNOTATOR_MAJORITY
+            for bi in batch_items:
+                if bi.status != ItemStatus.LABELLED or bi.final_value is None:
+                    left_out[bi.status if bi.status != ItemStatus.LABELLED else "tie"] += 1
+                    continue
+                if campaign.protocol == Protocol.PRODUCTION and bi.batch.state != BatchState.ACCEPTED:
+                    left_out["batch_not_accepted"] += 1
+                    continue
+                ranked = votes.get(bi.pk, Counter()).most_common()
+                margin = ranked[0][1] - (ranked[1][1] if len(ranked) > 1 else 0) if ranked else 0
+                labels.append(GoldLabel(version=version, item=bi.item, value=bi.final_value,
+                                        method=GoldMethod.ADJUDICATED if bi.final_method == "adjudicated" else majority,
+                                        votes={str(k): n for k, n in ranked}, margin=margin))
+        GoldLabel.objects.bulk_create(labels)
+        record_event(campaign, "gold_version_created", actor=actor, reason=note,
+                     figures={"version": number, "method": method, "labels": len(labels), "left_out": dict(left_out)})
+    return version
+
+
+def freeze_gold_version(version, *, actor):
+    """Freeze a gold version so that reports can cite it; from then on it refuses every write."""
+    require_role(actor, version.campaign, {Role.MANAGER}, "freeze gold versions")
+    with transaction.atomic():
+        version = GoldVersion.objects.select_for_update().get(pk=version.pk)
+        if version.frozen_at:
+            raise ActionError(errors.GOLD_FROZEN, f"{version.citation} is already frozen.")
+        version.frozen_at, version.frozen_by = timezone.now(), actor
+        version.save()
+        record_event(version.campaign, "gold_version_frozen", actor=actor,
+                     figures={"version": version.number, "citation": version.citation,
+                              "labels": version.labels.count()})
+    return version

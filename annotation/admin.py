@@ -1,0 +1,145 @@
+"""Admin for following the work: a batch page shows its history inline. Labels, leases, events and
+frozen gold are read-only here; changes go through the actions (API, pages, commands)."""
+from django.contrib import admin, messages
+
+from . import actions
+from .models import (Annotation, Assignment, Batch, Campaign, CampaignSettings, Disagreement, Event, GoldLabel,
+                     GoldVersion, Membership, QCReview, QCSampleItem)
+
+
+class ReadOnlyInline(admin.TabularInline):
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+class EventInline(ReadOnlyInline):
+    model = Event
+    fields = ("created_at", "kind", "from_state", "to_state", "round", "actor", "reason", "figures")
+    readonly_fields = fields
+    ordering = ("id",)
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    can_delete = False
+    autocomplete_fields = ("user",)
+
+
+class SettingsInline(ReadOnlyInline):
+    model = CampaignSettings
+    fields = ("version", "overlap", "min_reading_seconds", "batch_size", "qc_sample_size", "overall_threshold",
+              "class_threshold", "disagreement_policy", "max_rounds", "note", "created_at")
+    readonly_fields = fields
+
+
+class ReviewInline(ReadOnlyInline):
+    model = QCReview
+    fields = ("round", "reviewer", "decision", "override", "reason", "decided_at")
+    readonly_fields = fields
+
+
+@admin.register(Campaign)
+class CampaignAdmin(admin.ModelAdmin):
+    list_display = ("name", "benchmark", "protocol", "source", "created_at")
+    list_filter = ("protocol", "benchmark")
+    search_fields = ("name",)
+    readonly_fields = ("benchmark", "protocol", "source", "selection", "created_by", "created_at")
+    filter_horizontal = ("tasks",)
+    inlines = [SettingsInline, MembershipInline]
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Batch)
+class BatchAdmin(admin.ModelAdmin):
+    list_display = ("__str__", "state", "round", "accepted_below_threshold", "updated_at")
+    list_filter = ("state", "campaign", "accepted_below_threshold")
+    readonly_fields = ("campaign", "number", "state", "round", "settings", "accepted_below_threshold", "created_at",
+                       "updated_at")
+    inlines = [ReviewInline, EventInline]
+    actions = ["reclaim_leases"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.action(description="Reclaim expired leases of these batches' campaigns")
+    def reclaim_leases(self, request, queryset):
+        campaigns = Campaign.objects.filter(batches__in=queryset).distinct()
+        count = sum(actions.reclaim_expired_leases(campaign=campaign) for campaign in campaigns)
+        self.message_user(request, f"{count} expired leases reclaimed", messages.SUCCESS)
+
+
+class ViewOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(ViewOnlyAdmin):
+    list_display = ("id", "campaign", "item", "annotator", "round", "slot", "status", "served_at", "expires_at")
+    list_filter = ("status", "campaign")
+    list_select_related = ("campaign", "item", "annotator")
+
+
+@admin.register(Annotation)
+class AnnotationAdmin(ViewOnlyAdmin):
+    list_display = ("id", "campaign", "item", "annotator", "round", "value", "excluded", "dwell_seconds",
+                    "superseded_at")
+    list_filter = ("campaign", "round", "excluded")
+    search_fields = ("item__external_id", "annotator__username")
+    list_select_related = ("campaign", "item", "annotator")
+
+
+@admin.register(Disagreement)
+class DisagreementAdmin(ViewOnlyAdmin):
+    list_display = ("id", "campaign", "batch_item", "round", "status", "method", "resolved_value", "resolved_by")
+    list_filter = ("status", "method", "campaign")
+
+
+class SampleInline(ReadOnlyInline):
+    model = QCSampleItem
+    fields = ("position", "batch_item", "annotator_value", "qc_value", "qc_by", "qc_at")
+    readonly_fields = fields
+
+
+@admin.register(QCReview)
+class QCReviewAdmin(ViewOnlyAdmin):
+    list_display = ("__str__", "reviewer", "decision", "override", "decided_at")
+    list_filter = ("decision", "override")
+    inlines = [SampleInline]
+
+
+@admin.register(Event)
+class EventAdmin(ViewOnlyAdmin):
+    list_display = ("created_at", "campaign", "batch", "kind", "from_state", "to_state", "round", "actor")
+    list_filter = ("kind", "campaign")
+
+
+class GoldLabelInline(ReadOnlyInline):
+    model = GoldLabel
+    fields = ("item", "value", "method", "votes", "margin")
+    readonly_fields = fields
+
+
+@admin.register(GoldVersion)
+class GoldVersionAdmin(ViewOnlyAdmin):
+    list_display = ("__str__", "campaign", "created_at", "frozen_at")
+    inlines = [GoldLabelInline]

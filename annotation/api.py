@@ -1,0 +1,448 @@
+"""The annotation API: thin views over `actions` (writes) and `selectors` (reads).
+
+Every refusal carries {"code", "detail"}. Querysets hide the campaigns a user is not a member of (404);
+within a campaign the role decides (403).
+"""
+from django.db.models import Q
+from django.http import Http404
+from django_filters import rest_framework as filters
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from rest_framework import exceptions, mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from . import actions, selectors
+from .errors import ActionError
+from .models import Annotation, Assignment, Batch, Campaign, Disagreement, GoldVersion, Membership, QCReview
+from .permissions import (CanCreateCampaign, CanReadBatches, CanReadDisagreements, CanReadGold, CanReadLabels,
+                          CanReadQC, CanResolve, IsManager, IsMember, IsOwner, IsQC, IsWorker, ReadOnly)
+from .serializers import (AcceptSerializer, AnnotationSerializer, AssignmentSerializer, BatchItemSerializer,
+                          BatchSerializer, CampaignCreateSerializer, CampaignProgressSerializer, CampaignSerializer,
+                          DisagreementSerializer, ErrorSerializer, EventSerializer, GoldLabelSerializer,
+                          GoldVersionCreateSerializer, GoldVersionSerializer, GuidelineDisagreementsSerializer,
+                          LeaseSerializer, MembershipChangeSerializer, MembershipSerializer, NextSerializer,
+                          QCLabelSerializer, QCReviewSerializer, ReasonSerializer, ResolveSerializer,
+                          SettingsChangeSerializer, SettingsSerializer, SubmitResultSerializer, SubmitSerializer)
+from .selectors import READ_BATCHES, READ_DISAGREEMENTS, READ_GOLD
+
+ERRORS = {code: ErrorSerializer for code in (400, 403, 404, 409)}
+LEASE_VIEW = Assignment.objects.select_related("item__task", "settings", "batch_item")  # what lease_view reads
+
+
+def read_body(serializer_class, request):
+    serializer = serializer_class(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+class CodedErrorsMixin:
+    """Action errors and DRF's own errors both come out as {"code", "detail", ...}."""
+
+    def handle_exception(self, exc):
+        if isinstance(exc, ActionError):
+            return Response(exc.as_dict(), status=exc.status)
+        response = super().handle_exception(exc)
+        data = response.data
+        if isinstance(exc, exceptions.ValidationError):
+            response.data = {"code": "invalid", "detail": "Some fields are not valid.", "errors": data}
+        elif isinstance(data, dict) and "detail" in data and "code" not in data:
+            code = exc.get_codes() if isinstance(exc, exceptions.APIException) else "error"
+            code = "not_found" if isinstance(exc, Http404) else code if isinstance(code, str) else "error"
+            response.data = {"code": code, "detail": data["detail"]}
+        return response
+
+    def get_queryset(self):
+        # The schema generator has no signed-in user; it only needs the model.
+        if getattr(self, "swagger_fake_view", False):
+            return self.queryset
+        return self.visible()
+
+    def scoped(self, queryset, *, list_roles=None):
+        """Lists show what the user's roles may read; a detail route finds any object of the user's campaigns,
+        so that the role check answers 403 rather than 404."""
+        user = self.request.user
+        ids = selectors.campaigns_with_role(user, list_roles if self.action == "list" else None)
+        return queryset if ids is None else queryset.filter(campaign_id__in=ids)
+
+    def page(self, queryset, serializer_class):
+        rows = self.paginate_queryset(queryset)
+        data = serializer_class(rows if rows is not None else queryset, many=True,
+                                context=self.get_serializer_context()).data
+        return self.get_paginated_response(data) if rows is not None else Response(data)
+
+
+class CampaignFilter(filters.FilterSet):
+    benchmark = filters.CharFilter(field_name="benchmark__slug")
+
+    class Meta:
+        model = Campaign
+        fields = ["benchmark", "protocol"]
+
+
+@extend_schema_view(list=extend_schema(description="Campaigns where you are a member (all of them for staff)."),
+                    retrieve=extend_schema(responses={200: CampaignSerializer, 404: ErrorSerializer}))
+class CampaignViewSet(CodedErrorsMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    queryset = Campaign.objects.none()
+    serializer_class = CampaignSerializer
+    permission_classes = [IsMember]
+    filterset_class = CampaignFilter
+
+    def visible(self):
+        campaigns = selectors.visible_campaigns(self.request.user)
+        return campaigns.prefetch_related("tasks") if self.action in ("list", "retrieve") else campaigns
+
+    def get_permissions(self):
+        return [CanCreateCampaign()] if self.action == "create" else super().get_permissions()
+
+    def get_serializer_context(self):
+        context = super().get_serializer_context()
+        if self.action == "list" and not getattr(self, "swagger_fake_view", False):
+            context["roles"] = selectors.roles_by_campaign(self.request.user)  # one query for the whole page
+        return context
+
+    @extend_schema(request=CampaignCreateSerializer, responses={201: CampaignSerializer, **ERRORS},
+                   description="Staff (or holders of annotation.add_campaign) create campaigns; the creator becomes "
+                               "manager.")
+    def create(self, request):
+        data = read_body(CampaignCreateSerializer, request)
+        settings = {k: v for k, v in data.get("settings", {}).items() if k != "note"}
+        campaign = actions.create_campaign(actor=request.user, name=data["name"], description=data["description"],
+                                           benchmark=data["benchmark"], tasks=data.get("tasks"),
+                                           protocol=data["protocol"], settings=settings,
+                                           selection=data.get("selection"))
+        return Response(CampaignSerializer(campaign, context={"request": request}).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(methods=["GET"], responses={200: SettingsSerializer(many=True), **ERRORS},
+                   description="Every settings version, oldest first (members).")
+    @extend_schema(methods=["POST"], request=SettingsChangeSerializer, responses={201: SettingsSerializer, **ERRORS},
+                   description="Change settings (manager). A version a batch has started with is frozen: the change "
+                               "makes a new version.")
+    @action(detail=True, methods=["get", "post"], url_path="settings",
+            permission_classes=[IsMember & ReadOnly | IsManager])
+    def settings_versions(self, request, pk=None):
+        campaign = self.get_object()
+        if request.method == "GET":
+            return Response(SettingsSerializer(campaign.settings_versions.order_by("version"), many=True).data)
+        changes = dict(read_body(SettingsChangeSerializer, request))
+        note = changes.pop("note", "")
+        version = actions.update_settings(campaign, actor=request.user, changes=changes, note=note)
+        return Response(SettingsSerializer(version).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses={201: BatchSerializer(many=True), **ERRORS},
+                   description="Cut the items not yet in a batch into batches of batch_size (manager).")
+    @action(detail=True, methods=["post"], permission_classes=[IsManager])
+    def cut_batches(self, request, pk=None):
+        batches = actions.cut_batches(self.get_object(), actor=request.user)
+        return Response(BatchSerializer(batches, many=True).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses={200: NextSerializer, **ERRORS},
+                   description="Your next item: your live lease if you have one, else a new lease (annotators; "
+                               "the experts of a gold panel). The item comes without gold and without anyone's labels.")
+    @action(detail=True, methods=["post"], url_path="next", permission_classes=[IsWorker])
+    def next_item(self, request, pk=None):
+        lease = actions.lease_next_item(self.get_object(), annotator=request.user)
+        if lease is None:
+            return Response({"status": "no_work", "detail": "No item is waiting for you in this campaign.",
+                             "assignment": None})
+        assignment = LEASE_VIEW.get(pk=lease.assignment.pk)
+        return Response({"status": "resumed" if lease.resumed else "leased",
+                         "detail": "Your unfinished item." if lease.resumed else "A new item for you.",
+                         "assignment": selectors.lease_view(assignment)})
+
+    @extend_schema(responses={200: CampaignProgressSerializer, **ERRORS})
+    @action(detail=True, methods=["get"], permission_classes=[CanReadBatches])
+    def progress(self, request, pk=None):
+        return Response(selectors.campaign_progress(self.get_object()))
+
+    @extend_schema(responses={200: GuidelineDisagreementsSerializer(many=True), **ERRORS},
+                   description="Disagreements grouped by the guideline version they happened under (trainers, "
+                               "experts, managers, viewers).")
+    @action(detail=True, methods=["get"], url_path="disagreements", permission_classes=[CanReadDisagreements],
+            filter_backends=[], pagination_class=None)
+    def disagreements_by_guideline(self, request, pk=None):
+        return Response(selectors.disagreements_by_guideline(self.get_object()))
+
+    @extend_schema(parameters=[OpenApiParameter("gold_version", int,
+                                                description="Score against this gold version instead of source gold")],
+                   responses={200: OpenApiTypes.OBJECT, **ERRORS},
+                   description="Human baseline per task, both ways: majority of k correct and the mean of the raters' "
+                               "accuracies, plus the unweighted mean over tasks (managers, experts, viewers).")
+    @action(detail=True, methods=["get"], permission_classes=[CanReadGold])
+    def baseline(self, request, pk=None):
+        campaign = self.get_object()
+        version = None
+        wanted = request.query_params.get("gold_version")
+        if wanted:
+            versions = GoldVersion.objects.filter(benchmark_id=campaign.benchmark_id)
+            version = versions.filter(pk=int(wanted)).first() if wanted.isdigit() else None
+            if version is None:
+                raise ActionError("not_found", "No such gold version for this benchmark.", status=404)
+        return Response(selectors.baseline_scores(campaign, version))
+
+    @extend_schema(request=GoldVersionCreateSerializer, responses={201: GoldVersionSerializer, **ERRORS},
+                   description="A new draft gold version from this campaign's labels or from source gold (manager).")
+    @action(detail=True, methods=["post"], url_path="gold_versions", permission_classes=[IsManager])
+    def create_gold_version(self, request, pk=None):
+        campaign = self.get_object()
+        data = read_body(GoldVersionCreateSerializer, request)
+        version = actions.create_gold_version(campaign, actor=request.user, method=data["method"], note=data["note"])
+        return Response(GoldVersionSerializer(version).data, status=status.HTTP_201_CREATED)
+
+
+class OwnMembership(IsOwner):
+    def has_object_permission(self, request, view, obj):
+        return obj.user_id == request.user.pk
+
+
+class MembershipViewSet(CodedErrorsMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    queryset = Membership.objects.none()
+    serializer_class = MembershipSerializer
+    permission_classes = [IsManager]
+    filterset_fields = ["campaign", "role", "active"]
+
+    def visible(self):
+        user = self.request.user
+        members = Membership.objects.select_related("user", "campaign")
+        managed = selectors.campaigns_with_role(user, {"manager"} if self.action == "list" else None)
+        return members if managed is None else members.filter(Q(campaign_id__in=managed) | Q(user=user))
+
+    def get_permissions(self):
+        # Everyone may read their own memberships; managers read and change their campaigns'.
+        if self.action in ("list", "retrieve"):
+            return [(IsManager | OwnMembership)()]
+        return super().get_permissions()
+
+    @extend_schema(request=MembershipSerializer, responses={201: MembershipSerializer, **ERRORS},
+                   description="Add a member with a role (managers of that campaign).")
+    def create(self, request):
+        data = read_body(MembershipSerializer, request)
+        membership = actions.add_member(data["campaign"], actor=request.user, user=data["user"], role=data["role"])
+        return Response(MembershipSerializer(membership).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=MembershipChangeSerializer, responses={200: MembershipSerializer, **ERRORS},
+                   description="Deactivate or reactivate a member (managers). Members are never deleted.")
+    def partial_update(self, request, pk=None):
+        membership = self.get_object()
+        data = read_body(MembershipChangeSerializer, request)
+        membership = actions.set_member_active(membership, actor=request.user, active=data["active"])
+        return Response(MembershipSerializer(membership).data)
+
+
+class BatchViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
+    queryset = Batch.objects.none()
+    serializer_class = BatchSerializer
+    permission_classes = [CanReadBatches]
+    filterset_fields = ["campaign", "state", "round"]
+
+    def visible(self):
+        return self.scoped(Batch.objects.select_related("settings", "campaign"), list_roles=READ_BATCHES)
+
+    def batch_response(self, batch):
+        return Response(BatchSerializer(Batch.objects.select_related("settings").get(pk=batch.pk)).data)
+
+    @extend_schema(responses={200: EventSerializer(many=True), **ERRORS},
+                   description="The batch's history, oldest first: every transition with actor, time, reason and "
+                               "figures.")
+    @action(detail=True, methods=["get"], permission_classes=[CanReadBatches], filter_backends=[],
+            pagination_class=None)
+    def events(self, request, pk=None):
+        events = self.get_object().events.select_related("actor").order_by("id")
+        return Response(EventSerializer(events, many=True).data)
+
+    @extend_schema(responses={200: BatchItemSerializer(many=True), **ERRORS},
+                   description="The batch's items with this round's outcome (paginated with limit/offset).")
+    @action(detail=True, methods=["get"], permission_classes=[CanReadBatches], filter_backends=[])
+    def items(self, request, pk=None):
+        return self.page(self.get_object().items.select_related("item").order_by("position"), BatchItemSerializer)
+
+    @extend_schema(responses={200: QCReviewSerializer, **ERRORS},
+                   description="The QC review of the current round with its sample (QC, managers, trainers, viewers).")
+    @action(detail=True, methods=["get"], permission_classes=[CanReadQC])
+    def qc_sample(self, request, pk=None):
+        batch = self.get_object()
+        review = (QCReview.objects.filter(batch=batch).order_by("-round")
+                  .prefetch_related("sample__batch_item__item__task", "sample__qc_by").select_related("reviewer")
+                  .first())
+        if review is None:
+            raise ActionError("not_found", "This batch has not been handed in yet.", status=404)
+        return Response(QCReviewSerializer(review).data)
+
+    @extend_schema(request=None, responses={200: BatchSerializer, **ERRORS},
+                   description="annotating -> handed_in when every item has a final label; draws the QC sample "
+                               "(managers; the batch's annotators).")
+    @action(detail=True, methods=["post"], permission_classes=[IsManager | IsWorker])
+    def hand_in(self, request, pk=None):
+        batch = self.get_object()
+        actions.hand_in_batch(batch, actor=request.user)
+        return self.batch_response(batch)
+
+    @extend_schema(request=None, responses={200: BatchSerializer, **ERRORS}, description="handed_in -> in_review (QC).")
+    @action(detail=True, methods=["post"], permission_classes=[IsQC])
+    def start_review(self, request, pk=None):
+        batch = self.get_object()
+        actions.start_review(batch, actor=request.user)
+        return self.batch_response(batch)
+
+    @extend_schema(request=QCLabelSerializer, responses={200: QCReviewSerializer, **ERRORS},
+                   description="The reviewing QC's label for one sampled item.")
+    @action(detail=True, methods=["post"], permission_classes=[IsQC])
+    def qc_label(self, request, pk=None):
+        batch = self.get_object()
+        data = read_body(QCLabelSerializer, request)
+        entry = actions.record_qc_label(batch, actor=request.user, batch_item_id=data["batch_item"],
+                                        value=data["value"], note=data["note"])
+        return Response(QCReviewSerializer(entry.review).data)
+
+    @extend_schema(request=AcceptSerializer, responses={200: BatchSerializer, **ERRORS},
+                   description="in_review -> accepted. Below the thresholds: 409 below_threshold, unless an "
+                               "override_reason is given (then flagged).")
+    @action(detail=True, methods=["post"], permission_classes=[IsQC])
+    def accept(self, request, pk=None):
+        batch = self.get_object()
+        data = read_body(AcceptSerializer, request)
+        actions.accept_batch(batch, actor=request.user, reason=data["reason"], override_reason=data["override_reason"])
+        return self.batch_response(batch)
+
+    @extend_schema(request=ReasonSerializer, responses={200: BatchSerializer, **ERRORS},
+                   description="in_review -> rejected -> annotating with round + 1 (while rounds are left); a reason "
+                               "is required.")
+    @action(detail=True, methods=["post"], permission_classes=[IsQC])
+    def reject(self, request, pk=None):
+        batch = self.get_object()
+        actions.reject_batch(batch, actor=request.user, reason=read_body(ReasonSerializer, request)["reason"])
+        return self.batch_response(batch)
+
+    @extend_schema(request=ReasonSerializer, responses={200: BatchSerializer, **ERRORS},
+                   description="rejected -> annotating after max_rounds stopped a batch and was raised (manager).")
+    @action(detail=True, methods=["post"], permission_classes=[IsManager])
+    def reopen(self, request, pk=None):
+        batch = self.get_object()
+        actions.reopen_batch(batch, actor=request.user, reason=read_body(ReasonSerializer, request)["reason"])
+        return self.batch_response(batch)
+
+
+class AssignmentViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
+    """Leases. Annotators see their own; managers see their campaigns'."""
+
+    queryset = Assignment.objects.none()
+    serializer_class = AssignmentSerializer
+    permission_classes = [IsOwner | IsManager]
+    filterset_fields = ["campaign", "status", "round"]
+
+    def visible(self):
+        user = self.request.user
+        assignments = Assignment.objects.select_related("batch_item__batch")
+        ids = selectors.campaigns_with_role(user, {"manager"} if self.action == "list" else None)
+        return assignments if ids is None else assignments.filter(Q(campaign_id__in=ids) | Q(annotator=user))
+
+    @extend_schema(responses={200: LeaseSerializer, **ERRORS},
+                   description="The leased item as the annotation page shows it (owner; managers).")
+    def retrieve(self, request, pk=None):
+        assignment = self.get_object()
+        assignment = LEASE_VIEW.get(pk=assignment.pk)
+        return Response(selectors.lease_view(assignment))
+
+    @extend_schema(request=SubmitSerializer,
+                   responses={201: SubmitResultSerializer, 200: SubmitResultSerializer, **ERRORS},
+                   description="Submit your answers. 409 too_early with seconds_left before the minimum reading time "
+                               "(the lease stays); 400 invalid_answers with errors per question; a retry with the same "
+                               "client_submission_id returns the first result (200, replayed).")
+    @action(detail=True, methods=["post"], permission_classes=[IsOwner])
+    def submit(self, request, pk=None):
+        assignment = self.get_object()
+        data = read_body(SubmitSerializer, request)
+        result = actions.submit_annotation(assignment, annotator=request.user, answers=data["answers"],
+                                           client_submission_id=data["client_submission_id"])
+        annotation = result.annotation  # its relations are loaded by the action (a replay loads them lazily)
+        progress = selectors.batch_progress(annotation.batch_item.batch_id)
+        body = {"annotation": AnnotationSerializer(annotation).data, "replayed": result.replayed, "progress": progress}
+        return Response(body, status=status.HTTP_200_OK if result.replayed else status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses={200: AssignmentSerializer, **ERRORS},
+                   description="Give the item back unlabelled; it goes to someone else, never back to you (owner).")
+    @action(detail=True, methods=["post"], permission_classes=[IsOwner])
+    def release(self, request, pk=None):
+        assignment = actions.release_assignment(self.get_object(), annotator=request.user)
+        return Response(AssignmentSerializer(assignment).data)
+
+
+class AnnotationFilter(filters.FilterSet):
+    batch = filters.NumberFilter(field_name="batch_item__batch_id")
+    annotator = filters.CharFilter(field_name="annotator__username")
+    superseded = filters.BooleanFilter(field_name="superseded_at", lookup_expr="isnull", exclude=True)
+
+    class Meta:
+        model = Annotation
+        fields = ["campaign", "batch", "round", "annotator", "superseded", "item"]
+
+
+class AnnotationViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
+    """Labels are written only by submitting; nobody edits them here. Annotators read only their own."""
+
+    queryset = Annotation.objects.none()
+    serializer_class = AnnotationSerializer
+    permission_classes = [IsOwner | CanReadLabels]
+    filterset_class = AnnotationFilter
+
+    def visible(self):
+        labels = Annotation.objects.select_related("annotator", "item", "settings").order_by("id")
+        if self.action == "list":
+            return labels.filter(pk__in=selectors.labels_visible(self.request.user).values("pk"))
+        ids = selectors.campaigns_with_role(self.request.user)
+        return labels if ids is None else labels.filter(Q(campaign_id__in=ids) | Q(annotator=self.request.user))
+
+
+class DisagreementFilter(filters.FilterSet):
+    guideline_version = filters.NumberFilter(field_name="settings__version")
+    batch = filters.NumberFilter(field_name="batch_item__batch_id")
+
+    class Meta:
+        model = Disagreement
+        fields = ["campaign", "status", "round", "guideline_version", "batch"]
+
+
+class DisagreementViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
+    queryset = Disagreement.objects.none()
+    serializer_class = DisagreementSerializer
+    permission_classes = [CanReadDisagreements]
+    filterset_class = DisagreementFilter
+
+    def visible(self):
+        rows = Disagreement.objects.select_related("batch_item__batch", "batch_item__item", "settings", "resolved_by",
+                                                   "campaign")
+        return self.scoped(rows, list_roles=READ_DISAGREEMENTS)
+
+    @extend_schema(request=ResolveSerializer, responses={200: DisagreementSerializer, **ERRORS},
+                   description="Decide the item's label (experts and trainers who did not label it).")
+    @action(detail=True, methods=["post"], permission_classes=[CanResolve])
+    def resolve(self, request, pk=None):
+        disagreement = self.get_object()  # the role is checked before the body
+        data = read_body(ResolveSerializer, request)
+        disagreement = actions.resolve_disagreement(disagreement, actor=request.user, value=data["value"],
+                                                    reason=data["reason"])
+        return Response(DisagreementSerializer(disagreement).data)
+
+
+class GoldVersionViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
+    queryset = GoldVersion.objects.none()
+    serializer_class = GoldVersionSerializer
+    permission_classes = [CanReadGold]
+    filterset_fields = ["campaign", "benchmark"]
+
+    def visible(self):
+        versions = GoldVersion.objects.select_related("benchmark", "campaign", "frozen_by")
+        return self.scoped(versions, list_roles=READ_GOLD)
+
+    @extend_schema(responses={200: GoldLabelSerializer(many=True), **ERRORS},
+                   description="The version's labels with votes and margin (paginated with limit/offset).")
+    @action(detail=True, methods=["get"], permission_classes=[CanReadGold], filter_backends=[])
+    def labels(self, request, pk=None):
+        return self.page(self.get_object().labels.select_related("item").order_by("item_id"), GoldLabelSerializer)
+
+    @extend_schema(request=None, responses={200: GoldVersionSerializer, **ERRORS},
+                   description="Freeze the version so reports can cite it; it refuses every write afterwards "
+                               "(manager).")
+    @action(detail=True, methods=["post"], permission_classes=[IsManager])
+    def freeze(self, request, pk=None):
+        return Response(GoldVersionSerializer(actions.freeze_gold_version(self.get_object(), actor=request.user)).data)

@@ -1,0 +1,153 @@
+"""Ratings made outside the platform, imported as annotations of anonymous external raters.
+
+FED: five ratings per quality per item, stored as the annotations of raters fed-rater-1..5 (position i
+in the file; the file has no worker ids, so rater i is not known to be one person across items) in a
+human_baseline campaign of their own. Text ratings such as "N/A (...)" are missing: the key is absent
+from the answers, never 0. All or nothing; a second import adds nothing.
+"""
+from collections import Counter
+from dataclasses import dataclass
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+
+from benchmarks.formschema import question
+from benchmarks.importers import ImportFailure, fed
+from benchmarks.models import Benchmark, Item
+from metrics.aggregation import majority_vote
+
+from . import actions
+from .models import Annotation, Batch, BatchItem, BatchState, Campaign, ItemStatus, Protocol
+
+
+@dataclass
+class RatingsImportSummary:
+    benchmark: str
+    campaign: int
+    raters: int
+    annotations_created: int
+    annotations_unchanged: int
+    missing_ratings: int
+
+    def __str__(self):
+        return (f"{self.benchmark}: {self.annotations_created} annotations of {self.raters} external raters created in "
+                f"campaign {self.campaign}, {self.annotations_unchanged} already there unchanged; "
+                f"{self.missing_ratings} text ratings kept as missing values")
+
+
+def external_raters(prefix, count):
+    """Inactive users with unusable passwords: they stand for people, they never sign in."""
+    users = []
+    for number in range(1, count + 1):
+        user, created = get_user_model().objects.get_or_create(username=f"{prefix}-rater-{number}",
+                                                               defaults={"is_active": False})
+        if created:
+            user.set_unusable_password()
+            user.save(update_fields=["password"])
+        users.append(user)
+    return users
+
+
+def parse_fed_ratings(path, items):
+    """(item, [answers of rater 1, 2, ...], missing count) per record, checked against each item's form."""
+    rows, missing = [], 0
+    for index, record in enumerate(fed.load_records(path)):
+        where = f"item {index}"
+        item = items.get(fed.external_id(index))
+        if item is None:
+            raise ImportFailure(path, where, "external_id", f"no item {fed.external_id(index)!r} in the benchmark; "
+                                                            "import the items first with import_items --format fed")
+        form = item.task.form
+        per_rater = [dict() for _ in range(max(len(r) for r in record["annotations"].values()))]
+        for quality, ratings in record["annotations"].items():
+            key = fed.quality_key(quality)
+            try:
+                scale = question(form, key)["scale"]
+            except StopIteration:
+                raise ImportFailure(path, where, f"annotations.{quality}",
+                                    f"no question {key!r} in task {item.task.slug}") from None
+            for rater, rating in enumerate(ratings):
+                value = fed.numeric_rating(rating)
+                if value is None:
+                    missing += 1
+                    continue
+                if not scale["min"] <= value <= scale["max"]:
+                    raise ImportFailure(path, where, f"annotations.{quality}[{rater}]",
+                                        f"expected a rating from {scale['min']} to {scale['max']}, got {value}")
+                per_rater[rater][key] = value
+        rows.append((item, per_rater))
+    return rows, missing
+
+
+def import_fed_ratings(path, benchmark_slug):
+    benchmark = Benchmark.objects.filter(slug=benchmark_slug).first()
+    if benchmark is None:
+        raise ImportFailure(path, None, "--benchmark", f"no benchmark {benchmark_slug!r}; import the items first with "
+                                                       "import_items --format fed")
+    items = {item.external_id: item for item in Item.objects.filter(task__benchmark=benchmark).select_related("task")}
+    rows, missing = parse_fed_ratings(path, items)
+    n_raters = max(len(answers) for _, answers in rows)
+    with transaction.atomic():
+        raters = external_raters("fed", n_raters)
+        source = "import:fed"
+        campaign = Campaign.objects.filter(benchmark=benchmark, source=source).first()
+        if campaign is None:
+            campaign = actions.create_campaign(
+                actor=None, name=f"FED ratings ({benchmark_slug})", benchmark=benchmark,
+                protocol=Protocol.HUMAN_BASELINE, source=source,
+                description="FED crowd ratings, five per item; rater i is position i in the file, not known to be "
+                            "the same person across items.",
+                settings={"overlap": n_raters, "items_per_task": None, "batch_size": max(2000, len(rows))})
+        settings = campaign.settings
+        batch_items = {bi.item_id: bi for bi in BatchItem.objects.filter(campaign=campaign)}
+        new_items = [item for item, _ in rows if item.pk not in batch_items]
+        if new_items:
+            batch = Batch.objects.create(campaign=campaign, number=campaign.batches.count() + 1,
+                                         state=BatchState.ANNOTATING, settings=settings)
+            created = BatchItem.objects.bulk_create([
+                BatchItem(campaign=campaign, batch=batch, item=item, position=i, needed=n_raters, taken=n_raters)
+                for i, item in enumerate(new_items, start=1)])
+            batch_items.update({bi.item_id: bi for bi in created})
+            actions.record_event(campaign, "batch_started", batch=batch, to_state=BatchState.ANNOTATING,
+                                 reason="ratings imported", figures={"items": len(created)})
+        earlier = Annotation.objects.filter(campaign=campaign, round=1)
+        existing = {(bi_id, rater_id): answers
+                    for bi_id, rater_id, answers in earlier.values_list("batch_item_id", "annotator_id", "answers")}
+        now, new, unchanged, finals = timezone.now(), [], 0, []
+        for item, answers_by_rater in rows:
+            bi = batch_items[item.pk]
+            primary = item.task.form["primary"]
+            for slot, (rater, answers) in enumerate(zip(raters, answers_by_rater), start=1):
+                before = existing.get((bi.pk, rater.pk))
+                if before is not None:
+                    if before != answers:
+                        raise ImportFailure(path, f"item {item.meta.get('source_index', item.external_id)}",
+                                            "annotations", f"{rater.username}'s ratings differ from those imported "
+                                                           "before; refusing to overwrite them")
+                    unchanged += 1
+                    continue
+                new.append(Annotation(campaign=campaign, batch_item=bi, item=item, annotator=rater, round=1, slot=slot,
+                                      settings=settings, answers=answers, value=answers.get(primary), submitted_at=now))
+            vote = majority_vote([a.get(primary) for a in answers_by_rater], tie_rule="none")
+            if bi.status != ItemStatus.LABELLED:
+                bi.status, bi.final_value, bi.final_method = ItemStatus.LABELLED, vote.label, "baseline"
+                finals.append(bi)
+        Annotation.objects.bulk_create(new, batch_size=2000)
+        BatchItem.objects.bulk_update(finals, ["status", "final_value", "final_method"], batch_size=2000)
+        if new:
+            actions.record_event(campaign, "ratings_imported", reason=str(path),
+                                 figures={"format": "fed", "annotations": len(new), "unchanged": unchanged,
+                                          "missing_ratings": missing, "raters": n_raters,
+                                          "items": dict(Counter(item.task.slug for item, _ in rows))})
+    return RatingsImportSummary(benchmark_slug, campaign.pk, n_raters, len(new), unchanged, missing)
+
+
+RATING_FORMATS = {"fed": import_fed_ratings}
+
+
+def import_ratings(path, format_name, benchmark_slug):
+    if format_name not in RATING_FORMATS:
+        raise ImportFailure(path, None, "--format",
+                            f"unknown ratings format {format_name!r}; expected one of {sorted(RATING_FORMATS)}")
+    return RATING_FORMATS[format_name](path, benchmark_slug)

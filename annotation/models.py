@@ -1,0 +1,478 @@
+"""Campaigns of human work on benchmark items: who labels what, in which round, and what became final.
+
+Integrity lives in constraints: an annotator appears once per (item, round), a lease holds one of the
+item's numbered slots and a slot is held once, a batch item never has more leases than it needs.
+Writes go through `annotation.actions`; nothing here is ever deleted (superseded, expired or frozen
+instead).
+"""
+from decimal import Decimal
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import Q
+
+from benchmarks.models import Benchmark, Item, Task
+
+User = settings.AUTH_USER_MODEL
+
+
+class Protocol(models.TextChoices):
+    PRODUCTION = "production", "production annotation with QC (DiQAD)"
+    HUMAN_BASELINE = "human_baseline", "human baseline, raters blind to each other (DialogBench, KoDialogBench)"
+    GOLD_PANEL = "gold_panel", "expert panel whose majority becomes gold"
+
+
+class Policy(models.TextChoices):
+    ADJUDICATE = "adjudicate", "an expert or trainer decides"
+    EXTRA_ANNOTATOR = "extra_annotator", "one more annotator labels the item"
+    MAJORITY = "majority", "majority vote with the stated tie rule"
+
+
+class TieRule(models.TextChoices):
+    # Same names as metrics.aggregation.TIE_RULES; "none" sends a tie to adjudication.
+    NONE = "none", "a tie goes to adjudication"
+    FIRST = "first", "a tie goes to the tied label given first"
+    LOWEST = "lowest", "a tie goes to the lowest tied label"
+    RANDOM = "random", "a tie goes to a tied label drawn at random (seeded)"
+
+
+class Role(models.TextChoices):
+    MANAGER = "manager"
+    ANNOTATOR = "annotator"
+    QC = "qc", "quality controller"
+    EXPERT = "expert"
+    TRAINER = "trainer"
+    VIEWER = "viewer", "viewer (researcher)"
+
+
+class Campaign(models.Model):
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="campaigns")
+    tasks = models.ManyToManyField(Task, related_name="campaigns")
+    protocol = models.CharField(max_length=20, choices=Protocol.choices)
+    selection = models.JSONField(default=dict, blank=True,
+                                 help_text='Which items: {} for all items of the tasks, or {"external_ids": [...]}')
+    source = models.CharField(max_length=100, blank=True, help_text="Set for imported work, e.g. 'import:fed'")
+    created_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(protocol__in=Protocol.values), name="campaign_protocol_valid"),
+            models.UniqueConstraint(fields=["benchmark", "source"], condition=~Q(source=""),
+                                    name="campaign_one_import_per_source"),
+        ]
+
+    def __str__(self):
+        return self.name
+
+    @property
+    def settings(self):
+        """The newest settings version; running batches keep the version they were started with."""
+        cached = getattr(self, "_current_settings", None)
+        if cached is None:
+            cached = self._current_settings = self.settings_versions.order_by("-version").first()
+        return cached
+
+    @property
+    def worker_role(self):
+        """Who takes leases: experts vote in a gold panel, annotators everywhere else."""
+        return Role.EXPERT if self.protocol == Protocol.GOLD_PANEL else Role.ANNOTATOR
+
+
+class CampaignSettings(models.Model):
+    """One version of a campaign's settings and guidelines. Frozen once a batch has started with it."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="settings_versions")
+    version = models.PositiveIntegerField()
+    overlap = models.PositiveSmallIntegerField(default=2, validators=[MinValueValidator(1)],
+                                               help_text="k: distinct annotators per item and round")
+    min_reading_seconds = models.PositiveIntegerField(default=0, help_text="Enforced by the server from the lease")
+    lease_minutes = models.PositiveIntegerField(default=30, validators=[MinValueValidator(1)])
+    batch_size = models.PositiveIntegerField(default=2000, validators=[MinValueValidator(1)])
+    qc_sample_size = models.PositiveIntegerField(default=100, validators=[MinValueValidator(1)])
+    qc_stratify = models.BooleanField(default=False, help_text="Draw the QC sample proportionally per final label")
+    overall_threshold = models.DecimalField(max_digits=5, decimal_places=4, default=Decimal("0.92"),
+                                            validators=[MinValueValidator(0), MaxValueValidator(1)])
+    class_threshold = models.DecimalField(max_digits=5, decimal_places=4, default=Decimal("0.90"),
+                                          validators=[MinValueValidator(0), MaxValueValidator(1)])
+    max_rounds = models.PositiveSmallIntegerField(default=5, validators=[MinValueValidator(1)])
+    disagreement_policy = models.CharField(max_length=20, choices=Policy.choices, default=Policy.ADJUDICATE)
+    tie_rule = models.CharField(max_length=10, choices=TieRule.choices, default=TieRule.NONE)
+    max_extra_annotators = models.PositiveSmallIntegerField(default=1, help_text="For the extra_annotator policy")
+    items_per_task = models.PositiveIntegerField(null=True, blank=True,
+                                                 help_text="Seeded sample per task (human baseline); empty = all items")
+    seed = models.BigIntegerField(default=0)
+    guidelines = models.TextField(blank=True, help_text="Markdown shown to every member")
+    note = models.CharField(max_length=300, blank=True, help_text="Why this version was made")
+    created_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    # What a settings change may touch; everything else identifies the version.
+    EDITABLE = ("overlap", "min_reading_seconds", "lease_minutes", "batch_size", "qc_sample_size", "qc_stratify",
+                "overall_threshold", "class_threshold", "max_rounds", "disagreement_policy", "tie_rule",
+                "max_extra_annotators", "items_per_task", "seed", "guidelines")
+
+    class Meta:
+        ordering = ["campaign_id", "version"]
+        verbose_name_plural = "campaign settings"
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "version"], name="settings_unique_version"),
+            models.CheckConstraint(condition=Q(overlap__gte=1), name="settings_overlap_positive"),
+            models.CheckConstraint(condition=Q(overall_threshold__gte=0, overall_threshold__lte=1)
+                                   & Q(class_threshold__gte=0, class_threshold__lte=1), name="settings_thresholds_0_1"),
+            models.CheckConstraint(condition=Q(disagreement_policy__in=Policy.values), name="settings_policy_valid"),
+            models.CheckConstraint(condition=Q(tie_rule__in=TieRule.values), name="settings_tie_rule_valid"),
+        ]
+
+    def __str__(self):
+        return f"{self.campaign} v{self.version}"
+
+    def values(self):
+        return {field: getattr(self, field) for field in self.EDITABLE}
+
+
+class Membership(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="memberships")
+    user = models.ForeignKey(User, on_delete=models.PROTECT, related_name="campaign_memberships")
+    role = models.CharField(max_length=20, choices=Role.choices)
+    active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["campaign_id", "role", "user_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "user", "role"], name="membership_unique_role"),
+            models.CheckConstraint(condition=Q(role__in=Role.values), name="membership_role_valid"),
+        ]
+
+    def __str__(self):
+        return f"{self.user} {self.role} in {self.campaign}"
+
+
+class BatchState(models.TextChoices):
+    OPEN = "open"
+    ANNOTATING = "annotating"
+    HANDED_IN = "handed_in"
+    IN_REVIEW = "in_review"
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+
+
+class Batch(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="batches")
+    number = models.PositiveIntegerField()
+    state = models.CharField(max_length=20, choices=BatchState.choices, default=BatchState.OPEN)
+    round = models.PositiveSmallIntegerField(default=1)
+    settings = models.ForeignKey(CampaignSettings, null=True, blank=True, on_delete=models.PROTECT,
+                                 related_name="batches", help_text="The version this round runs under")
+    accepted_below_threshold = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["campaign_id", "number"]
+        verbose_name_plural = "batches"
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "number"], name="batch_unique_number"),
+            models.CheckConstraint(condition=Q(state__in=BatchState.values), name="batch_state_valid"),
+            models.CheckConstraint(condition=Q(round__gte=1), name="batch_round_positive"),
+        ]
+
+    def __str__(self):
+        return f"{self.campaign} batch {self.number}"
+
+
+class ItemStatus(models.TextChoices):
+    PENDING = "pending", "waiting for labels"
+    DISAGREEMENT = "disagreement", "labels differ; waiting for adjudication"
+    LABELLED = "labelled", "final label"
+    EXCLUDED = "excluded", "out of the data set (record kept)"
+
+
+FINAL_STATUSES = (ItemStatus.LABELLED, ItemStatus.EXCLUDED)
+
+
+class BatchItem(models.Model):
+    """An item in a batch, with the current round's outcome. `taken` counts live leases and labels."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="+")
+    batch = models.ForeignKey(Batch, on_delete=models.PROTECT, related_name="items")
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="batch_items")
+    position = models.PositiveIntegerField()
+    needed = models.PositiveSmallIntegerField(default=1, help_text="k, plus extra annotators granted this round")
+    taken = models.PositiveSmallIntegerField(default=0)
+    status = models.CharField(max_length=20, choices=ItemStatus.choices, default=ItemStatus.PENDING)
+    final_value = models.JSONField(null=True, blank=True)
+    final_method = models.CharField(max_length=30, blank=True)
+
+    class Meta:
+        ordering = ["batch_id", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "item"], name="batch_item_once_per_campaign"),
+            models.UniqueConstraint(fields=["batch", "position"], name="batch_item_unique_position"),
+            # The database, not the lease code, stops a k+1-th lease.
+            models.CheckConstraint(condition=Q(taken__lte=models.F("needed")), name="batch_item_taken_le_needed"),
+            models.CheckConstraint(condition=Q(status__in=ItemStatus.values), name="batch_item_status_valid"),
+        ]
+        indexes = [
+            models.Index(fields=["batch", "position"], condition=Q(status="pending"), name="batch_item_pending"),
+            models.Index(fields=["batch", "status"], name="batch_item_status"),
+        ]
+
+    def __str__(self):
+        return f"{self.batch} #{self.position}"
+
+
+class LeaseStatus(models.TextChoices):
+    LEASED = "leased"
+    SUBMITTED = "submitted"
+    RELEASED = "released", "given back by the annotator"
+    EXPIRED = "expired", "reclaimed after the lease ran out"
+
+
+# A slot is held by a live lease or a submitted label; a person is tied to an item also when they skipped it.
+HOLDS_SLOT = (LeaseStatus.LEASED, LeaseStatus.SUBMITTED)
+HOLDS_PERSON = (LeaseStatus.LEASED, LeaseStatus.SUBMITTED, LeaseStatus.RELEASED)
+
+
+class Assignment(models.Model):
+    """A lease: one annotator, one item, one round, one numbered slot; dwell time runs from served_at."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="+")
+    batch_item = models.ForeignKey(BatchItem, on_delete=models.PROTECT, related_name="assignments")
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="+")
+    annotator = models.ForeignKey(User, on_delete=models.PROTECT, related_name="assignments")
+    round = models.PositiveSmallIntegerField()
+    slot = models.PositiveSmallIntegerField()
+    settings = models.ForeignKey(CampaignSettings, on_delete=models.PROTECT, related_name="+")
+    status = models.CharField(max_length=20, choices=LeaseStatus.choices, default=LeaseStatus.LEASED)
+    served_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-served_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["batch_item", "annotator", "round"], condition=Q(status__in=HOLDS_PERSON),
+                                    name="assignment_annotator_once_per_item_round"),
+            models.UniqueConstraint(fields=["batch_item", "round", "slot"], condition=Q(status__in=HOLDS_SLOT),
+                                    name="assignment_slot_held_once"),
+            models.CheckConstraint(condition=Q(slot__gte=1), name="assignment_slot_positive"),
+            models.CheckConstraint(condition=Q(status__in=LeaseStatus.values), name="assignment_status_valid"),
+            models.CheckConstraint(condition=Q(expires_at__gt=models.F("served_at")),
+                                   name="assignment_expires_after_served"),
+        ]
+        indexes = [
+            models.Index(fields=["campaign", "annotator", "status"], name="assignment_mine"),
+            models.Index(fields=["expires_at"], condition=Q(status="leased"), name="assignment_live_expiry"),
+        ]
+
+    def __str__(self):
+        return f"{self.annotator} on {self.item_id} (round {self.round}, slot {self.slot})"
+
+
+class Annotation(models.Model):
+    """One person's answers to one item in one round. Kept forever; a later round marks it superseded."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="annotations")
+    batch_item = models.ForeignKey(BatchItem, on_delete=models.PROTECT, related_name="annotations")
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="annotations")
+    annotator = models.ForeignKey(User, on_delete=models.PROTECT, related_name="annotations")
+    assignment = models.OneToOneField(Assignment, null=True, blank=True, on_delete=models.PROTECT,
+                                      related_name="annotation", help_text="Empty for imported ratings")
+    round = models.PositiveSmallIntegerField()
+    slot = models.PositiveSmallIntegerField()
+    settings = models.ForeignKey(CampaignSettings, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    answers = models.JSONField()
+    value = models.JSONField(null=True, blank=True, help_text="The answer to the primary question")
+    excluded = models.BooleanField(default=False)
+    excluded_by = models.JSONField(default=list, blank=True, help_text="Question keys whose answer excludes the item")
+    dwell_seconds = models.FloatField(null=True, blank=True, help_text="Server time from lease to submit")
+    client_submission_id = models.UUIDField(null=True, blank=True, unique=True)
+    submitted_at = models.DateTimeField()
+    superseded_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["batch_item_id", "round", "slot"]
+        constraints = [
+            models.UniqueConstraint(fields=["batch_item", "annotator", "round"],
+                                    name="annotation_once_per_annotator_round"),
+            models.UniqueConstraint(fields=["batch_item", "round", "slot"], name="annotation_slot_once"),
+            models.CheckConstraint(condition=Q(slot__gte=1), name="annotation_slot_positive"),
+        ]
+        indexes = [models.Index(fields=["campaign", "annotator"], name="annotation_mine")]
+
+    def __str__(self):
+        return f"{self.annotator} on {self.item_id} (round {self.round})"
+
+
+class DisagreementStatus(models.TextChoices):
+    OPEN = "open"
+    RESOLVED = "resolved"
+
+
+class Disagreement(models.Model):
+    """The labels of an item differed on the primary question in one round; kept for trainers."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="disagreements")
+    batch_item = models.ForeignKey(BatchItem, on_delete=models.PROTECT, related_name="disagreements")
+    round = models.PositiveSmallIntegerField()
+    settings = models.ForeignKey(CampaignSettings, on_delete=models.PROTECT, related_name="+",
+                                 help_text="The guideline version the labels were given under")
+    labels = models.JSONField(help_text="[{annotator, value}] as given")
+    status = models.CharField(max_length=10, choices=DisagreementStatus.choices, default=DisagreementStatus.OPEN)
+    method = models.CharField(max_length=20, blank=True, help_text="adjudicated | majority | extra_annotator")
+    resolved_value = models.JSONField(null=True, blank=True)
+    resolved_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["batch_item", "round"], name="disagreement_once_per_item_round"),
+            models.CheckConstraint(condition=Q(status__in=DisagreementStatus.values), name="disagreement_status_valid"),
+        ]
+
+    def __str__(self):
+        return f"disagreement on {self.batch_item} round {self.round}"
+
+
+class QCReview(models.Model):
+    """The QC of one batch round: the seeded sample drawn at hand-in, then the decision."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="+")
+    batch = models.ForeignKey(Batch, on_delete=models.PROTECT, related_name="reviews")
+    round = models.PositiveSmallIntegerField()
+    reviewer = models.ForeignKey(User, null=True, blank=True, on_delete=models.PROTECT, related_name="qc_reviews")
+    decision = models.CharField(max_length=10, blank=True, help_text="accepted | rejected")
+    reason = models.TextField(blank=True)
+    override = models.BooleanField(default=False, help_text="Accepted although the rule said reject")
+    figures = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["batch_id", "round"]
+        constraints = [models.UniqueConstraint(fields=["batch", "round"], name="qc_review_once_per_round")]
+
+    def __str__(self):
+        return f"QC of {self.batch} round {self.round}"
+
+
+class QCSampleItem(models.Model):
+    review = models.ForeignKey(QCReview, on_delete=models.PROTECT, related_name="sample")
+    batch_item = models.ForeignKey(BatchItem, on_delete=models.PROTECT, related_name="+")
+    position = models.PositiveIntegerField()
+    annotator_value = models.JSONField(null=True, help_text="The final label when the batch was handed in")
+    qc_value = models.JSONField(null=True, blank=True)
+    qc_note = models.TextField(blank=True)
+    qc_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    qc_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["review_id", "position"]
+        constraints = [models.UniqueConstraint(fields=["review", "batch_item"], name="qc_sample_item_once")]
+
+
+class Event(models.Model):
+    """The audit trail: every batch transition and every decision, with who, when, why and the figures."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="events")
+    batch = models.ForeignKey(Batch, null=True, blank=True, on_delete=models.PROTECT, related_name="events")
+    kind = models.CharField(max_length=40)
+    from_state = models.CharField(max_length=20, blank=True)
+    to_state = models.CharField(max_length=20, blank=True)
+    round = models.PositiveSmallIntegerField(null=True, blank=True)
+    actor = models.ForeignKey(User, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    reason = models.TextField(blank=True)
+    figures = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["batch", "id"], name="event_batch_order")]
+
+    def __str__(self):
+        return f"{self.kind} ({self.created_at:%Y-%m-%d %H:%M})"
+
+
+class GoldMethod(models.TextChoices):
+    SOURCE = "source", "published with the data"
+    EXPERT_MAJORITY = "expert_majority"
+    ANNOTATOR_MAJORITY = "annotator_majority"
+    ADJUDICATED = "adjudicated"
+
+
+class FrozenGoldError(ValidationError):
+    pass
+
+
+class GoldVersion(models.Model):
+    """A citable set of gold labels for a benchmark. Frozen versions refuse every write."""
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="gold_versions")
+    campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="gold_versions")
+    number = models.PositiveIntegerField()
+    note = models.TextField(blank=True)
+    created_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    frozen_at = models.DateTimeField(null=True, blank=True)
+    frozen_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        ordering = ["benchmark_id", "number"]
+        constraints = [models.UniqueConstraint(fields=["benchmark", "number"], name="gold_version_unique_number")]
+
+    def __str__(self):
+        return f"{self.benchmark.slug} gold v{self.number}"
+
+    @property
+    def citation(self):
+        return f"{self.benchmark.slug}@gold-v{self.number}"
+
+    def save(self, *args, **kwargs):
+        if self.pk and GoldVersion.objects.filter(pk=self.pk, frozen_at__isnull=False).exists():
+            raise FrozenGoldError(f"{self} is frozen")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise FrozenGoldError("gold versions are never deleted")
+
+
+class GoldLabel(models.Model):
+    version = models.ForeignKey(GoldVersion, on_delete=models.PROTECT, related_name="labels")
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="gold_labels")
+    value = models.JSONField()
+    method = models.CharField(max_length=20, choices=GoldMethod.choices)
+    votes = models.JSONField(default=dict, blank=True, help_text="value -> count")
+    margin = models.PositiveIntegerField(default=0, help_text="Top count minus runner-up")
+
+    class Meta:
+        ordering = ["version_id", "item_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["version", "item"], name="gold_label_once_per_version"),
+            models.CheckConstraint(condition=Q(method__in=GoldMethod.values), name="gold_label_method_valid"),
+        ]
+
+    def __str__(self):
+        return f"{self.version}: {self.item_id} = {self.value!r}"
+
+    def _check_open(self):
+        if GoldVersion.objects.filter(pk=self.version_id, frozen_at__isnull=False).exists():
+            raise FrozenGoldError(f"gold version {self.version_id} is frozen; make a new version")
+
+    def save(self, *args, **kwargs):
+        self._check_open()
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        self._check_open()
+        return super().delete(*args, **kwargs)

@@ -1,0 +1,85 @@
+"""Role permissions per campaign, composed with DRF operators: `IsManager | IsQC & ReadOnly`.
+
+View-level checks only require a signed-in user; the role is decided on the object (the campaign it
+belongs to), after the view's queryset has already hidden campaigns the user is not a member of.
+The actions check roles again, so the pages and commands that call them directly are held to the same rules.
+"""
+from rest_framework.permissions import SAFE_METHODS, BasePermission
+
+from .models import Campaign, Protocol, Role
+from .selectors import READ_BATCHES, READ_DISAGREEMENTS, READ_GOLD, READ_LABELS, READ_QC, RESOLVE, roles_of
+
+
+def campaign_of(obj):
+    return obj if isinstance(obj, Campaign) else obj.campaign
+
+
+def request_roles(request, campaign):
+    """Roles of the request's user in a campaign, looked up once per request."""
+    cache = request.__dict__.setdefault("_campaign_roles", {})
+    if campaign.pk not in cache:
+        cache[campaign.pk] = roles_of(request.user, campaign)
+    return cache[campaign.pk]
+
+
+class CampaignRole(BasePermission):
+    roles = frozenset()
+
+    def has_permission(self, request, view):
+        return bool(request.user and request.user.is_authenticated)
+
+    def has_object_permission(self, request, view, obj):
+        return bool(request_roles(request, campaign_of(obj)) & self.allowed(campaign_of(obj)))
+
+    def allowed(self, campaign):
+        return self.roles
+
+
+def with_roles(name, roles):
+    return type(name, (CampaignRole,), {"roles": frozenset(roles)})
+
+
+IsManager = with_roles("IsManager", {Role.MANAGER})
+IsQC = with_roles("IsQC", {Role.QC})
+IsMember = with_roles("IsMember", set(Role.values))
+CanReadBatches = with_roles("CanReadBatches", READ_BATCHES)
+CanReadQC = with_roles("CanReadQC", READ_QC)
+CanReadGold = with_roles("CanReadGold", READ_GOLD)
+CanReadDisagreements = with_roles("CanReadDisagreements", READ_DISAGREEMENTS)
+CanResolve = with_roles("CanResolve", RESOLVE)
+
+
+class IsWorker(CampaignRole):
+    """Takes leases: annotators, or the experts of a gold panel."""
+
+    def allowed(self, campaign):
+        return {campaign.worker_role}
+
+
+class CanReadLabels(CampaignRole):
+    """Everyone's labels; a gold panel's experts vote blind, so not for them."""
+
+    def allowed(self, campaign):
+        return READ_LABELS - {Role.EXPERT} if campaign.protocol == Protocol.GOLD_PANEL else READ_LABELS
+
+
+class IsOwner(BasePermission):
+    def has_permission(self, request, view):
+        return bool(request.user and request.user.is_authenticated)
+
+    def has_object_permission(self, request, view, obj):
+        return obj.annotator_id == request.user.pk
+
+
+class ReadOnly(BasePermission):
+    def has_permission(self, request, view):
+        return request.method in SAFE_METHODS
+
+    def has_object_permission(self, request, view, obj):
+        return request.method in SAFE_METHODS
+
+
+class CanCreateCampaign(BasePermission):
+    def has_permission(self, request, view):
+        user = request.user
+        return bool(user and user.is_authenticated and (user.is_staff or user.has_perm("annotation.add_campaign")))

@@ -1,0 +1,287 @@
+"""Shapes of the annotation API. Read serializers never carry gold or other people's labels unless the
+view that uses them is restricted to roles that may see them."""
+from django.contrib.auth import get_user_model
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from benchmarks.models import Benchmark
+
+from . import selectors
+from .models import (Annotation, Assignment, Batch, BatchItem, Campaign, CampaignSettings, Disagreement, Event,
+                     GoldLabel, GoldVersion, Membership, Protocol, QCReview, QCSampleItem, Role)
+
+
+class ErrorSerializer(serializers.Serializer):
+    code = serializers.CharField(help_text="Machine-readable, e.g. too_early, not_complete, below_threshold")
+    detail = serializers.CharField(help_text="For people")
+
+
+class SettingsSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = CampaignSettings
+        fields = ["version", *CampaignSettings.EDITABLE, "note", "created_at"]
+        read_only_fields = fields
+
+
+class SettingsChangeSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = CampaignSettings
+        fields = [*CampaignSettings.EDITABLE, "note"]
+        extra_kwargs = {name: {"required": False} for name in fields}
+
+    def validate(self, attrs):
+        # Field checks only; the database constraints and the action decide the rest.
+        return attrs
+
+
+class CampaignSerializer(serializers.ModelSerializer):
+    benchmark = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    tasks = serializers.SlugRelatedField(slug_field="slug", many=True, read_only=True)
+    settings = SettingsSerializer(read_only=True)
+    my_roles = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Campaign
+        fields = ["id", "name", "description", "benchmark", "tasks", "protocol", "selection", "source", "settings",
+                  "my_roles", "created_at"]
+        read_only_fields = fields
+
+    def get_my_roles(self, campaign) -> list[str]:
+        request = self.context.get("request")
+        if request is None:
+            return []
+        if "roles" in self.context:
+            staff = {"manager", "viewer"} if request.user.is_staff else set()
+            return sorted(self.context["roles"].get(campaign.pk, set()) | staff)
+        return sorted(selectors.roles_of(request.user, campaign))
+
+
+class CampaignCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    description = serializers.CharField(required=False, allow_blank=True, default="")
+    benchmark = serializers.SlugRelatedField(slug_field="slug", queryset=Benchmark.objects.all())
+    tasks = serializers.ListField(child=serializers.SlugField(), required=False,
+                                  help_text="Task slugs of the benchmark; all of them when absent")
+    protocol = serializers.ChoiceField(choices=Protocol.choices)
+    settings = SettingsChangeSerializer(required=False)
+    selection = serializers.JSONField(required=False, help_text='{} or {"external_ids": [...]}')
+
+
+class MembershipSerializer(serializers.ModelSerializer):
+    user = serializers.SlugRelatedField(slug_field="username", queryset=get_user_model().objects.all())
+    campaign = serializers.PrimaryKeyRelatedField(queryset=Campaign.objects.all())
+    role = serializers.ChoiceField(choices=Role.choices)
+
+    class Meta:
+        model = Membership
+        fields = ["id", "campaign", "user", "role", "active", "created_at"]
+        read_only_fields = ["active", "created_at"]
+        validators = []  # the action answers a duplicate (409) or reactivates a former member
+
+
+class MembershipChangeSerializer(serializers.Serializer):
+    active = serializers.BooleanField()
+
+
+class ProgressSerializer(serializers.Serializer):
+    batch = serializers.IntegerField()
+    round = serializers.IntegerField()
+    state = serializers.CharField()
+    done = serializers.IntegerField(help_text="Items with a final label or excluded")
+    total = serializers.IntegerField()
+    pending = serializers.IntegerField()
+    disagreements = serializers.IntegerField()
+    excluded = serializers.IntegerField()
+    mine = serializers.IntegerField(required=False, help_text="Your labels in this batch round")
+
+
+class CampaignProgressSerializer(serializers.Serializer):
+    campaign = serializers.IntegerField()
+    done = serializers.IntegerField()
+    total = serializers.IntegerField()
+    by_state = serializers.DictField(child=serializers.IntegerField())
+    batches = ProgressSerializer(many=True)
+
+
+class LeaseSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    campaign = serializers.IntegerField()
+    round = serializers.IntegerField()
+    served_at = serializers.DateTimeField()
+    expires_at = serializers.DateTimeField()
+    seconds_until_submit_allowed = serializers.FloatField()
+    item = serializers.JSONField(help_text="{id, external_id, dialogue, fields, meta}; never gold")
+    task = serializers.JSONField(help_text="{id, slug, name, instructions}")
+    form = serializers.JSONField(help_text="The task's answer form")
+    guidelines = serializers.JSONField(help_text="{version, markdown}")
+    progress = ProgressSerializer()
+
+
+class NextSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=["leased", "resumed", "no_work"])
+    detail = serializers.CharField()
+    assignment = LeaseSerializer(allow_null=True)
+
+
+class AssignmentSerializer(serializers.ModelSerializer):
+    batch = serializers.IntegerField(source="batch_item.batch.number", read_only=True)
+
+    class Meta:
+        model = Assignment
+        fields = ["id", "campaign", "batch", "item", "round", "slot", "status", "served_at", "expires_at", "closed_at"]
+        read_only_fields = fields
+
+
+class SubmitSerializer(serializers.Serializer):
+    client_submission_id = serializers.UUIDField(help_text="Made by the client once per submission; a retry reuses it")
+    answers = serializers.DictField(help_text="Question key -> answer, as the task's form asks")
+
+
+class AnnotationSerializer(serializers.ModelSerializer):
+    annotator = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    external_id = serializers.CharField(source="item.external_id", read_only=True)
+    guideline_version = serializers.IntegerField(source="settings.version", read_only=True, allow_null=True)
+
+    class Meta:
+        model = Annotation
+        fields = ["id", "campaign", "item", "external_id", "annotator", "round", "slot", "answers", "value", "excluded",
+                  "excluded_by", "dwell_seconds", "client_submission_id", "guideline_version", "submitted_at",
+                  "superseded_at"]
+        read_only_fields = fields
+
+
+class SubmitResultSerializer(serializers.Serializer):
+    annotation = AnnotationSerializer()
+    replayed = serializers.BooleanField(help_text="True when this answers a retry of an earlier submission")
+    progress = ProgressSerializer()
+
+
+class BatchSerializer(serializers.ModelSerializer):
+    settings_version = serializers.IntegerField(source="settings.version", read_only=True, allow_null=True)
+    progress = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Batch
+        fields = ["id", "campaign", "number", "state", "round", "settings_version", "accepted_below_threshold",
+                  "progress", "created_at", "updated_at"]
+        read_only_fields = fields
+
+    @extend_schema_field(ProgressSerializer)
+    def get_progress(self, batch):
+        return selectors.batch_progress(batch)
+
+
+class BatchItemSerializer(serializers.ModelSerializer):
+    external_id = serializers.CharField(source="item.external_id", read_only=True)
+
+    class Meta:
+        model = BatchItem
+        fields = ["id", "item", "external_id", "position", "status", "final_value", "final_method", "needed", "taken"]
+        read_only_fields = fields
+
+
+class EventSerializer(serializers.ModelSerializer):
+    actor = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = Event
+        fields = ["id", "kind", "from_state", "to_state", "round", "actor", "reason", "figures", "created_at"]
+        read_only_fields = fields
+
+
+class QCSampleItemSerializer(serializers.ModelSerializer):
+    item = serializers.SerializerMethodField()
+    qc_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = QCSampleItem
+        fields = ["batch_item", "position", "item", "annotator_value", "qc_value", "qc_note", "qc_by", "qc_at"]
+        read_only_fields = fields
+
+    def get_item(self, entry) -> dict:
+        item = entry.batch_item.item
+        return {"id": item.pk, "external_id": item.external_id, "dialogue": item.dialogue, "fields": item.fields,
+                "form": item.task.form}
+
+
+class QCReviewSerializer(serializers.ModelSerializer):
+    reviewer = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    sample = QCSampleItemSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = QCReview
+        fields = ["id", "batch", "round", "reviewer", "decision", "reason", "override", "figures", "sample",
+                  "created_at", "started_at", "decided_at"]
+        read_only_fields = fields
+
+
+class QCLabelSerializer(serializers.Serializer):
+    batch_item = serializers.IntegerField()
+    value = serializers.JSONField(help_text="The QC's answer to the primary question")
+    note = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class AcceptSerializer(serializers.Serializer):
+    reason = serializers.CharField(required=False, allow_blank=True, default="")
+    override_reason = serializers.CharField(required=False, allow_blank=True, default="",
+                                            help_text="Required to accept a sample below the thresholds (flagged)")
+
+
+class ReasonSerializer(serializers.Serializer):
+    reason = serializers.CharField(allow_blank=True)
+
+
+class DisagreementSerializer(serializers.ModelSerializer):
+    batch = serializers.IntegerField(source="batch_item.batch.number", read_only=True)
+    item = serializers.IntegerField(source="batch_item.item_id", read_only=True)
+    external_id = serializers.CharField(source="batch_item.item.external_id", read_only=True)
+    guideline_version = serializers.IntegerField(source="settings.version", read_only=True)
+    resolved_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = Disagreement
+        fields = ["id", "campaign", "batch", "item", "external_id", "round", "guideline_version", "labels", "status",
+                  "method", "resolved_value", "resolved_by", "reason", "created_at", "resolved_at"]
+        read_only_fields = fields
+
+
+class GuidelineDisagreementsSerializer(serializers.Serializer):
+    guideline_version = serializers.IntegerField()
+    note = serializers.CharField()
+    total = serializers.IntegerField()
+    open = serializers.IntegerField()
+    by_method = serializers.DictField(child=serializers.IntegerField())
+    disagreements = serializers.ListField(child=serializers.DictField())
+
+
+class ResolveSerializer(serializers.Serializer):
+    value = serializers.JSONField(help_text="The decided answer to the primary question")
+    reason = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class GoldVersionSerializer(serializers.ModelSerializer):
+    benchmark = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    frozen_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    labels = serializers.IntegerField(source="labels.count", read_only=True)
+    citation = serializers.CharField(read_only=True, help_text="How reports cite this version")
+
+    class Meta:
+        model = GoldVersion
+        fields = ["id", "benchmark", "campaign", "number", "citation", "note", "labels", "created_at", "frozen_at",
+                  "frozen_by"]
+        read_only_fields = fields
+
+
+class GoldVersionCreateSerializer(serializers.Serializer):
+    method = serializers.ChoiceField(choices=["campaign", "source"], default="campaign")
+    note = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class GoldLabelSerializer(serializers.ModelSerializer):
+    external_id = serializers.CharField(source="item.external_id", read_only=True)
+
+    class Meta:
+        model = GoldLabel
+        fields = ["item", "external_id", "value", "method", "votes", "margin"]
+        read_only_fields = fields
