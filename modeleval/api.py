@@ -1,0 +1,115 @@
+from django_filters import rest_framework as filters
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import APIException
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+
+from . import actions, selectors
+from .models import EvalRun, ModelSpec, Prediction
+from .permissions import IsResearcherOrStaff, IsStaffToWrite
+from .serializers import (EvalRunSerializer, ModelSpecSerializer, PredictionSerializer, RunChunkSerializer,
+                          RunEventSerializer, StartRunSerializer)
+
+
+class Refused(APIException):
+    status_code = status.HTTP_400_BAD_REQUEST
+
+    def __init__(self, error: actions.RunError, status_code=None):
+        super().__init__({"code": error.code, "detail": str(error)}, error.code)
+        if status_code:
+            self.status_code = status_code
+
+
+class ModelSpecViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin,
+                       viewsets.GenericViewSet):
+    """Registered models; staff register new ones (the files' sha256 is taken at registration)."""
+
+    queryset = ModelSpec.objects.all()
+    serializer_class = ModelSpecSerializer
+    permission_classes = [IsAuthenticated & IsResearcherOrStaff & IsStaffToWrite]
+    lookup_field = "name"
+
+    def perform_create(self, serializer):
+        data = dict(serializer.validated_data)
+        try:
+            serializer.instance = actions.register_model(data.pop("name"), data.pop("source", ModelSpec.PACKAGED),
+                                                         user=self.request.user, **data)
+        except actions.RunError as error:
+            raise Refused(error) from None
+
+
+class RunFilter(filters.FilterSet):
+    model = filters.CharFilter(field_name="model__name")
+    benchmark = filters.CharFilter(field_name="benchmark__slug")
+
+    class Meta:
+        model = EvalRun
+        fields = ["model", "benchmark", "mode", "state"]
+
+
+class EvalRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Model runs with their progress. Starting one queues its chunks on the `gpu` queue."""
+
+    queryset = selectors.runs()
+    serializer_class = EvalRunSerializer
+    permission_classes = [IsAuthenticated & IsResearcherOrStaff]
+    filterset_class = RunFilter
+
+    @extend_schema(request=StartRunSerializer, responses={201: EvalRunSerializer})
+    def create(self, request):
+        form = StartRunSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        try:
+            run = actions.start_run(**{**data, "prompt_template": data["prompt_template"] or None,
+                                       "prompt_version": data["prompt_version"] or None}, user=request.user)
+        except actions.RunError as error:
+            raise Refused(error) from None
+        return Response(EvalRunSerializer(run).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses={200: EvalRunSerializer, 409: OpenApiResponse(description="not active")})
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, pk=None):
+        try:
+            run = actions.cancel_run(self.get_object(), user=request.user, reason=request.data.get("reason", ""))
+        except actions.RunError as error:
+            raise Refused(error, status.HTTP_409_CONFLICT) from None
+        return Response(EvalRunSerializer(run).data)
+
+    @extend_schema(responses=RunChunkSerializer(many=True))
+    @action(detail=True, pagination_class=None, filterset_class=None)
+    def chunks(self, request, pk=None):
+        return Response(RunChunkSerializer(self.get_object().chunks.order_by("index"), many=True).data)
+
+    @extend_schema(responses=RunEventSerializer(many=True))
+    @action(detail=True, pagination_class=None, filterset_class=None)
+    def events(self, request, pk=None):
+        events = self.get_object().events.select_related("chunk", "actor")
+        return Response(RunEventSerializer(events, many=True).data)
+
+    @extend_schema(responses=inline_serializer("RunSummary", {
+        "run": serializers.IntegerField(), "state": serializers.CharField(), "mode": serializers.CharField(),
+        "tasks": serializers.DictField(), "overall_accuracy": serializers.FloatField(allow_null=True)}))
+    @action(detail=True, filterset_class=None)
+    def summary(self, request, pk=None):
+        return Response(selectors.run_summary(self.get_object()))
+
+
+class PredictionFilter(filters.FilterSet):
+    task = filters.CharFilter(field_name="item__task__slug")
+    external_id = filters.CharFilter(field_name="item__external_id")
+
+    class Meta:
+        model = Prediction
+        fields = ["run", "task", "external_id", "variant", "parse_status", "correct"]
+
+
+@extend_schema(description="Predictions, filtered by run (`?run=ID`), paginated. They show whether the model "
+                           "matched the gold answer: staff and researchers only.")
+class PredictionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    queryset = selectors.predictions().order_by("run_id", "item__task__slug", "item__external_id", "variant")
+    serializer_class = PredictionSerializer
+    permission_classes = [IsAuthenticated & IsResearcherOrStaff]
+    filterset_class = PredictionFilter

@@ -1,0 +1,195 @@
+"""What a run asks the model: default templates and settings per mode, and items rendered into prompts.
+
+Django-free and torch-free, so that validating a run (web process) and scoring it (worker) use the
+same code. Templates are the scorers' (`modeleval.scorers.prompts`) with one addition for
+multiple choice: `{extras}`, the item's task-specific fields (premise, hypothesis, knowledge...)
+between the dialogue and the question, without which NLI or knowledge-grounded items cannot be
+answered at all.
+
+Multiple choice by log-likelihood, by default (continuation "text"): the prompt shows the dialogue
+and the question and ends with "Answer:"; each option's text, after a space, is the continuation
+scored (DialogBench's per-option perplexity of the option text; lm-eval's acc / acc_norm come from
+the same numbers). Continuation "letter" lists the options "A. ..." in the prompt and scores " A",
+" B"... instead.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Mapping
+
+from .scorers import prompts
+from .scorers.positions import circular_permutations, permute_options
+
+MC_MODES = ("loglikelihood", "generate")
+RATING_MODES = ("rating", "yes_no")
+DEFAULT_INSTRUCTION = {
+    "en": "Read the dialogue and answer the question.",
+    "zh": "阅读对话并回答问题。",
+}
+DEFAULT_QUESTION = {"en": "Which option is correct?", "zh": "哪个选项是正确的？"}
+# DialogBench task extras, shown in this order when an item has them.
+EXTRA_FIELDS = ("knowledge", "commonsense", "persona", "premise", "hypothesis", "response", "slot", "test_question")
+
+
+def _with_extras(template: str, marker: str) -> str:
+    if marker not in template:
+        raise ValueError(f"cannot place {{extras}} in the template: {marker!r} not found")
+    return template.replace(marker, "{extras}" + marker, 1)
+
+
+MC_TEXT_EN = _with_extras(prompts.MC_LOGLIK_EN, "\n\nQuestion:")
+MC_TEXT_ZH = _with_extras(prompts.MC_LOGLIK_ZH, "\n\n问题：")
+MC_LETTER_EN = MC_TEXT_EN.replace("Answer:", "{options}\nAnswer:")
+MC_LETTER_ZH = MC_TEXT_ZH.replace("答案：", "{options}\n答案：")
+# (mode, language, variant) -> (version, template). A version names a template text: change the
+# text, change the version.
+TEMPLATES = {
+    ("loglikelihood", "en", "text"): ("mc-loglikelihood-text-en/1", MC_TEXT_EN),
+    ("loglikelihood", "zh", "text"): ("mc-loglikelihood-text-zh/1", MC_TEXT_ZH),
+    ("loglikelihood", "en", "letter"): ("mc-loglikelihood-letter-en/1", MC_LETTER_EN),
+    ("loglikelihood", "zh", "letter"): ("mc-loglikelihood-letter-zh/1", MC_LETTER_ZH),
+    ("generate", "en", ""): ("mc-generate-en/1", _with_extras(prompts.MC_GENERATE_EN, "\n\nQuestion:")),
+    ("generate", "zh", ""): ("mc-generate-zh/1", _with_extras(prompts.MC_GENERATE_ZH, "\n\n问题：")),
+    ("rating", "en", ""): ("rating-shot-en/1", prompts.RATING_SHOT),
+    ("yes_no", "en", ""): ("yes-no-shot-en/1", prompts.YES_NO_SHOT),
+}
+
+# batch_size None: the scorers' default for the device (1 on CPU, where padding only adds work).
+COMMON_DEFAULTS = {"batch_size": None}
+MODE_DEFAULTS = {
+    # rule: which pick is the run's `answer` (DialogBench: lowest mean token NLL = "per_token").
+    "loglikelihood": {"continuation": "text", "rule": "per_token"},
+    "generate": {"max_new_tokens": 16, "system": ""},
+    "rating": {"quality": "", "top_k": 3, "fewshot": {"strategy": "none", "k": 0, "fixed_ids": []}},
+    "yes_no": {"quality": "", "fewshot": {"strategy": "none", "k": 0, "fixed_ids": []}},
+    "pairwise": {},
+}
+RULES = ("acc", "acc_norm", "per_token")
+
+
+def language_of(code: str) -> str:
+    return "zh" if (code or "").lower().startswith("zh") else "en"
+
+
+def resolve_settings(mode: str, language: str, given: Mapping | None) -> dict:
+    """The run's settings: the mode's defaults overridden by `given`; unknown keys are refused, so
+    a typo cannot silently fall back to a default."""
+    defaults = {**COMMON_DEFAULTS, **MODE_DEFAULTS[mode], "language": language}
+    if mode in MC_MODES:
+        defaults["instruction"] = DEFAULT_INSTRUCTION[language]
+    if mode == "rating":
+        defaults["instruction"] = prompts.RATING_INSTRUCTION
+    if mode == "yes_no":
+        defaults["instruction"] = prompts.YES_NO_INSTRUCTION
+    given = dict(given or {})
+    if unknown := sorted(set(given) - set(defaults)):
+        raise ValueError(f"unknown settings {unknown} for mode {mode}; expected some of {sorted(defaults)}")
+    resolved = {**defaults, **given}
+    if "fewshot" in given:
+        if not isinstance(given["fewshot"], dict):
+            raise ValueError('fewshot must be an object: {"strategy": ..., "k": ..., "fixed_ids": [...]}')
+        resolved["fewshot"] = {**defaults["fewshot"], **given["fewshot"]}
+    if mode == "loglikelihood":
+        if resolved["continuation"] not in ("text", "letter"):
+            raise ValueError('continuation must be "text" or "letter"')
+        if resolved["rule"] not in RULES:
+            raise ValueError(f"rule must be one of {RULES}")
+    size = resolved["batch_size"]
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
+        raise ValueError("batch_size must be a positive integer, or null for the device's default")
+    return resolved
+
+
+def default_template(mode: str, settings: Mapping) -> tuple[str, str]:
+    """(version, template text) for a mode and its settings."""
+    variant = settings.get("continuation", "") if mode == "loglikelihood" else ""
+    language = settings.get("language", "en")
+    key = (mode, language, variant)
+    if key not in TEMPLATES:
+        key = (mode, "en", variant)  # rating prompts exist in English only
+    if key not in TEMPLATES:
+        raise ValueError(f"no default template for mode {mode}")
+    return TEMPLATES[key]
+
+
+# --- items -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str  # "" for the options as given, else the position the gold answer was moved to
+    options: dict[str, str]  # shown letter -> option text, in the order shown
+    source_keys: dict[str, str]  # shown letter -> the item's own letter for that option
+    gold: str  # shown letter of the gold answer, "" without gold
+
+
+def item_options(item) -> dict[str, str]:
+    options = (item.fields or {}).get("options")
+    if not isinstance(options, dict) or len(options) < 2 or not all(isinstance(v, str) for v in options.values()):
+        raise ValueError(f"item {item.external_id}: fields.options must map at least 2 letters to option texts")
+    return dict(options)
+
+
+def item_gold(item, primary: str) -> str:
+    gold = (item.source_gold or {}).get(primary)
+    return "" if gold is None else str(gold)
+
+
+def variants(item, primary: str, policy: str) -> list[Variant]:
+    """The option orders to score an item in: as given, or with the gold answer at each position
+    (swapped there, or by rotation)."""
+    options, gold = item_options(item), item_gold(item, primary)
+    identity = {k: k for k in options}
+    if policy == "as_is":
+        return [Variant("", options, identity, gold if gold in options else "")]
+    if gold not in options:
+        raise ValueError(f"item {item.external_id}: position policy {policy} needs a gold answer among the options")
+    # Permute the keys, then read the texts through them: the mapping back to the item's own
+    # letters comes for free.
+    if policy == "gold_at_each_position":
+        orders = [permute_options(identity, gold, target) for target in options]
+    elif policy == "circular":
+        orders = circular_permutations(identity, gold)
+    else:
+        raise ValueError(f"unknown position policy {policy!r}")
+    return [Variant(str(new_gold), {k: options[src] for k, src in order.items()}, dict(order), str(new_gold))
+            for order, new_gold in orders]
+
+
+def _text(value) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and set(value) == {"speaker", "text"}:
+        return f"{value['speaker']}: {value['text']}"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def render_extras(fields: Mapping, language: str) -> str:
+    labels = [(key, key.replace("_", " ").capitalize()) for key in EXTRA_FIELDS if fields.get(key) not in (None, "")]
+    sep = "：" if language == "zh" else ": "
+    return "".join(f"\n\n{label}{sep}{_text(fields[key])}" for key, label in labels)
+
+
+def render_mc(template: str, item, variant: Variant, settings: Mapping) -> str:
+    fields = item.fields or {}
+    language = settings.get("language", "en")
+    return template.format(
+        instruction=settings.get("instruction", ""),
+        dialogue=prompts.render_dialogue(item.dialogue),
+        extras=render_extras(fields, language),
+        question=fields.get("question") or DEFAULT_QUESTION[language],
+        options=prompts.render_options(variant.options),
+    )
+
+
+def context_and_response(item) -> tuple[str, str]:
+    """Rating prompts show a context and a response: the item's response field (FED turn level),
+    else the dialogue's last turn as the response to the turns before it (FED dialog level)."""
+    response = (item.fields or {}).get("response")
+    turns = list(item.dialogue)
+    if response:
+        return prompts.render_dialogue(turns), _text(response)
+    if not turns:
+        raise ValueError(f"item {item.external_id}: an empty dialogue cannot be rated")
+    return prompts.render_dialogue(turns[:-1]), _text(turns[-1])

@@ -1,0 +1,187 @@
+"""The life of a chunk: claimed, scored, written, counted; retried or given up.
+
+Delivery is at least once (late acks: a message is acknowledged after the task returns, and a
+message whose worker died is delivered again), so everything here is safe to repeat:
+- the claim increments `attempts` in its own committed transaction before any work, so a worker
+  killed mid-chunk still used an attempt; a delivery past `max_attempts` is refused, and the chunk
+  and its run fail with the reason (a poison chunk cannot loop for ever);
+- predictions are upserted on (run, item, variant), so a chunk scored twice writes each row once;
+- completion locks the chunk and counts it only if it was not done already, then moves the run to
+  finished when `chunks_done` reaches `chunks_total` (a conditional UPDATE, so exactly one chunk
+  finishes the run, and no chord or result backend is needed).
+Locks are always taken run first, then chunk, as `cancel_run` does, so they cannot deadlock.
+"""
+from __future__ import annotations
+
+import socket
+import traceback
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from .actions import fail_run, record
+from .models import ChunkState, EvalRun, Prediction, RunChunk, RunState
+
+RETRY_DELAY_S = 2  # times the attempt number: 2 s, 4 s, ...
+PREDICTION_FIELDS = ("chunk", "gold", "options", "prompt", "raw_output", "answer", "answer_norm", "answer_per_token",
+                     "parse_status", "correct", "rating", "probabilities", "fewshot_ids")
+
+
+class RetryChunk(Exception):
+    """The attempt failed and another is allowed: the caller schedules it."""
+
+    def __init__(self, error: BaseException, countdown: float):
+        self.error, self.countdown = error, countdown
+        super().__init__(f"{type(error).__name__}: {error} (retry in {countdown} s)")
+
+
+@dataclass
+class Claim:
+    run: EvalRun
+    chunk: RunChunk
+
+
+def _locked(chunk_id):
+    """The chunk and its run, locked in that order: run, then chunk."""
+    run_id = RunChunk.objects.values_list("run_id", flat=True).get(pk=chunk_id)
+    run = EvalRun.objects.select_for_update().select_related("model").get(pk=run_id)
+    return run, RunChunk.objects.select_for_update().get(pk=chunk_id)
+
+
+@transaction.atomic
+def claim_chunk(chunk_id: int, worker: str = "") -> Claim | None:
+    """Take the chunk for one attempt, or None when there is nothing to do: already done or given
+    up (a repeated delivery), its run no longer active, or its attempts used up."""
+    run, chunk = _locked(chunk_id)
+    if chunk.state in (ChunkState.DONE, ChunkState.FAILED, ChunkState.SKIPPED):
+        return None
+    if run.state not in (RunState.QUEUED, RunState.RUNNING):
+        chunk.state = ChunkState.SKIPPED
+        chunk.save(update_fields=["state"])
+        return None
+    if chunk.attempts >= run.max_attempts:
+        # Every earlier delivery died without reporting back (e.g. the worker was killed each time).
+        _give_up(run, chunk, f"attempt {chunk.attempts + 1} refused: {chunk.attempts} attempts already started "
+                             f"and none finished{'; last error: ' + chunk.error if chunk.error else ''}")
+        return None
+    chunk.attempts += 1
+    chunk.state, chunk.worker, chunk.started_at, chunk.finished_at = ChunkState.RUNNING, worker, timezone.now(), None
+    chunk.save(update_fields=["attempts", "state", "worker", "started_at", "finished_at"])
+    if chunk.attempts > 1:
+        record(run, "chunk_retried", chunk=chunk, worker=worker, attempt=chunk.attempts, last_error=chunk.error)
+    if run.state == RunState.QUEUED:
+        run.state, run.started_at = RunState.RUNNING, timezone.now()
+        run.save(update_fields=["state", "started_at"])
+        record(run, "started", worker=worker)
+    return Claim(run, chunk)
+
+
+def _give_up(run, chunk, reason):
+    chunk.state, chunk.finished_at, chunk.error = ChunkState.FAILED, timezone.now(), reason
+    chunk.save(update_fields=["state", "finished_at", "error"])
+    fail_run(run, f"chunk {chunk.index} failed after {chunk.attempts} attempts: {reason}", chunk=chunk,
+             attempts=chunk.attempts)
+
+
+def write_predictions(run, chunk, rows) -> None:
+    """Upsert on (run, item, variant): writing the same rows again changes nothing and adds nothing."""
+    Prediction.objects.bulk_create(
+        [Prediction(run=run, chunk=chunk, **row) for row in rows],
+        update_conflicts=True, unique_fields=["run", "item", "variant"],
+        update_fields=[*PREDICTION_FIELDS, "updated_at"])
+
+
+@transaction.atomic
+def complete_chunk(chunk_id: int, rows) -> bool:
+    """Write the chunk's predictions and count it; False (and no writes) when another delivery of the
+    same chunk got there first."""
+    run, chunk = _locked(chunk_id)
+    if chunk.state in (ChunkState.DONE, ChunkState.FAILED):
+        return False
+    write_predictions(run, chunk, rows)
+    chunk.state, chunk.finished_at, chunk.error = ChunkState.DONE, timezone.now(), ""
+    chunk.save(update_fields=["state", "finished_at", "error"])
+    EvalRun.objects.filter(pk=run.pk).update(chunks_done=F("chunks_done") + 1,
+                                             items_done=F("items_done") + len(chunk.item_ids))
+    now = timezone.now()
+    if EvalRun.objects.filter(pk=run.pk, state=RunState.RUNNING, chunks_done=F("chunks_total")).update(
+            state=RunState.FINISHED, finished_at=now):
+        seconds = (now - run.started_at).total_seconds() if run.started_at else None
+        record(run, "finished", items=run.items_total, seconds=seconds,
+               items_per_s=run.items_total / seconds if seconds else None)
+    return True
+
+
+@transaction.atomic
+def fail_attempt(chunk_id: int, error: BaseException) -> bool:
+    """Record a failed attempt; True when another is allowed, else the chunk and run fail."""
+    run, chunk = _locked(chunk_id)
+    if chunk.state != ChunkState.RUNNING:
+        return False
+    text = f"{type(error).__name__}: {error}"
+    if not run.is_active:  # cancelled (or failed elsewhere) meanwhile: nothing left to retry for
+        chunk.state, chunk.error = ChunkState.SKIPPED, text
+        chunk.save(update_fields=["state", "error"])
+        return False
+    if chunk.attempts >= run.max_attempts:
+        _give_up(run, chunk, text)
+        return False
+    chunk.state, chunk.error, chunk.finished_at = ChunkState.PENDING, text, timezone.now()
+    chunk.save(update_fields=["state", "error", "finished_at"])
+    record(run, "chunk_attempt_failed", chunk=chunk, reason=text, attempt=chunk.attempts,
+           traceback=traceback.format_exception(error)[-3:])
+    return True
+
+
+def process_chunk(chunk_id: int, worker: str = "") -> str:
+    """One attempt at a chunk: "done", "skipped", "failed", or RetryChunk raised when the attempt
+    failed and another is allowed."""
+    from . import scoring  # imports torch: only where chunks are scored, and only when one is
+
+    claim = claim_chunk(chunk_id, worker)
+    if claim is None:
+        return "skipped"
+    try:
+        rows = scoring.score_items(claim.run, _items(claim.chunk))
+        # Inside the try: rows the database refuses are this chunk's failure too, not a lost message.
+        return "done" if complete_chunk(chunk_id, rows) else "skipped"
+    except scoring.PermanentError as error:
+        with transaction.atomic():
+            run, chunk = _locked(chunk_id)
+            _give_up(run, chunk, str(error))
+        return "failed"
+    except Exception as error:
+        if fail_attempt(chunk_id, error):
+            raise RetryChunk(error, RETRY_DELAY_S * claim.chunk.attempts) from error
+        return "failed"
+
+
+def _items(chunk):
+    from benchmarks.models import Item
+
+    by_id = Item.objects.select_related("task").in_bulk(chunk.item_ids)
+    if missing := [pk for pk in chunk.item_ids if pk not in by_id]:
+        raise LookupError(f"items {missing} no longer exist")
+    return [by_id[pk] for pk in chunk.item_ids]
+
+
+def run_sync(run: EvalRun, on_chunk=None, worker: str | None = None) -> EvalRun:
+    """Score a run's pending chunks in this process, in order, retrying at once (no queue to wait
+    on); `on_chunk(run)` is called after each chunk, e.g. to draw progress."""
+    worker = worker or f"sync@{socket.gethostname()}"
+    for chunk_id in run.chunks.filter(state=ChunkState.PENDING).order_by("index").values_list("pk", flat=True):
+        while True:
+            try:
+                process_chunk(chunk_id, worker)
+                break
+            except RetryChunk:
+                continue
+        run.refresh_from_db()
+        if on_chunk:
+            on_chunk(run)
+        if not run.is_active:
+            break
+    run.refresh_from_db()
+    return run

@@ -1,0 +1,63 @@
+"""Prompt templates as plain `str.format` strings, and the renderers for their fields.
+
+A run stores the template text and its `template_hash`, so a figure can always be
+traced to the exact prompt that produced it. Literal braces in a template must be
+doubled; field values may hold anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Iterable, Mapping, Sequence
+
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def template_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def render_dialogue(turns: Iterable[Mapping[str, str]], speakers: Mapping[str, str] | None = None) -> str:
+    """One "Speaker: text" line per turn; `speakers` renames speakers (e.g. to hide
+    which side is a bot)."""
+    speakers = speakers or {}
+    return "\n".join(f"{speakers.get(t['speaker'], t['speaker'])}: {t['text']}" for t in turns)
+
+
+def render_options(options: Mapping[str, str] | Sequence[str]) -> str:
+    """"A. text" per line; a sequence is lettered in order, a mapping keeps its keys."""
+    pairs = options.items() if isinstance(options, Mapping) else zip(LETTERS, options)
+    return "\n".join(f"{letter}. {text}" for letter, text in pairs)
+
+
+# DialogBench, base models: each option text is the continuation scored after this
+# prompt (with a " " delimiter), so the prompt ends where the answer begins.
+MC_LOGLIK_EN = "{instruction}\n\nDialogue:\n{dialogue}\n\nQuestion: {question}\nAnswer:"
+MC_LOGLIK_ZH = "{instruction}\n\n对话：\n{dialogue}\n\n问题：{question}\n答案："
+
+# DialogBench, chat models: the options are shown and a letter is asked for.
+MC_GENERATE_EN = (
+    "{instruction}\n\nDialogue:\n{dialogue}\n\nQuestion: {question}\n{options}\n\n"
+    "Answer with the letter of the correct option only."
+)
+MC_GENERATE_ZH = "{instruction}\n\n对话：\n{dialogue}\n\n问题：{question}\n{options}\n\n请只回答正确选项的字母。"
+
+# Huynh et al.: one shot per example, the query last with an empty answer, so the
+# next token is the rating (or yes/no).
+RATING_INSTRUCTION = (
+    "Rate the {quality} of the response to the dialogue on a scale from {low} to {high}."
+)
+RATING_SHOT = "Dialogue:\n{context}\nResponse: {response}\n{quality} score:{answer}"
+YES_NO_INSTRUCTION = "Answer yes or no."
+YES_NO_SHOT = "Dialogue:\n{context}\nResponse: {response}\nIs the response {quality}?{answer}"
+SHOT_SEPARATOR = "\n\n"
+
+# BotChat arena: the answer names the conversation judged to involve an AI.
+PAIRWISE_AI_JUDGE = (
+    "Below are two conversations. Each may be between two humans, or may include "
+    "utterances written by an AI.\n\n"
+    "Conversation 1:\n{conversation_1}\n\n"
+    "Conversation 2:\n{conversation_2}\n\n"
+    "Which conversation involves an AI? Answer with exactly one of: "
+    "Conversation 1, Conversation 2, Both, Neither.\nAnswer:"
+)

@@ -1,0 +1,204 @@
+"""A chunk's items scored by the run's mode, as Prediction field values.
+
+This module imports torch (through the scorers) and is imported only by the process that scores,
+on first use: a Celery parent process never loads it, so CUDA is never initialised before the
+pool forks.
+"""
+from __future__ import annotations
+
+from django.conf import settings
+
+from benchmarks.formschema import question
+
+from .models import Mode, ModelSpec, ParseStatus
+from .prompting import context_and_response, render_mc, variants
+from .scorers import generation, loading, loglikelihood, rating
+
+
+class PermanentError(Exception):
+    """No retry can help (the weights on this machine are not the ones registered)."""
+
+
+def load(spec: ModelSpec) -> loading.LoadedModel:
+    """The spec's model, loaded once per process and kept for every later chunk."""
+    loaded = loading.get_model(spec.source, cache_dir=settings.MODEL_CACHE_DIR, dtype=spec.dtype, device=spec.device)
+    if loaded.info.sha256 != spec.sha256:
+        raise PermanentError(f"model {spec.name}: {loaded.info.source} has sha256 {loaded.info.sha256}, "
+                             f"registered as {spec.sha256}; register the new files as a new model")
+    return loaded
+
+
+def score_items(run, items) -> list[dict]:
+    """Prediction fields (item, variant, options, answer, ...) for each item and option order.
+    Prompts are built before the model loads, so a malformed item fails fast."""
+    build, score = SCORERS[run.mode]
+    requests = build(run, items)
+    return score(run, load(run.model), requests) if requests else []
+
+
+def _batch(run) -> dict:
+    """batch_size only when the run sets one, so that each scorer keeps its own device default."""
+    size = run.settings.get("batch_size")
+    return {} if size is None else {"batch_size": size}
+
+
+# --- multiple choice ---------------------------------------------------------------------
+
+
+def _mc_requests(run, items):
+    return [(item, variant, render_mc(run.prompt_template, item, variant, run.settings))
+            for item in items for variant in variants(item, item.task.primary_key, run.position_policy)]
+
+
+def _mc_row(item, variant, answer, **fields):
+    correct = (answer == variant.gold) if variant.gold else None
+    return {"item": item, "variant": variant.name, "gold": variant.gold, "answer": answer or "", "correct": correct,
+            **fields}
+
+
+def _score_loglikelihood(run, loaded, requests):
+    s = run.settings
+    by_text = s["continuation"] == "text"
+    mc_items = [loglikelihood.MCItem(context, tuple(v.options.values()) if by_text else tuple(v.options))
+                for _, v, context in requests]
+    results = loglikelihood.score_shared_context(loaded.model, loaded.tokenizer, mc_items,
+                                                 max_length=run.model.max_length, **_batch(run))
+    rows = []
+    for (item, variant, _), result in zip(requests, results):
+        keys = list(variant.options)
+        options = [
+            {"key": key, "source_key": variant.source_keys[key], "text": variant.options[key],
+             "context": o.context, "continuation": o.continuation, "logprob": o.logprob,
+             "n_tokens": o.n_tokens, "n_chars": o.n_chars, "is_greedy": o.is_greedy}
+            for key, o in zip(keys, result.options)
+        ]
+        picks = {"acc": keys[result.pred], "acc_norm": keys[result.pred_norm], "per_token": keys[result.pred_per_token]}
+        rows.append(_mc_row(item, variant, picks[s["rule"]], options=options, answer_norm=picks["acc_norm"],
+                            answer_per_token=picks["per_token"], parse_status=ParseStatus.SCORED))
+    return rows
+
+
+def chat_text(tokenizer, spec: ModelSpec, user: str, system: str = "") -> str:
+    """The prompt as the model reads it: in the chat template (the spec's own text when set, which
+    `generation.chat_prompt` has no argument for), or plain when the spec or tokenizer has none."""
+    template = spec.chat_template or None
+    if not spec.use_chat_template or not (template or getattr(tokenizer, "chat_template", None)):
+        return user
+    if template is None:
+        return generation.chat_prompt(tokenizer, user, system or None)
+    messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": user}]
+    return tokenizer.apply_chat_template(messages, chat_template=template, tokenize=False, add_generation_prompt=True)
+
+
+def _score_generate(run, loaded, requests):
+    s = run.settings
+    texts = [chat_text(loaded.tokenizer, run.model, user, s["system"]) for _, _, user in requests]
+    replies = generation.generate(loaded.model, loaded.tokenizer, texts, max_new_tokens=s["max_new_tokens"],
+                                  chat=False, **_batch(run))
+    rows = []
+    for (item, variant, _), text, reply in zip(requests, texts, replies):
+        letter = generation.extract_option_letter(reply, "".join(variant.options), s["language"])
+        options = [{"key": k, "source_key": variant.source_keys[k], "text": t} for k, t in variant.options.items()]
+        status = ParseStatus.PARSED if letter else ParseStatus.UNPARSABLE
+        # An unparsable reply is wrong, not missing: DialogBench counts it so (and reports how many).
+        rows.append(_mc_row(item, variant, letter, options=options, prompt=text, raw_output=reply, parse_status=status))
+    return rows
+
+
+# --- ratings -----------------------------------------------------------------------------
+
+
+def _quality(run, task):
+    key = run.settings["quality"] or task.primary_key
+    spec = question(task.form, key)
+    return key, spec.get("label") or key.replace("_", " ").capitalize(), spec
+
+
+def _selector(run, task, key):
+    from benchmarks.models import Item
+
+    fewshot = run.settings["fewshot"]
+    pool = []
+    if fewshot["strategy"] != "none" and fewshot["k"] > 0:
+        # Only items with a published label can serve as examples (their label is what the shot shows).
+        for item in Item.objects.filter(task=task).exclude(source_gold=None).order_by("external_id"):
+            value = (item.source_gold or {}).get(key)
+            if value is not None:
+                context, response = context_and_response(item)
+                pool.append(rating.Example(item.external_id, context, response, _label(value)))
+    return rating.FewShotSelector(pool, fewshot["strategy"], fewshot["k"], seed=run.seed,
+                                  fixed_ids=fewshot.get("fixed_ids") or ())
+
+
+def _label(value) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def _rating_requests(run, items):
+    s, selectors, requests = run.settings, {}, []
+    for item in items:
+        key, label, spec = _quality(run, item.task)
+        if run.mode == Mode.RATING and spec["type"] != "scale":
+            raise ValueError(f"task {item.task}: rating mode needs a scale question, {key!r} is {spec['type']}")
+        if item.task_id not in selectors:
+            selectors[item.task_id] = _selector(run, item.task, key)
+        context, response = context_and_response(item)
+        query = rating.Example(item.external_id, context, response)
+        shots = selectors[item.task_id].select(query)
+        scale = spec.get("scale") or {}
+        # "Rate the overall of the response" would not read as English.
+        named = "overall quality" if key == "overall" else label.lower()
+        instruction = s["instruction"].format(quality=named, low=scale.get("min"), high=scale.get("max"))
+        built = rating.build_prompt(query, shots, instruction=instruction, shot_template=run.prompt_template,
+                                    quality=label)
+        gold = (item.source_gold or {}).get(key)
+        requests.append((item, built, spec, "" if gold is None else _label(gold)))
+    return requests
+
+
+def _score_rating(run, loaded, requests):
+    rows = []
+    # One scorer call per scale, as the valid rating tokens depend on it.
+    for scale in {(spec["scale"]["min"], spec["scale"]["max"]) for _, _, spec, _ in requests}:
+        group = [r for r in requests if (r[2]["scale"]["min"], r[2]["scale"]["max"]) == scale]
+        ratings = tuple(range(scale[0], scale[1] + 1))
+        scores = rating.rating_scores(loaded.model, loaded.tokenizer, [b.text for _, b, _, _ in group], ratings,
+                                      top_k=run.settings["top_k"], **_batch(run))
+        for (item, built, _, gold), score in zip(group, scores):
+            likeliest = max(sorted(score.raw), key=lambda r: score.raw[r])  # ties: the lower rating
+            rows.append({"item": item, "variant": "", "gold": gold, "prompt": built.text, "rating": score.expected,
+                         "answer": str(likeliest), "correct": None, "parse_status": ParseStatus.SCORED,
+                         "probabilities": {"raw": _keyed(score.raw), "top": _keyed(score.top)},
+                         "fewshot_ids": list(built.example_ids)})
+    order = {r[0].pk: i for i, r in enumerate(requests)}
+    return sorted(rows, key=lambda row: order[row["item"].pk])
+
+
+def _keyed(probs):
+    return {str(int(r)): p for r, p in sorted(probs.items())}
+
+
+def _score_yes_no(run, loaded, requests):
+    words = rating.YES_WORDS + rating.NO_WORDS
+    probs = rating.word_probs(loaded.model, loaded.tokenizer, [b.text for _, b, _, _ in requests], words,
+                              **_batch(run))
+    rows = []
+    for (item, built, _, gold), row in zip(requests, probs):
+        p_yes, p_no = sum(row[w] for w in rating.YES_WORDS), sum(row[w] for w in rating.NO_WORDS)
+        g = rating.yes_no_from_probs(p_yes, p_no)
+        answer = "yes" if g >= 0.5 else "no"
+        rows.append({"item": item, "variant": "", "gold": gold, "prompt": built.text, "rating": g, "answer": answer,
+                     "correct": (answer == gold) if gold in ("yes", "no") else None,
+                     "parse_status": ParseStatus.SCORED, "probabilities": {"yes": p_yes, "no": p_no, "words": row},
+                     "fewshot_ids": list(built.example_ids)})
+    return rows
+
+
+SCORERS = {
+    Mode.LOGLIKELIHOOD: (_mc_requests, _score_loglikelihood),
+    Mode.GENERATE: (_mc_requests, _score_generate),
+    Mode.RATING: (_rating_requests, _score_rating),
+    Mode.YES_NO: (_rating_requests, _score_yes_no),
+}

@@ -1,0 +1,67 @@
+"""Reads shared by the API, the admin, the score command and reports.
+
+Figures are recomputed from the stored per-option numbers, not from the stored picks, so that a
+report can show that the rows alone give the run's accuracy.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from .models import EvalRun, Mode, ParseStatus, Prediction
+from .scorers.positions import accuracy_by_position
+
+
+def runs():
+    return EvalRun.objects.select_related("model", "benchmark", "created_by").prefetch_related("tasks")
+
+
+def predictions(run_id=None):
+    rows = Prediction.objects.select_related("item", "item__task")
+    return rows.filter(run_id=run_id) if run_id is not None else rows
+
+
+def _argmax(values):
+    # First of equal maxima, as lm-evaluation-harness (numpy.argmax) breaks ties.
+    return max(range(len(values)), key=lambda i: (values[i], -i))
+
+
+def mc_picks(options) -> dict[str, str]:
+    """The option key each rule picks from a prediction's stored options: acc (summed
+    log-likelihood), acc_norm (per character), per_token (mean per token)."""
+    keys = [o["key"] for o in options]
+    return {
+        "acc": keys[_argmax([o["logprob"] for o in options])],
+        "acc_norm": keys[_argmax([o["logprob"] / max(o["n_chars"], 1) for o in options])],
+        "per_token": keys[_argmax([o["logprob"] / o["n_tokens"] for o in options])],
+    }
+
+
+def run_summary(run: EvalRun) -> dict:
+    """Per task and overall (unweighted mean of tasks, as DialogBench): accuracy of the run's
+    answers (unparsable counted wrong, and counted), the three log-likelihood rules recomputed from
+    the options, accuracy by gold position for position variants, mean rating for rating modes."""
+    by_task = defaultdict(list)
+    for p in predictions(run.pk).order_by("item__task__slug", "item_id", "variant"):
+        by_task[p.item.task.slug].append(p)
+    tasks = {}
+    for slug, rows in by_task.items():
+        graded = [p for p in rows if p.gold]
+        figures = {"predictions": len(rows), "with_gold": len(graded),
+                   "unparsable": sum(p.parse_status == ParseStatus.UNPARSABLE for p in rows)}
+        if graded and run.mode != Mode.RATING:
+            figures["accuracy"] = sum(p.answer == p.gold for p in graded) / len(graded)
+        if graded and run.mode == Mode.LOGLIKELIHOOD:
+            picks = [(mc_picks(p.options), p.gold) for p in graded]
+            for rule in ("acc", "acc_norm", "per_token"):
+                figures[rule] = sum(pick[rule] == gold for pick, gold in picks) / len(picks)
+        if any(p.variant for p in graded):
+            positions = accuracy_by_position((p.gold, p.answer or None) for p in graded)
+            figures["by_position"] = {pos: {"correct": a.correct, "total": a.total, "accuracy": a.accuracy}
+                                      for pos, a in positions.items()}
+        ratings = [p.rating for p in rows if p.rating is not None]
+        if ratings:
+            figures["mean_rating"] = sum(ratings) / len(ratings)
+        tasks[slug] = figures
+    scored = [t["accuracy"] for t in tasks.values() if "accuracy" in t]
+    return {"run": run.pk, "state": run.state, "mode": run.mode, "tasks": tasks,
+            "overall_accuracy": sum(scored) / len(scored) if scored else None}

@@ -1,0 +1,85 @@
+from rest_framework import serializers
+
+from benchmarks.models import Benchmark
+
+from .models import Dtype, EvalRun, Mode, ModelSpec, PositionPolicy, Prediction, RunChunk, RunEvent
+
+
+class ModelSpecSerializer(serializers.ModelSerializer):
+    dtype = serializers.ChoiceField(Dtype.choices, default=Dtype.FLOAT32)
+
+    class Meta:
+        model = ModelSpec
+        fields = ["id", "name", "source", "sha256", "revision", "dtype", "device", "max_length", "use_chat_template",
+                  "chat_template", "created_at"]
+        read_only_fields = ["sha256", "created_at"]
+
+
+class RunProgressSerializer(serializers.Serializer):
+    items_done = serializers.IntegerField()
+    items_total = serializers.IntegerField()
+    chunks_done = serializers.IntegerField()
+    chunks_total = serializers.IntegerField()
+    fraction = serializers.FloatField(source="progress")
+
+
+class EvalRunSerializer(serializers.ModelSerializer):
+    model = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    benchmark = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    tasks = serializers.SlugRelatedField(slug_field="slug", many=True, read_only=True)
+    progress = RunProgressSerializer(source="*", read_only=True)
+    created_by = serializers.StringRelatedField()
+
+    class Meta:
+        model = EvalRun
+        fields = ["id", "model", "benchmark", "tasks", "selection", "mode", "settings", "prompt_template",
+                  "prompt_sha256", "prompt_version", "seed", "position_policy", "chunk_size", "max_attempts", "state",
+                  "reason", "progress", "created_by", "created_at", "started_at", "finished_at"]
+        read_only_fields = fields
+
+
+class StartRunSerializer(serializers.Serializer):
+    """What `actions.start_run` takes, by name and slug."""
+
+    model = serializers.SlugRelatedField(slug_field="name", queryset=ModelSpec.objects.all())
+    benchmark = serializers.SlugRelatedField(slug_field="slug", queryset=Benchmark.objects.all())
+    tasks = serializers.ListField(child=serializers.SlugField(), required=False, allow_null=True, default=None,
+                                  help_text="Task slugs; all tasks of the benchmark when absent")
+    item_ids = serializers.ListField(child=serializers.IntegerField(), required=False, allow_null=True, default=None)
+    limit = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None,
+                                     help_text="At most this many items per task")
+    mode = serializers.ChoiceField(Mode.choices, default=Mode.LOGLIKELIHOOD)
+    settings = serializers.DictField(required=False, default=dict)
+    prompt_template = serializers.CharField(required=False, allow_blank=True, default="")
+    prompt_version = serializers.CharField(required=False, allow_blank=True, default="", max_length=100)
+    seed = serializers.IntegerField(default=0)
+    position_policy = serializers.ChoiceField(PositionPolicy.choices, default=PositionPolicy.AS_IS)
+    chunk_size = serializers.IntegerField(min_value=1, max_value=10_000, default=16)
+    max_attempts = serializers.IntegerField(min_value=1, max_value=20, default=3)
+
+
+class RunChunkSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = RunChunk
+        fields = ["index", "state", "attempts", "worker", "error", "started_at", "finished_at"]
+
+
+class RunEventSerializer(serializers.ModelSerializer):
+    chunk = serializers.SlugRelatedField(slug_field="index", read_only=True)
+    actor = serializers.StringRelatedField()
+
+    class Meta:
+        model = RunEvent
+        fields = ["kind", "chunk", "actor", "reason", "figures", "created_at"]
+
+
+class PredictionSerializer(serializers.ModelSerializer):
+    external_id = serializers.CharField(source="item.external_id", read_only=True)
+    task = serializers.CharField(source="item.task.slug", read_only=True)
+
+    class Meta:
+        model = Prediction
+        fields = ["id", "run", "item", "external_id", "task", "variant", "gold", "options", "prompt", "raw_output",
+                  "answer", "answer_norm", "answer_per_token", "parse_status", "correct", "rating", "probabilities",
+                  "fewshot_ids", "created_at", "updated_at"]
+        read_only_fields = fields

@@ -1,0 +1,27 @@
+"""Celery tasks on the `gpu` queue. Thin: the work and its bookkeeping are in `modeleval.runner`.
+
+Nothing here imports torch: the worker's parent process only routes messages, and each pool
+process loads the model on its first chunk (`scoring.load`) and keeps it.
+"""
+from celery import shared_task
+from django.db import DatabaseError
+
+from . import runner
+
+DATABASE_RETRY_S = 30
+DATABASE_MAX_RETRIES = 20
+
+
+# Late acks plus reject-on-worker-lost: a chunk whose worker dies is delivered again, and the
+# attempt counter in the database (not Celery's retry count, which a killed process loses) decides
+# when to give up. max_retries=None leaves that decision to the database.
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
+def score_chunk(self, chunk_id: int) -> str:
+    try:
+        return runner.process_chunk(chunk_id, worker=self.request.hostname or "")
+    except runner.RetryChunk as retry:
+        raise self.retry(countdown=retry.countdown, exc=retry.error) from None
+    except DatabaseError as error:
+        # The bookkeeping itself could not be written (database away): a failed task would be
+        # acknowledged and the chunk left running for ever, so wait and deliver it again.
+        raise self.retry(countdown=DATABASE_RETRY_S, exc=error, max_retries=DATABASE_MAX_RETRIES) from None

