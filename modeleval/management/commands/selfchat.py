@@ -1,0 +1,44 @@
+"""Let a model chat with itself from human chat seeds (BotChat) and keep the dialogues as items."""
+from django.core.management.base import BaseCommand, CommandError
+
+from modeleval import actions
+from modeleval.models import ModelSpec
+from modeleval.scorers import loops, selfchat
+from modeleval.selfchat import run_selfchat
+
+
+class Command(BaseCommand):
+    help = "Generate self-chat dialogues from chat seeds and store them as a new benchmark's items."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--model", required=True,
+                            help=f"registered model name ({actions.PACKAGED_NAME} is registered on first use)")
+        parser.add_argument("--seeds", required=True, help='JSON lines of {"id", "utterances"} (MuTual shape)')
+        parser.add_argument("--limit", type=int, help="the first N seeds only")
+        parser.add_argument("--utterances", type=int, default=selfchat.DEFAULT_UTTERANCES,
+                            help="utterances per dialogue, the 2 of the seed included")
+        parser.add_argument("--system-prompt", default=selfchat.DEFAULT_SYSTEM_PROMPT)
+        parser.add_argument("--max-new-tokens", type=int, default=selfchat.DEFAULT_MAX_NEW_TOKENS,
+                            help="length cap of one utterance")
+        parser.add_argument("--loop-similarity", default=loops.DEFAULT_SIMILARITY, choices=sorted(loops.SIMILARITIES))
+        parser.add_argument("--loop-threshold", type=float, default=loops.DEFAULT_THRESHOLD)
+        parser.add_argument("--batch-size", type=int, default=32)
+
+    def handle(self, *, model, seeds, limit, utterances, system_prompt, max_new_tokens, loop_similarity,
+               loop_threshold, batch_size, **options):
+        spec = ModelSpec.objects.filter(name=model).first()
+        if spec is None and model == actions.PACKAGED_NAME:
+            spec = actions.register_packaged_model()
+        if spec is None:
+            known = ", ".join(ModelSpec.objects.values_list("name", flat=True)) or "none"
+            raise CommandError(f"no model {model!r} (registered: {known})")
+        try:
+            run = run_selfchat(model=spec, seeds_path=seeds, limit=limit, utterances=utterances,
+                               system_prompt=system_prompt, max_new_tokens=max_new_tokens,
+                               similarity=loop_similarity, threshold=loop_threshold, batch_size=batch_size)
+        except actions.RunError as error:
+            raise CommandError(f"{error} [{error.code}]") from None
+        looping = run.predictions.filter(answer="loop").count()
+        self.stdout.write(self.style.SUCCESS(
+            f"run {run.pk}: {run.items_total} dialogues of up to {utterances} utterances in benchmark "
+            f"{run.benchmark.slug}, {looping} looping"))

@@ -1,0 +1,96 @@
+"""BotChat self-chat: one model writes both sides of a dialogue on from a human chat seed.
+
+Each side sees the dialogue through the chat template as a conversation of its own: its own
+turns as "assistant", the other side's as "user", so the last turn shown is always the other
+side's and the reply is the next utterance. Decoding is greedy and a reply is cut at its first
+newline (a model that runs on writes the other side too). When the prompt and the reply would
+overflow the context, the oldest turns go first; the system prompt always stays.
+
+Every step of every seed is generated in one batch, and the exact prompt text of each utterance
+is kept, so any utterance can be traced (and `render_prompt` reproduces it from the dialogue).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from .generation import generate
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are chatting with another person. Reply with one short, natural utterance, as people talk "
+    "in everyday conversation. Do not mention that you are an AI, and do not write the other person's lines."
+)
+DEFAULT_UTTERANCES = 16
+DEFAULT_MAX_NEW_TOKENS = 24
+SPEAKERS = ("A", "B")  # utterance i is said by SPEAKERS[i % 2]
+
+
+@dataclass
+class Step:
+    index: int  # of the utterance in the dialogue
+    prompt: str  # the exact text the model read
+    dropped: int  # oldest turns left out so the prompt fits
+    reply: str  # the decoded continuation, before the cut
+    text: str  # the utterance kept
+
+
+@dataclass
+class SelfChat:
+    utterances: list[str]  # the seed, then the generated turns
+    seed_length: int
+    steps: list[Step] = field(default_factory=list)
+
+
+def messages(dialogue: Sequence[str], system: str = "", dropped: int = 0) -> list[dict]:
+    """The dialogue as the side that speaks next sees it, without its `dropped` oldest turns."""
+    speaker = len(dialogue) % 2
+    turns = [{"role": "assistant" if i % 2 == speaker else "user", "content": text}
+             for i, text in enumerate(dialogue) if i >= dropped]
+    return ([{"role": "system", "content": system}] if system else []) + turns
+
+
+def _render(tokenizer, dialogue, system, dropped, chat_template, use_chat):
+    if use_chat:
+        return tokenizer.apply_chat_template(messages(dialogue, system, dropped), chat_template=chat_template,
+                                             tokenize=False, add_generation_prompt=True)
+    # Without a chat template: labelled lines, ending on the label of the speaker to come.
+    lines = [f"{SPEAKERS[i % 2]}: {text}" for i, text in enumerate(dialogue) if i >= dropped]
+    return "\n".join(([system, ""] if system else []) + lines + [f"{SPEAKERS[len(dialogue) % 2]}:"])
+
+
+def render_prompt(tokenizer, dialogue: Sequence[str], *, system: str = "", max_prompt_tokens: int | None = None,
+                  chat_template: str | None = None, use_chat: bool | None = None) -> tuple[str, int]:
+    """(prompt, turns dropped) for the utterance after `dialogue`: the oldest turns are left out
+    until the prompt is at most `max_prompt_tokens` long; the last turn is always kept."""
+    if use_chat is None:
+        use_chat = bool(chat_template or getattr(tokenizer, "chat_template", None))
+    for dropped in range(max(len(dialogue), 1)):
+        text = _render(tokenizer, dialogue, system, dropped, chat_template, use_chat)
+        if max_prompt_tokens is None or len(tokenizer.encode(text, add_special_tokens=False)) <= max_prompt_tokens:
+            break
+    return text, dropped
+
+
+def first_line(reply: str) -> str:
+    return reply.strip().split("\n", 1)[0].strip()
+
+
+def self_chat(model, tokenizer, seeds: Sequence[Sequence[str]], *, utterances: int = DEFAULT_UTTERANCES,
+              system: str = DEFAULT_SYSTEM_PROMPT, max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
+              max_length: int | None = None, chat_template: str | None = None, use_chat: bool | None = None,
+              batch_size: int = 32) -> list[SelfChat]:
+    """Continue every seed to `utterances` utterances in all (seeds already that long are kept as
+    they are). `max_length` is the context in tokens; a prompt gets what the reply leaves of it."""
+    chats = [SelfChat(list(seed), len(seed)) for seed in seeds]
+    budget = max_length - max_new_tokens if max_length else None
+    while todo := [chat for chat in chats if len(chat.utterances) < utterances]:
+        rendered = [render_prompt(tokenizer, chat.utterances, system=system, max_prompt_tokens=budget,
+                                  chat_template=chat_template, use_chat=use_chat) for chat in todo]
+        replies = generate(model, tokenizer, [prompt for prompt, _ in rendered], max_new_tokens=max_new_tokens,
+                           chat=False, batch_size=batch_size)
+        for chat, (prompt, dropped), reply in zip(todo, rendered, replies):
+            text = first_line(reply)
+            chat.steps.append(Step(len(chat.utterances), prompt, dropped, reply, text))
+            chat.utterances.append(text)
+    return chats

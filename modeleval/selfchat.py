@@ -1,0 +1,130 @@
+"""Self-chat runs (BotChat): a registered model continues human chat seeds, and the dialogues it
+writes become items to be judged.
+
+The dialogues are generated first, outside any transaction (minutes on a CPU); one transaction
+then writes the run (mode `selfchat`, state finished), its benchmark `selfchat-<model>-<run id>`
+with one item per dialogue in task `selfchat`, and one prediction per seed: `raw_output` is the
+dialogue as JSON ({"utterances", "loop_start"}), `options` holds each generated utterance's step
+({index, prompt, dropped, reply, text}: the exact prompt, the oldest turns left out of it, the
+decoded reply and the utterance kept), `answer` is "loop" or "no_loop". A failure writes nothing.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import time
+import uuid
+from dataclasses import asdict
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from benchmarks.actions import insert_items, new_item_rows
+from benchmarks.importers import ImportFailure, ItemRecord, mutual
+from benchmarks.models import Benchmark, Item, Task
+
+from . import scoring
+from .actions import RunError, record
+from .models import EvalRun, Mode, ModelSpec, ParseStatus, Prediction, RunState
+from .scorers import loops, selfchat
+from .scorers.prompts import template_hash
+
+SEED_UTTERANCES = 2  # BotChat: the first two utterances of a real dialogue
+TASK_SLUG = "selfchat"
+PROMPT_VERSION = "selfchat-system-en/1"
+
+
+def read_seeds(path, limit=None) -> list[tuple[str, list[str]]]:
+    """(id, first two utterances) of the first `limit` dialogues of a MuTual-shaped file."""
+    try:
+        seeds = [(dialogue_id, utterances[:SEED_UTTERANCES])
+                 for _, dialogue_id, utterances in itertools.islice(mutual.dialogues(path), limit)]
+    except ImportFailure as error:
+        raise RunError("bad_seeds", str(error)) from None
+    if len({dialogue_id for dialogue_id, _ in seeds}) < len(seeds):
+        raise RunError("bad_seeds", f"{path}: dialogue ids repeat; each seed needs its own id")
+    return seeds
+
+
+def resolve_settings(*, utterances, system_prompt, max_new_tokens, similarity, threshold, batch_size):
+    if utterances <= SEED_UTTERANCES or max_new_tokens < 1 or batch_size < 1:
+        raise RunError("bad_settings", f"utterances must exceed the {SEED_UTTERANCES} of the seed; "
+                                       "max_new_tokens and batch_size must be positive")
+    if similarity not in loops.SIMILARITIES or not 0 < threshold <= 1:
+        raise RunError("bad_settings", f"loop similarity must be one of {sorted(loops.SIMILARITIES)} "
+                                       "and its threshold in (0, 1]")
+    return {"utterances": utterances, "seed_utterances": SEED_UTTERANCES, "system_prompt": system_prompt,
+            "system_prompt_sha256": template_hash(system_prompt), "max_new_tokens": max_new_tokens,
+            "loop_similarity": similarity, "loop_threshold": threshold, "batch_size": batch_size}
+
+
+def run_selfchat(*, model: ModelSpec, seeds_path, limit=None, utterances=selfchat.DEFAULT_UTTERANCES,
+                 system_prompt=selfchat.DEFAULT_SYSTEM_PROMPT, max_new_tokens=selfchat.DEFAULT_MAX_NEW_TOKENS,
+                 similarity=loops.DEFAULT_SIMILARITY, threshold=loops.DEFAULT_THRESHOLD, batch_size=32,
+                 user=None) -> EvalRun:
+    """Generate a dialogue from each seed of `seeds_path` (the first `limit`) and record them."""
+    if limit is not None and limit < 1:
+        raise RunError("bad_settings", "limit must be positive")
+    settings = resolve_settings(utterances=utterances, system_prompt=system_prompt, max_new_tokens=max_new_tokens,
+                                similarity=similarity, threshold=threshold, batch_size=batch_size)
+    seeds = read_seeds(seeds_path, limit)
+    if not seeds:
+        raise RunError("no_items", f"{seeds_path} holds no seeds")
+    try:
+        loaded = scoring.load(model)
+    except scoring.PermanentError as error:
+        raise RunError("model_mismatch", str(error)) from None
+    # The run states what the prompts were built with, so `render_prompt` can rebuild each one.
+    settings.update(max_length=model.max_length or loaded.info.max_length, chat_template=model.chat_template,
+                    use_chat=bool(model.use_chat_template and (model.chat_template or loaded.info.has_chat_template)))
+    started, clock = timezone.now(), time.perf_counter()
+    chats = selfchat.self_chat(
+        loaded.model, loaded.tokenizer, [utterances for _, utterances in seeds], utterances=utterances,
+        system=system_prompt, max_new_tokens=max_new_tokens, max_length=settings["max_length"],
+        chat_template=model.chat_template or None, use_chat=settings["use_chat"], batch_size=batch_size)
+    loop_starts = [loops.loop_start(chat.utterances, similarity=similarity, threshold=threshold,
+                                    first=chat.seed_length) for chat in chats]
+    return _record(model, seeds_path, limit, settings, seeds, chats, loop_starts, started,
+                   round(time.perf_counter() - clock, 1), user)
+
+
+@transaction.atomic
+def _record(model, seeds_path, limit, settings, seeds, chats, loop_starts, started, seconds, user):
+    system_prompt = settings["system_prompt"]
+    # The slug names the run, whose id exists only once the run (which needs its benchmark) is saved.
+    benchmark = Benchmark.objects.create(slug=f"selfchat-pending-{uuid.uuid4().hex}", language="en",
+                                         name=f"Self-chat of {model.name}",
+                                         source=f"self-chat from the seeds in {seeds_path}")
+    task = Task.objects.create(benchmark=benchmark, slug=TASK_SLUG, name="Self-chat: is any utterance machine-written?",
+                               form=mutual.JUDGEMENT_FORM, dimension="humanness",
+                               instructions=mutual.JUDGEMENT_INSTRUCTIONS)
+    run = EvalRun.objects.create(
+        model=model, benchmark=benchmark, mode=Mode.SELFCHAT, settings=settings,
+        selection={key: value for key, value in (("seeds", str(seeds_path)), ("limit", limit)) if value is not None},
+        prompt_template=system_prompt, prompt_sha256=settings["system_prompt_sha256"],
+        prompt_version=PROMPT_VERSION if system_prompt == selfchat.DEFAULT_SYSTEM_PROMPT else "custom",
+        state=RunState.FINISHED, items_total=len(chats), items_done=len(chats), chunks_total=0, chunks_done=0,
+        created_by=user, started_at=started, finished_at=timezone.now())
+    run.tasks.set([task])
+    benchmark.slug = slugify(f"selfchat-{model.name[:70]}-{run.pk}")
+    benchmark.version = str(run.pk)
+    benchmark.save(update_fields=["slug", "version"])
+
+    records = [ItemRecord(TASK_SLUG, seed_id, mutual.turns(chat.utterances), {},
+                          {"language": "en", "run": run.pk, "seed_id": seed_id, "model": model.name,
+                           "seed_utterances": chat.seed_length, "loop_start": start},
+                          # Known by construction: everything after the seed is the model's.
+                          {"is_ai": True, "first_ai_turn": chat.seed_length}, f"seed {seed_id}")
+               for (seed_id, _), chat, start in zip(seeds, chats, loop_starts)]
+    insert_items(new_item_rows(seeds_path, records, {TASK_SLUG: task}, {}, {"new": 0, "unchanged": 0}))
+    item_ids = dict(Item.objects.filter(task=task).values_list("external_id", "pk"))
+    Prediction.objects.bulk_create(
+        Prediction(run=run, item_id=item_ids[seed_id], parse_status=ParseStatus.PARSED,
+                   raw_output=json.dumps({"utterances": chat.utterances, "loop_start": start}, ensure_ascii=False),
+                   options=[asdict(step) for step in chat.steps], answer="no_loop" if start is None else "loop")
+        for (seed_id, _), chat, start in zip(seeds, chats, loop_starts))
+    looping = sum(start is not None for start in loop_starts)
+    record(run, "created", actor=user, items=len(chats), model_sha256=model.sha256, prompt_sha256=run.prompt_sha256)
+    record(run, "finished", actor=user, items=len(chats), looping=looping, seconds=seconds)
+    return run
