@@ -1,0 +1,246 @@
+"""The report on N multiple-choice items x 3 raters x 3 models versus PostgreSQL COPY of the rows it reads.
+
+    python perf/report_vs_copy.py [--items 100000] [--database-url postgres://postgres@127.0.0.1:5432/hb_perf_report]
+
+The data (DialogBench-shaped: 12 tasks, 4 options; a human-baseline campaign of 3 raters in batches
+of 2,000; a frozen gold version; two log-likelihood runs and one generation run) is written with
+COPY into a database of its own, created and dropped here. The report side is the whole
+`make_report` (every query, every statistic with 1,000 bootstrap resamples) plus its JSON text. The
+COPY side is `COPY (SELECT ...) TO STDOUT` of the very SELECTs the report runs for its row-heavy
+tables (items, gold labels, annotations, predictions), read to the end. Sides alternate; the best
+run of each is compared. Prints one JSON line.
+"""
+import argparse
+import hashlib
+import json
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+LETTERS = "ABCD"
+WORDS = ("the a to and of you it is that in we for on have with this be not are do at so but can was what "
+         "about your just like if my me all they know get think there will one would go out up time").split()
+
+
+def sentence(rng, n):
+    return " ".join(rng.choice(WORDS) for _ in range(n))
+
+
+def copy_rows(cursor, table, columns, rows):
+    with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row(row)
+
+
+def generate(n_items, seed=11):
+    """Write the benchmark, campaign, gold and runs; returns the benchmark slug."""
+    from django.db import connection
+    from django.utils import timezone
+
+    from annotation import actions
+    from annotation.models import Batch, GoldVersion
+    from benchmarks.importers.dialogbench import TASKS, multiple_choice_form
+    from benchmarks.models import Benchmark, Task, canonical_json, hash_of_encoded
+    from django.contrib.auth import get_user_model
+    from modeleval.models import EvalRun, ModelSpec
+
+    rng = random.Random(seed)
+    now = timezone.now()
+    User = get_user_model()
+    boss = User.objects.create(username="perf-boss", is_staff=True)
+    raters = [User.objects.create(username=f"perf-rater-{n}") for n in range(1, 4)]
+    bench = Benchmark.objects.create(slug="perf-report", name="Report benchmark", language="en")
+    tasks = [Task.objects.create(benchmark=bench, slug=slug, name=name, dimension=dim, form=multiple_choice_form())
+             for slug, (name, dim) in TASKS.items()]
+    raw = connection.cursor().cursor  # psycopg cursor under Django's wrapper
+
+    gold = []
+
+    def items():
+        for n in range(n_items):
+            answer = rng.choice(LETTERS)
+            gold.append(answer)
+            dialogue = [{"speaker": f"speaker{1 + t % 2}", "text": sentence(rng, 12)} for t in range(6)]
+            fields = {"options": {k: sentence(rng, 8) for k in LETTERS}, "question": "Which option is right?"}
+            meta = {"domain": f"domain-{n % 20}", "personality": {}}
+            parts = [canonical_json(p) for p in (dialogue, fields, meta, {"answer": answer})]
+            yield (tasks[n % len(tasks)].pk, f"perf-{n:06d}", *parts, hash_of_encoded(*parts), now)
+
+    copy_rows(raw, "benchmarks_item", ["task_id", "external_id", "dialogue", "fields", "meta", "source_gold",
+                                       "content_hash", "created_at"], items())
+    raw.execute("SELECT id FROM benchmarks_item WHERE task_id = ANY(%s) ORDER BY external_id", [[t.pk for t in tasks]])
+    item_ids = [row[0] for row in raw.fetchall()]
+
+    campaign = actions.create_campaign(actor=boss, name="perf humans", benchmark=bench, protocol="human_baseline",
+                                       settings={"overlap": 3, "items_per_task": None, "batch_size": 2000})
+    settings = campaign.settings
+    batch_size = settings.batch_size
+    batches = Batch.objects.bulk_create([Batch(campaign=campaign, number=b + 1, state="accepted", settings=settings)
+                                         for b in range(-(-n_items // batch_size))])
+    copy_rows(raw, "annotation_batchitem",
+              ["campaign_id", "batch_id", "item_id", "position", "needed", "taken", "status", "final_method"],
+              ((campaign.pk, batches[n // batch_size].pk, item, n % batch_size + 1, 3, 3, "labelled", "baseline")
+               for n, item in enumerate(item_ids)))
+    raw.execute("SELECT item_id, id FROM annotation_batchitem WHERE campaign_id = %s", [campaign.pk])
+    batch_item = dict(raw.fetchall())
+
+    def wrong(letter):
+        return rng.choice([k for k in LETTERS if k != letter])
+
+    def annotations():
+        for item, answer in zip(item_ids, gold):
+            for slot, (rater, skill) in enumerate(zip(raters, (0.92, 0.87, 0.8)), start=1):
+                value = answer if rng.random() < skill else wrong(answer)
+                yield (campaign.pk, batch_item[item], item, rater.pk, 1, slot, settings.pk,
+                       json.dumps({"answer": value}), json.dumps(value), False, "[]", rng.uniform(20, 90), now)
+
+    copy_rows(raw, "annotation_annotation",
+              ["campaign_id", "batch_item_id", "item_id", "annotator_id", "round", "slot", "settings_id", "answers",
+               "value", "excluded", "excluded_by", "dwell_seconds", "submitted_at"], annotations())
+
+    version = GoldVersion.objects.create(benchmark=bench, campaign=campaign, number=1, created_by=boss)
+    copy_rows(raw, "annotation_goldlabel", ["version_id", "item_id", "value", "method", "votes", "margin"],
+              ((version.pk, item, json.dumps(answer), "source", "{}", 0) for item, answer in zip(item_ids, gold)))
+    actions.freeze_gold_version(version, actor=boss)
+
+    context = "Read the dialogue and answer the question.\n\n" + "\n".join(sentence(rng, 12) for _ in range(6))
+    for name, mode, skill in (("perf-base-a", "loglikelihood", 0.7), ("perf-base-b", "loglikelihood", 0.55),
+                              ("perf-chat", "generate", 0.6)):
+        model = ModelSpec.objects.create(name=name, sha256=hashlib.sha256(name.encode()).hexdigest())
+        run_settings = {"rule": "per_token", "continuation": "text"} if mode == "loglikelihood" else {}
+        run = EvalRun.objects.create(model=model, benchmark=bench, mode=mode, settings=run_settings,
+                                     prompt_template="t", prompt_sha256="0" * 64, prompt_version=f"{mode}/1",
+                                     state="finished", items_total=n_items, items_done=n_items, finished_at=now)
+        run.tasks.set(tasks)
+
+        def predictions():
+            for item, answer in zip(item_ids, gold):
+                # A preference for "A" gives the position-bias figures something to show.
+                pick = answer if rng.random() < skill else ("A" if rng.random() < 0.4 else wrong(answer))
+                if mode == "loglikelihood":
+                    options = [{"key": k, "source_key": k, "text": sentence(rng, 8), "context": context,
+                                "continuation": " " + sentence(rng, 8), "logprob": -rng.uniform(5, 30),
+                                "n_tokens": 9, "n_chars": 40, "is_greedy": False} for k in LETTERS]
+                    norm = wrong(answer) if rng.random() < 0.4 else answer
+                    yield (run.pk, item, "", answer, json.dumps(options), "", "", pick, norm, pick, "scored",
+                           pick == answer, "{}", "[]", now, now)
+                else:
+                    status = "unparsable" if rng.random() < 0.03 else "parsed"
+                    pick = "" if status == "unparsable" else pick
+                    options = [{"key": k, "source_key": k, "text": sentence(rng, 8)} for k in LETTERS]
+                    yield (run.pk, item, "", answer, json.dumps(options), context, f"The answer is {pick}.", pick, "",
+                           "", status, pick == answer, "{}", "[]", now, now)
+
+        copy_rows(raw, "modeleval_prediction",
+                  ["run_id", "item_id", "variant", "gold", "options", "prompt", "raw_output", "answer", "answer_norm",
+                   "answer_per_token", "parse_status", "correct", "probabilities", "fewshot_ids", "created_at",
+                   "updated_at"], predictions())
+    raw.execute("ANALYZE")
+    return bench.slug
+
+
+def copy_side(slug):
+    """COPY (SELECT ...) TO STDOUT of the report's own row queries; returns (seconds, bytes)."""
+    from django.db import connection
+    from psycopg import ClientCursor
+
+    from reports.selectors import resolve_scope, row_querysets, task_rows
+
+    scope = resolve_scope(slug)
+    querysets = [qs for qs in row_querysets(scope, task_rows(scope)).values() if qs is not None]
+    connection.ensure_connection()
+    conn = connection.connection
+    statements = [ClientCursor(conn).mogrify(*qs.query.sql_with_params()) for qs in querysets]
+    started, size = time.perf_counter(), 0
+    with conn.cursor() as cursor:
+        for sql in statements:
+            with cursor.copy(f"COPY ({sql}) TO STDOUT") as copy:
+                for block in copy:
+                    size += len(block)
+    return time.perf_counter() - started, size
+
+
+def report_side(slug):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from reports.render import render
+    from reports.service import make_report
+
+    started = time.perf_counter()
+    with CaptureQueriesContext(connection) as queries:
+        report = make_report(slug)
+        text = render(report, "json")
+    return time.perf_counter() - started, len(queries), report, len(text)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--items", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=3, help="alternate the two sides this many times; best of each")
+    parser.add_argument("--keep", action="store_true", help="keep the database afterwards")
+    parser.add_argument("--database-url",
+                        default=os.environ.get("PERF_DATABASE_URL",
+                                               "postgres://postgres@127.0.0.1:5432/hb_perf_report"))
+    args = parser.parse_args()
+
+    import psycopg
+    admin_url = args.database_url.rsplit("/", 1)[0] + "/postgres"
+    name = args.database_url.rsplit("/", 1)[1]
+    with psycopg.connect(admin_url, autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        admin.execute(f'CREATE DATABASE "{name}"')
+
+    os.environ["DATABASE_URL"] = args.database_url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection, transaction
+
+    try:
+        call_command("migrate", verbosity=0)
+        started = time.perf_counter()
+        with transaction.atomic():
+            slug = generate(args.items)
+        generate_seconds = time.perf_counter() - started
+
+        report_times, copy_times = [], []
+        for _ in range(args.repeat):
+            seconds, n_queries, report, json_chars = report_side(slug)
+            report_times.append(seconds)
+            seconds, copied = copy_side(slug)
+            copy_times.append(seconds)
+        overall = report["multiple_choice"]["overall"]
+        result = {
+            "items": args.items,
+            "annotations": 3 * args.items,
+            "predictions": 3 * args.items,
+            "report_seconds": round(min(report_times), 2),
+            "copy_seconds": round(min(copy_times), 2),
+            "ratio_report_over_copy": round(min(report_times) / min(copy_times), 2),
+            "report_runs": [round(t, 2) for t in report_times],
+            "copy_runs": [round(t, 2) for t in copy_times],
+            "report_queries": n_queries,
+            "copy_mb": round(copied / 1e6, 1),
+            "report_json_kb": round(json_chars / 1e3),
+            "bootstrap_resamples": report["options"]["n_resamples"],
+            "human_majority": round(overall["human_majority"], 4),
+            "model_accuracy": {m["model"]: round(m["accuracy"], 4) for m in overall["models"]},
+            "generate_seconds": round(generate_seconds, 1),
+        }
+        print(json.dumps(result))
+    finally:
+        connection.close()
+        if not args.keep:
+            with psycopg.connect(admin_url, autocommit=True) as admin:
+                admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+
+
+if __name__ == "__main__":
+    main()

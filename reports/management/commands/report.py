@@ -1,0 +1,32 @@
+
+from django.core.management.base import BaseCommand, CommandError
+
+from reports.build import ReportOptions
+from reports.render import FORMATS, render
+from reports.selectors import ScopeError
+from reports.service import make_report
+
+class Command(BaseCommand):
+    help = "Write the human-versus-model report of a benchmark (or one campaign) as json, csv, html or latex."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--benchmark", required=True, help="benchmark slug")
+        parser.add_argument("--campaign", type=int, help="only this campaign's items and labels")
+        parser.add_argument("--gold-version", type=int, help="frozen gold version number (default: newest frozen)")
+        parser.add_argument("--format", choices=sorted(FORMATS), default="json")
+        parser.add_argument("--out", default="-", help="output file, - for standard output")
+        parser.add_argument("--resamples", type=int, default=ReportOptions.n_resamples, help="bootstrap resamples")
+        parser.add_argument("--seed", type=int, default=ReportOptions.seed)
+
+    def handle(self, benchmark, campaign, gold_version, format, out, resamples, seed, **options):
+        try:
+            report = make_report(benchmark, campaign, gold_version, ReportOptions(n_resamples=resamples, seed=seed))
+        except ScopeError as error:
+            raise CommandError(str(error)) from None
+        text = render(report, format)
+        if out == "-":
+            self.stdout.write(text, ending="")
+        else:
+            with open(out, "w", encoding="utf-8", newline="") as handle:
+                handle.write(text)
+            self.stderr.write(f"{format} report of {benchmark} written to {out}")

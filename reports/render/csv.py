@@ -1,0 +1,85 @@
+"""The report as one long CSV table: a row per figure, identified by section, task, question, model
+and subset (the row's other identifiers as key=value pairs), with the reason when it is undefined."""
+import csv
+import io
+import numbers
+
+from ..build import public
+
+COLUMNS = ["section", "task", "question", "model", "subset", "metric", "value", "undefined_reason"]
+# Keys that identify a row rather than measure something.
+IDENTIFIERS = {"task", "question", "quality", "model", "run_id", "campaign_id", "campaign", "rater_group", "batch",
+               "round", "state", "annotator", "annotator_id", "source", "position", "dimension", "domain", "mode",
+               "rule", "name", "label", "primary", "krippendorff_level", "band", "tie_rule"}
+SUBSET_KEYS = ("rater_group", "campaign", "batch", "round", "annotator", "dimension", "domain", "source", "position")
+
+
+def _is_value(value):
+    return value is None or isinstance(value, (numbers.Number, bool))
+
+
+def _lines(section, row, task=None, model=None):
+    ids = {"task": row.get("task", task), "question": row.get("question", row.get("quality")),
+           "model": row.get("model", model),
+           "subset": ";".join(f"{k}={row[k]}" for k in SUBSET_KEYS if row.get(k) not in (None, ""))}
+    undefined = row.get("undefined", {})
+    for key, value in row.items():
+        if key in IDENTIFIERS or key == "undefined":
+            continue
+        if _is_value(value):
+            yield {"section": section, **ids, "metric": key, "value": value, "undefined_reason": undefined.get(key, "")}
+        elif isinstance(value, dict) and value and all(_is_value(v) for v in value.values()):
+            # {model: figure} or {letter: count}
+            for sub, v in value.items():
+                named = {"model": sub, "metric": "accuracy"} if key == "models" else {"metric": f"{key}.{sub}"}
+                yield {"section": section, **ids, **named, "value": v, "undefined_reason": ""}
+
+
+def rows(report):
+    report = public(report)
+    for section in ("campaigns", "batches"):
+        for row in report["agreement"][section]:
+            yield from _lines(f"agreement.{section}", row)
+    for row in report["annotators"]:
+        yield from _lines("annotators", row)
+    mc = report["multiple_choice"]
+    if mc:
+        for key in ("tasks", "models", "by_dimension", "by_domain", "positions"):
+            for row in mc[key]:
+                yield from _lines(f"multiple_choice.{key}", row)
+        humans = {k: v for k, v in mc["overall"].items() if k != "models"}
+        yield from _lines("multiple_choice.overall", humans, task="overall")
+        for row in mc["overall"]["models"]:
+            yield from _lines("multiple_choice.overall", row, task="overall")
+    if report["ratings"]:
+        for key in ("qualities", "models"):
+            for row in report["ratings"][key]:
+                yield from _lines(f"ratings.{key}", row)
+    if report["pairwise"]:
+        for task in report["pairwise"]["tasks"]:
+            yield from _lines("pairwise.tasks", {k: v for k, v in task.items() if k != "judges"})
+            for judge, entry in task["judges"].items():
+                yield from _lines("pairwise.judges", entry, task=task["task"], model=judge)
+                for system, rating in ((entry.get("elo") or {}).get("ratings") or {}).items():
+                    yield {"section": "pairwise.elo", "task": task["task"], "question": None, "model": judge,
+                           "subset": f"system={system}", "metric": "elo", "value": rating, "undefined_reason": ""}
+                bt = entry["bradley_terry"]
+                for interval in bt["intervals"]:
+                    for metric in ("score", "low", "high"):
+                        yield {"section": "pairwise.bradley_terry", "task": task["task"], "question": None,
+                               "model": judge, "subset": f"system={interval['model']}", "metric": metric,
+                               "value": interval[metric],
+                               "undefined_reason": (bt["undefined_reason"] or "") if interval[metric] is None else ""}
+    for key, count in report["item_lists"]["counts"].items():
+        yield {"section": "item_lists", "task": None, "question": None, "model": None, "subset": "",
+               "metric": key, "value": count, "undefined_reason": ""}
+
+
+def render_csv(report):
+    out = io.StringIO()
+    writer = csv.DictWriter(out, COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in rows(report):
+        # csv writes None as "" and True/False as words; undefined figures keep their reason column.
+        writer.writerow(row)
+    return out.getvalue()

@@ -1,0 +1,39 @@
+"""LaTeX tables (booktabs) in the shape of the published ones: DialogBench (tasks as columns, humans
+and models as rows), DiQAD (Acc, UAR, Kappa, Spearman, Pearson, P, R, F1), correlations per quality
+and agreement. Undefined figures print as "--"; the reasons are in the JSON report."""
+import re
+
+from ..build import public
+from .tables import agreement_table, correlation_table, dialogbench_table, diqad_tables, pairwise_tables
+
+SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
+           "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def escape(text):
+    return re.sub(r"[\\&%$#_{}~^]", lambda m: SPECIAL[m.group()], str(text))
+
+
+def tabular(table):
+    first = table.rows[0] if table.rows else []
+    align = "".join("l" if c.style == "text" else "r" for c in first) or "l" * len(table.header)
+    label = re.sub(r"[^A-Za-z0-9:-]+", "-", table.key)
+    lines = [r"\begin{table}[t]", r"\centering", r"\small", rf"\caption{{{escape(table.title)}}}",
+             rf"\label{{tab:{label}}}", rf"\begin{{tabular}}{{{align}}}", r"\toprule",
+             " & ".join(escape(h) for h in table.header) + r" \\", r"\midrule"]
+    for row in table.rows:
+        lines.append(" & ".join(escape(c.text()) for c in row) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    if table.note:
+        lines.append(rf"\par\smallskip{{\footnotesize {escape(table.note)}}}")
+    lines += [r"\end{table}", ""]
+    return "\n".join(lines)
+
+
+def render_latex(report):
+    data = public(report)
+    tables = [dialogbench_table(data), *diqad_tables(data), correlation_table(data), agreement_table(data),
+              *pairwise_tables(data)]
+    head = [f"% Report on {data['scope']['benchmark']}, gold {data['scope']['gold']}, generated {data['generated_at']}",
+            f"% code {data['provenance']['code'].get('commit') or 'outside git'}; needs \\usepackage{{booktabs}}", ""]
+    return "\n".join(head) + "\n".join(tabular(t) for t in tables if t is not None)

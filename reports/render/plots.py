@@ -1,0 +1,143 @@
+"""The report's plots as inline SVG text (matplotlib, Agg backend, no pyplot state)."""
+import io
+from collections import defaultdict
+
+import matplotlib
+
+matplotlib.use("Agg")
+from matplotlib import rc_context  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+# Text stays text (smaller, searchable) and ids are salted so that one report renders the same twice.
+RC = {"svg.fonttype": "none", "svg.hashsalt": "humanbaseline", "font.size": 9}
+MAX_PANELS = 12
+
+
+def to_svg(fig):
+    out = io.StringIO()
+    fig.savefig(out, format="svg", bbox_inches="tight", metadata={"Date": None})
+    text = out.getvalue()
+    return text[text.index("<svg"):]
+
+
+def _figure(width, height):
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def gap_plot(report):
+    """Human (majority) minus model accuracy per task, with the paired-bootstrap interval."""
+    mc = report.get("multiple_choice")
+    rows = [m for m in (mc or {}).get("models", []) if m.get("gap") is not None]
+    if not rows:
+        return None
+    tasks = list(dict.fromkeys(m["task"] for m in rows)) + ["overall"]
+    models = list(dict.fromkeys(m["model"] for m in rows))
+    overall = {m["model"]: m for m in mc["overall"]["models"]}
+    with rc_context(RC):
+        fig = _figure(7, 0.35 * len(tasks) * max(1, len(models)) + 1.2)
+        ax = fig.add_subplot()
+        step = 0.8 / max(1, len(models))
+        for j, model in enumerate(models):
+            ys, xs, lows, highs = [], [], [], []
+            for t, task in enumerate(tasks):
+                m = overall.get(model) if task == "overall" else next(
+                    (r for r in rows if r["task"] == task and r["model"] == model), None)
+                if m is None or m.get("gap") is None or m.get("gap_low") is None:
+                    continue
+                ys.append(t + j * step)
+                xs.append(m["gap"])
+                lows.append(m["gap"] - m["gap_low"])
+                highs.append(m["gap_high"] - m["gap"])
+            ax.errorbar(xs, ys, xerr=[lows, highs], fmt="o", capsize=3, label=model)
+        ax.axvline(0, color="grey", linewidth=0.8)
+        ax.set_yticks([t + step * (len(models) - 1) / 2 for t in range(len(tasks))], tasks)
+        ax.invert_yaxis()
+        ax.set_xlabel("human (majority) accuracy minus model accuracy")
+        ax.set_title(f"Gap per task, {int(report['options']['confidence'] * 100)}% paired-bootstrap interval")
+        ax.legend(loc="best", fontsize=7)
+        return to_svg(fig)
+
+
+def position_plot(report):
+    """Accuracy by the correct answer's position, pooled over tasks (weighted by items)."""
+    mc = report.get("multiple_choice")
+    rows = [p for p in (mc or {}).get("positions", []) if p["source"] == "gold_position"]
+    forced = [p for p in (mc or {}).get("positions", [])
+              if p["source"] == "forced_position" and p["accuracy"] is not None]
+    if not rows and not forced:
+        return None
+    series = defaultdict(lambda: defaultdict(lambda: [0.0, 0]))
+    for p in rows:
+        figures = {"humans (majority)": p["human_majority"], **p["models"]}
+        for name, value in figures.items():
+            if value is not None:
+                series[name][p["position"]][0] += value * p["n_items"]
+                series[name][p["position"]][1] += p["n_items"]
+    for p in forced:
+        cell = series[f"{p['model']} (gold forced)"][p["position"]]
+        cell[0] += p["accuracy"] * p["n_items"]
+        cell[1] += p["n_items"]
+    letters = sorted({letter for s in series.values() for letter in s})
+    with rc_context(RC):
+        fig = _figure(6, 3.2)
+        ax = fig.add_subplot()
+        for name, cells in series.items():
+            xs = [letters.index(k) for k in sorted(cells)]
+            ys = [total / n for total, n in (cells[k] for k in sorted(cells))]
+            ax.plot(xs, ys, marker="o", linestyle="--" if "forced" in name else "-", label=name)
+        ax.set_xticks(range(len(letters)), letters)
+        ax.set_ylim(0, 1.05)
+        ax.set_xlabel("position of the correct answer")
+        ax.set_ylabel("accuracy")
+        ax.set_title("Position bias")
+        ax.legend(loc="best", fontsize=7)
+        return to_svg(fig)
+
+
+def agreement_plot(report):
+    """Fleiss' kappa and Krippendorff's alpha per task and question (campaign level)."""
+    rows = report["agreement"]["campaigns"]
+    if not rows:
+        return None
+    labels = [f"{r['campaign']}: {r['task']} / {r['question']}" for r in rows]
+    with rc_context(RC):
+        fig = _figure(7, 0.28 * len(rows) + 1.2)
+        ax = fig.add_subplot()
+        ys = range(len(rows))
+        bars = ((-0.2, "fleiss_kappa", "Fleiss' kappa"), (0.2, "krippendorff_alpha", "Krippendorff's alpha"))
+        for offset, key, name in bars:
+            values = [r.get(key) or 0 for r in rows]
+            ax.barh([y + offset for y in ys], values, height=0.4, label=name)
+        ax.set_yticks(list(ys), labels)
+        ax.invert_yaxis()
+        ax.axvline(0, color="grey", linewidth=0.8)
+        ax.set_xlabel("agreement (undefined shown as 0; see the table)")
+        ax.set_title("Agreement per question")
+        ax.legend(loc="best", fontsize=7)
+        return to_svg(fig)
+
+
+def scatter_plot(report):
+    """Model rating against the mean human rating, one panel per model and quality."""
+    panels = [p for p in (report.get("ratings") or {}).get("_scatter", []) if p["points"]][:MAX_PANELS]
+    if not panels:
+        return None
+    cols = min(3, len(panels))
+    rows = -(-len(panels) // cols)
+    with rc_context(RC):
+        fig = _figure(3 * cols, 2.8 * rows)
+        for n, panel in enumerate(panels):
+            ax = fig.add_subplot(rows, cols, n + 1)
+            xs, ys = zip(*panel["points"])
+            ax.scatter(xs, ys, s=6, alpha=0.6)
+            ax.set_xlabel("mean human rating")
+            ax.set_ylabel("model rating")
+            ax.set_title(f"{panel['model']}: {panel['task']} / {panel['quality']}", fontsize=8)
+        return to_svg(fig)
+
+
+def all_plots(report):
+    """(title, svg) for every plot the report has data for."""
+    plots = [("Gap per task", gap_plot), ("Position bias", position_plot), ("Agreement per question", agreement_plot),
+             ("Model against the mean human rating", scatter_plot)]
+    return [(title, svg) for title, make in plots if (svg := make(report))]

@@ -1,0 +1,249 @@
+"""The report's tables as plain structures (title, header, rows of cells) that HTML and LaTeX
+both typeset. A cell is text, or a number with the reason it is missing."""
+from dataclasses import dataclass, field
+
+# DialogBench's own task abbreviations, in the paper's column order.
+DIALOGBENCH = {
+    "knowledge_grounded_response_generation": "KRG", "intent_classification": "IC", "slot_filling": "SF",
+    "emotion_detection": "ED", "personality_grounded_response_generation": "PRG",
+    "multi_turn_response_generation": "MRG", "dialogue_summarization": "DS",
+    "commonsense_aware_response_generation": "CRG", "dialogue_infilling": "DI", "offensive_detection": "OD",
+    "dialogue_nli": "NLI", "relation_classification": "RC",
+}
+DIQAD_COLUMNS = [("Acc", "gold_accuracy"), ("UAR", "gold_uar"), ("Kappa", "gold_kappa"), ("Spearman", "gold_spearman"),
+                 ("Pearson", "gold_pearson"), ("P", "gold_precision"), ("R", "gold_recall"), ("F1", "gold_f1")]
+
+
+@dataclass
+class Cell:
+    value: object
+    reason: str | None = None
+    style: str = "number"  # number (3 decimals), percent (x100, 2 decimals), p (p-value), int, text
+
+    def text(self):
+        v = self.value
+        if v is None:
+            return "--"
+        if self.style == "text" or isinstance(v, str):
+            return str(v)
+        if self.style == "int" or isinstance(v, bool):
+            return str(int(v))
+        if self.style == "percent":
+            return f"{100 * v:.2f}"
+        if self.style == "p":
+            return f"{v:.2g}" if v < 0.001 else f"{v:.3f}"
+        return f"{v:.3f}"
+
+
+@dataclass
+class Table:
+    key: str
+    title: str
+    header: list
+    rows: list = field(default_factory=list)
+    note: str = ""
+
+
+def cell(row, key, style="number"):
+    return Cell(row.get(key), (row.get("undefined") or {}).get(key), style)
+
+
+def order_tasks(slugs):
+    known = list(DIALOGBENCH)
+    return sorted(slugs, key=lambda s: (known.index(s) if s in known else len(known), s))
+
+
+def dialogbench_table(report):
+    """Tasks as columns, humans and models as rows (accuracy x 100), the mean of tasks last."""
+    mc = report.get("multiple_choice")
+    if not mc:
+        return None
+    tasks = {t["task"]: t for t in mc["tasks"]}
+    slugs = order_tasks(tasks)
+    header = ["", *[DIALOGBENCH.get(s, s) for s in slugs], "Avg"]
+    rules = {(t["m"], t["k"]) for t in mc["tasks"] if t["k"]}
+    majority = "Human ({} of {})".format(*rules.pop()) if len(rules) == 1 else "Human (majority)"
+    overall = mc["overall"]
+    rows = [[Cell(majority, style="text"), *[cell(tasks[s], "human_majority", "percent") for s in slugs],
+             cell(overall, "human_majority", "percent")],
+            [Cell("Human (mean of raters)", style="text"),
+             *[cell(tasks[s], "human_mean_of_raters", "percent") for s in slugs],
+             cell(overall, "human_mean_of_raters", "percent")],
+            [Cell("Chance", style="text"), *[cell(tasks[s], "chance", "percent") for s in slugs],
+             cell(overall, "chance", "percent")]]
+    for m in overall["models"]:
+        per_task = {r["task"]: r for r in mc["models"] if r["model"] == m["model"]}
+        rows.append([Cell(m["model"], style="text"),
+                     *[cell(per_task[s], "accuracy", "percent") if s in per_task else Cell(None, "not run on this task")
+                       for s in slugs],
+                     cell(m, "accuracy", "percent")])
+    return Table("dialogbench", "Accuracy per task (%)", header, rows,
+                 "Models by their run's rule; Avg is the unweighted mean of the tasks.")
+
+
+def mc_detail_table(report):
+    mc = report.get("multiple_choice")
+    if not mc or not mc["models"]:
+        return None
+    header = ["Task", "Model", "Rule", "Accuracy", "acc", "acc_norm", "Gap", "Low", "High", "McNemar p",
+              "Parse failures", "Missing"]
+    rows = [[Cell(m["task"], style="text"), Cell(m["model"], style="text"), Cell(m["rule"], style="text"),
+             cell(m, "accuracy", "percent"), cell(m, "acc", "percent"), cell(m, "acc_norm", "percent"),
+             cell(m, "gap", "percent"), cell(m, "gap_low", "percent"), cell(m, "gap_high", "percent"),
+             cell(m, "mcnemar_p", "p"), cell(m, "parse_failures", "int"), cell(m, "n_missing", "int")]
+            for m in mc["models"]]
+    for m in mc["overall"]["models"]:
+        rows.append([Cell("overall", style="text"), Cell(m["model"], style="text"), Cell("mean of tasks", style="text"),
+                     cell(m, "accuracy", "percent"), cell(m, "acc", "percent"), cell(m, "acc_norm", "percent"),
+                     cell(m, "gap", "percent"), cell(m, "gap_low", "percent"), cell(m, "gap_high", "percent"),
+                     Cell(None, "McNemar is per task"), Cell(None, "per task"), Cell(None, "per task")])
+    return Table("mc_models", "Models against the human majority (%)", header, rows,
+                 "Gap = human (majority) minus model accuracy on the same items; paired bootstrap interval; "
+                 "McNemar exact test.")
+
+
+def group_table(report, key, label):
+    mc = report.get("multiple_choice")
+    if not mc or not mc[key]:
+        return None
+    models = list(dict.fromkeys(m for r in mc[key] for m in r["models"]))
+    header = [label, "Items" if key == "by_domain" else "Tasks", "Human (majority)", "Human (mean of raters)", *models]
+    rows = [[Cell(r[label.lower()], style="text"), Cell(r.get("n_items", r.get("n_tasks")), style="int"),
+             cell(r, "human_majority", "percent"), cell(r, "human_mean_of_raters", "percent"),
+             *[Cell(r["models"].get(m), "not run", "percent") for m in models]] for r in mc[key]]
+    return Table(key, f"Accuracy by {label.lower()} (%)", header, rows, mc[key][0]["rule"])
+
+
+def position_table(report):
+    mc = report.get("multiple_choice")
+    rows_in = [p for p in (mc or {}).get("positions", []) if p["source"] == "gold_position"]
+    if not rows_in:
+        return None
+    models = list(dict.fromkeys(m for r in rows_in for m in r["models"]))
+    header = ["Task", "Position", "Items", "Human (majority)", *models]
+    rows = [[Cell(r["task"], style="text"), Cell(r["position"], style="text"), Cell(r["n_items"], style="int"),
+             cell(r, "human_majority", "percent"), *[Cell(r["models"].get(m), "not run", "percent") for m in models]]
+            for r in rows_in]
+    forced = [p for p in mc["positions"] if p["source"] == "forced_position"]
+    for r in forced:
+        rows.append([Cell(r["task"], style="text"), Cell(f"{r['position']} (forced, {r['model']})", style="text"),
+                     Cell(r["n_items"], style="int"), Cell(None, "models only"),
+                     *[cell(r, "accuracy", "percent") if m == r["model"] else Cell(None, "") for m in models]])
+    return Table("positions", "Accuracy by position of the correct answer (%)", header, rows)
+
+
+def agreement_table(report, section="campaigns"):
+    rows_in = report["agreement"][section]
+    if not rows_in:
+        return None
+    batch = section == "batches"
+    header = ["Group", "Campaign", *(["Batch", "Round"] if batch else []), "Task", "Question", "Items", "Raters",
+              "Fleiss' kappa", "Band", *([] if batch else ["Krippendorff's alpha", "Level", "Agreement"])]
+    rows = [[Cell(r["rater_group"], style="text"), Cell(r["campaign"], style="text"),
+             *([Cell(r["batch"], style="int"), Cell(r["round"], style="int")] if batch else []),
+             Cell(r["task"], style="text"), Cell(r["question"], style="text"), Cell(r["n_items"], style="int"),
+             Cell(r["n_raters"], "no item has 2 ratings", "int"), cell(r, "fleiss_kappa"),
+             Cell(r["band"], style="text"),
+             *([] if batch else [cell(r, "krippendorff_alpha"), Cell(r["krippendorff_level"], style="text"),
+                                 cell(r, "percent_agreement")])]
+            for r in rows_in]
+    return Table(f"agreement_{section}", "Agreement per " + ("batch" if batch else "campaign, task and question"),
+                 header, rows,
+                 "Fleiss' kappa uses the items with the modal number of ratings; alpha accepts missing ones.")
+
+
+def annotator_table(report):
+    rows_in = report["annotators"]
+    if not rows_in:
+        return None
+    header = ["Campaign", "Annotator", "Labels", "Acc. vs gold", "Acc. vs QC", "Peer agreement", "Peer kappa",
+              "Median reading (s)", "Rounds caused", "Rejected rounds"]
+    rows = [[Cell(r["campaign_id"], style="int"), Cell(r["annotator"], style="text"),
+             Cell(r["n_annotations"], style="int"), cell(r, "accuracy_vs_gold", "percent"),
+             cell(r, "accuracy_vs_qc", "percent"), cell(r, "peer_agreement", "percent"),
+             cell(r, "peer_kappa"), cell(r, "median_reading_seconds"), cell(r, "rounds_caused", "int"),
+             cell(r, "rejected_rounds", "int")] for r in rows_in]
+    return Table("annotators", "Annotators", header, rows,
+                 "Rounds caused: rejected QC rounds in which the QC corrected at least one of their labels.")
+
+
+def correlation_table(report):
+    """Qualities as rows; Spearman (p) of each model against the mean human rating; the human ceiling."""
+    ratings = report.get("ratings")
+    if not ratings:
+        return None
+    models = list(dict.fromkeys(m["model"] for m in ratings["models"]))
+    by = {(m["task"], m["quality"], m["model"]): m for m in ratings["models"]}
+    header = ["Task", "Quality", "Items", *[f"{m} rho" for m in models], *[f"{m} p" for m in models], "Human ceiling"]
+    rows = []
+    for q in ratings["qualities"]:
+        found = [by.get((q["task"], q["quality"], m)) for m in models]
+        rows.append([Cell(q["task"], style="text"), Cell(q["label"], style="text"), Cell(q["n_rated"], style="int"),
+                     *[cell(f, "spearman") if f else Cell(None, "not run") for f in found],
+                     *[cell(f, "spearman_p", "p") if f else Cell(None, "not run") for f in found],
+                     cell(q, "human_ceiling_spearman")])
+    return Table("correlations", "Spearman against the mean human rating", header, rows, q["ceiling_rule"])
+
+
+def diqad_tables(report):
+    """DiQAD's columns for each quality that has gold: Acc, UAR, Kappa, Spearman, Pearson, P, R, F1 (x100)."""
+    ratings = report.get("ratings")
+    if not ratings:
+        return []
+    tables = []
+    for q in ratings["qualities"]:
+        models = [m for m in ratings["models"]
+                  if m["task"] == q["task"] and m["quality"] == q["quality"] and m["n_gold"]]
+        if not models:
+            continue
+        rows = [[Cell(m["model"], style="text"), *[cell(m, key, "percent") for _, key in DIQAD_COLUMNS]]
+                for m in models]
+        tables.append(Table(f"diqad_{q['task']}_{q['quality']}", f"{q['task']} / {q['label']} against gold (x100)",
+                            ["Model", *[name for name, _ in DIQAD_COLUMNS]], rows, ratings["note"]))
+    return tables
+
+
+def pairwise_tables(report):
+    pairwise = report.get("pairwise")
+    if not pairwise:
+        return []
+    tables = []
+    for task in pairwise["tasks"]:
+        rows = []
+        for judge, entry in task["judges"].items():
+            bt = {i["model"]: i for i in entry["bradley_terry"]["intervals"]}
+            elo_ratings = (entry.get("elo") or {}).get("ratings") or {}
+            for system in sorted(set(bt) | set(elo_ratings), key=str):
+                fit = bt.get(system, {})
+                rows.append([Cell(judge, style="text"), Cell(system, style="text"),
+                             Cell(elo_ratings.get(system), "no matches"),
+                             Cell(fit.get("score"), entry["bradley_terry"]["undefined_reason"]),
+                             Cell(fit.get("low"), "no interval"), Cell(fit.get("high"), "no interval"),
+                             cell(entry, "agreement_with_humans", "percent"), cell(entry, "kappa_with_humans")])
+        header = ["Judge", "System", "Elo", "Bradley-Terry", "Low", "High", "Equal to humans (%)", "Kappa"]
+        tables.append(Table(f"pairwise_{task['task']}", f"Pairwise: {task['task']}", header, rows))
+    return tables
+
+
+def item_list_tables(report):
+    lists = report["item_lists"]
+    tables = []
+    for key, title in (("humans_right_models_wrong", "Humans right, every model wrong"),
+                       ("models_right_humans_wrong", "Every model right, humans wrong")):
+        if lists[key]:
+            rows = [[Cell(i["task"], style="text"), Cell(i["external_id"], style="text"),
+                     Cell(str(i["gold"]), style="text"),
+                     Cell(", ".join(f"{k}: {v}" for k, v in i["human_answers"].items()), style="text"),
+                     Cell(", ".join(f"{k}: {v}" for k, v in i["model_answers"].items()), style="text")]
+                    for i in lists[key]]
+            tables.append(Table(key, f"{title} ({lists['counts'][key]} items, first {lists['limit']} shown)",
+                                ["Task", "Item", "Gold", "Human answers", "Model answers"], rows))
+    return tables
+
+
+def all_tables(report):
+    tables = [dialogbench_table(report), mc_detail_table(report), group_table(report, "by_dimension", "Dimension"),
+              group_table(report, "by_domain", "Domain"), position_table(report), correlation_table(report),
+              *diqad_tables(report), *pairwise_tables(report), agreement_table(report, "campaigns"),
+              agreement_table(report, "batches"), annotator_table(report), *item_list_tables(report)]
+    return [t for t in tables if t is not None]

@@ -1,0 +1,350 @@
+"""The reads behind a report: one set-based query per table, whatever the number of items (14 for
+a benchmark, 15 with a campaign).
+
+Every function returns plain Python (dicts, lists, tuples) so that `reports.build` never touches
+the ORM. The row-heavy tables (items, gold labels, annotations, predictions) are values_list
+querysets (`row_querysets`) read column-wise by `columns`: through COPY on PostgreSQL, through the
+ORM elsewhere.
+"""
+from __future__ import annotations
+
+import io
+import json
+import re
+from contextlib import nullcontext
+from dataclasses import dataclass
+
+from django.contrib.auth import get_user_model
+from django.db import connections
+from django.db.models import BooleanField, Case, CharField, ExpressionWrapper, F, Func, IntegerField, Q, When
+from django.db.models.fields.json import KT, KeyTransform
+
+from annotation.models import Annotation, Batch, Campaign, CampaignSettings, GoldLabel, GoldVersion, QCSampleItem
+from benchmarks.models import Benchmark, Item, Task
+from modeleval.models import EvalRun, Mode, Prediction, RunState
+
+from .build import LABEL_TYPES, ReportData
+from .provenance import code_version
+
+
+class ScopeError(Exception):
+    """The report's scope does not exist or cannot be reported on; `status` is the HTTP status."""
+
+    def __init__(self, message, status=404):
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Scope:
+    benchmark: Benchmark
+    campaign: Campaign | None
+    gold_version: GoldVersion | None  # None: the gold published with the data (item.source_gold)
+
+
+def resolve_scope(benchmark_slug, campaign_id=None, gold_version=None) -> Scope:
+    """The benchmark, optional campaign and the gold the report cites.
+
+    Without `gold_version` the newest frozen version of the benchmark is cited, else the source gold.
+    Only frozen versions can be cited: a draft can still change under the report.
+    """
+    benchmark = Benchmark.objects.filter(slug=benchmark_slug).first()
+    if benchmark is None:
+        raise ScopeError(f"no benchmark {benchmark_slug!r}")
+    campaign = None
+    if campaign_id not in (None, ""):
+        campaign = Campaign.objects.filter(pk=campaign_id, benchmark=benchmark).first()
+        if campaign is None:
+            raise ScopeError(f"no campaign {campaign_id} in benchmark {benchmark_slug!r}")
+    versions = GoldVersion.objects.filter(benchmark=benchmark).select_related("benchmark")
+    if gold_version not in (None, ""):
+        version = versions.filter(number=gold_version).first()
+        if version is None:
+            raise ScopeError(f"no gold version {gold_version} of benchmark {benchmark_slug!r}")
+        if version.frozen_at is None:
+            raise ScopeError(f"{version.citation} is a draft; freeze it before a report cites it", status=400)
+    else:
+        version = versions.filter(frozen_at__isnull=False).order_by("-number").first()
+    return Scope(benchmark, campaign, version)
+
+
+def columns(queryset, copy=None):
+    """The rows of a values_list queryset as {field name: list of values}, in one query.
+
+    On PostgreSQL the rows travel by `COPY (SELECT ...) TO STDOUT` and are decoded column by column
+    (JSON once per distinct value), which is several times faster than row-by-row ORM conversion
+    for the hundreds of thousands of labels a large report reads; elsewhere, values_list.
+    """
+    names = list(queryset.query.selected)  # the values_list order, annotations included
+    if copy is None:
+        copy = connections[queryset.db].vendor == "postgresql"
+    if copy:
+        return _copied_columns(queryset, names)
+    rows = list(queryset)
+    if not rows:
+        return {name: [] for name in names}
+    return {name: list(values) for name, values in zip(names, zip(*rows))}
+
+
+_ESCAPES = {b"\\\\": b"\\", b"\\n": b"\n", b"\\r": b"\r", b"\\t": b"\t", b"\\b": b"\b", b"\\f": b"\f",
+            b"\\v": b"\v"}
+_ESCAPE = re.compile(rb"\\[\\nrtbfv]")
+_NULL = b"\\N"
+INTEGER_TYPES = {"AutoField", "BigAutoField", "SmallAutoField", "IntegerField", "BigIntegerField", "SmallIntegerField",
+                 "PositiveIntegerField", "PositiveBigIntegerField", "PositiveSmallIntegerField"}
+
+
+def _text(raw):
+    """A COPY text field as str (COPY TO escapes only backslash and a few control characters)."""
+    if b"\\" in raw:
+        raw = _ESCAPE.sub(lambda m: _ESCAPES[m.group()], raw)
+    return raw.decode("utf-8")
+
+
+def _kind(field):
+    kind = field.get_internal_type()
+    if kind in ("ForeignKey", "OneToOneField"):
+        kind = field.target_field.get_internal_type()
+    if kind in INTEGER_TYPES:
+        return "int"
+    return {"FloatField": "float", "BooleanField": "bool", "JSONField": "json"}.get(kind, "text")
+
+
+def _decode(kind, raw_column):
+    """One COPY text column as Python values (NULL -> None)."""
+    has_null = _NULL in raw_column
+    if kind in ("int", "float") and not has_null:
+        return list(map(int if kind == "int" else float, raw_column))
+    if kind == "bool":
+        return [None if raw == _NULL else raw == b"t" for raw in raw_column]
+    decode = {"int": int, "float": float, "json": lambda raw: json.loads(_text(raw)), "text": _text}[kind]
+    # Labels and ids repeat: decode each distinct text once (equal JSON values are then one shared
+    # object: readers must not mutate them).
+    cache = {_NULL: None}
+    return [cache[raw] if raw in cache else cache.setdefault(raw, decode(raw)) for raw in raw_column]
+
+
+def _copied_columns(queryset, names):
+    compiler = queryset.query.get_compiler(using=queryset.db)
+    sql, params = compiler.as_sql()
+    kinds = [_kind(expression.output_field) for expression, _, _ in compiler.select]
+    statement = f"COPY ({sql}) TO STDOUT"
+    with connections[queryset.db].cursor() as cursor:
+        buffer = io.BytesIO()
+        # Logged like any query (debug_sql exists when queries are captured), so counts stay honest.
+        logged = cursor.debug_sql(statement, params) if hasattr(cursor, "debug_sql") else nullcontext()
+        with logged, cursor.cursor.copy(statement, params) as copy:
+            for block in copy:
+                buffer.write(block)
+    text = buffer.getvalue()
+    if not text:
+        return {name: [] for name in names}
+    # Tabs and newlines inside values are escaped, so one split yields every field in row order.
+    fields = text[:-1].replace(b"\n", b"\t").split(b"\t")
+    raw_columns = [fields[j::len(names)] for j in range(len(names))]
+    return {name: _decode(kind, raw_column) for name, kind, raw_column in zip(names, kinds, raw_columns)}
+
+
+class AccPick(Func):
+    """The key of the option with the highest summed log-probability (lm-eval `acc`; the first of
+    equal maxima), read from Prediction.options in SQL so that the options never travel."""
+
+    output_field = CharField()
+
+    def as_postgresql(self, compiler, connection, **extra):
+        sql, params = compiler.compile(self.source_expressions[0])
+        return (f"(SELECT o ->> 'key' FROM jsonb_array_elements({sql}) WITH ORDINALITY AS t(o, i) "
+                f"ORDER BY (o ->> 'logprob')::float8 DESC NULLS LAST, i LIMIT 1)", params)
+
+    def as_sqlite(self, compiler, connection, **extra):
+        sql, params = compiler.compile(self.source_expressions[0])
+        return (f"(SELECT json_extract(value, '$.key') FROM json_each({sql}) "
+                f"ORDER BY json_extract(value, '$.logprob') IS NULL, json_extract(value, '$.logprob') DESC, key "
+                f"LIMIT 1)", params)
+
+
+class OptionCount(Func):
+    """How many options an item offers: the keys of fields.options (0 when there are none)."""
+
+    output_field = IntegerField()
+
+    def as_postgresql(self, compiler, connection, **extra):
+        sql, params = compiler.compile(self.source_expressions[0])
+        return (f"(CASE WHEN jsonb_typeof({sql} -> 'options') = 'object' "
+                f"THEN (SELECT count(*) FROM jsonb_object_keys({sql} -> 'options')) ELSE 0 END)", params * 2)
+
+    def as_sqlite(self, compiler, connection, **extra):
+        sql, params = compiler.compile(self.source_expressions[0])
+        return (f"(CASE WHEN json_type({sql}, '$.options') = 'object' "
+                f"THEN (SELECT count(*) FROM json_each({sql}, '$.options')) ELSE 0 END)", params * 2)
+
+
+def label_questions(forms):
+    """Keys of the questions that carry labels, over every task form, in form order."""
+    keys = []
+    for form in forms:
+        keys += [q["key"] for q in form["questions"] if q["type"] in LABEL_TYPES and q["key"] not in keys]
+    return keys
+
+
+# ---------------------------------------------------------------- the queries
+
+def task_rows(scope):
+    tasks = Task.objects.filter(benchmark=scope.benchmark)
+    if scope.campaign is not None:
+        tasks = tasks.filter(campaigns=scope.campaign)
+    return list(tasks.order_by("slug").values("id", "slug", "name", "dimension", "form"))
+
+
+def item_queryset(scope, task_ids):
+    items = Item.objects.filter(task_id__in=task_ids)
+    if scope.campaign is not None:
+        items = items.filter(batch_items__campaign=scope.campaign)
+    return items.order_by()
+
+
+def item_rows(scope, task_ids):
+    fields = ["id", "task_id", "external_id", "content_hash", "domain", "n_options", "model_a", "model_b"]
+    if scope.gold_version is None:
+        fields.append("source_gold")
+    return (item_queryset(scope, task_ids)
+            .annotate(domain=KT("meta__domain"), n_options=OptionCount("fields"), model_a=KT("meta__model_a"),
+                      model_b=KT("meta__model_b"))
+            .values_list(*fields))
+
+
+def gold_rows(scope, task_ids):
+    """(item id, gold value) of the primary question from the frozen version; without one the
+    source gold travels with the items."""
+    return (GoldLabel.objects.filter(version=scope.gold_version, item__in=item_queryset(scope, task_ids).values("id"))
+            .order_by().values_list("item_id", "value"))
+
+
+def campaign_queryset(scope):
+    if scope.campaign is not None:
+        return Campaign.objects.filter(pk=scope.campaign.pk)
+    return Campaign.objects.filter(benchmark=scope.benchmark)
+
+
+def campaign_rows(scope):
+    campaigns = list(campaign_queryset(scope).order_by("id").values("id", "name", "protocol", "source"))
+    settings = CampaignSettings.objects.filter(campaign__in=campaign_queryset(scope)).order_by("campaign_id", "version")
+    by_campaign = {c["id"]: c for c in campaigns}
+    for c in campaigns:
+        c["settings"] = []
+    for row in settings.values("campaign_id", "version", "overlap", "guidelines", "note", "min_reading_seconds"):
+        by_campaign[row.pop("campaign_id")]["settings"].append(row)
+    return campaigns
+
+
+def batch_rows(scope):
+    return list(Batch.objects.filter(campaign__in=campaign_queryset(scope)).order_by("campaign_id", "number")
+                .values("id", "campaign_id", "number", "state", "round", "settings__version"))
+
+
+def annotation_rows(scope, task_ids, question_keys):
+    """Every round's annotations of the campaigns in scope, one column per label question."""
+    answers = {f"q{n}": KeyTransform(key, "answers") for n, key in enumerate(question_keys)}
+    current = ExpressionWrapper(Q(superseded_at__isnull=True), output_field=BooleanField())
+    return (Annotation.objects.filter(campaign__in=campaign_queryset(scope), item__task_id__in=task_ids).order_by()
+            .annotate(batch_id=F("batch_item__batch_id"), current=current, **answers)
+            .values_list("campaign_id", "batch_id", "item_id", "annotator_id", "round", "current", "value",
+                         "excluded", "dwell_seconds", *answers))
+
+
+def annotation_columns(queryset, tasks):
+    keys, shared_primary = answer_keys(tasks)
+    out = columns(queryset)
+    out["answers"] = {key: out.pop(f"q{n}") for n, key in enumerate(keys)}
+    if shared_primary is not None:
+        out["answers"][shared_primary] = out["value"]
+    return out
+
+
+def qc_rows(scope):
+    """The QC's labels on sampled items, with the round and decision of the review they belong to."""
+    return list(QCSampleItem.objects.filter(review__campaign__in=campaign_queryset(scope)).order_by()
+                .values_list("review__batch_id", "review__round", "review__decision", "batch_item__item_id",
+                             "qc_value"))
+
+
+def user_rows(scope):
+    ids = Annotation.objects.filter(campaign__in=campaign_queryset(scope)).values("annotator_id")
+    return dict(get_user_model().objects.filter(pk__in=ids).values_list("id", "username"))
+
+
+def run_queryset(scope, task_ids):
+    return (EvalRun.objects.filter(benchmark=scope.benchmark, state=RunState.FINISHED, tasks__in=task_ids)
+            .distinct().order_by("id"))
+
+
+def run_rows(scope, task_ids):
+    runs = list(run_queryset(scope, task_ids).values(
+        "id", "mode", "settings", "prompt_version", "prompt_sha256", "position_policy", "seed", "finished_at",
+        "model__name", "model__source", "model__sha256", "model__revision", "model__dtype"))
+    tasks = EvalRun.tasks.through.objects.filter(evalrun__in=run_queryset(scope, task_ids), task_id__in=task_ids)
+    by_run = {}
+    for run_id, task_id in tasks.values_list("evalrun_id", "task_id"):
+        by_run.setdefault(run_id, []).append(task_id)
+    for run in runs:
+        run["task_ids"] = sorted(by_run.get(run["id"], []))
+        run["finished_at"] = run["finished_at"].isoformat() if run["finished_at"] else None
+    return runs
+
+
+def prediction_rows(scope, task_ids):
+    """Predictions of the runs in scope; `acc_pick` only where the run's own answer is not already
+    lm-eval's acc (log-likelihood runs under another rule), as reading options is what costs."""
+    runs = run_queryset(scope, task_ids)
+    needs_pick = runs.filter(mode=Mode.LOGLIKELIHOOD).exclude(settings__rule="acc").values("id")
+    return (Prediction.objects.filter(run__in=runs, item__in=item_queryset(scope, task_ids).values("id"))
+            .order_by()
+            .annotate(acc_pick=Case(When(run__in=needs_pick, then=AccPick("options")), default=None,
+                                    output_field=CharField()))
+            .values_list("run_id", "item_id", "variant", "answer", "answer_norm", "answer_per_token", "acc_pick",
+                         "parse_status", "gold", "rating"))
+
+
+def answer_keys(tasks):
+    """Label questions to read from Annotation.answers: all but a key that is every task's primary,
+    whose answer is Annotation.value already."""
+    primaries = {t["form"]["primary"] for t in tasks}
+    shared_primary = primaries.pop() if len(primaries) == 1 else None
+    return [key for key in label_questions(t["form"] for t in tasks) if key != shared_primary], shared_primary
+
+
+def row_querysets(scope, tasks):
+    """The row-heavy reads (items, gold, annotations, predictions): what a report costs grows with these."""
+    task_ids = [t["id"] for t in tasks]
+    return {"items": item_rows(scope, task_ids),
+            "gold": gold_rows(scope, task_ids) if scope.gold_version else None,
+            "annotations": annotation_rows(scope, task_ids, answer_keys(tasks)[0]),
+            "predictions": prediction_rows(scope, task_ids)}
+
+
+def report_data(scope) -> ReportData:
+    """Everything the report needs, in a fixed number of queries."""
+    tasks = task_rows(scope)
+    task_ids = [t["id"] for t in tasks]
+    rows = row_querysets(scope, tasks)
+    items = columns(rows["items"])
+    gold_version = scope.gold_version
+    return ReportData(
+        benchmark={field: getattr(scope.benchmark, field)
+                   for field in ("slug", "name", "version", "language", "source", "licence")},
+        campaign_id=scope.campaign.pk if scope.campaign else None,
+        gold_version=None if gold_version is None else {
+            "number": gold_version.number, "citation": gold_version.citation, "campaign_id": gold_version.campaign_id,
+            "frozen_at": gold_version.frozen_at.isoformat(), "note": gold_version.note},
+        tasks=tasks,
+        items=items,
+        gold=dict(rows["gold"]) if rows["gold"] is not None else None,
+        campaigns=campaign_rows(scope),
+        batches=batch_rows(scope),
+        annotations=annotation_columns(rows["annotations"], tasks),
+        qc=qc_rows(scope),
+        users=user_rows(scope),
+        runs=run_rows(scope, task_ids),
+        predictions=columns(rows["predictions"]),
+        code=code_version(),
+    )

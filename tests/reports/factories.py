@@ -1,0 +1,94 @@
+"""Rows for report tests, written in bulk the way the apps store them."""
+from datetime import timedelta
+
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+
+from annotation import actions
+from annotation.models import Annotation, Batch, BatchItem, BatchState, GoldLabel, GoldVersion
+from benchmarks.models import Item
+from modeleval.models import EvalRun, ModelSpec, Prediction
+
+
+def users(prefix, count):
+    User = get_user_model()
+    return [User.objects.get_or_create(username=f"{prefix}{n}")[0] for n in range(1, count + 1)]
+
+
+def staff():
+    return get_user_model().objects.get_or_create(username="boss", defaults={"is_staff": True})[0]
+
+
+def human_campaign(benchmark, answers, *, protocol="human_baseline", raters=None, name="humans", dwell=30.0,
+                   batch_size=None, state=BatchState.ACCEPTED):
+    """A campaign whose raters gave `answers`: {item id: [answer of rater 1, 2, ...]} (None = no label).
+
+    Answers are {primary key: value} for the item's task; items are cut into batches of `batch_size`."""
+    items = {item.pk: item for item in Item.objects.filter(pk__in=answers).select_related("task")}
+    k = max(len(a) for a in answers.values())
+    raters = raters or users(f"{name}-rater-", k)
+    campaign = actions.create_campaign(actor=staff(), name=name, benchmark=benchmark, protocol=protocol,
+                                       tasks=sorted({i.task.slug for i in items.values()}),
+                                       settings={"overlap": k, "items_per_task": None})
+    settings = campaign.settings
+    ids = sorted(answers)
+    size = batch_size or len(ids)
+    now = timezone.now()
+    rows = []
+    for number, start in enumerate(range(0, len(ids), size), start=1):
+        batch = Batch.objects.create(campaign=campaign, number=number, state=state, settings=settings)
+        bis = BatchItem.objects.bulk_create([
+            BatchItem(campaign=campaign, batch=batch, item_id=i, position=p, needed=k, taken=k, status="labelled")
+            for p, i in enumerate(ids[start:start + size], start=1)])
+        for bi in bis:
+            item = items[bi.item_id]
+            primary = item.task.form["primary"]
+            for slot, (rater, value) in enumerate(zip(raters, answers[bi.item_id]), start=1):
+                if value is None:
+                    continue
+                answer = value if isinstance(value, dict) else {primary: value}
+                rows.append(Annotation(campaign=campaign, batch_item=bi, item=item, annotator=rater, round=1, slot=slot,
+                                       settings=settings, answers=answer, value=answer.get(primary),
+                                       dwell_seconds=dwell + slot, submitted_at=now + timedelta(seconds=slot)))
+    Annotation.objects.bulk_create(rows, batch_size=5000)
+    return campaign
+
+
+def frozen_gold(campaign, labels=None):
+    """A frozen gold version: the items' source gold, or {item id: value}."""
+    boss = staff()
+    if labels is None:
+        version = actions.create_gold_version(campaign, actor=boss, method="source")
+    else:
+        number = GoldVersion.objects.filter(benchmark=campaign.benchmark).count() + 1
+        version = GoldVersion.objects.create(benchmark=campaign.benchmark, campaign=campaign, number=number)
+        GoldLabel.objects.bulk_create([GoldLabel(version=version, item_id=i, value=v, method="source")
+                                       for i, v in labels.items()])
+    return actions.freeze_gold_version(version, actor=boss)
+
+
+def model_run(benchmark, tasks, name, predictions, *, mode="loglikelihood", settings=None, position_policy="as_is"):
+    """A finished run with `predictions`: {item id or (item id, variant): Prediction field values}."""
+    model, _ = ModelSpec.objects.get_or_create(name=name, defaults={"sha256": f"{name:0<64}"[:64],
+                                                                    "source": f"/models/{name}.gguf"})
+    defaults = {"loglikelihood": {"rule": "per_token", "continuation": "text"}, "generate": {},
+                "rating": {"quality": "", "top_k": 3}, "yes_no": {"quality": ""}, "pairwise": {}}[mode]
+    run = EvalRun.objects.create(model=model, benchmark=benchmark, mode=mode, settings={**defaults, **(settings or {})},
+                                 prompt_template=f"{mode} template", prompt_sha256="ab" * 32,
+                                 prompt_version=f"{mode}/1",
+                                 position_policy=position_policy, state="finished", items_total=len(predictions),
+                                 items_done=len(predictions), finished_at=timezone.now())
+    run.tasks.set(tasks)
+    rows = []
+    for key, fields in predictions.items():
+        item_id, variant = key if isinstance(key, tuple) else (key, "")
+        rows.append(Prediction(run=run, item_id=item_id, variant=variant,
+                               **{"parse_status": "scored", **fields}))
+    Prediction.objects.bulk_create(rows, batch_size=5000)
+    return run
+
+
+def options_for(logprobs, chars=None):
+    """Prediction.options from {letter: summed log-probability}."""
+    return [{"key": k, "source_key": k, "text": k, "logprob": lp, "n_tokens": 3, "n_chars": (chars or {}).get(k, 10)}
+            for k, lp in logprobs.items()]

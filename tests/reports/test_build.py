@@ -1,0 +1,170 @@
+"""reports.build on plain rows (no database): undefined figures, annotators and QC, pairwise, ratings
+against gold."""
+import json
+
+import numpy as np
+import pytest
+
+from metrics import bradley_terry, classification_metrics, cohen_kappa, elo
+from reports.build import ReportData, ReportOptions, build_report, paired_gaps, public
+from reports.render import render
+from reports.render.tables import DIQAD_COLUMNS, diqad_tables
+from metrics import paired_bootstrap_gap
+
+MC_FORM = {"primary": "answer", "questions": [{"key": "answer", "type": "single_choice", "options": "item"}]}
+PAIR_FORM = {"primary": "verdict", "questions": [{"key": "verdict", "type": "single_choice", "options": [
+    {"value": v} for v in ("1", "2", "both", "neither")]}]}
+SCORE_FORM = {"primary": "score", "questions": [{"key": "score", "type": "single_choice", "options": [
+    {"value": 2}, {"value": 1}, {"value": 0}, {"value": -1, "excludes": True}]}]}
+
+
+def data(tasks, items, annotations=(), predictions=(), runs=(), gold=None, qc=(), batches=None):
+    """tasks: [(id, slug, form)]; items: [(id, task id, gold or None, meta)]; annotations:
+    [(item, annotator, value, round, current, batch, dwell)]; predictions: [(run, item, answer, rating)]."""
+    ann_cols = ["campaign_id", "batch_id", "item_id", "annotator_id", "round", "current", "value", "excluded",
+                "dwell_seconds"]
+    ann = {c: [] for c in ann_cols}
+    for item, annotator, value, rnd, current, batch, dwell in annotations:
+        for c, v in zip(ann_cols, (1, batch, item, annotator, rnd, current, value, False, dwell)):
+            ann[c].append(v)
+    ann["answers"] = {}
+    for _, _, form in tasks:
+        ann["answers"][form["primary"]] = ann["value"]
+    pred_cols = ["run_id", "item_id", "variant", "answer", "answer_norm", "answer_per_token", "acc_pick",
+                 "parse_status", "gold", "rating"]
+    pred = {c: [] for c in pred_cols}
+    for run, item, answer, rating in predictions:
+        for c, v in zip(pred_cols, (run, item, "", answer, "", "", None, "scored", "", rating)):
+            pred[c].append(v)
+    return ReportData(
+        benchmark={"slug": "b", "name": "B", "version": "", "language": "en", "source": "", "licence": ""},
+        campaign_id=None, gold_version=None,
+        tasks=[{"id": t, "slug": slug, "name": slug, "dimension": "", "form": form} for t, slug, form in tasks],
+        items={"id": [i[0] for i in items], "task_id": [i[1] for i in items],
+               "external_id": [f"x{i[0]}" for i in items],
+               "content_hash": ["h"] * len(items), "domain": [i[3].get("domain") for i in items],
+               "n_options": [i[3].get("n_options", 0) for i in items], "model_a": [i[3].get("model_a") for i in items],
+               "model_b": [i[3].get("model_b") for i in items],
+               "source_gold": [None if i[2] is None else {f: i[2] for f in ("answer", "verdict", "score")}
+                               for i in items]},
+        gold=gold,
+        campaigns=[{"id": 1, "name": "c", "protocol": "production", "source": "",
+                    "settings": [{"version": 1, "overlap": 2, "guidelines": "g", "note": "",
+                                  "min_reading_seconds": 0}]}],
+        batches=batches or [{"id": 1, "campaign_id": 1, "number": 1, "state": "accepted", "round": 1,
+                             "settings__version": 1}],
+        annotations=ann, qc=list(qc), users={10: "ann", 11: "bob", 12: "cid"},
+        runs=[{"id": r, "mode": mode, "settings": settings, "prompt_version": "p", "prompt_sha256": "s",
+               "position_policy": "as_is", "seed": 0, "finished_at": None, "model__name": name, "model__source": "",
+               "model__sha256": "", "model__revision": "", "model__dtype": "float32", "task_ids": task_ids}
+              for r, name, mode, settings, task_ids in runs],
+        predictions=pred, code={"commit": None})
+
+
+def test_undefined_figures_are_null_with_a_reason_never_nan():
+    # Every rater gives the same label: kappa is undefined; no human answers on task 2.
+    d = data([(1, "t1", MC_FORM), (2, "t2", MC_FORM)],
+             [(n, 1 if n < 4 else 2, "A", {"n_options": 2}) for n in range(6)],
+             [(n, a, "A", 1, True, 1, 5.0) for n in range(4) for a in (10, 11)],
+             [(7, n, "A", None) for n in range(6)], [(7, "m", "generate", {}, [1, 2])])
+    report = build_report(d, ReportOptions(n_resamples=50))
+    text = render(report, "json")
+    assert "NaN" not in text and "Infinity" not in text
+    row = public(report)["agreement"]["campaigns"][0]
+    assert row["fleiss_kappa"] is None and "same" in row["undefined"]["fleiss_kappa"]
+    t2 = next(t for t in report["multiple_choice"]["tasks"] if t["task"] == "t2")
+    assert t2["human_majority"] is None and t2["undefined"]["human_majority"] == "no human answers on this task's items"
+    m2 = next(m for m in report["multiple_choice"]["models"] if m["task"] == "t2")
+    assert m2["accuracy"] == 1.0 and m2["gap"] is None and m2["undefined"]["gap"]
+    overall = report["multiple_choice"]["overall"]
+    assert overall["human_majority"] is None and "undefined on some task" in overall["undefined"]["human_majority"]
+    json.loads(text)
+
+
+def test_paired_gaps_equal_metrics_for_every_model():
+    rng = np.random.default_rng(1)
+    human = rng.random(300) < 0.8
+    models = [rng.random(300) < p for p in (0.5, 0.7, 0.9)]
+    gaps, replicates = paired_gaps(human, models, 500, 9, 0.9)
+    for model, (gap, low, high) in zip(models, gaps):
+        expected = paired_bootstrap_gap(human.tolist(), model.tolist(), n_resamples=500, seed=9, confidence=0.9)
+        assert (gap, low, high) == (expected.gap, expected.low, expected.high)
+    assert replicates.shape == (500, 3)
+
+
+def test_annotators_against_gold_qc_and_peers():
+    # Two annotators on 4 items, round 1 rejected by QC (item 0 wrong for "ann"), round 2 current.
+    labels = {10: ["A", "B", "A", "A"], 11: ["A", "B", "B", "A"]}
+    annotations = [(n, a, labels[a][n], 1, False, 1, 10.0 + n) for a in labels for n in range(4)]
+    annotations += [(n, a, "A", 2, True, 1, 20.0 + n) for a in labels for n in range(4)]
+    qc = [(1, 1, "rejected", 1, "A"), (1, 1, "rejected", 2, "A"), (1, 2, "accepted", 0, "A")]
+    d = data([(1, "t", MC_FORM)], [(n, 1, "A", {"n_options": 2}) for n in range(4)], annotations, qc=qc,
+             batches=[{"id": 1, "campaign_id": 1, "number": 1, "state": "accepted", "round": 2,
+                       "settings__version": 1}])
+    rows = {r["annotator"]: r for r in build_report(d, ReportOptions(n_resamples=10))["annotators"]}
+    ann, bob = rows["ann"], rows["bob"]
+    assert ann["n_annotations"] == 4 and ann["accuracy_vs_gold"] == 1.0
+    # QC checked items 1 and 2 in round 1 and item 0 in round 2: ann missed item 1, bob items 1 and 2.
+    assert ann["accuracy_vs_qc"] == pytest.approx(2 / 3) and ann["n_qc"] == 3
+    assert bob["accuracy_vs_qc"] == pytest.approx(1 / 3)
+    assert ann["rounds_caused"] == 1 and bob["rounds_caused"] == 1 and ann["rejected_rounds"] == 1
+    assert ann["peer_agreement"] == 1.0 and ann["n_peer_pairs"] == 4
+    assert ann["peer_kappa"] is None and ann["undefined"]["peer_kappa"]  # one category: kappa undefined
+    assert ann["median_reading_seconds"] == pytest.approx(21.5)
+
+
+def test_pairwise_outcomes_elo_bradley_terry_and_judge_agreement():
+    systems = [("x", "y"), ("x", "z"), ("y", "z")] * 4
+    items = [(n, 1, None, {"model_a": a, "model_b": b}) for n, (a, b) in enumerate(systems)]
+    # Humans: conversation 1 (A) looks like an AI on even items -> A loses; "both" on every fifth.
+    human = ["both" if n % 5 == 0 else ("1" if n % 2 == 0 else "2") for n in range(len(items))]
+    annotations = [(n, a, human[n], 1, True, 1, None) for n in range(len(items)) for a in (10, 11)]
+    judge = ["1" if n % 3 else "2" for n in range(len(items))]
+    d = data([(1, "arena", PAIR_FORM)], items, annotations, [(5, n, judge[n], None) for n in range(len(items))],
+             [(5, "judge", "pairwise", {}, [1])])
+    report = build_report(d, ReportOptions(n_resamples=30))
+    task = report["pairwise"]["tasks"][0]
+    outcome = {"1": "lose", "2": "win", "both": "tie", "neither": "tie"}
+    human_matches = [(a, b, outcome[h]) for (a, b), h in zip(systems, human)]
+    humans = task["judges"]["humans"]
+    assert humans["elo"]["ratings"] == pytest.approx(elo(human_matches).ratings)
+    scores = {i["model"]: i["score"] for i in humans["bradley_terry"]["intervals"]}
+    assert scores == pytest.approx(bradley_terry(human_matches).scores)
+    verdicts = task["judges"]["judge"]
+    judged, labelled = [outcome[j] for j in judge], [outcome[h] for h in human]
+    assert verdicts["agreement_with_humans"] == pytest.approx(np.mean([a == b for a, b in zip(judged, labelled)]))
+    assert verdicts["kappa_with_humans"] == pytest.approx(cohen_kappa(judged, labelled).value)
+    assert sum(p["n"] for p in humans["win_tie_lose"]) == len(items)
+
+
+def test_ratings_against_gold_in_diqad_columns():
+    gold = [2, 1, 0, 2, 1, 0, 2, 2, 1, 0]
+    answers = ["2", "1", "1", "2", "0", "0", "2", "1", "1", "0"]
+    ratings = [1.9, 1.2, 0.8, 1.7, 0.4, 0.1, 1.6, 1.1, 0.9, 0.3]
+    items = [(n, 1, g, {}) for n, g in enumerate(gold)]
+    annotations = [(n, a, g, 1, True, 1, None) for n, g in enumerate(gold) for a in (10, 11)]
+    d = data([(1, "quality", SCORE_FORM)], items, annotations,
+             [(3, n, a, r) for n, (a, r) in enumerate(zip(answers, ratings))],
+             [(3, "rater", "rating", {"quality": "score"}, [1])])
+    report = build_report(d, ReportOptions(n_resamples=10))
+    row = report["ratings"]["models"][0]
+    expected = classification_metrics(gold, [int(a) for a in answers], labels=[2, 1, 0])
+    assert row["gold_accuracy"] == expected.accuracy and row["gold_uar"] == pytest.approx(expected.uar)
+    assert row["gold_f1"] == pytest.approx(expected.macro_f1)
+    assert row["gold_kappa"] == pytest.approx(cohen_kappa(gold, [int(a) for a in answers], labels=[2, 1, 0]).value)
+    table = diqad_tables(public(report))[0]
+    assert table.header == ["Model", *[name for name, _ in DIQAD_COLUMNS]]
+    assert [c.text() for c in table.rows[0][1:3]] == [f"{100 * expected.accuracy:.2f}", f"{100 * expected.uar:.2f}"]
+    assert r"Acc & UAR & Kappa & Spearman & Pearson & P & R & F1" in render(report, "latex")
+
+
+def test_peer_kappa_is_the_mean_of_cohens_kappa_with_each_peer():
+    labels = {10: list("AABBABAB"), 11: list("AABBBBAA"), 12: list("ABBBABAA")}
+    annotations = [(n, a, v, 1, True, 1, 5.0) for a, vs in labels.items() for n, v in enumerate(vs)]
+    d = data([(1, "t", MC_FORM)], [(n, 1, "A", {"n_options": 2}) for n in range(8)], annotations)
+    rows = {r["annotator_id"]: r for r in build_report(d, ReportOptions(n_resamples=10))["annotators"]}
+    for me, mine in labels.items():
+        peers = [cohen_kappa(mine, theirs).value for other, theirs in labels.items() if other != me]
+        shares = [np.mean([a == b for a, b in zip(mine, theirs)]) for other, theirs in labels.items() if other != me]
+        assert rows[me]["peer_kappa"] == pytest.approx(np.mean(peers))
+        assert rows[me]["peer_agreement"] == pytest.approx(np.mean(shares)) and rows[me]["n_peer_pairs"] == 16
