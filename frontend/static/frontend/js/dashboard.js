@@ -1,0 +1,40 @@
+// The researcher's view of a campaign: progress per batch from the annotation API, and per annotator
+// and per question from the report (which computes agreement and its band).
+import { api, el, fmt, pct, say } from "./api.js";
+
+const root = document.getElementById("dashboard");
+const { campaign, benchmark } = root.dataset;
+const $ = (id) => document.getElementById(id);
+const notice = $("notice");
+const cells = (...values) => values.map((v) => el("td", {}, v ?? "—"));
+
+async function progress() {
+  const batches = await api(`/api/v1/batches/?campaign=${campaign}&limit=500`);
+  const rows = batches.results;
+  const done = rows.reduce((s, b) => s + b.progress.done, 0);
+  const total = rows.reduce((s, b) => s + b.progress.total, 0);
+  const again = rows.filter((b) => b.round > 1).length;
+  $("totals").replaceChildren(el("progress", { max: total || 1, value: done, "aria-label": "Campaign progress" }),
+    ` ${done} of ${total} items done · ${rows.length} batches · re-annotation rate ${pct(rows.length ? again / rows.length : null)} (${again} batches sent back at least once)`);
+  $("batches").replaceChildren(...rows.map((b) => el("tr", {},
+    el("td", {}, el("a", { href: `/batches/${b.id}/review/` }, `Batch ${b.number}`)), ...cells(b.state.replace("_", " "), b.round),
+    el("td", {}, el("progress", { max: b.progress.total || 1, value: b.progress.done, "aria-label": `Batch ${b.number}` }), ` ${b.progress.done}/${b.progress.total}`),
+    ...cells(b.progress.disagreements, b.progress.excluded))));
+}
+
+async function fromReport() {
+  if (!root.dataset.report) {
+    $("annotators").replaceChildren(el("tr", {}, el("td", { colspan: 6 }, "Figures per annotator come with the report (researchers and staff).")));
+    return;
+  }
+  const report = await api(`/api/v1/reports/?benchmark=${encodeURIComponent(benchmark)}&campaign=${campaign}&format=json`);
+  const mine = (rows) => rows.filter((r) => String(r.campaign_id) === campaign);
+  $("annotators").replaceChildren(...mine(report.annotators).map((a) => el("tr", {},
+    ...cells(a.annotator, a.n_annotations, a.median_reading_seconds === null ? null : `${fmt(a.median_reading_seconds, 1)} s`,
+      pct(a.accuracy_vs_qc), pct(a.peer_agreement), a.rejected_rounds))));
+  $("agreement").replaceChildren(...mine(report.agreement.campaigns).map((r) => el("tr", {},
+    ...cells(r.task, r.primary ? `${r.question} (primary)` : r.question, r.n_items, fmt(r.fleiss_kappa), r.band,
+      fmt(r.krippendorff_alpha), pct(r.percent_agreement)))));
+}
+
+Promise.all([progress(), fromReport()]).catch((error) => say(notice, error.body?.detail || "Could not load the figures.", "error"));

@@ -1,0 +1,134 @@
+// The task's answer form, built from its schema (benchmarks/formschema.py), with keyboard choice:
+// digits (or the option's letter) answer the question being worked on; a choice moves on to the next.
+import { el } from "./api.js";
+
+const KEYS = "123456789";
+
+// [{value, label, key}] for a choice-like question; item options keep their letters as keys.
+export function choicesOf(spec, item) {
+  if (spec.type === "boolean") {
+    return [{ value: true, label: "Yes", key: "y" }, { value: false, label: "No", key: "n" }];
+  }
+  if (spec.type === "scale") {
+    const { min, max } = spec.scale;
+    const values = Array.from({ length: max - min + 1 }, (_, i) => min + i);
+    const digits = min >= 0 && max <= 9;
+    return values.map((v, i) => ({ value: v, label: String(v), key: digits ? String(v) : KEYS[i] }));
+  }
+  if (spec.options === "item") {
+    return Object.entries(item.fields.options || {}).map(([k, text]) => ({ value: k, label: `${k}. ${text}`, key: k.toLowerCase() }));
+  }
+  return spec.options.map((o, i) => ({ value: o.value, label: o.label ?? String(o.value), key: KEYS[i], excludes: o.excludes }));
+}
+
+export function buildForm(form, item, dialogueLength) {
+  const questions = [];
+  const root = el("div", { class: "questions" });
+
+  form.questions.forEach((spec, n) => {
+    const required = spec.required !== false;
+    const id = `q-${spec.key}`;
+    const legend = el("legend", { id: `${id}-label` }, `${n + 1}. ${spec.label || spec.key}`,
+      required ? el("span", { class: "req" }, " (required)") : null);
+    const box = el("fieldset", { class: "question", dataset: { key: spec.key } }, legend);
+    const error = el("p", { class: "field-error", id: `${id}-error`, hidden: true });
+    const q = { spec, box, error, choices: [], inputs: [] };
+    if (["single_choice", "multi_choice", "scale", "boolean"].includes(spec.type)) {
+      const multi = spec.type === "multi_choice";
+      q.choices = choicesOf(spec, item);
+      const list = el("div", { class: `choices ${spec.type}` });
+      q.choices.forEach((choice, i) => {
+        const input = el("input", { type: multi ? "checkbox" : "radio", name: id, id: `${id}-${i}`,
+          "aria-describedby": `${id}-error`, dataset: { index: i } });
+        q.inputs.push(input);
+        list.append(el("label", { for: `${id}-${i}`, class: `choice${choice.excludes ? " excludes" : ""}` }, input,
+          el("kbd", {}, choice.key.toUpperCase()), " ", choice.label));
+      });
+      box.append(list);
+    } else if (spec.type === "index") {
+      const input = el("input", { type: "number", min: 0, max: dialogueLength - 1, id, inputmode: "numeric",
+        "aria-labelledby": `${id}-label`, "aria-describedby": `${id}-error` });
+      q.inputs.push(input);
+      box.append(el("p", { class: "muted" }, `Turn number, 0 to ${dialogueLength - 1} (shown as #n)`), input);
+    } else {
+      const input = el("textarea", { id, rows: 3, "aria-labelledby": `${id}-label`, "aria-describedby": `${id}-error` });
+      q.inputs.push(input);
+      box.append(input);
+    }
+    box.append(error);
+    questions.push(q);
+    root.append(box);
+  });
+
+  function answerOf(q) {
+    const { spec, inputs, choices } = q;
+    if (spec.type === "multi_choice") {
+      const picked = inputs.filter((i) => i.checked).map((i) => choices[i.dataset.index].value);
+      return picked.length ? picked : undefined;
+    }
+    if (choices.length) {
+      const picked = inputs.find((i) => i.checked);
+      return picked ? choices[picked.dataset.index].value : undefined;
+    }
+    const raw = inputs[0].value;
+    if (raw === "") return undefined;
+    return spec.type === "index" ? Number.parseInt(raw, 10) : raw;
+  }
+
+  // Conditional questions: shown (and sent) only while their condition holds; the server checks again.
+  function answers() {
+    const result = {};
+    for (const q of questions) {
+      const cond = q.spec.shown_if;
+      const shown = !cond || cond.in.some((v) => v === result[cond.key]);
+      q.box.hidden = !shown;
+      if (!shown) continue;
+      const value = answerOf(q);
+      if (value !== undefined) result[q.spec.key] = value;
+    }
+    return result;
+  }
+
+  const visible = () => questions.filter((q) => !q.box.hidden);
+  const focusQuestion = (q) => {
+    if (!q) return;
+    (q.inputs.find((i) => i.checked) || q.inputs[0]).focus();
+  };
+  function current() {
+    const here = visible().find((q) => q.box.contains(document.activeElement));
+    return here || visible().find((q) => answerOf(q) === undefined) || visible()[0];
+  }
+
+  root.addEventListener("change", () => answers());
+
+  // Returns true when the key was used.
+  function handleKey(event) {
+    const q = current();
+    if (!q || !q.choices.length) return false;
+    const key = event.key.toLowerCase();
+    let index = q.choices.findIndex((c) => c.key === key);
+    if (index < 0 && q.spec.type === "boolean") index = ["1", "2"].indexOf(key);
+    if (index < 0) return false;
+    const input = q.inputs[index];
+    input.checked = q.spec.type === "multi_choice" ? !input.checked : true;
+    answers();
+    if (q.spec.type === "multi_choice") input.focus();
+    else {
+      const rest = visible();
+      focusQuestion(rest[rest.indexOf(q) + 1] || q);
+    }
+    return true;
+  }
+
+  function showErrors(errors = {}) {
+    for (const q of questions) {
+      const message = errors[q.spec.key];
+      q.error.textContent = message ? [].concat(message).join(" ") : "";
+      q.error.hidden = !message;
+      q.box.classList.toggle("invalid", Boolean(message));
+    }
+  }
+
+  answers();
+  return { element: root, answers, handleKey, showErrors, focusFirst: () => focusQuestion(visible()[0]) };
+}

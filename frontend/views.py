@@ -1,0 +1,182 @@
+"""Pages. Each view checks who may open the page and hands the page its ids; the page's JS reads and
+writes through the REST API, so the rules stay in the apps' actions and selectors."""
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.clickjacking import xframe_options_sameorigin
+
+from annotation import selectors
+from annotation.models import Assignment, Batch, BatchState, Campaign, DisagreementStatus, Protocol, Role
+from annotation.qc import evaluate_sample
+from benchmarks.models import Benchmark
+from benchmarks.permissions import can_see_gold
+from modeleval.models import ModelSpec
+from modeleval.permissions import can_evaluate_models
+from reports.render import FORMATS
+from reports.selectors import ScopeError
+from reports.service import make_report
+
+from .throttling import clear_failures, client_address, record_failure, seconds_blocked
+
+REPORT_DOWNLOADS = ("csv", "json", "latex")
+
+
+class ThrottledLoginView(auth_views.LoginView):
+    """Django's sign-in, refusing further attempts after repeated failures for a username and address."""
+
+    def post(self, request, *args, **kwargs):
+        username, address = request.POST.get("username", ""), client_address(request)
+        wait = seconds_blocked(username, address)
+        if wait:
+            response = render(request, "registration/login.html",
+                              {"form": self.get_form(), "throttled_seconds": wait, "next": request.POST.get("next", "")},
+                              status=429)
+            response["Retry-After"] = str(wait)
+            return response
+        return super().post(request, *args, **kwargs)
+
+    def form_invalid(self, form):
+        record_failure(self.request.POST.get("username", ""), client_address(self.request))
+        return super().form_invalid(form)
+
+    def form_valid(self, form):
+        clear_failures(form.get_user().get_username(), client_address(self.request))
+        return super().form_valid(form)
+
+
+def campaign_with_role(user, pk, allowed, what):
+    """The campaign when the user holds one of `allowed` there; the 403 page otherwise (members and
+    outsiders alike, so the refusal says nothing about the campaign)."""
+    campaign = get_object_or_404(Campaign.objects.select_related("benchmark"), pk=pk)
+    roles = selectors.roles_of(user, campaign)
+    if not roles & set(allowed):
+        raise PermissionDenied(f"Only a {' or '.join(sorted(allowed))} of this campaign may {what}.")
+    return campaign, roles
+
+
+def waiting_for(user, campaign, roles):
+    """What waits for this person in one campaign, composed from existing reads."""
+    waiting = {}
+    if campaign.worker_role in roles:
+        progress = selectors.campaign_progress(campaign)
+        waiting["to_label"] = sum(b["pending"] for b in progress["batches"]
+                                  if b["state"] in (BatchState.OPEN, BatchState.ANNOTATING))
+        waiting["lease"] = selectors.open_lease(campaign, user)
+    if Role.QC in roles:
+        waiting["to_review"] = list(campaign.batches.filter(state__in=(BatchState.HANDED_IN, BatchState.IN_REVIEW))
+                                    .order_by("number"))
+    if roles & selectors.READ_DISAGREEMENTS:
+        waiting["disagreements"] = campaign.disagreements.filter(status=DisagreementStatus.OPEN).count()
+    waiting["dashboard"] = bool(roles & selectors.READ_BATCHES)
+    return waiting
+
+
+@login_required
+def home(request):
+    user = request.user
+    roles_by = selectors.roles_by_campaign(user)
+    campaigns = []
+    for campaign in selectors.visible_campaigns(user).order_by("name"):
+        roles = selectors.roles_of(user, campaign) if user.is_staff else frozenset(roles_by.get(campaign.pk, ()))
+        campaigns.append({"campaign": campaign, "roles": sorted(roles), "waiting": waiting_for(user, campaign, roles)})
+    reports = Benchmark.objects.order_by("slug") if can_see_gold(user) else Benchmark.objects.none()
+    return render(request, "frontend/home.html", {"campaigns": campaigns, "reports": reports,
+                                                  "model_runs": can_evaluate_models(user)})
+
+
+@login_required
+def annotate(request, pk):
+    campaign = get_object_or_404(Campaign, pk=pk)
+    campaign, _ = campaign_with_role(request.user, pk, {campaign.worker_role}, "label its items")
+    return render(request, "frontend/annotate.html", {"campaign": campaign, "assignment_id": ""})
+
+
+@login_required
+def assignment(request, pk):
+    """A lease by its URL (a bookmark, a reload): only its annotator may open it."""
+    lease = get_object_or_404(Assignment.objects.select_related("campaign"), pk=pk)
+    if lease.annotator_id != request.user.pk:
+        raise PermissionDenied("This item is leased to someone else.")
+    return render(request, "frontend/annotate.html", {"campaign": lease.campaign, "assignment_id": lease.pk})
+
+
+@login_required
+def review(request, pk):
+    batch = get_object_or_404(Batch.objects.select_related("campaign", "settings"), pk=pk)
+    campaign, roles = campaign_with_role(request.user, batch.campaign_id, selectors.READ_QC, "see QC reviews")
+    return render(request, "frontend/review.html", {"batch": batch, "campaign": campaign, "is_qc": Role.QC in roles})
+
+
+@login_required
+def review_figures(request, pk):
+    """The QC rule applied to the labels given so far, so the page shows live accuracy with the same
+    function that decides acceptance (the API gives the figures only with the decision)."""
+    batch = get_object_or_404(Batch.objects.select_related("settings"), pk=pk)
+    campaign_with_role(request.user, batch.campaign_id, selectors.READ_QC, "see QC reviews")
+    review = batch.reviews.order_by("-round").first()
+    if review is None:
+        return JsonResponse({"code": "not_found", "detail": "This batch has not been handed in yet."}, status=404)
+    pairs = review.sample.filter(qc_at__isnull=False).values_list("qc_value", "annotator_value")
+    settings = batch.settings
+    decision = evaluate_sample(pairs, settings.overall_threshold, settings.class_threshold)
+    return JsonResponse({"round": review.round, "sample": review.sample.count(), **decision.to_dict()})
+
+
+@login_required
+def disagreements(request, pk):
+    campaign, roles = campaign_with_role(request.user, pk, selectors.READ_DISAGREEMENTS, "see its disagreements")
+    # A gold panel's experts vote blind: they may decide disagreements but the queue shows no names.
+    blind = campaign.protocol == Protocol.GOLD_PANEL and not roles & (selectors.READ_LABELS - {Role.EXPERT})
+    return render(request, "frontend/disagreements.html", {
+        "campaign": campaign, "can_resolve": bool(roles & selectors.RESOLVE), "blind": blind,
+        "tasks": {t.pk: t.form for t in campaign.tasks.all()}})
+
+
+@login_required
+def dashboard(request, pk):
+    campaign, _ = campaign_with_role(request.user, pk, selectors.READ_BATCHES, "see its dashboard")
+    return render(request, "frontend/dashboard.html", {"campaign": campaign,
+                                                       "with_report": can_see_gold(request.user)})
+
+
+@login_required
+def runs(request):
+    if not can_evaluate_models(request.user):
+        raise PermissionDenied("Model runs are for staff and researchers.")
+    return render(request, "frontend/runs.html", {"models": ModelSpec.objects.order_by("name"),
+                                                  "benchmarks": Benchmark.objects.order_by("slug")})
+
+
+def report_benchmark(request, slug):
+    if not can_see_gold(request.user):
+        raise PermissionDenied("Reports are for staff and researchers.")
+    return get_object_or_404(Benchmark, slug=slug)
+
+
+@login_required
+def report(request, slug):
+    benchmark = report_benchmark(request, slug)
+    query = f"benchmark={benchmark.slug}"
+    if campaign := request.GET.get("campaign", ""):
+        query += f"&campaign={int(campaign)}" if campaign.isdigit() else ""
+    downloads = [(fmt, f"/api/v1/reports/?{query}&format={fmt}", f"report-{benchmark.slug}.{FORMATS[fmt][2]}")
+                 for fmt in REPORT_DOWNLOADS]
+    return render(request, "frontend/report.html", {"benchmark": benchmark, "query": query, "downloads": downloads})
+
+
+@login_required
+@xframe_options_sameorigin
+def report_embed(request, slug):
+    """The HTML report in a frame of the report page (the API's own responses may not be framed)."""
+    benchmark = report_benchmark(request, slug)
+    campaign = request.GET.get("campaign", "")
+    try:
+        data = make_report(benchmark.slug, int(campaign) if campaign.isdigit() else None)
+    except ScopeError as error:
+        return HttpResponse(str(error), status=error.status, content_type="text/plain")
+    response = HttpResponse(FORMATS["html"][0](data), content_type="text/html; charset=utf-8")
+    # The report is a document of its own: no scripts, its own inline styles.
+    response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+    return response

@@ -1,0 +1,71 @@
+"""Headless Chromium (Playwright, sync API) against pytest-django's live server.
+
+The live server runs in a thread of this process and Playwright's sync API keeps an event loop in
+this thread; Django would otherwise refuse ORM calls made while a loop is running.
+"""
+import os
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import Group, User
+
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+
+CHROMIUM = Path("/usr/bin/chromium")
+SHOTS = Path(__file__).resolve().parent / "screenshots"
+PASSWORD = "demo-pass-123"
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not CHROMIUM.exists():
+        print(f"skipping browser tests: {CHROMIUM} not found")
+        pytest.skip(f"{CHROMIUM} not found")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--no-first-run"])
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser, live_server):
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900},
+                                  accept_downloads=True)
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    page.errors = []
+    page.on("pageerror", lambda error: page.errors.append(str(error)))
+    yield page
+    context.close()
+    assert not page.errors, page.errors  # no uncaught JS error on any page
+
+
+def sign_in(page, username):
+    page.goto("/accounts/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", PASSWORD)
+    page.keyboard.press("Enter")
+    page.wait_for_url(lambda url: "/accounts/login/" not in url)
+
+
+def shot(page, name, title, key_selector):
+    """Screenshot a page after checking it is the expected one, and that the render is not blank."""
+    assert title in page.title(), page.title()
+    assert page.locator(key_selector).first.is_visible(), key_selector
+    SHOTS.mkdir(exist_ok=True)
+    path = SHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    assert path.stat().st_size > 8_000, f"{path} looks blank"
+    return path
+
+
+def make_user(username, researcher=False):
+    user = User.objects.create_user(username, password=PASSWORD)
+    if researcher:
+        user.groups.add(Group.objects.get_or_create(name="researchers")[0])
+    return user
