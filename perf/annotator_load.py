@@ -1,0 +1,408 @@
+"""Annotator load: N simulated annotators run lease -> (read) -> submit against a live server until the work
+runs out, and the same generator drives HumanBaseline or Label Studio through a small client class.
+
+    python perf/annotator_load.py --users 8,32,64 --items 2000 --k 2 [--workers 2 --threads 4] [--think 0]
+    python perf/annotator_load.py --target labelstudio --users 8,32 --items 2000 [--ls-db sqlite|postgresql]
+
+HumanBaseline: gunicorn with deploy/gunicorn.conf.py (production settings, DB_CONN_MAX_AGE=60 as in
+deploy/env.example) on PostgreSQL, in a database this script creates and drops. Each user count gets its own
+campaign of --items items with overlap --k, so one level never sees the previous level's leftovers.
+Label Studio: its own venv under perf/.envs/labelstudio (see perf/labelstudio_target.py).
+
+Per user count it prints one JSON line, then a markdown table of them all: cycles per second (cycle = next +
+submit, think time excluded from latency but not from the wall clock), p50/p99 of a cycle, peak RSS summed over
+the server's process tree, items with more labels than the overlap allows, and the number of 5xx answers.
+Every level stops on its own: when every user is told there is no work, after --max-seconds, or after
+items x k x 1.5 cycles, whichever comes first.
+"""
+import argparse
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+ANSWERS = {"needs_verification": False, "score": 2}
+
+
+# ---------------------------------------------------------------- the generator
+
+
+class HttpClient:
+    """One simulated annotator: a keep-alive session that counts every answer's status code."""
+
+    def __init__(self, base, token, scheme="Token"):
+        self.base, self.codes = base, Counter()
+        self.http = requests.Session()
+        self.http.headers["Authorization"] = f"{scheme} {token}"
+
+    def call(self, method, path, **kwargs):
+        response = self.http.request(method, self.base + path, timeout=120, **kwargs)
+        self.codes[response.status_code] += 1
+        return response
+
+    # A target's client implements these two; next() returns a handle for submit(), or None when there is no work.
+    def next(self):
+        raise NotImplementedError
+
+    def submit(self, handle):
+        raise NotImplementedError
+
+
+@dataclass
+class LoadResult:
+    users: int
+    cycles: int = 0
+    seconds: float = 0.0
+    latencies: list = field(default_factory=list)
+    codes: Counter = field(default_factory=Counter)
+    failures: list = field(default_factory=list)
+    stopped_by: str = "no_work"
+    peak_rss_mb: float = 0.0
+
+    @property
+    def server_errors(self):
+        return sum(n for code, n in self.codes.items() if code >= 500)
+
+    def summary(self, **extra):
+        lat = sorted(self.latencies)
+        pct = (lambda q: round(1000 * lat[min(len(lat) - 1, int(q * len(lat)))], 1)) if lat else (lambda q: None)
+        return {"users": self.users, "cycles": self.cycles, "seconds": round(self.seconds, 2),
+                "cycles_per_s": round(self.cycles / self.seconds, 1) if self.seconds else 0.0,
+                "p50_ms": pct(0.50), "p99_ms": pct(0.99),
+                "mean_ms": round(1000 * statistics.fmean(lat), 1) if lat else None,
+                "peak_rss_mb": round(self.peak_rss_mb, 1), "5xx": self.server_errors,
+                "codes": {str(k): v for k, v in sorted(self.codes.items())}, "failures": len(self.failures),
+                "stopped_by": self.stopped_by, **extra}
+
+
+class RssSampler(threading.Thread):
+    """Peak of the summed RSS of a process and all its descendants (gunicorn master + workers)."""
+
+    def __init__(self, pid, every=0.2):
+        super().__init__(daemon=True)
+        self.pid, self.every, self.peak, self.done = pid, every, 0, threading.Event()
+
+    def total(self):
+        try:
+            root = psutil.Process(self.pid)
+            procs = [root, *root.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            return 0
+        rss = 0
+        for proc in procs:
+            try:
+                rss += proc.memory_info().rss
+            except psutil.NoSuchProcess:
+                pass
+        return rss
+
+    def run(self):
+        while not self.done.wait(self.every):
+            self.peak = max(self.peak, self.total())
+
+    def stop(self):
+        self.done.set()
+        self.join()
+        return self.peak / 2**20
+
+
+def drive(clients, *, think=0.0, max_seconds=300.0, max_cycles=None, server_pid=None, on_cycle=None):
+    """Run every client in its own thread: next -> sleep(think) -> submit, until it is told there is no work.
+    Bounded by max_seconds (wall clock) and max_cycles (all clients together). A client stops after 3 failed
+    calls in a row (status it did not expect, or a transport error), so a broken server cannot spin it."""
+    result, lock = LoadResult(users=len(clients)), threading.Lock()
+    deadline = time.monotonic() + max_seconds
+    budget = [max_cycles if max_cycles is not None else float("inf")]
+    barrier = threading.Barrier(len(clients))
+
+    def run(client):
+        latencies, misses = [], 0
+        barrier.wait()
+        while time.monotonic() < deadline and misses < 3:
+            with lock:
+                if budget[0] <= 0:
+                    break
+                budget[0] -= 1
+            try:
+                began = time.perf_counter()
+                handle = client.next()
+                if handle is None:
+                    break
+                served = time.perf_counter()
+                if think:
+                    time.sleep(think)
+                resumed = time.perf_counter()
+                ok = client.submit(handle)
+            except Exception as error:  # noqa: BLE001 (recorded, counted as a miss)
+                ok = False
+                with lock:
+                    result.failures.append(repr(error)[:300])
+            else:
+                if ok:
+                    latencies.append((served - began) + (time.perf_counter() - resumed))
+                    if on_cycle:
+                        on_cycle(client)
+            misses = 0 if ok else misses + 1
+        with lock:
+            result.latencies.extend(latencies)
+            result.codes.update(client.codes)
+            if misses >= 3:
+                result.failures.append(f"{type(client).__name__} gave up after 3 failed cycles")
+
+    sampler = RssSampler(server_pid) if server_pid else None
+    if sampler:
+        sampler.start()
+    threads = [threading.Thread(target=run, args=(c,), daemon=True) for c in clients]
+    began = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=max(1.0, deadline - time.monotonic()) + 130)  # + one request timeout
+    result.seconds = time.perf_counter() - began
+    result.cycles = len(result.latencies)
+    if time.monotonic() >= deadline:
+        result.stopped_by = "max_seconds"
+    elif budget[0] <= 0:
+        result.stopped_by = "max_cycles"
+    if any(t.is_alive() for t in threads):
+        result.stopped_by, result.failures = "hung", [*result.failures, "a client thread did not finish"]
+    if sampler:
+        result.peak_rss_mb = sampler.stop()
+    return result
+
+
+# ---------------------------------------------------------------- HumanBaseline
+
+
+class HumanBaselineClient(HttpClient):
+    """POST /campaigns/{id}/next/ -> POST /assignments/{id}/submit/ (a 409 too_early waits and retries once)."""
+
+    def __init__(self, base, token, campaign_id, answers=ANSWERS):
+        super().__init__(base, token)
+        self.campaign_id, self.answers = campaign_id, answers
+
+    def next(self):
+        response = self.call("POST", f"/api/v1/campaigns/{self.campaign_id}/next/")
+        if response.status_code != 200:
+            raise RuntimeError(f"next: {response.status_code} {response.text[:200]}")
+        body = response.json()
+        return None if body["status"] == "no_work" else body["assignment"]["id"]
+
+    def submit(self, assignment_id):
+        body = {"client_submission_id": str(uuid.uuid4()), "answers": self.answers}
+        for _ in range(2):
+            response = self.call("POST", f"/api/v1/assignments/{assignment_id}/submit/", json=body)
+            if response.status_code == 409 and response.json().get("code") == "too_early":
+                time.sleep(response.json().get("seconds_left", 0.1))
+                continue
+            return response.status_code in (200, 201)
+        return False
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until_up(url, proc, timeout=60, ok=(200, 401, 403)):
+    """Poll url until it answers; False if the process exited or the time ran out."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            if requests.get(url, timeout=5).status_code in ok:
+                return True
+        except requests.RequestException:
+            pass
+        time.sleep(0.3)
+    return False
+
+
+class Gunicorn:
+    """gunicorn -c deploy/gunicorn.conf.py config.wsgi on a free loopback port, in its own process group."""
+
+    def __init__(self, env, log_path, workers=2, threads=4):
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.workers, self.threads, self.log_path = workers, threads, Path(log_path)
+        env = {**env, "GUNICORN_BIND": f"127.0.0.1:{self.port}", "GUNICORN_WORKERS": str(workers),
+               "GUNICORN_THREADS": str(threads), "GUNICORN_ACCESS_LOG": os.devnull,
+               # max_requests would recycle workers mid-run and turn a restart into a latency outlier.
+               "GUNICORN_MAX_REQUESTS": "0"}
+        self.log = open(self.log_path, "w")
+        self.proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py", "config.wsgi"],
+                                     env=env, cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+        if not wait_until_up(f"{self.base}/api/v1/benchmarks/", self.proc):
+            self.stop()
+            raise RuntimeError(f"gunicorn did not start:\n{self.log_path.read_text()[-2000:]}")
+
+    def stop(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=10)
+        self.log.close()
+
+
+def server_env(database_url, **extra):
+    """What gunicorn needs: production mode over plain HTTP on loopback, persistent connections."""
+    env = {**os.environ, "DATABASE_URL": database_url, "HB_PRODUCTION": "1", "HB_HTTPS": "0",
+           "SECRET_KEY": "load-test-only-" + "x" * 40, "DEBUG": "0", "DB_CONN_MAX_AGE": "60", **extra}
+    env.pop("CELERY_TASK_ALWAYS_EAGER", None)
+    return env
+
+
+def make_load_campaign(name, items, k, annotators, *, batch_size=None, min_reading_seconds=0):
+    """A benchmark of `items` one-question dialogues and a production campaign over it with overlap k whose
+    annotators are `annotators`; batches are cut. Needs Django set up."""
+    from django.contrib.auth.models import User
+
+    from annotation import actions
+    from benchmarks.importers.diqad import quality_form
+    from benchmarks.models import Benchmark, Item, Task
+
+    staff = User.objects.get_or_create(username="load-boss", defaults={"is_staff": True})[0]
+    task = Task.objects.create(benchmark=Benchmark.objects.create(slug=name, name=name), slug="q", name="q",
+                               form=quality_form())
+    Item.objects.bulk_create([Item(task=task, external_id=f"{name}-{i:05d}", content_hash=f"{name}-{i}",
+                                   dialogue=[{"speaker": "user", "text": f"hello {i}"},
+                                             {"speaker": "expert", "text": f"answer {i}"}]) for i in range(items)],
+                             batch_size=1000)
+    campaign = actions.create_campaign(actor=staff, name=name, benchmark=name, protocol="production",
+                                       settings={"overlap": k, "min_reading_seconds": min_reading_seconds,
+                                                 "batch_size": batch_size or items})
+    for user in annotators:
+        actions.add_member(campaign, actor=staff, user=user, role="annotator")
+    actions.cut_batches(campaign, actor=staff)
+    return campaign, staff
+
+
+def label_counts(campaign):
+    """(over-assigned items, items with (annotator) twice, current labels) of a campaign, from the database."""
+    from django.db.models import Count
+
+    from annotation.models import Annotation
+
+    labels = Annotation.objects.filter(campaign=campaign, superseded_at__isnull=True)
+    per_item = labels.values("batch_item").annotate(n=Count("id"), people=Count("annotator", distinct=True))
+    k = campaign.settings_versions.order_by("-version").first().overlap
+    over = sum(1 for row in per_item if row["n"] > k)
+    twice = sum(1 for row in per_item if row["people"] < row["n"])
+    return over, twice, labels.count()
+
+
+def run_humanbaseline(args):
+    admin_url = args.database_url.rsplit("/", 1)[0] + "/postgres"
+    db_name = args.database_url.rsplit("/", 1)[1]
+    import psycopg
+
+    def admin(sql):
+        with psycopg.connect(admin_url.replace("postgres://", "postgresql://", 1), autocommit=True) as conn:
+            conn.execute(sql)
+
+    admin(f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)')
+    admin(f'CREATE DATABASE "{db_name}"')
+    os.environ.update(DATABASE_URL=args.database_url, DJANGO_SETTINGS_MODULE="config.settings", DEBUG="0")
+    os.environ.pop("CELERY_TASK_ALWAYS_EAGER", None)
+    rows, server = [], None
+    try:
+        import django
+        django.setup()
+        from django.contrib.auth.models import User
+        from django.core.management import call_command
+        from django.db import connections
+        from rest_framework.authtoken.models import Token
+
+        call_command("migrate", verbosity=0)
+        people = [User.objects.create_user(f"ann{i:03d}") for i in range(max(args.users))]
+        tokens = [Token.objects.create(user=u).key for u in people]
+        workdir = ROOT / "perf" / "out"
+        workdir.mkdir(parents=True, exist_ok=True)
+        server = Gunicorn(server_env(args.database_url), workdir / "annotator_load_gunicorn.log",
+                          workers=args.workers, threads=args.threads)
+        print(f"# HumanBaseline: gunicorn {args.workers} workers x {args.threads} threads (gthread), "
+              f"PostgreSQL {db_name}, items {args.items}, k {args.k}, think {args.think} s", flush=True)
+        for users in args.users:
+            campaign, _ = make_load_campaign(f"load-{users}u", args.items, args.k, people[:users])
+            connections.close_all()
+            clients = [HumanBaselineClient(server.base, t, campaign.pk) for t in tokens[:users]]
+            result = drive(clients, think=args.think, max_seconds=args.max_seconds,
+                           max_cycles=int(args.items * args.k * 1.5), server_pid=server.proc.pid)
+            over, twice, labels = label_counts(campaign)
+            row = result.summary(target="humanbaseline", over_assigned=over, same_person_twice=twice, labels=labels,
+                                 expected_labels=args.items * args.k)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    finally:
+        if server:
+            server.stop()
+        try:
+            from django.db import connections
+            connections.close_all()
+        except Exception:  # noqa: BLE001 (Django may not be set up)
+            pass
+        if not args.keep_db:
+            admin(f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)')
+    return rows
+
+
+def table(rows):
+    head = "| target | users | cycles | cycles/s | p50 ms | p99 ms | peak RSS MB | over-assigned | 5xx | stopped by |"
+    lines = [head, "|---" * (head.count("|") - 1) + "|"]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['target']} | failed: {r['error'][-300:]!r} |")
+            continue
+        lines.append(f"| {r['target']} | {r['users']} | {r['cycles']} | {r['cycles_per_s']} | {r['p50_ms']} | "
+                     f"{r['p99_ms']} | {r['peak_rss_mb']} | {r.get('over_assigned')} | {r['5xx']} | {r['stopped_by']} |")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--target", choices=["humanbaseline", "labelstudio", "both"], default="humanbaseline")
+    parser.add_argument("--users", type=lambda s: [int(x) for x in s.split(",")], default=[8, 32, 64])
+    parser.add_argument("--items", type=int, default=2000)
+    parser.add_argument("--k", type=int, default=2, help="overlap (HumanBaseline; Label Studio runs with 1)")
+    parser.add_argument("--think", type=float, default=0.0, help="seconds between next and submit")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--max-seconds", type=float, default=300.0, help="wall-clock cap per user count")
+    parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/hb_annotator_load")
+    parser.add_argument("--keep-db", action="store_true")
+    parser.add_argument("--ls-items", type=int, default=None, help="Label Studio tasks (default: --items)")
+    parser.add_argument("--ls-db", default="sqlite,postgresql", help="Label Studio databases to try, in order")
+    args = parser.parse_args(argv)
+    rows = []
+    if args.target in ("humanbaseline", "both"):
+        rows += run_humanbaseline(args)
+    if args.target in ("labelstudio", "both"):
+        from labelstudio_target import run_labelstudio  # noqa: E402 (perf/ is on sys.path when run as a script)
+        rows += run_labelstudio(args, drive=drive, client_base=HttpClient)
+    print()
+    print(table(rows))
+    return rows
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,193 @@
+"""Label Studio 1.23.2 as a load target for perf/annotator_load.py: same generator, its own client.
+
+Installed in its own venv (perf/.envs/labelstudio, git-ignored) so that its Django never meets ours:
+    python3 -m venv perf/.envs/labelstudio && perf/.envs/labelstudio/bin/pip install label-studio==1.23.2
+Started as its README says (`label-studio start --no-browser`), on SQLite in a fresh data dir and then on
+PostgreSQL (DJANGO_DB=default, POSTGRE_* in a database created and dropped here). The admin comes from
+`label-studio init --username --password --user-token --enable-legacy-api-token`; the annotators are made in
+one `manage.py shell` run (one CLI start per user would take minutes), each with its legacy API token.
+Overlap is Label Studio's default, one annotation per task: a task with two annotations was over-assigned.
+"""
+import json
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV = ROOT / "perf" / ".envs" / "labelstudio"
+VERSION = "1.23.2"
+LABEL_CONFIG = """<View>
+  <Text name="text" value="$text"/>
+  <Choices name="quality" toName="text" choice="single">
+    <Choice value="good"/><Choice value="bad"/>
+  </Choices>
+</View>"""
+RESULT = [{"from_name": "quality", "to_name": "text", "type": "choices", "value": {"choices": ["good"]}}]
+MAKE_USERS = """
+import json, sys
+from organizations.models import Organization
+from users.models import User
+org = Organization.objects.first()
+org.legacy_api_tokens_enabled = True  # the client authenticates with 'Token <key>'
+org.save()
+out = []
+for i in range({n}):
+    user = User.objects.create_user(email=f"ann{{i:03d}}@perf.local", password="perf-pass-1")
+    org.add_user(user)
+    user.active_organization = org
+    user.save(update_fields=["active_organization"])
+    out.append(user.auth_token.key)
+print("TOKENS" + json.dumps(out))
+"""
+
+
+def install():
+    """The venv and label-studio==VERSION; returns the `label-studio` executable (raises with pip's tail)."""
+    exe = VENV / "bin" / "label-studio"
+    if exe.exists():
+        return exe
+    subprocess.run(["python3", "-m", "venv", str(VENV)], check=True)
+    done = subprocess.run([str(VENV / "bin" / "pip"), "install", "-q", f"label-studio=={VERSION}"],
+                          capture_output=True, text=True, timeout=1800)
+    if done.returncode:
+        raise RuntimeError(f"pip install label-studio=={VERSION} failed: {done.stderr[-1500:]}")
+    return exe
+
+
+class LabelStudio:
+    def __init__(self, exe, db, workdir, free_port, wait_until_up):
+        self.exe, self.db, self.workdir = exe, db, Path(workdir)
+        self.data_dir = self.workdir / f"data-{db}"
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.pg_name = f"ls_perf_{os.getpid()}"
+        self.env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "DJANGO_SETTINGS_MODULE")}
+        self.env.update(LABEL_STUDIO_BASE_DATA_DIR=str(self.data_dir), LOG_LEVEL="WARNING",
+                        PATH=f"{VENV / 'bin'}:{os.environ['PATH']}")
+        if db == "postgresql":
+            self.admin_sql(f'CREATE DATABASE "{self.pg_name}"')
+            self.env.update(DJANGO_DB="default", POSTGRE_HOST="127.0.0.1", POSTGRE_PORT="5432",
+                            POSTGRE_USER="postgres", POSTGRE_PASSWORD="", POSTGRE_NAME=self.pg_name)
+        self.admin_token = secrets.token_hex(20)
+        self.cli("init", "--username", "admin@perf.local", "--password", "perf-pass-1", "--user-token",
+                 self.admin_token, "--enable-legacy-api-token", timeout=600)
+        self.log = open(self.workdir / f"labelstudio-{db}.log", "w")
+        self.proc = subprocess.Popen([str(exe), "start", "--no-browser", "--port", str(self.port),
+                                      "--internal-host", "127.0.0.1"], env=self.env, cwd=self.workdir,
+                                     stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        if not wait_until_up(f"{self.base}/api/projects/", self.proc, timeout=300):
+            self.stop()
+            raise RuntimeError(f"label-studio start ({db}) did not answer: "
+                               f"{(self.workdir / f'labelstudio-{db}.log').read_text()[-1500:]}")
+
+    @staticmethod
+    def admin_sql(sql):
+        import psycopg
+        with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
+            conn.execute(sql)
+
+    def cli(self, *args, timeout=300):
+        done = subprocess.run([str(self.exe), *args, "--data-dir", str(self.data_dir)], env=self.env,
+                              cwd=self.workdir, capture_output=True, text=True, timeout=timeout)
+        if done.returncode:
+            raise RuntimeError(f"label-studio {args[0]} failed: {(done.stdout + done.stderr)[-1500:]}")
+        return done.stdout
+
+    def make_annotators(self, n):
+        package = next((VENV / "lib").glob("python3*/site-packages/label_studio"))
+        done = subprocess.run([str(VENV / "bin" / "python"), "manage.py", "shell", "-c", MAKE_USERS.format(n=n)],
+                              env={**self.env, "DJANGO_SETTINGS_MODULE": "core.settings.label_studio"},
+                              cwd=package, capture_output=True, text=True, timeout=600)
+        line = next((x for x in done.stdout.splitlines() if x.startswith("TOKENS")), None)
+        if line is None:
+            raise RuntimeError(f"creating annotators failed: {(done.stdout + done.stderr)[-1500:]}")
+        return json.loads(line[len("TOKENS"):])
+
+    def stop(self):
+        if getattr(self, "proc", None) and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+        if getattr(self, "log", None):
+            self.log.close()
+        if self.db == "postgresql":
+            self.admin_sql(f'DROP DATABASE IF EXISTS "{self.pg_name}" WITH (FORCE)')
+
+
+def run_labelstudio(args, *, drive, client_base):
+    """One row per (database, user count); a database whose install or start fails gets a row saying why."""
+    import requests
+
+    from annotator_load import free_port, wait_until_up
+
+    class LabelStudioClient(client_base):
+        """GET /api/projects/{id}/next/ (404 = nothing left) -> POST /api/tasks/{id}/annotations/."""
+
+        def __init__(self, base, token, project_id):
+            super().__init__(base, token)
+            self.project_id = project_id
+
+        def next(self):
+            response = self.call("GET", f"/api/projects/{self.project_id}/next/")
+            if response.status_code == 404:
+                return None
+            if response.status_code != 200:
+                raise RuntimeError(f"next: {response.status_code} {response.text[:200]}")
+            return response.json()["id"]
+
+        def submit(self, task_id):
+            response = self.call("POST", f"/api/tasks/{task_id}/annotations/",
+                                 json={"result": RESULT, "lead_time": 1.0, "project": self.project_id})
+            return response.status_code == 201
+
+    items = args.ls_items or args.items
+    rows = []
+    try:
+        exe = install()
+    except Exception as error:  # noqa: BLE001 (reported as a row)
+        return [{"target": "labelstudio", "error": str(error)[-1500:]}]
+    for db in args.ls_db.split(","):
+        workdir = Path(tempfile.mkdtemp(prefix=f"ls-{db}-", dir=ROOT / "perf" / "out"))
+        server = None
+        try:
+            server = LabelStudio(exe, db, workdir, free_port, wait_until_up)
+            tokens = server.make_annotators(max(args.users))
+            admin = requests.Session()
+            admin.headers["Authorization"] = f"Token {server.admin_token}"
+            print(f"# Label Studio {VERSION} ({db}): Django runserver via `label-studio start`, {items} tasks "
+                  f"per level, overlap 1", flush=True)
+            for users in args.users:
+                made = admin.post(f"{server.base}/api/projects/", json={
+                    "title": f"load {users}u", "label_config": LABEL_CONFIG, "maximum_annotations": 1}, timeout=60)
+                made.raise_for_status()
+                project = made.json()["id"]
+                tasks = [{"data": {"text": f"hello {i}\nanswer {i}"}} for i in range(items)]
+                admin.post(f"{server.base}/api/projects/{project}/import", json=tasks, timeout=300).raise_for_status()
+                clients = [LabelStudioClient(server.base, t, project) for t in tokens[:users]]
+                result = drive(clients, think=args.think, max_seconds=args.max_seconds,
+                               max_cycles=int(items * 1.5), server_pid=server.proc.pid)
+                export = admin.get(f"{server.base}/api/projects/{project}/export", params={"exportType": "JSON"},
+                                   timeout=300)
+                export.raise_for_status()
+                per_task = Counter(len(t.get("annotations", [])) for t in export.json())
+                row = result.summary(target=f"labelstudio-{db}", tasks=items,
+                                     over_assigned=sum(n for count, n in per_task.items() if count > 1),
+                                     annotations_per_task={str(k): v for k, v in sorted(per_task.items())})
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+        except Exception as error:  # noqa: BLE001 (reported as a row; the other side still runs)
+            rows.append({"target": f"labelstudio-{db}", "error": str(error)[-1500:]})
+            print(json.dumps(rows[-1]), flush=True)
+        finally:
+            if server:
+                server.stop()
+            shutil.rmtree(workdir, ignore_errors=True)
+    return rows
