@@ -1,0 +1,81 @@
+"""The parts of perf/scoring_vs_lm_eval.py that decide what is compared: the items and the
+agreement check. No model, no lm-eval venv: a word-level stand-in tokenizer."""
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+from modeleval.scorers.loglikelihood import MCResult, OptionScore
+
+SCRIPT = Path(__file__).resolve().parents[2] / "perf" / "scoring_vs_lm_eval.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("scoring_vs_lm_eval", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class WordTokenizer:
+    """One token per word or punctuation mark, leading space kept: enough for lengths and for
+    encode_pair's prefix arithmetic."""
+
+    def encode(self, text, add_special_tokens=False):
+        return [hash(piece) % 50000 for piece in re.findall(r"\s*\w+|\s*[^\w\s]|\s+$", text)]
+
+
+def test_items_are_deterministic_four_option_dialogues(bench):
+    items = bench.build_items(WordTokenizer(), 60, seed=3, target=200)
+    again = bench.build_items(WordTokenizer(), 60, seed=3, target=200)
+    assert [(e["id"], e["item"], e["gold"]) for e in items] == [(e["id"], e["item"], e["gold"]) for e in again]
+    assert len({e["id"] for e in items}) == 60
+    for entry in items:
+        item = entry["item"]
+        assert len(item.options) == 4 and len(set(item.options)) == 4
+        assert 0 <= entry["gold"] < 4
+        assert item.context.rstrip().endswith(("Answer:", "答案："))
+        assert "speaker1" in item.context and "speaker2" in item.context
+    generated = [e for e in items if e["id"].startswith("gen-")]
+    lengths = [len(WordTokenizer().encode(e["item"].context)) for e in generated]
+    assert 150 <= sum(lengths) / len(lengths) <= 260
+    # Some prompts end in a space and some are Chinese: HFLM's tokenisation rules get exercised.
+    assert any(e["item"].context.endswith(" ") for e in items)
+    assert any(e["language"] == "zh" for e in items)
+    assert bench.build_items(WordTokenizer(), 60, seed=4, target=200) != items
+
+
+def test_token_work_counts_shared_context_once(bench):
+    items = bench.build_items(WordTokenizer(), 20, seed=3, target=200)
+    work = bench.token_work(WordTokenizer(), items)
+    assert work["lm_eval_forward_passes"] <= 80
+    assert 2.5 < work["lm_eval_tokens"] / work["ours_tokens"] < 4
+    assert work["ours_vocab_rows"] < work["ours_tokens"]
+
+
+def _result(logprobs, options, greedy=None):
+    greedy = greedy or [False] * len(options)
+    return MCResult(tuple(OptionScore("c", " " + o, lp, g, 1, len(o)) for lp, o, g in zip(logprobs, options, greedy)))
+
+
+def test_compare_reports_differences_and_pick_mismatches(bench):
+    from modeleval.scorers.loglikelihood import MCItem
+
+    options = ("a", "bbbbbbbbbb", "cc", "dd")
+    items = [{"id": f"i{k}", "item": MCItem("ctx", options), "gold": 1} for k in range(2)]
+    ours = [_result([-5.0, -6.0, -9.0, -9.5], options), _result([-5.0, -6.0, -9.0, -9.5], options)]
+    # Item 0: identical. Item 1: option 1 higher in lm-eval's numbers, so acc differs; acc_norm
+    # (per character) picks option 1 on both sides; one is_greedy flag differs.
+    theirs = [(-5.0, False), (-6.0, False), (-9.0, False), (-9.5, False),
+              (-5.0, False), (-4.5, True), (-9.0, False), (-9.5, False)]
+    check = bench.compare(items, ours, theirs)
+    assert check["max_abs_diff"] == pytest.approx(1.5)
+    assert check["worst"]["item"] == "i1" and check["worst"]["option"] == 1
+    assert check["over_tolerance"] == 1
+    assert check["acc_mismatches"] == 1 and check["acc_norm_mismatches"] == 0
+    assert check["is_greedy_mismatches"] == 1
+    assert check["acc"] == {"ours": 0.0, "lm_eval": 0.5}
+    assert check["acc_norm"] == {"ours": 1.0, "lm_eval": 1.0}
