@@ -40,6 +40,8 @@ def page(browser, live_server):
     page = context.new_page()
     page.errors = []
     page.on("pageerror", lambda error: page.errors.append(str(error)))
+    # A blocked script or style shows up only as a console message: count it as an error too.
+    page.on("console", lambda message: "Content Security Policy" in message.text and page.errors.append(message.text))
     yield page
     context.close()
     assert not page.errors, page.errors  # no uncaught JS error on any page

@@ -86,6 +86,32 @@ def test_workspace_page_carries_no_item_data_and_no_inline_script(client, campai
     assert signed_in(client, outsider).get(f"/campaigns/{campaign.pk}/annotate/").status_code == 403
 
 
+def directives(response):
+    header = response["Content-Security-Policy"]
+    return {part.split()[0]: part.split()[1:] for part in header.split(";") if part.strip()}
+
+
+def test_every_page_forbids_inline_script(client, campaign, people, staff):
+    lease = actions.lease_next_item(campaign, annotator=people["ann1"]).assignment
+    pages = {people["ann1"]: ["/", f"/assignments/{lease.pk}/", f"/campaigns/{campaign.pk}/annotate/"],
+             staff: ["/runs/", f"/campaigns/{campaign.pk}/dashboard/", "/reports/hostile/", "/admin/",
+                     "/api/v1/benchmarks/", "/api/docs/", "/api/redoc/"]}
+    for user, urls in pages.items():
+        signed_in(client, user)
+        for url in urls:
+            response = client.get(url)
+            assert response.status_code == 200, url
+            policy = directives(response)
+            assert policy["script-src"] == ["'self'"] and policy["object-src"] == ["'none'"], (url, policy)
+            assert policy["base-uri"] == ["'none'"] and policy["frame-ancestors"] == ["'self'"], (url, policy)
+            # Only the API docs may set styles inline; nothing may run inline script.
+            docs = url.startswith(("/api/docs/", "/api/redoc/"))
+            assert ("'unsafe-inline'" in policy["style-src"]) == docs, (url, policy)
+    assert signed_in(client, people["ann1"]).get("/accounts/login/")["Content-Security-Policy"]
+    # The framed report keeps its own stricter policy: no script at all.
+    assert directives(signed_in(client, staff).get("/reports/hostile/embed/"))["default-src"] == ["'none'"]
+
+
 def test_api_writes_need_the_csrf_token(campaign, people):
     from django.test import Client
 
