@@ -2,8 +2,8 @@
 
     perf/.envs/lmeval/bin/python perf/_lm_eval_worker.py --model FOLDER --threads 2 --batch-size 1
 
-Standard library, torch, psutil and lm_eval only: nothing from this project is importable
-in that venv. The model loads once; then each line read on stdin names a JSON file of
+Standard library, torch, psutil, lm_eval and perf/_rss.py only: the project itself is not
+importable in that venv. The model loads once; then each line read on stdin names a JSON file of
 {"requests": [[context, continuation], ...], "warmup": bool}, which is scored with
 `HFLM.loglikelihood` and answered with a JSON file next to it (same name + ".out") holding
 the results, the scoring time and the memory figures, and one line on the protocol pipe.
@@ -16,42 +16,10 @@ nothing lm-eval or transformers print can be mistaken for an answer.
 import argparse
 import json
 import os
-import resource
 import sys
-import threading
 import time
 
-
-class PeakRSS:
-    """Highest resident set size seen while the block runs, sampled every `interval` s.
-    ru_maxrss covers the whole process life (model load included); this is the scoring
-    part alone."""
-
-    def __init__(self, interval=0.005):
-        import psutil
-
-        self.process, self.interval = psutil.Process(), interval
-        self.peak = self.before = 0
-
-    def _sample(self):
-        while not self._stop.wait(self.interval):
-            self.peak = max(self.peak, self.process.memory_info().rss)
-
-    def __enter__(self):
-        self.before = self.peak = self.process.memory_info().rss
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-        self.peak = max(self.peak, self.process.memory_info().rss)
-
-
-def max_rss_bytes():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
+from _rss import PeakRSS, max_rss_bytes  # beside this file: the script's folder is on sys.path
 
 
 def main():

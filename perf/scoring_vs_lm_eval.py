@@ -17,7 +17,7 @@ CPU: ours at the scorer's CPU default (batch size 1), HFLM at batch size 4 (25 %
 default of 1 here). The items are cut into chunks and the two sides take turns chunk by chunk, so
 a busy neighbour slows both alike; with --repeat R every chunk is scored R times per side and its
 best time kept. Memory: resident set size of each scoring process, sampled while it scores, and
-its lifetime peak (ru_maxrss). A quiet 2-core machine needs about 11 minutes for the default 200
+its lifetime peak (ru_maxrss). A quiet 2-core machine needs about 10 minutes for the default 200
 items (lm-eval about 8 of them), --quick about 3.
 
 Two OpenMP threads per process collapse when a third process competes for the 2 cores (each
@@ -36,17 +36,17 @@ import json
 import os
 import platform
 import random
-import resource
 import subprocess
 import sys
 import tempfile
 import textwrap
-import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from perf._rss import PeakRSS, max_rss_bytes  # noqa: E402 (after the path)
 
 LMEVAL_VENV = ROOT / "perf" / ".envs" / "lmeval"
 WORKER = ROOT / "perf" / "_lm_eval_worker.py"
@@ -54,7 +54,6 @@ OUT_DIR = ROOT / "perf" / "out"
 SAMPLE = ROOT / "benchmarks" / "demo_data" / "dialogbench_sample.jsonl"
 # What the lm-eval venv is built from when it is missing: the versions this comparison is about.
 LMEVAL_PACKAGES = ["torch==2.13.0", "lm-eval==0.4.13", "transformers==5.23.0", "accelerate", "sentencepiece", "psutil"]
-TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 TOLERANCE = 1e-3
 
 # --- items --------------------------------------------------------------------------------------
@@ -365,37 +364,6 @@ def build_items(tokenizer, n: int, seed: int, target: int) -> list[dict]:
 # --- measuring ----------------------------------------------------------------------------------
 
 
-class PeakRSS:
-    """Highest resident set size seen while the block runs (sampled every 5 ms); the same
-    class as in the worker, so both sides are measured alike."""
-
-    def __init__(self, interval=0.005):
-        import psutil
-
-        self.process, self.interval = psutil.Process(), interval
-        self.peak = self.before = 0
-
-    def _sample(self):
-        while not self._stop.wait(self.interval):
-            self.peak = max(self.peak, self.process.memory_info().rss)
-
-    def __enter__(self):
-        self.before = self.peak = self.process.memory_info().rss
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-        self.peak = max(self.peak, self.process.memory_info().rss)
-
-
-def max_rss_bytes() -> int:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
-
-
 def ensure_lmeval_venv(venv: Path) -> Path:
     python = venv / "bin" / "python"
     if python.is_file():
@@ -403,9 +371,10 @@ def ensure_lmeval_venv(venv: Path) -> Path:
     print(f"creating {venv} (lm-evaluation-harness 0.4.13)", file=sys.stderr)
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     pip = [str(python), "-m", "pip", "install", "--quiet"]
-    # The CPU wheel of torch first (the default index would pull the CUDA build), then the rest.
-    subprocess.run(pip + ["--index-url", TORCH_CPU_INDEX, "--extra-index-url", "https://pypi.org/simple",
-                          LMEVAL_PACKAGES[0]], check=True)
+    # torch first, pinned as bin/setup pins it (this machine's wheel cache holds its CPU build; elsewhere
+    # set HB_TORCH_INDEX, e.g. https://download.pytorch.org/whl/cpu, rather than pull a CUDA build).
+    index = os.environ.get("HB_TORCH_INDEX")
+    subprocess.run(pip + (["--extra-index-url", index] if index else []) + [LMEVAL_PACKAGES[0]], check=True)
     subprocess.run(pip + LMEVAL_PACKAGES, check=True)
     return python
 
@@ -551,12 +520,12 @@ def mib(n_bytes: float) -> float:
 
 
 def ours_split(model, tokenizer, items, batch_size) -> dict:
-    """Where our scorer's time goes: each model call is timed, a call with a key/value cache
-    being the options' pass and one without the contexts' pass; the rest is tokenisation,
-    cache expansion and the log-softmax of the picked rows. One untimed extra pass."""
+    """Where our scorer's time goes: the model's forward passes (one per batch of items, the
+    contexts and all their options packed together) against the rest (tokenisation, packing,
+    the log-softmax of the picked rows). One untimed extra pass."""
     from modeleval.scorers.loglikelihood import score_shared_context
 
-    spent = {"context_pass_s": 0.0, "option_pass_s": 0.0, "context_passes": 0, "option_passes": 0}
+    spent = {"forward_s": 0.0, "forward_calls": 0}
     forward = model.forward
 
     def timed(*args, **kwargs):
@@ -564,9 +533,8 @@ def ours_split(model, tokenizer, items, batch_size) -> dict:
         try:
             return forward(*args, **kwargs)
         finally:
-            kind = "option" if kwargs.get("past_key_values") is not None else "context"
-            spent[f"{kind}_pass_s"] += time.perf_counter() - started
-            spent[f"{kind}_passes"] += 1
+            spent["forward_s"] += time.perf_counter() - started
+            spent["forward_calls"] += 1
 
     model.forward = timed
     try:
@@ -575,7 +543,7 @@ def ours_split(model, tokenizer, items, batch_size) -> dict:
         spent["total_s"] = time.perf_counter() - started
     finally:
         del model.forward  # back to the class's method
-    spent["other_s"] = spent["total_s"] - spent["context_pass_s"] - spent["option_pass_s"]
+    spent["other_s"] = spent["total_s"] - spent["forward_s"]
     spent["items"] = len(items)
     return spent
 
@@ -631,9 +599,9 @@ def markdown(figures: dict, command: str) -> str:
     where = ""
     if split:
         share = lambda key: 100 * split[key] / split["total_s"]  # noqa: E731
-        where = f"""Where our time goes (one more pass over {split['items']} items): the contexts' pass
-            {share('context_pass_s'):.0f} %, the options' pass over the shared cache {share('option_pass_s'):.0f} %,
-            the rest (tokenisation, cache expansion, log-softmax) {share('other_s'):.0f} %."""
+        where = f"""Where our time goes (one more pass over {split['items']} items): the forward passes
+            (each item's context and its four options packed in one) {share('forward_s'):.0f} %, the rest
+            (tokenisation, packing, log-softmax) {share('other_s'):.0f} %."""
     parts.append(fill(f"""Per-chunk ratios (best of each side): median {s['chunk_ratio_median']:.2f},
         {s['chunk_ratio_min']:.2f} to {s['chunk_ratio_max']:.2f}. Model load, not in the times: ours
         {figures['ours_load_s']:.1f} s, lm-eval {figures['lm_eval_load_s']:.1f} s (HFLM construction;
@@ -645,10 +613,12 @@ def markdown(figures: dict, command: str) -> str:
         {c['ours_fallback_options']}. Same answers: {'yes' if same else '**no**'} (acc {c['acc']['ours']:.3f} /
         {c['acc']['lm_eval']:.3f}, acc_norm {c['acc_norm']['ours']:.3f} / {c['acc_norm']['lm_eval']:.3f},
         ours / lm-eval)."""))
-    parts.append(fill(f"""How: each item's context runs once, with vocabulary logits at its last position only;
-        every option's tokens but its last then run in one batch on top of the context's key/value cache,
-        repeated once per option. lm-eval runs context + option for every option (one-token options of an
-        item share a pass) and takes the log-softmax at every position."""))
+    parts.append(fill(f"""How: one forward pass per item reads its context once followed by every option's
+        tokens but its last; an attention mask lets each option see the context and itself only, and its
+        positions restart where the context ends, so each option is scored as if it alone followed the
+        context. Vocabulary logits are taken only at the rows that predict option tokens. lm-eval runs
+        context + option for every option (one-token options of an item share a pass) and takes the
+        log-softmax at every position."""))
     return "\n\n".join(parts) + "\n"
 
 

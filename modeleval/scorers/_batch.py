@@ -1,7 +1,5 @@
-"""Padded batches. Scoring pads on the right: no query row is ever fully masked
-(left padding causes that, and it can put NaN into padded positions), and the last
-real position of each row is picked out explicitly. Generation pads on the left, so
-every row ends at the same column."""
+"""Padded batches. Generation pads on the left, so every row ends at the same
+column; scoring packs its own rows (see loglikelihood)."""
 
 from __future__ import annotations
 
@@ -24,20 +22,6 @@ def pad_batch(seqs: Sequence[Sequence[int]], pad_id: int, device, *, left: bool 
         ids[row, span] = torch.tensor(seq, dtype=torch.long, device=device)
         mask[row, span] = 1
     return ids, mask
-
-
-@torch.inference_mode()
-def last_logits(model, seqs: Sequence[Sequence[int]], pad_id: int, *, use_cache: bool = False):
-    """Next-token logits after each sequence, (B, vocab), and the model output
-    (whose cache, with use_cache, holds the padded rows) and the padding mask."""
-    device = model_device(model)
-    ids, mask = pad_batch(seqs, pad_id, device)
-    last = mask.sum(dim=1) - 1
-    # Only the rows' last positions need vocabulary logits: the projection onto the
-    # vocabulary is a large share of the cost for a small model.
-    keep, where = torch.unique(last, return_inverse=True)
-    out = model(input_ids=ids, attention_mask=mask, use_cache=use_cache, logits_to_keep=keep)
-    return out.logits[torch.arange(len(seqs), device=device), where], out, mask
 
 
 def pad_token_id(tokenizer) -> int:

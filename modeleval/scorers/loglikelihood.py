@@ -8,9 +8,9 @@ prefix token (BOS, else EOS). The model reads (context_enc + continuation_enc)
 [-(max_length + 1):][:-1] and the continuation's log-probabilities are summed.
 
 `score_one_by_one` does exactly that, one forward pass per option: it is the
-reference. `score_shared_context` gives the same numbers faster: the item's
-context runs once and its key/value cache is shared by every option, items are
-batched by length. Any option whose model input does not start with the shared
+reference. `score_shared_context` gives the same numbers faster: one forward
+pass reads an item's context once followed by all of its options, each option
+masked from the others, and items are batched by length. Any option whose model input does not start with the shared
 context tokens is scored by the reference path instead: with HFLM's encoding every
 option's context tokens are tok(context), so this is an option long enough to be
 truncated from the left at max_length.
@@ -28,7 +28,7 @@ from typing import Sequence
 
 import torch
 
-from ._batch import last_logits, model_device, pad_batch, pad_token_id
+from ._batch import model_device, pad_token_id
 
 
 @dataclass(frozen=True)
@@ -203,37 +203,67 @@ def _prepare(tokenizer, item: MCItem, max_length: int) -> _Prepared:
     return _Prepared(item, pairs, shared, shareable)
 
 
+def _causal(n: int) -> torch.Tensor:
+    return torch.ones((n, n), dtype=torch.bool).tril()
+
+
+def _pack(p: _Prepared) -> tuple[list[int], list[tuple[int, int, list[int]]]]:
+    """One row for an item: its context, then every shareable option's tokens but
+    its last, back to back. Spans are (option index, first column, option tokens)."""
+    tokens, spans = list(p.shared), []
+    for i, ok in enumerate(p.shareable):
+        if ok:
+            continuation = p.pairs[i][1]
+            spans.append((i, len(tokens), continuation))
+            tokens.extend(continuation[:-1])
+    return tokens, spans
+
+
 @torch.inference_mode()
 def _score_batch(model, batch: list[_Prepared], pad_id: int) -> list[dict[int, tuple[float, bool]]]:
-    """Score the shareable options of a batch of items: one pass over the contexts,
-    then one pass over every option's tokens but its last, on top of the context
-    cache repeated once per option."""
+    """Score the shareable options of a batch of items in one forward pass. Each row
+    packs an item's context and its options; the mask lets an option see the context
+    and its own earlier tokens only, and its positions restart where the context
+    ends, so every option is scored exactly as if it alone followed the context."""
     device = model_device(model)
-    first_logits, out, mask = last_logits(model, [p.shared for p in batch], pad_id, use_cache=True)
-    rows = [(b, i) for b, p in enumerate(batch) for i, ok in enumerate(p.shareable) if ok]
-    conts = [batch[b].pairs[i][1] for b, i in rows]
-    if max(len(c) for c in conts) > 1:
-        row_item = torch.tensor([b for b, _ in rows], device=device)
-        cache = out.past_key_values
-        cache.reorder_cache(row_item)
-        opt_ids, opt_mask = pad_batch([c[:-1] for c in conts], pad_id, device)
-        # Padding sits between a short context and its option: the mask hides it and
-        # the positions carry on from the real context length, as without padding.
-        positions = mask.sum(dim=1)[row_item, None] + torch.arange(opt_ids.shape[1], device=device)
-        opt_logits = model(
-            input_ids=opt_ids,
-            attention_mask=torch.cat([mask[row_item], opt_mask], dim=1),
-            position_ids=positions,
-            past_key_values=cache,
-            use_cache=True,
-        ).logits
+    packed = [_pack(p) for p in batch]
+    width = max(len(tokens) for tokens, _ in packed)
+    ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
+    positions = torch.zeros((len(batch), width), dtype=torch.long)
+    # Padding columns see only themselves: no query row is ever fully masked.
+    allowed = torch.eye(width, dtype=torch.bool).repeat(len(batch), 1, 1)
+    wanted: list[list[list[int]]] = []  # per row, per option: the columns whose logits score it
+    for b, (p, (tokens, spans)) in enumerate(zip(batch, packed)):
+        n_context = len(p.shared)
+        ids[b, : len(tokens)] = torch.tensor(tokens)
+        positions[b, :n_context] = torch.arange(n_context)
+        allowed[b, :n_context, :n_context] = _causal(n_context)
+        wanted.append([])
+        for _, start, continuation in spans:
+            end = start + len(continuation) - 1
+            positions[b, start:end] = torch.arange(n_context, n_context + end - start)
+            allowed[b, start:end, :n_context] = True
+            allowed[b, start:end, start:end] = _causal(end - start)
+            wanted[-1].append([n_context - 1, *range(start, end)])
+    # Vocabulary logits only where a continuation token is predicted: the projection
+    # onto the vocabulary is a large share of the cost for a small model.
+    keep = sorted({column for row in wanted for columns in row for column in columns})
+    where = {column: k for k, column in enumerate(keep)}
+    dtype = model.dtype
+    mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min)
+    logits = model(
+        input_ids=ids.to(device),
+        attention_mask=mask[:, None].to(device),
+        position_ids=positions.to(device),
+        logits_to_keep=torch.tensor(keep, device=device),
+        use_cache=False,
+    ).logits
 
     scores: list[dict[int, tuple[float, bool]]] = [{} for _ in batch]
-    for r, ((b, i), cont) in enumerate(zip(rows, conts)):
-        logits = first_logits[b, None]
-        if len(cont) > 1:
-            logits = torch.cat([logits, opt_logits[r, : len(cont) - 1]])
-        scores[b][i] = _continuation_score(logits, torch.tensor(cont, device=device))
+    for b, ((_, spans), row) in enumerate(zip(packed, wanted)):
+        for (i, _, continuation), columns in zip(spans, row):
+            rows = logits[b, [where[column] for column in columns]]
+            scores[b][i] = _continuation_score(rows, torch.tensor(continuation, device=device))
     return scores
 
 
