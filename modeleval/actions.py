@@ -18,10 +18,14 @@ from . import prompting
 from .models import (ACTIVE_RUN_STATES, ChunkState, EvalRun, Mode, ModelSpec, PositionPolicy, RunChunk, RunEvent,
                      RunState)
 from .scorers import loading
+from .scorers.pairwise import BOTH, NEITHER, ONE, TWO
 from .scorers.prompts import template_hash
 
 PACKAGED_NAME = "smollm2-135m-instruct"
 GPU_QUEUE = "gpu"
+BROKER_UNAVAILABLE = "broker_unavailable"
+PAIRWISE_LABELS = (ONE, TWO, BOTH, NEITHER)
+PAIRWISE_SECOND = "conversation_2"  # the field holding an arena item's second conversation
 
 
 class RunError(Exception):
@@ -73,6 +77,10 @@ def _check_task(task, mode):
     if mode == Mode.RATING and spec["type"] != "scale":
         raise RunError("mode_unsuited", f"task {task}: rating mode needs a scale as primary question "
                                         f"(or settings.quality naming one), {spec['key']!r} is {spec['type']}")
+    if mode == Mode.PAIRWISE and not (spec["type"] == "single_choice" and isinstance(spec.get("options"), list)
+                                      and {str(o["value"]) for o in spec["options"]} == set(PAIRWISE_LABELS)):
+        raise RunError("mode_unsuited", f"task {task}: pairwise mode needs BotChat's question (which conversation "
+                                        f"involves a machine: {', '.join(PAIRWISE_LABELS)}) as primary question")
 
 
 def _select_items(tasks, item_ids, limit):
@@ -107,6 +115,10 @@ def _check_settings(mode, settings, tasks, item_ids, policy):
                 if not Item.objects.filter(task=task).filter(**{f"source_gold__{key}__isnull": False}).exists():
                     raise RunError("no_examples", f"task {task}: few-shot examples need items with a published "
                                                   f"{key!r} label, and there are none")
+    if mode == Mode.PAIRWISE:
+        if alone := Item.objects.filter(pk__in=item_ids).exclude(fields__has_key=PAIRWISE_SECOND).count():
+            raise RunError("mode_unsuited", f"pairwise mode needs two conversations per item: {alone} items have no "
+                                            f"fields.{PAIRWISE_SECOND} (build them with make_pairs)")
     if policy != PositionPolicy.AS_IS:
         if mode not in prompting.MC_MODES:
             raise RunError("bad_settings", f"position policy {policy} applies to multiple-choice modes only")
@@ -124,9 +136,6 @@ def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=Non
     """Create a run over the benchmark's items (all tasks, or `tasks`; `item_ids` and a per-task
     `limit` narrow it), cut it into chunks of `chunk_size` items, and, on commit, put each chunk
     on the `gpu` queue (`enqueue=False` leaves them for `runner.run_sync`)."""
-    if mode == Mode.PAIRWISE:
-        raise RunError("mode_not_implemented", "pairwise mode is not implemented yet: it needs items holding two "
-                                               "conversations and a judge run in both orders")
     if mode == Mode.SELFCHAT:
         raise RunError("bad_mode", "a self-chat run writes items rather than scoring them: use run_selfchat "
                                    "(manage.py selfchat)")
@@ -178,11 +187,23 @@ def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=Non
 
 
 def enqueue_chunks(run_id):
+    """Put the run's pending chunks on the gpu queue. When the broker cannot be reached the run is
+    failed (chunks already sent are then skipped by the workers) rather than left queued for ever,
+    and RunError("broker_unavailable") tells the caller to start it again later."""
+    from kombu.exceptions import OperationalError as BrokerUnreachable
+
     from .tasks import score_chunk  # the task module imports this one
 
     chunk_ids = RunChunk.objects.filter(run_id=run_id, state=ChunkState.PENDING).order_by("index")
-    for chunk_id in chunk_ids.values_list("pk", flat=True):
-        score_chunk.apply_async((chunk_id,), queue=GPU_QUEUE)
+    try:
+        for chunk_id in chunk_ids.values_list("pk", flat=True):
+            score_chunk.apply_async((chunk_id,), queue=GPU_QUEUE)
+    except BrokerUnreachable as error:
+        with transaction.atomic():
+            run = EvalRun.objects.select_for_update().get(pk=run_id)
+            fail_run(run, f"the task queue was unreachable when the run was started: {error}")
+        raise RunError(BROKER_UNAVAILABLE, f"run {run_id} was not started: the task queue of the model workers is "
+                                           "unreachable; start the run again in a minute") from error
 
 
 def _stop(run, state, reason, actor=None, chunk=None, **figures) -> bool:

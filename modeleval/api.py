@@ -12,6 +12,8 @@ from .permissions import IsResearcherOrStaff, IsStaffToWrite
 from .serializers import (EvalRunSerializer, ModelSpecSerializer, PredictionSerializer, RunChunkSerializer,
                           RunEventSerializer, StartRunSerializer)
 
+BROKER_RETRY_AFTER_S = 60
+
 
 class Refused(APIException):
     status_code = status.HTTP_400_BAD_REQUEST
@@ -57,7 +59,10 @@ class EvalRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     permission_classes = [IsAuthenticated & IsResearcherOrStaff]
     filterset_class = RunFilter
 
-    @extend_schema(request=StartRunSerializer, responses={201: EvalRunSerializer})
+    @extend_schema(request=StartRunSerializer, responses={
+        201: EvalRunSerializer,
+        503: OpenApiResponse(description="broker_unavailable: the task queue is unreachable; the run was failed, "
+                                         "start it again after Retry-After seconds")})
     def create(self, request):
         form = StartRunSerializer(data=request.data)
         form.is_valid(raise_exception=True)
@@ -66,6 +71,9 @@ class EvalRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
             run = actions.start_run(**{**data, "prompt_template": data["prompt_template"] or None,
                                        "prompt_version": data["prompt_version"] or None}, user=request.user)
         except actions.RunError as error:
+            if error.code == actions.BROKER_UNAVAILABLE:  # a passing outage: the same request can be sent again
+                return Response({"code": error.code, "detail": str(error)}, status=status.HTTP_503_SERVICE_UNAVAILABLE,
+                                headers={"Retry-After": str(BROKER_RETRY_AFTER_S)})
             raise Refused(error) from None
         return Response(EvalRunSerializer(run).data, status=status.HTTP_201_CREATED)
 

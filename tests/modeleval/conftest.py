@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 
 from benchmarks.actions import import_items
 from benchmarks.models import Benchmark
+from modeleval.models import Prediction
 from tests.conftest import DEMO_DATA, ROOT
 
 # Nothing here may reach a model hub; converted weights are shared through HB_MODEL_CACHE.
@@ -72,13 +73,31 @@ def annotator(db):
     return User.objects.create_user("annotator", password="x")
 
 
-def wait_for(predicate, timeout, what, workers=()):
+def comparable(run):
+    return {(p.item_id, p.variant): (p.answer, p.answer_norm, p.answer_per_token, p.correct,
+                                     [(o["context"], o["continuation"], o["n_tokens"]) for o in p.options],
+                                     [o["logprob"] for o in p.options])
+            for p in Prediction.objects.filter(run=run)}
+
+
+def assert_same_predictions(run, reference):
+    """The same items, answers and options as the reference run, log-probabilities to 1e-5."""
+    got, expected = comparable(run), comparable(reference)
+    assert got.keys() == expected.keys()
+    for key in got:
+        *same, logprobs = got[key]
+        *same_expected, expected_logprobs = expected[key]
+        assert same == same_expected
+        assert logprobs == pytest.approx(expected_logprobs, abs=1e-5)
+
+
+def wait_for(predicate, timeout, what, workers=(), every=0.2):
     """Poll `predicate` until it returns something truthy; on timeout, fail with the workers' logs."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if value := predicate():
             return value
-        time.sleep(0.2)
+        time.sleep(every)
     logs = "\n".join(w.log_tail() for w in workers)
     pytest.fail(f"timed out after {timeout} s waiting for {what}\n{logs}")
 

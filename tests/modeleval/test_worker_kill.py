@@ -8,17 +8,10 @@ from django.db.models import Count
 from modeleval import actions, runner
 from modeleval.models import ChunkState, EvalRun, Prediction, RunState
 
-from .conftest import client_for, wait_for
+from .conftest import assert_same_predictions, client_for, wait_for
 
 pytestmark = [pytest.mark.model, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 VISIBILITY_TIMEOUT = 6  # short, so that the killed worker's message comes back quickly
-
-
-def comparable(run):
-    return {(p.item_id, p.variant): (p.answer, p.answer_norm, p.answer_per_token, p.correct,
-                                     [(o["context"], o["continuation"], o["n_tokens"]) for o in p.options],
-                                     [o["logprob"] for o in p.options])
-            for p in Prediction.objects.filter(run=run)}
 
 
 def test_killed_worker_is_replaced_and_the_run_matches_an_uninterrupted_one(
@@ -57,10 +50,4 @@ def test_killed_worker_is_replaced_and_the_run_matches_an_uninterrupted_one(
     assert not Prediction.objects.filter(run=run).values("item", "variant").annotate(n=Count("id")).filter(n__gt=1)
     reference = actions.start_run(model=packaged, benchmark=demo_benchmark, limit=1, chunk_size=1, enqueue=False)
     assert runner.run_sync(reference).state == RunState.FINISHED
-    killed, clean = comparable(run), comparable(reference)
-    assert killed.keys() == clean.keys()
-    for key in killed:
-        *same, logprobs = killed[key]
-        *expected, expected_logprobs = clean[key]
-        assert same == expected
-        assert logprobs == pytest.approx(expected_logprobs, abs=1e-5)
+    assert_same_predictions(run, reference)
