@@ -17,6 +17,7 @@ from .comparison import (
     paired_bootstrap_gap,
 )
 from .ratings import bradley_terry, bradley_terry_bootstrap, elo, win_tie_lose
+from .selfchat import length_stats, pass_at_n
 
 __all__ = [
     "accuracy_with_wilson",
@@ -30,12 +31,14 @@ __all__ = [
     "fleiss_kappa",
     "krippendorff_alpha",
     "landis_koch_band",
+    "length_stats",
     "m_of_k_correct",
     "majority_vote",
     "mcnemar_exact",
     "mean_of_raters_accuracy",
     "mean_rating_per_item",
     "paired_bootstrap_gap",
+    "pass_at_n",
     "per_item_agreement",
     "percent_agreement",
     "win_tie_lose",

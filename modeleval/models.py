@@ -186,6 +186,7 @@ class ParseStatus(models.TextChoices):
     SCORED = "scored", "scored from probabilities (nothing to parse)"
     PARSED = "parsed"
     UNPARSABLE = "unparsable", "no answer could be read from the output (counts as wrong)"
+    DECIDED = "decided", "decided by a rule without asking the model (a looping dialogue in the arena)"
 
 
 class Prediction(models.Model):

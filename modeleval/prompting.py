@@ -53,6 +53,7 @@ TEMPLATES = {
     ("generate", "zh", ""): ("mc-generate-zh/1", _with_extras(prompts.MC_GENERATE_ZH, "\n\n问题：")),
     ("rating", "en", ""): ("rating-shot-en/1", prompts.RATING_SHOT),
     ("yes_no", "en", ""): ("yes-no-shot-en/1", prompts.YES_NO_SHOT),
+    ("pairwise", "en", ""): ("pairwise-ai-judge-en/1", prompts.PAIRWISE_AI_JUDGE),
 }
 
 # batch_size None: the scorers' default for the device (1 on CPU, where padding only adds work).
@@ -63,9 +64,11 @@ MODE_DEFAULTS = {
     "generate": {"max_new_tokens": 16, "system": ""},
     "rating": {"quality": "", "top_k": 3, "fewshot": {"strategy": "none", "k": 0, "fixed_ids": []}},
     "yes_no": {"quality": "", "fewshot": {"strategy": "none", "k": 0, "fixed_ids": []}},
-    "pairwise": {},
+    # rule: how the verdicts of the two orders combine (scorers.pairwise.combine_orders).
+    "pairwise": {"max_new_tokens": 16, "system": "", "rule": "consistent"},
 }
 RULES = ("acc", "acc_norm", "per_token")
+PAIRWISE_RULES = ("consistent", "sum")
 
 
 def language_of(code: str) -> str:
@@ -95,6 +98,8 @@ def resolve_settings(mode: str, language: str, given: Mapping | None) -> dict:
             raise ValueError('continuation must be "text" or "letter"')
         if resolved["rule"] not in RULES:
             raise ValueError(f"rule must be one of {RULES}")
+    if mode == "pairwise" and resolved["rule"] not in PAIRWISE_RULES:
+        raise ValueError(f"rule must be one of {PAIRWISE_RULES}")
     size = resolved["batch_size"]
     if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
         raise ValueError("batch_size must be a positive integer, or null for the device's default")

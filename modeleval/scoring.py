@@ -6,13 +6,15 @@ pool forks.
 """
 from __future__ import annotations
 
+import json
+
 from django.conf import settings
 
 from benchmarks.formschema import question
 
 from .models import Mode, ModelSpec, ParseStatus
 from .prompting import context_and_response, render_mc, variants
-from .scorers import generation, loading, loglikelihood, rating
+from .scorers import generation, loading, loglikelihood, loops, pairwise, prompts, rating
 
 
 class PermanentError(Exception):
@@ -196,9 +198,56 @@ def _score_yes_no(run, loaded, requests):
     return rows
 
 
+# --- pairwise (BotChat arena) --------------------------------------------------------------
+
+
+def _pairwise_requests(run, items):
+    """(item, loop verdict or None, (prompt A first, prompt B first)); no prompt when looping decides."""
+    requests = []
+    for item in items:
+        second = (item.fields or {}).get("conversation_2")
+        if not isinstance(second, list) or not second:
+            raise ValueError(f"item {item.external_id}: fields.conversation_2 must hold the second conversation")
+        decided = loops.loop_match(item.meta.get("loop_a"), item.meta.get("loop_b"))
+        orders = None if decided else pairwise.pairwise_prompts(
+            prompts.render_dialogue(item.dialogue), prompts.render_dialogue(second), run.prompt_template)
+        requests.append((item, decided, orders))
+    return requests
+
+
+def _score_pairwise(run, loaded, requests):
+    s = run.settings
+    texts = {user: chat_text(loaded.tokenizer, run.model, user, s["system"])
+             for _, _, orders in requests if orders for user in orders}
+    # An item offered in both orders asks the same two questions as its twin: each prompt is generated once.
+    unique = list(dict.fromkeys(texts.values()))
+    replies = dict(zip(unique, generation.generate(loaded.model, loaded.tokenizer, unique,
+                                                   max_new_tokens=s["max_new_tokens"], chat=False, **_batch(run))
+                       if unique else []))
+    rows = []
+    for item, decided, orders in requests:
+        row = {"item": item, "variant": "", "gold": "", "correct": None}
+        if decided:
+            loop = {"decided_by": "loop", "loop_a": item.meta.get("loop_a"), "loop_b": item.meta.get("loop_b")}
+            rows.append({**row, "answer": decided, "parse_status": ParseStatus.DECIDED, "options": [loop]})
+            continue
+        steps = []
+        for name, user, a_position in (("ab", orders[0], 1), ("ba", orders[1], 2)):
+            reply = replies[texts[user]]
+            label = pairwise.parse_pairwise(reply)
+            steps.append({"order": name, "a_position": a_position, "prompt": texts[user], "reply": reply,
+                          "label": label, "outcome": pairwise.outcome(label, a_position)})
+        verdict = pairwise.combine_orders(steps[0]["label"], steps[1]["label"], rule=s["rule"])
+        rows.append({**row, "answer": verdict or "", "options": steps, "prompt": steps[0]["prompt"],
+                     "raw_output": json.dumps({step["order"]: step["reply"] for step in steps}, ensure_ascii=False),
+                     "parse_status": ParseStatus.PARSED if verdict else ParseStatus.UNPARSABLE})
+    return rows
+
+
 SCORERS = {
     Mode.LOGLIKELIHOOD: (_mc_requests, _score_loglikelihood),
     Mode.GENERATE: (_mc_requests, _score_generate),
     Mode.RATING: (_rating_requests, _score_rating),
     Mode.YES_NO: (_rating_requests, _score_yes_no),
+    Mode.PAIRWISE: (_pairwise_requests, _score_pairwise),
 }

@@ -24,10 +24,12 @@ from metrics import (
     fleiss_kappa,
     krippendorff_alpha,
     landis_koch_band,
+    length_stats,
     m_of_k_correct,
     mcnemar_exact,
     mean_of_raters_accuracy,
     mean_rating_per_item,
+    pass_at_n,
     percent_agreement,
     win_tie_lose,
 )
@@ -67,6 +69,9 @@ class ReportData:
     predictions: dict  # columns: run_id, item_id, variant, answer, answer_norm, answer_per_token, acc_pick,
     #                    parse_status, gold, rating
     code: dict = field(default_factory=dict)
+    # The whole dialogues behind arena pairs (see reports.selectors.arena_dialogues): columns item_id,
+    # system, utterances, seed_utterances, loop_start; labels: (item, annotator, is_ai, first_ai_turn).
+    dialogues: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -810,7 +815,49 @@ def pairwise_section(rows: Rows, options: ReportOptions):
                 entry["n_compared"] = len(both)
             row["judges"][name] = entry
         out.append(row)
-    return {"tasks": out}
+    return {"tasks": out, "selfchat": selfchat_section(rows.data.dialogues)}
+
+
+SEED_UTTERANCES = 2  # BotChat's seeds: a real dialogue's first two utterances
+LENGTH_FIGURES = ("mean", "std", "median", "min", "max")
+
+
+def selfchat_section(dialogues):
+    """Per system, over the whole dialogues behind the pairs: pass@N as judged by the loop detector
+    (a dialogue fails from its loop start on) and by people's single-dialogue labels (from the first
+    utterance they call machine-written on), and the length of the utterances after the seed."""
+    if not dialogues or not dialogues["item_id"]:
+        return None
+    by_system = defaultdict(list)
+    for n, system in enumerate(dialogues["system"]):
+        by_system[system].append(n)
+    labelled = defaultdict(list)  # item -> first flagged index per label
+    for item, _, is_ai, first in dialogues["labels"]:
+        if not is_ai or isinstance(first, int):  # a "yes" that names no utterance cannot be placed
+            labelled[item].append(first if is_ai else None)
+    curves, lengths = [], []
+    for system in sorted(by_system, key=str):
+        indices = by_system[system]
+        utterances = [dialogues["utterances"][n] for n in indices]
+        ns = range(1, max(map(len, utterances)) + 1)
+        judged = {"loop_detector": [dialogues["loop_start"][n] for n in indices],
+                  "humans": [f for n in indices for f in labelled.get(dialogues["item_id"][n], [])]}
+        for judge, flagged in judged.items():
+            entry = new_row(system=system, judged_by=judge, n_dialogues=len(indices), n_judgements=len(flagged))
+            put(entry, "points", [p.to_dict() for p in pass_at_n(flagged, ns)] if flagged else None,
+                "no single-dialogue label on these dialogues")
+            curves.append(entry)
+        after_seed = [u for n in indices for u in dialogues["utterances"][n][dialogues["seed_utterances"][n]:]]
+        row = new_row(system=system, n_dialogues=len(indices), n_utterances=len(after_seed))
+        for unit, stats in (("words", length_stats([len(u.split()) for u in after_seed])),
+                            ("chars", length_stats([len(u) for u in after_seed]))):
+            for figure in LENGTH_FIGURES:
+                put(row, f"{unit}_{figure}", getattr(stats, figure), "no utterance after the seed")
+        lengths.append(row)
+    return {"pass_at_n": curves, "utterance_length": lengths,
+            "note": "pass@N: share of judgements under which the first N utterances read as human; utterance "
+                    "lengths count the utterances after the seed's first two, in words (split on spaces) and "
+                    "characters; real dialogues are counted the same way"}
 
 
 # ---------------------------------------------------------------- provenance and the whole

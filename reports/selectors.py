@@ -23,7 +23,7 @@ from annotation.models import Annotation, Batch, Campaign, CampaignSettings, Gol
 from benchmarks.models import Benchmark, Item, Task
 from modeleval.models import EvalRun, Mode, Prediction, RunState
 
-from .build import LABEL_TYPES, ReportData
+from .build import LABEL_TYPES, SEED_UTTERANCES, ReportData, task_kind
 from .provenance import code_version
 
 
@@ -305,6 +305,37 @@ def prediction_rows(scope, task_ids):
                          "parse_status", "gold", "rating"))
 
 
+def arena_dialogues(scope, tasks):
+    """The whole dialogues behind the scope's arena pairs (items whose meta names `source_a` and
+    `source_b`), each with its system, and the current single-dialogue labels people gave them in
+    any campaign ({is_ai, first_ai_turn}): what pass@N and utterance lengths are computed from.
+    Three queries, and none when the scope has no pairwise task."""
+    task_ids = [t["id"] for t in tasks if task_kind(t["form"]) == "pairwise"]
+    if not task_ids:
+        return {}
+    sides = (item_queryset(scope, task_ids).filter(meta__has_key="source_a")
+             .annotate(source_a=KT("meta__source_a"), system_a=KT("meta__model_a"), source_b=KT("meta__source_b"),
+                       system_b=KT("meta__model_b"))
+             .values_list("source_a", "system_a", "source_b", "system_b"))
+    system = {}
+    for source_a, system_a, source_b, system_b in sides:
+        system[int(source_a)], system[int(source_b)] = system_a, system_b
+    items = Item.objects.filter(pk__in=system).order_by("id").values_list("id", "dialogue", "meta")
+    dialogues = {"item_id": [], "system": [], "utterances": [], "seed_utterances": [], "loop_start": []}
+    for item_id, dialogue, meta in items:
+        for key, value in (("item_id", item_id), ("system", system[item_id]),
+                           ("utterances", [turn["text"] for turn in dialogue]),
+                           # Real dialogues are measured after the two utterances a seed would take.
+                           ("seed_utterances", meta.get("seed_utterances", SEED_UTTERANCES)),
+                           ("loop_start", meta.get("loop_start"))):
+            dialogues[key].append(value)
+    labels = (Annotation.objects.filter(item_id__in=system, superseded_at__isnull=True, excluded=False).order_by()
+              .annotate(is_ai=KeyTransform("is_ai", "answers"), first_ai_turn=KeyTransform("first_ai_turn", "answers"))
+              .values_list("item_id", "annotator_id", "is_ai", "first_ai_turn"))
+    dialogues["labels"] = [row for row in labels if row[2] is not None]
+    return dialogues
+
+
 def answer_keys(tasks):
     """Label questions to read from Annotation.answers: all but a key that is every task's primary,
     whose answer is Annotation.value already."""
@@ -347,4 +378,5 @@ def report_data(scope) -> ReportData:
         runs=run_rows(scope, task_ids),
         predictions=columns(rows["predictions"]),
         code=code_version(),
+        dialogues=arena_dialogues(scope, tasks),
     )

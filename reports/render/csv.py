@@ -10,7 +10,7 @@ COLUMNS = ["section", "task", "question", "model", "subset", "metric", "value", 
 # Keys that identify a row rather than measure something.
 IDENTIFIERS = {"task", "question", "quality", "model", "run_id", "campaign_id", "campaign", "rater_group", "batch",
                "round", "state", "annotator", "annotator_id", "source", "position", "dimension", "domain", "mode",
-               "rule", "name", "label", "primary", "krippendorff_level", "band", "tie_rule"}
+               "rule", "name", "label", "primary", "krippendorff_level", "band", "tie_rule", "system"}
 SUBSET_KEYS = ("rater_group", "campaign", "batch", "round", "annotator", "dimension", "domain", "source", "position")
 
 
@@ -70,6 +70,16 @@ def rows(report):
                                "model": judge, "subset": f"system={interval['model']}", "metric": metric,
                                "value": interval[metric],
                                "undefined_reason": (bt["undefined_reason"] or "") if interval[metric] is None else ""}
+    selfchat = (report["pairwise"] or {}).get("selfchat")
+    if selfchat:
+        for row in selfchat["utterance_length"]:
+            yield from _lines("pairwise.utterance_length", row, model=row["system"])
+        for curve in selfchat["pass_at_n"]:
+            for point in curve["points"] or []:
+                yield {"section": "pairwise.pass_at_n", "task": None, "question": None, "model": curve["system"],
+                       "subset": f"judged_by={curve['judged_by']};n={point['n']}", "metric": "pass_at_n",
+                       "value": point["share"],
+                       "undefined_reason": "" if point["share"] is not None else "no judgements"}
     for key, count in report["item_lists"]["counts"].items():
         yield {"section": "item_lists", "task": None, "question": None, "model": None, "subset": "",
                "metric": key, "value": count, "undefined_reason": ""}

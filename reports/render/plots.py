@@ -136,8 +136,29 @@ def scatter_plot(report):
         return to_svg(fig)
 
 
+def pass_at_n_plot(report):
+    """pass@N per system: solid as judged by people, dashed by the loop detector."""
+    curves = [c for c in ((report.get("pairwise") or {}).get("selfchat") or {}).get("pass_at_n", []) if c["points"]]
+    if not curves:
+        return None
+    with rc_context(RC):
+        fig = _figure(6, 3.2)
+        ax = fig.add_subplot()
+        for curve in curves:
+            points = [p for p in curve["points"] if p["share"] is not None]
+            ax.plot([p["n"] for p in points], [p["share"] for p in points], marker="o", markersize=3,
+                    linestyle="--" if curve["judged_by"] == "loop_detector" else "-",
+                    label=f"{curve['system']} ({curve['judged_by'].replace('_', ' ')})")
+        ax.set_ylim(0, 1.05)
+        ax.set_xlabel("N (utterances shown)")
+        ax.set_ylabel("share passing as human")
+        ax.set_title("pass@N")
+        ax.legend(loc="best", fontsize=7)
+        return to_svg(fig)
+
+
 def all_plots(report):
     """(title, svg) for every plot the report has data for."""
     plots = [("Gap per task", gap_plot), ("Position bias", position_plot), ("Agreement per question", agreement_plot),
-             ("Model against the mean human rating", scatter_plot)]
+             ("Model against the mean human rating", scatter_plot), ("pass@N of generated dialogues", pass_at_n_plot)]
     return [(title, svg) for title, make in plots if (svg := make(report))]

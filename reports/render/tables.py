@@ -225,6 +225,18 @@ def pairwise_tables(report):
     return tables
 
 
+def utterance_length_table(report):
+    selfchat = (report.get("pairwise") or {}).get("selfchat")
+    if not selfchat:
+        return None
+    figures = [f"{unit}_{figure}" for unit in ("words", "chars") for figure in ("mean", "std", "median", "min", "max")]
+    rows = [[Cell(r["system"], style="text"), Cell(r["n_dialogues"], style="int"), Cell(r["n_utterances"], style="int"),
+             *[cell(r, key, "int" if key.endswith(("min", "max")) else "number") for key in figures]]
+            for r in selfchat["utterance_length"]]
+    header = ["System", "Dialogues", "Utterances", *[key.replace("_", " ") for key in figures]]
+    return Table("utterance_length", "Utterance length per system", header, rows, selfchat["note"])
+
+
 def item_list_tables(report):
     lists = report["item_lists"]
     tables = []
@@ -244,6 +256,7 @@ def item_list_tables(report):
 def all_tables(report):
     tables = [dialogbench_table(report), mc_detail_table(report), group_table(report, "by_dimension", "Dimension"),
               group_table(report, "by_domain", "Domain"), position_table(report), correlation_table(report),
-              *diqad_tables(report), *pairwise_tables(report), agreement_table(report, "campaigns"),
-              agreement_table(report, "batches"), annotator_table(report), *item_list_tables(report)]
+              *diqad_tables(report), *pairwise_tables(report), utterance_length_table(report),
+              agreement_table(report, "campaigns"), agreement_table(report, "batches"), annotator_table(report),
+              *item_list_tables(report)]
     return [t for t in tables if t is not None]

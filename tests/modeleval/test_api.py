@@ -58,7 +58,7 @@ def test_researcher_starts_a_run_and_reads_its_progress(researcher, spec, demo_b
 
 def test_refusals_carry_a_code(researcher, spec, demo_benchmark):
     response = client_for(researcher).post("/api/v1/runs/", run_request(mode="pairwise"), format="json")
-    assert response.status_code == 400 and response.json()["code"] == "mode_not_implemented"
+    assert response.status_code == 400 and response.json()["code"] == "mode_unsuited"
     response = client_for(researcher).post("/api/v1/runs/", run_request(model="unknown"), format="json")
     assert response.status_code == 400 and "model" in response.json()
 

@@ -61,7 +61,7 @@ def test_states_and_counters_are_checked_by_the_database(spec, demo_benchmark):
 
 
 @pytest.mark.parametrize("kwargs, code", [
-    ({"mode": "pairwise"}, "mode_not_implemented"),
+    ({"mode": "pairwise"}, "mode_unsuited"),  # no two-conversation question
     ({"mode": "rating"}, "mode_unsuited"),
     ({"tasks": ["no_such_task"]}, "unknown_task"),
     ({"settings": {"continuation": "word"}}, "bad_settings"),

@@ -1,0 +1,203 @@
+"""BotChat arena (PROTOCOLS.md section 4 (b), (c)): pairs of dialogues grown from the same chat seed
+by different self-chat runs, or a self-chat against the real dialogue of its seed, as the items of a
+new benchmark that annotators label and a pairwise judge run scores.
+
+Each item shows conversation 1 as its dialogue and conversation 2 in `fields.conversation_2`; who
+wrote which is kept in `meta` (`model_a` for conversation 1, `model_b` for conversation 2, their
+source items and loop starts), which annotators never receive. A looping dialogue is shown up to
+its loop start; against a real dialogue, both are shown at the same length. Every pair is offered
+in both orders by default (two items), and the item order is a seeded shuffle, so that external ids
+tell nothing of the systems.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from itertools import combinations
+
+from django.db import transaction
+from django.utils.text import slugify
+
+from benchmarks.actions import insert_items, new_item_rows
+from benchmarks.importers import ItemRecord, mutual
+from benchmarks.models import Benchmark, Item, Task
+
+from .actions import PAIRWISE_SECOND as SECOND
+from .actions import RunError
+from .models import EvalRun, Mode, RunState
+from .scorers.loops import cut_at_loop
+from .selfchat import SEED_UTTERANCES
+from .selfchat import TASK_SLUG as SELFCHAT_TASK
+
+TASK_SLUG = "arena"
+HUMAN = "human"  # the system name of real dialogues
+# BotChat (b): the picked conversation is the one judged to involve a machine (reports/build.py
+# reads "1" as a loss for conversation 1, "2" as its win, both/neither as a tie).
+PAIRWISE_FORM = {
+    "primary": "involves_ai",
+    "questions": [
+        {"key": "involves_ai", "type": "single_choice", "label": "Which conversation involves a machine?",
+         "options": [{"value": "1", "label": "Conversation 1"}, {"value": "2", "label": "Conversation 2"},
+                     {"value": "both", "label": "Both"}, {"value": "neither", "label": "Neither"}]},
+        {"key": "reason", "type": "text", "label": "Why?", "required": False},
+    ],
+}
+PAIRWISE_INSTRUCTIONS = ("Read both conversations. Each may be between two people, or may include utterances "
+                         "written by a machine. Say which conversation involves a machine: 1, 2, both or neither.")
+
+
+@dataclass(frozen=True)
+class Dialogue:
+    system: str
+    source: int  # the item holding the whole dialogue
+    utterances: tuple[str, ...]
+    loop_start: int | None
+
+
+@dataclass(frozen=True)
+class Pair:
+    seed_id: str
+    first: Dialogue  # conversation 1
+    second: Dialogue  # conversation 2
+
+
+def system_pairs(systems: list[str], reference: str | None = None) -> list[tuple[str, str]]:
+    """Every pair of systems, or the reference against each other one."""
+    if reference is None:
+        return list(combinations(systems, 2))
+    if reference not in systems:
+        raise ValueError(f"reference {reference!r} is not one of {systems}")
+    return [(reference, other) for other in systems if other != reference]
+
+
+def plan_pairs(dialogues: dict[str, dict[str, Dialogue]], *, reference: str | None = None, seed: int = 0,
+               both_orders: bool = True) -> list[Pair]:
+    """The pairs on the seeds every system has, in a seeded order. With `both_orders` each pair comes
+    twice, once each way round; without it a seeded coin decides which side is conversation 1."""
+    systems = list(dialogues)
+    seeds = sorted(set.intersection(*(set(by_seed) for by_seed in dialogues.values())))
+    rng = random.Random(f"arena:{seed}")
+    pairs = []
+    for seed_id in seeds:
+        for x, y in system_pairs(systems, reference):
+            a, b = dialogues[x][seed_id], dialogues[y][seed_id]
+            if rng.random() < 0.5:
+                a, b = b, a
+            pairs.append(Pair(seed_id, a, b))
+            if both_orders:
+                pairs.append(Pair(seed_id, b, a))
+    rng.shuffle(pairs)
+    return pairs
+
+
+def evaluated(pair: Pair) -> tuple[list[str], list[str], int | None, int | None]:
+    """(utterances shown as conversation 1, as conversation 2, loop start of each that counts).
+
+    A loop counts when it starts within what is compared; the dialogue is cut there, as its repeats
+    would give it away at once. Against a real dialogue both sides are compared at the same length."""
+    same_length = HUMAN in (pair.first.system, pair.second.system)
+    limit = min(len(pair.first.utterances), len(pair.second.utterances)) if same_length else None
+
+    def cut(dialogue):
+        shown = list(dialogue.utterances[:limit])
+        loop = dialogue.loop_start if dialogue.loop_start is not None and dialogue.loop_start < len(shown) else None
+        return cut_at_loop(shown, loop), loop
+
+    (one, loop_one), (two, loop_two) = cut(pair.first), cut(pair.second)
+    if same_length:
+        n = min(len(one), len(two))
+        one, two = one[:n], two[:n]
+    return one, two, loop_one, loop_two
+
+
+# --- writes ------------------------------------------------------------------------------
+
+
+def run_labels(runs) -> dict[int, str]:
+    """A system name per run: its model's name, with the run id when a model ran more than once."""
+    names = [run.model.name for run in runs]
+    return {run.pk: run.model.name if names.count(run.model.name) == 1 else f"{run.model.name}#{run.pk}"
+            for run in runs}
+
+
+def _run_dialogues(run, label) -> dict[str, Dialogue]:
+    items = Item.objects.filter(task__benchmark=run.benchmark, task__slug=SELFCHAT_TASK)
+    return {item.meta["seed_id"]: Dialogue(label, item.pk, tuple(t["text"] for t in item.dialogue),
+                                           item.meta.get("loop_start"))
+            for item in items.order_by("external_id")}
+
+
+def _real_dialogues(benchmark) -> dict[str, Dialogue]:
+    items = Item.objects.filter(task__benchmark=benchmark, task__slug=mutual.TASK_SLUG).order_by("external_id")
+    # A real dialogue no longer than its seed has nothing to compare a continuation with.
+    return {item.external_id: Dialogue(HUMAN, item.pk, tuple(t["text"] for t in item.dialogue), None)
+            for item in items if len(item.dialogue) > SEED_UTTERANCES}
+
+
+def _check_runs(runs):
+    for run in runs:
+        if run.mode != Mode.SELFCHAT or run.state != RunState.FINISHED:
+            raise RunError("not_selfchat", f"run {run.pk} is a {run.state} {run.mode} run; pairs are built from "
+                                           "finished self-chat runs")
+    if len({run.pk for run in runs}) < len(runs):
+        raise RunError("bad_settings", "a run is named twice")
+
+
+@transaction.atomic
+def make_pairs(*, runs, reference=None, ground_truth=None, seed=0, both_orders=True, benchmark_slug=None,
+               user=None) -> Benchmark:
+    """A new benchmark of arena items from self-chat `runs` (EvalRuns or ids) and, with
+    `ground_truth` (the slug of a MuTual import), the real dialogues of their seeds as system
+    "human". `reference` (a run, its id, or "human") meets every other system; without it every
+    pair of systems meets."""
+    runs = [run if isinstance(run, EvalRun) else EvalRun.objects.filter(pk=run).first() for run in runs]
+    if None in runs:
+        raise RunError("unknown_run", "no such run")
+    _check_runs(runs)
+    labels = run_labels(runs)
+    dialogues = {labels[run.pk]: _run_dialogues(run, labels[run.pk]) for run in runs}
+    if ground_truth is not None:
+        real = Benchmark.objects.filter(slug=ground_truth).first()
+        if real is None:
+            raise RunError("unknown_benchmark", f"no benchmark {ground_truth!r} (import the MuTual file first)")
+        if HUMAN in dialogues:
+            raise RunError("bad_settings", f"a model named {HUMAN!r} cannot meet the real dialogues")
+        dialogues[HUMAN] = _real_dialogues(real)
+    if len(dialogues) < 2:
+        raise RunError("bad_settings", "pairs need two systems: two runs, or a run and ground truth")
+    if isinstance(reference, (EvalRun, int)) or (isinstance(reference, str) and reference.isdigit()):
+        reference = labels.get(getattr(reference, "pk", None) or int(reference))
+        if reference is None:
+            raise RunError("bad_settings", "the reference run is not one of the runs")
+    if reference is not None and reference not in dialogues:
+        raise RunError("bad_settings", f"reference {reference!r} is not one of {sorted(dialogues)}")
+    pairs = plan_pairs(dialogues, reference=reference, seed=seed, both_orders=both_orders)
+    if not pairs:
+        raise RunError("no_items", "the runs share no seed")
+    for pair in pairs:
+        if pair.first.utterances[:SEED_UTTERANCES] != pair.second.utterances[:SEED_UTTERANCES]:
+            raise RunError("seeds_differ", f"seed {pair.seed_id}: {pair.first.system} and {pair.second.system} "
+                                           "start from different utterances; pair runs made from the same seeds")
+
+    slug = benchmark_slug or slugify(f"arena-{'-'.join(str(run.pk) for run in runs)}-seed-{seed}")
+    if Benchmark.objects.filter(slug=slug).exists():
+        raise RunError("benchmark_exists", f"benchmark {slug!r} exists already; pick another slug")
+    benchmark = Benchmark.objects.create(
+        slug=slug, name=f"Arena of {', '.join(sorted(dialogues))}", language="en", version=str(seed),
+        source=f"pairs of the self-chat runs {[run.pk for run in runs]}"
+               + (f" and the real dialogues of {ground_truth}" if ground_truth else ""),
+        description=f"seed {seed}; {'every pair' if reference is None else f'{reference} against each'}; "
+                    f"{'both orders' if both_orders else 'one seeded order'} per pair")
+    task = Task.objects.create(benchmark=benchmark, slug=TASK_SLUG, name="Arena: which conversation involves a "
+                               "machine?", form=PAIRWISE_FORM, dimension="humanness",
+                               instructions=PAIRWISE_INSTRUCTIONS)
+    records = []
+    for n, pair in enumerate(pairs, start=1):
+        one, two, loop_one, loop_two = evaluated(pair)
+        meta = {"language": "en", "seed_id": pair.seed_id, "model_a": pair.first.system,
+                "model_b": pair.second.system, "source_a": pair.first.source, "source_b": pair.second.source,
+                "loop_a": loop_one, "loop_b": loop_two}
+        records.append(ItemRecord(TASK_SLUG, f"p{n:04d}", mutual.turns(one), {SECOND: mutual.turns(two)}, meta,
+                                  None, f"pair {n}"))
+    insert_items(new_item_rows(slug, records, {TASK_SLUG: task}, {}, {"new": 0, "unchanged": 0}))
+    return benchmark
