@@ -38,6 +38,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 ANSWERS = {"needs_verification": False, "score": 2}
+MC_ANSWERS = {"answer": "A"}
 
 
 # ---------------------------------------------------------------- the generator
@@ -272,22 +273,32 @@ def server_env(database_url, **extra):
     return env
 
 
-def make_load_campaign(name, items, k, annotators, *, batch_size=None, min_reading_seconds=0):
+def make_load_campaign(name, items, k, annotators, *, batch_size=None, min_reading_seconds=0, multiple_choice=False):
     """A benchmark of `items` one-question dialogues and a production campaign over it with overlap k whose
-    annotators are `annotators`; batches are cut. Needs Django set up."""
+    annotators are `annotators`; batches are cut. The question is DiQAD's quality score (answer with ANSWERS),
+    or with `multiple_choice` a four-option question a model run can score too (answer with MC_ANSWERS).
+    Needs Django set up."""
     from django.contrib.auth.models import User
 
     from annotation import actions
+    from benchmarks.importers.dialogbench import multiple_choice_form
     from benchmarks.importers.diqad import quality_form
     from benchmarks.models import Benchmark, Item, Task
 
     staff = User.objects.get_or_create(username="load-boss", defaults={"is_staff": True})[0]
     task = Task.objects.create(benchmark=Benchmark.objects.create(slug=name, name=name), slug="q", name="q",
-                               form=quality_form())
+                               form=multiple_choice_form() if multiple_choice else quality_form())
+
+    def fields(i):
+        if not multiple_choice:
+            return {}
+        return {"options": {letter: f"reply {letter.lower()} {i}" for letter in "ABCD"}}
+
     Item.objects.bulk_create([Item(task=task, external_id=f"{name}-{i:05d}", content_hash=f"{name}-{i}",
                                    dialogue=[{"speaker": "user", "text": f"hello {i}"},
-                                             {"speaker": "expert", "text": f"answer {i}"}]) for i in range(items)],
-                             batch_size=1000)
+                                             {"speaker": "expert", "text": f"answer {i}"}],
+                                   fields=fields(i), source_gold={"answer": "A"} if multiple_choice else None)
+                              for i in range(items)], batch_size=1000)
     campaign = actions.create_campaign(actor=staff, name=name, benchmark=name, protocol="production",
                                        settings={"overlap": k, "min_reading_seconds": min_reading_seconds,
                                                  "batch_size": batch_size or items})

@@ -1,9 +1,10 @@
 """Load at CI size: gunicorn (deploy/gunicorn.conf.py) on the test database, 16 annotators with API tokens
 running lease -> read 1 s -> submit through a 200-item campaign with k=2 (ten batches, so batches start under
-load), while a QC reviews the campaign's first, handed-in batch over HTTP at the same time. The driver is
-perf/annotator_load.py's, bounded in cycles and wall clock. Afterwards the database must hold exactly
-items x k current labels, nobody twice on an item, no item with k + 1 labels, and no 5xx answer anywhere.
-No timing is asserted: this machine's speed is not the point, correctness under concurrency is."""
+load), while a QC reviews the campaign's first, handed-in batch over HTTP and a model run on a real Celery
+worker scores the same items, all at the same time. The driver is perf/annotator_load.py's, bounded in
+cycles and wall clock. Afterwards the database must hold exactly items x k current labels, nobody twice on
+an item, no item with k + 1 labels, one prediction per item, and no 5xx answer anywhere. No timing is
+asserted: this machine's speed is not the point, correctness under concurrency is."""
 import threading
 from collections import Counter
 
@@ -15,10 +16,13 @@ from django.db.models import Count
 
 from annotation import actions
 from annotation.models import Annotation, Batch, BatchItem, ItemStatus
-from perf.annotator_load import Gunicorn, HumanBaselineClient, drive, make_load_campaign, server_env
-from tests.annotation.conftest import submit_score
+from modeleval import actions as runs
+from modeleval.models import EvalRun, Prediction, RunState
+from perf.annotator_load import MC_ANSWERS, Gunicorn, HumanBaselineClient, drive, make_load_campaign, server_env
+from tests.annotation.conftest import sid
+from tests.modeleval.conftest import wait_for
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.model, pytest.mark.django_db(transaction=True)]
 
 ANNOTATORS, ITEMS, K, BATCH = 16, 200, 2, 20
 READ_SECONDS = 1  # the campaign's minimum reading time; the clients wait it out before submitting
@@ -65,18 +69,19 @@ def review_batch(base, qc_token, batch_id, codes, errors):
         http.close()
 
 
-def test_annotators_and_a_qc_under_load_keep_exactly_k_labels(web):
+def test_annotators_a_qc_and_a_model_run_under_load_keep_exactly_k_labels(web, start_worker, packaged):
     annotators = [User.objects.create_user(f"a{i:02d}", password="pw") for i in range(ANNOTATORS)]
     pre = [User.objects.create_user(f"pre{i}", password="pw") for i in range(K)]
     qc = User.objects.create_user("qc", password="pw")
     campaign, staff = make_load_campaign("load", ITEMS + BATCH, K, annotators + pre, batch_size=BATCH,
-                                         min_reading_seconds=0)
+                                         min_reading_seconds=0, multiple_choice=True)
     actions.add_member(campaign, actor=staff, user=qc, role="qc")
     # Batch 1 is labelled by two other annotators and handed in, so the QC has something to review.
     first = Batch.objects.get(campaign=campaign, number=1)
     for person in pre:
         for _ in range(BATCH):
-            submit_score(actions.lease_next_item(campaign, annotator=person).assignment, person, 2)
+            actions.submit_annotation(actions.lease_next_item(campaign, annotator=person).assignment,
+                                      annotator=person, answers=MC_ANSWERS, client_submission_id=sid())
     actions.hand_in_batch(first, actor=staff)
     actions.update_settings(campaign, actor=staff, changes={"min_reading_seconds": READ_SECONDS})
     load_items = BatchItem.objects.filter(campaign=campaign).exclude(batch=first)
@@ -88,11 +93,16 @@ def test_annotators_and_a_qc_under_load_keep_exactly_k_labels(web):
 
     qc_codes, qc_errors = Counter(), []
     reviewer = threading.Thread(target=review_batch, args=(web.base, qc_token, first.pk, qc_codes, qc_errors))
-    clients = [HumanBaselineClient(web.base, t, campaign.pk) for t in tokens]
-    reviewer.start()  # the review runs while the annotators lease and submit
-    result = drive(clients, think=READ_SECONDS + 0.05, max_seconds=100, max_cycles=ITEMS * K * 2,
+    clients = [HumanBaselineClient(web.base, t, campaign.pk, answers=MC_ANSWERS) for t in tokens]
+    worker = start_worker("load")
+    run = runs.start_run(model=packaged, benchmark=campaign.benchmark, chunk_size=20)  # queued on commit
+    reviewer.start()  # the review and the run go on while the annotators lease and submit
+    result = drive(clients, think=READ_SECONDS + 0.05, max_seconds=240, max_cycles=ITEMS * K * 2,
                    server_pid=web.proc.pid)
     reviewer.join(timeout=60)
+    stopped = [RunState.FINISHED, RunState.FAILED, RunState.CANCELLED]
+    run = wait_for(lambda: EvalRun.objects.filter(pk=run.pk, state__in=stopped).first(), 300,
+                   "the model run to finish", [worker])
 
     assert not reviewer.is_alive() and qc_errors == []
     assert result.stopped_by == "no_work", result.summary()
@@ -106,4 +116,7 @@ def test_annotators_and_a_qc_under_load_keep_exactly_k_labels(web):
     per_item = Counter(labels.values("batch_item").annotate(n=Count("id")).values_list("n", flat=True))
     assert per_item == {K: ITEMS}  # no item with k + 1 labels, none with fewer
     assert load_items.filter(status=ItemStatus.LABELLED, taken=K).count() == ITEMS
-    print(f"\n{result.summary(qc_requests=sum(qc_codes.values()))}")
+    assert run.state == RunState.FINISHED, run.reason
+    predictions = Prediction.objects.filter(run=run)
+    assert predictions.count() == ITEMS + BATCH == predictions.values("item").distinct().count()
+    print(f"\n{result.summary(qc_requests=sum(qc_codes.values()), run_items=run.items_done)}")
