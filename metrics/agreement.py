@@ -17,7 +17,7 @@ import numpy as np
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats import inter_rater
 
-from ._common import Result, is_missing, is_number, plain, present, to_float
+from ._common import Result, is_missing, is_number, plain, plain_present, present, to_float
 from .bootstrap import BootstrapInterval, bootstrap_ci  # noqa: F401  (re-exported)
 
 RatingsByItem = Sequence[Sequence[Any]]
@@ -43,7 +43,7 @@ class Agreement(Result):
 
 
 def _rated_items(ratings_by_item: RatingsByItem) -> list[list[Any]]:
-    return [[plain(v) for v in present(item)] for item in ratings_by_item]
+    return [plain_present(item) for item in ratings_by_item]
 
 
 def _category_list(items: list[list[Any]], categories: Sequence[Any] | None) -> list[Any]:
