@@ -8,6 +8,11 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Group, User
+from playwright.sync_api import expect
+
+# Waits go through locator assertions, never wait_for_function: a string predicate is evaluated
+# inside the page, which the site's Content-Security-Policy (no unsafe-eval) rightly refuses.
+expect.set_options(timeout=15_000)
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 

@@ -1,4 +1,5 @@
 """The four flows in a real browser: annotator (keyboard only), QC over two rounds, expert, researcher."""
+import re
 import threading
 
 import pytest
@@ -8,7 +9,7 @@ from annotation import actions
 from annotation.models import Annotation, BatchState, Disagreement, Event
 from tests.frontend.conftest import SCRIPT, diqad_item, make_campaign, submit_score, write_items
 
-from .conftest import make_user, shot, sign_in
+from .conftest import expect, make_user, shot, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 ROLES = {"boss": None, "ann1": "annotator", "ann2": "annotator", "qc": "qc", "expert": "expert", "viewer": "viewer"}
@@ -65,7 +66,7 @@ def test_annotator_labels_with_the_keyboard_only(page, people):
     shot(page, "annotate-too-early", "Label", "#countdown.waiting")
     page.wait_for_selector("#countdown:not(.waiting)", timeout=6000)
     page.keyboard.press("Enter")
-    page.wait_for_function(f"document.getElementById('item-id').textContent !== {first!r}")
+    expect(page.locator("#item-id")).not_to_have_text(first)
     # Item 2: Yes, score 0, which asks for its reasons; the reasons question appears only then.
     page.wait_for_timeout(3100)
     page.keyboard.press("1")
@@ -118,8 +119,8 @@ def test_qc_rejects_then_accepts_after_round_two(page, people):
     def qc_labels(choice_for):
         for n, item in enumerate(page.locator(".sample-item").all()):
             item.locator("label.choice").nth(choice_for(n)).click()
-            page.wait_for_function("([el]) => /agrees|differs/.test(el.className)", arg=[item.element_handle()])
-        page.wait_for_function(f"document.querySelector('#figures p.muted')?.textContent.startsWith('4 of 4')")
+            expect(item).to_have_class(re.compile(r"agrees|differs"))
+        expect(page.locator("#figures p.muted")).to_have_text(re.compile(r"^4 of 4"))
 
     qc_labels(lambda n: 1 if n == 0 else 0)  # one item disagrees: 75% < 92%
     assert "75.0%" in page.text_content("#overall") and page.locator("#override-box").is_visible()

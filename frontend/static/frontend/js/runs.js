@@ -54,5 +54,7 @@ $("start-run").addEventListener("submit", async (event) => {
   }
   await refresh();
 });
+// Enabled only once the handler above is attached: an early click must not submit the bare form.
+$("start").disabled = false;
 
 refresh().catch(retry);
