@@ -17,7 +17,7 @@ from .comparison import (
     paired_bootstrap_gap,
 )
 from .ratings import bradley_terry, bradley_terry_bootstrap, elo, win_tie_lose
-from .selfchat import length_stats, pass_at_n
+from .selfchat import length_stats, pass_at_n, pass_at_n_stepwise
 
 __all__ = [
     "accuracy_with_wilson",
@@ -39,6 +39,7 @@ __all__ = [
     "mean_rating_per_item",
     "paired_bootstrap_gap",
     "pass_at_n",
+    "pass_at_n_stepwise",
     "per_item_agreement",
     "percent_agreement",
     "win_tie_lose",

@@ -53,3 +53,20 @@ def length_stats(lengths: Sequence[int]) -> LengthStats:
     values = np.asarray(lengths, dtype=float)
     return LengthStats(len(values), float(values.mean()), float(values.std()), float(np.median(values)),
                        int(values.min()), int(values.max()))
+
+
+def pass_at_n_stepwise(verdicts: Sequence[dict[int, bool]], n_values: Iterable[int]) -> list[PassPoint]:
+    """pass@N over judgements made at each N separately ({N: passed} per dialogue), as a judge
+    shown the first N utterances answers anew at each N. Below a dialogue's first judged N it
+    passes (only its human seed is shown); past its last it keeps its last verdict (it has no
+    more utterances to show)."""
+    points = []
+    for n in n_values:
+        if n < 1:
+            raise ValueError(f"N must be at least 1, got {n}")
+        passed = 0
+        for judged in verdicts:
+            shown = [m for m in judged if m <= n]
+            passed += bool(judged[max(shown)]) if shown else 1
+        points.append(PassPoint(n, passed, len(verdicts), passed / len(verdicts) if verdicts else None))
+    return points

@@ -26,6 +26,7 @@ GPU_QUEUE = "gpu"
 BROKER_UNAVAILABLE = "broker_unavailable"
 PAIRWISE_LABELS = (ONE, TWO, BOTH, NEITHER)
 PAIRWISE_SECOND = "conversation_2"  # the field holding an arena item's second conversation
+SINGLE_INDEX = "first_ai_turn"  # the single-dialogue form's question naming the first machine utterance
 
 
 class RunError(Exception):
@@ -81,6 +82,10 @@ def _check_task(task, mode):
                                       and {str(o["value"]) for o in spec["options"]} == set(PAIRWISE_LABELS)):
         raise RunError("mode_unsuited", f"task {task}: pairwise mode needs BotChat's question (which conversation "
                                         f"involves a machine: {', '.join(PAIRWISE_LABELS)}) as primary question")
+    if mode == Mode.SINGLE_JUDGE and not (spec["type"] == "boolean" and any(
+            q["key"] == SINGLE_INDEX and q["type"] == "index" for q in task.form.get("questions", []))):
+        raise RunError("mode_unsuited", f"task {task}: single_judge mode needs BotChat's single-dialogue question "
+                                        f"(is any utterance machine-written, and {SINGLE_INDEX!r}) as primary question")
 
 
 def _select_items(tasks, item_ids, limit):
@@ -116,6 +121,18 @@ def _check_settings(mode, settings, tasks, item_ids, policy):
                     raise RunError("no_examples", f"task {task}: few-shot examples need items with a published "
                                                   f"{key!r} label, and there are none")
     if mode == Mode.PAIRWISE:
+        fewshot = settings["fewshot"]
+        if fewshot["strategy"] != "none" and fewshot["k"] > 0:
+            labelled = set()
+            for task in tasks:
+                ids = set(Item.objects.filter(task=task, **{f"source_gold__{task.primary_key}__in": PAIRWISE_LABELS})
+                          .values_list("external_id", flat=True))
+                labelled |= ids
+                if not ids:
+                    raise RunError("no_examples", f"task {task}: few-shot examples need arena items with a published "
+                                                  f"{task.primary_key!r} label, and there are none")
+            if unknown := sorted(set(fewshot.get("fixed_ids") or ()) - labelled):
+                raise RunError("bad_settings", f"fixed few-shot ids not among the labelled items: {unknown}")
         if alone := Item.objects.filter(pk__in=item_ids).exclude(fields__has_key=PAIRWISE_SECOND).count():
             raise RunError("mode_unsuited", f"pairwise mode needs two conversations per item: {alone} items have no "
                                             f"fields.{PAIRWISE_SECOND} (build them with make_pairs)")

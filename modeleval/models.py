@@ -57,6 +57,7 @@ class Mode(models.TextChoices):
     RATING = "rating", "rating-token probabilities, top 3 renormalised, expected rating"
     YES_NO = "yes_no", "p(yes) / (p(yes) + p(no))"
     PAIRWISE = "pairwise", "two conversations, judged in both orders"
+    SINGLE_JUDGE = "single_judge", "one dialogue shown up to each N: is any utterance machine-written, the first one"
     SELFCHAT = "selfchat", "the model writes both sides of a dialogue on from a chat seed (BotChat)"
 
 

@@ -54,6 +54,7 @@ TEMPLATES = {
     ("rating", "en", ""): ("rating-shot-en/1", prompts.RATING_SHOT),
     ("yes_no", "en", ""): ("yes-no-shot-en/1", prompts.YES_NO_SHOT),
     ("pairwise", "en", ""): ("pairwise-ai-judge-en/1", prompts.PAIRWISE_AI_JUDGE),
+    ("single_judge", "en", ""): ("single-ai-judge-en/1", prompts.SINGLE_AI_JUDGE),
 }
 
 # batch_size None: the scorers' default for the device (1 on CPU, where padding only adds work).
@@ -65,7 +66,9 @@ MODE_DEFAULTS = {
     "rating": {"quality": "", "top_k": 3, "fewshot": {"strategy": "none", "k": 0, "fixed_ids": []}},
     "yes_no": {"quality": "", "fewshot": {"strategy": "none", "k": 0, "fixed_ids": []}},
     # rule: how the verdicts of the two orders combine (scorers.pairwise.combine_orders).
-    "pairwise": {"max_new_tokens": 16, "system": "", "rule": "consistent"},
+    "pairwise": {"max_new_tokens": 16, "system": "", "rule": "consistent",
+                 "fewshot": {"strategy": "none", "k": 0, "fixed_ids": []}},
+    "single_judge": {"max_new_tokens": 16, "system": ""},
 }
 RULES = ("acc", "acc_norm", "per_token")
 PAIRWISE_RULES = ("consistent", "sum")

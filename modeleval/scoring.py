@@ -14,7 +14,7 @@ from benchmarks.formschema import question
 
 from .models import Mode, ModelSpec, ParseStatus
 from .prompting import context_and_response, render_mc, variants
-from .scorers import generation, loading, loglikelihood, loops, pairwise, prompts, rating
+from .scorers import generation, loading, loglikelihood, loops, pairwise, prompts, rating, single
 
 
 class PermanentError(Exception):
@@ -201,32 +201,77 @@ def _score_yes_no(run, loaded, requests):
 # --- pairwise (BotChat arena) --------------------------------------------------------------
 
 
+def _sources(item) -> set:
+    return {item.meta.get(key) for key in ("source_a", "source_b")} - {None}
+
+
+def _pairwise_pool(task):
+    """(Example, sources) of the task's arena items with a published label, for few-shot prompts."""
+    from benchmarks.models import Item
+
+    key = task.primary_key
+    pool = []
+    for item in Item.objects.filter(task=task).exclude(source_gold=None).order_by("external_id"):
+        label = (item.source_gold or {}).get(key)
+        second = (item.fields or {}).get("conversation_2")
+        if label in pairwise.ANSWER_TEXT and isinstance(second, list) and second:
+            pool.append((rating.Example(item.external_id, prompts.render_dialogue(item.dialogue),
+                                        prompts.render_dialogue(second), label), _sources(item)))
+    return pool
+
+
+def _pairwise_shots(run, pool, item):
+    """Examples for `item`, never itself nor a pair sharing one of its dialogues (its mirrored twin
+    above all): a shot holding the test dialogue with its answer would give the answer away."""
+    fewshot = run.settings["fewshot"]
+    fixed = fewshot.get("fixed_ids") or ()
+    if unknown := sorted(set(fixed) - {example.id for example, _ in pool}):
+        raise ValueError(f"fixed example ids not among the labelled items: {unknown}")
+    mine = _sources(item)
+    allowed = [example for example, sources in pool
+               if example.id != item.external_id and not (mine & sources)]
+    ids = {example.id for example in allowed}
+    selector = rating.FewShotSelector(allowed, fewshot["strategy"], fewshot["k"], seed=run.seed,
+                                      fixed_ids=[i for i in fixed if i in ids])
+    second = prompts.render_dialogue(item.fields["conversation_2"])
+    return selector.select(rating.Example(item.external_id, prompts.render_dialogue(item.dialogue), second))
+
+
 def _pairwise_requests(run, items):
-    """(item, loop verdict or None, (prompt A first, prompt B first)); no prompt when looping decides."""
-    requests = []
+    """(item, loop verdict or None, (prompt A first, prompt B first), few-shot ids); no prompt when
+    looping decides."""
+    fewshot, pools, requests = run.settings.get("fewshot") or {}, {}, []
+    use_shots = fewshot.get("strategy", "none") != "none" and fewshot.get("k", 0) > 0
     for item in items:
         second = (item.fields or {}).get("conversation_2")
         if not isinstance(second, list) or not second:
             raise ValueError(f"item {item.external_id}: fields.conversation_2 must hold the second conversation")
         decided = loops.loop_match(item.meta.get("loop_a"), item.meta.get("loop_b"))
+        shots = []
+        if use_shots and not decided:
+            if item.task_id not in pools:
+                pools[item.task_id] = _pairwise_pool(item.task)
+            shots = _pairwise_shots(run, pools[item.task_id], item)
+        prefix = "".join(pairwise.shot_text(s.context, s.response, s.answer, run.prompt_template) for s in shots)
         orders = None if decided else pairwise.pairwise_prompts(
-            prompts.render_dialogue(item.dialogue), prompts.render_dialogue(second), run.prompt_template)
-        requests.append((item, decided, orders))
+            prompts.render_dialogue(item.dialogue), prompts.render_dialogue(second), run.prompt_template, prefix)
+        requests.append((item, decided, orders, [s.id for s in shots]))
     return requests
 
 
 def _score_pairwise(run, loaded, requests):
     s = run.settings
     texts = {user: chat_text(loaded.tokenizer, run.model, user, s["system"])
-             for _, _, orders in requests if orders for user in orders}
-    # An item offered in both orders asks the same two questions as its twin: each prompt is generated once.
+             for _, _, orders, _ in requests if orders for user in orders}
+    # An item offered in both orders asks the same two questions as its twin (when both read the same
+    # examples, as zero-shot): each prompt is generated once.
     unique = list(dict.fromkeys(texts.values()))
     replies = dict(zip(unique, generation.generate(loaded.model, loaded.tokenizer, unique,
                                                    max_new_tokens=s["max_new_tokens"], chat=False, **_batch(run))
                        if unique else []))
     rows = []
-    for item, decided, orders in requests:
-        row = {"item": item, "variant": "", "gold": "", "correct": None}
+    for item, decided, orders, shot_ids in requests:
+        row = {"item": item, "variant": "", "gold": "", "correct": None, "fewshot_ids": shot_ids}
         if decided:
             loop = {"decided_by": "loop", "loop_a": item.meta.get("loop_a"), "loop_b": item.meta.get("loop_b")}
             rows.append({**row, "answer": decided, "parse_status": ParseStatus.DECIDED, "options": [loop]})
@@ -244,10 +289,62 @@ def _score_pairwise(run, loaded, requests):
     return rows
 
 
+# --- single dialogue (BotChat) ----------------------------------------------------------------
+
+SEED_UTTERANCES = 2  # a self-chat's seed, human-written: never asked about (modeleval.selfchat's)
+
+
+def _single_requests(run, items):
+    """(item, [(N, prompt or None)]): a prompt per N the judge is asked at, None where the loop decides."""
+    requests = []
+    for item in items:
+        utterances = [turn["text"] for turn in item.dialogue]
+        seed = (item.meta or {}).get("seed_utterances", SEED_UTTERANCES)
+        asked, looped = single.asked_range(len(utterances), seed, (item.meta or {}).get("loop_start"))
+        steps = [(n, single.single_prompt(utterances, n, run.prompt_template)) for n in asked]
+        requests.append((item, steps + [(n, None) for n in looped]))
+    return requests
+
+
+def _score_single(run, loaded, requests):
+    s = run.settings
+    texts = {user: chat_text(loaded.tokenizer, run.model, user, s["system"])
+             for _, steps in requests for _, user in steps if user}
+    # Dialogues sharing their first N utterances (the same seed) ask the same question: generated once.
+    unique = list(dict.fromkeys(texts.values()))
+    replies = dict(zip(unique, generation.generate(loaded.model, loaded.tokenizer, unique,
+                                                   max_new_tokens=s["max_new_tokens"], chat=False, **_batch(run))
+                       if unique else []))
+    rows = []
+    for item, steps in requests:
+        verdicts = []
+        for n, user in steps:
+            if user is None:
+                verdicts.append({"n": n, "decided_by": "loop", "loop_start": item.meta.get("loop_start"),
+                                 "parsed": single.YES, "index": item.meta.get("loop_start"), "passed": False})
+                continue
+            reply = replies[texts[user]]
+            parsed, index = single.parse_single(reply, n)
+            # An unreadable reply does not pass: it is counted, never dropped.
+            verdicts.append({"n": n, "decided_by": "judge", "prompt": texts[user], "reply": reply, "parsed": parsed,
+                             "index": index, "passed": parsed == single.NO})
+        asked = [v for v in verdicts if v["decided_by"] == "judge"]
+        unparsable = sum(v["parsed"] is None for v in asked)
+        status = (ParseStatus.DECIDED if not asked else ParseStatus.UNPARSABLE if unparsable else ParseStatus.PARSED)
+        failed = [v["n"] for v in verdicts if not v["passed"]]
+        rows.append({"item": item, "variant": "", "gold": "", "correct": None, "options": verdicts,
+                     # The answer: the first N at which the dialogue no longer passes, "pass" if none.
+                     "answer": str(failed[0]) if failed else "pass", "parse_status": status,
+                     "prompt": asked[-1]["prompt"] if asked else "",
+                     "raw_output": json.dumps({str(v["n"]): v["reply"] for v in asked}, ensure_ascii=False)})
+    return rows
+
+
 SCORERS = {
     Mode.LOGLIKELIHOOD: (_mc_requests, _score_loglikelihood),
     Mode.GENERATE: (_mc_requests, _score_generate),
     Mode.RATING: (_rating_requests, _score_rating),
     Mode.YES_NO: (_rating_requests, _score_yes_no),
     Mode.PAIRWISE: (_pairwise_requests, _score_pairwise),
+    Mode.SINGLE_JUDGE: (_single_requests, _score_single),
 }

@@ -30,6 +30,7 @@ from metrics import (
     mean_of_raters_accuracy,
     mean_rating_per_item,
     pass_at_n,
+    pass_at_n_stepwise,
     percent_agreement,
     win_tie_lose,
 )
@@ -824,8 +825,9 @@ LENGTH_FIGURES = ("mean", "std", "median", "min", "max")
 
 def selfchat_section(dialogues):
     """Per system, over the whole dialogues behind the pairs: pass@N as judged by the loop detector
-    (a dialogue fails from its loop start on) and by people's single-dialogue labels (from the first
-    utterance they call machine-written on), and the length of the utterances after the seed."""
+    (a dialogue fails from its loop start on), by people's single-dialogue labels (from the first
+    utterance they call machine-written on) and by each judge model (its latest single-dialogue
+    run on each dialogue, asked at each N), and the length of the utterances after the seed."""
     if not dialogues or not dialogues["item_id"]:
         return None
     by_system = defaultdict(list)
@@ -835,6 +837,9 @@ def selfchat_section(dialogues):
     for item, _, is_ai, first in dialogues["labels"]:
         if not is_ai or isinstance(first, int):  # a "yes" that names no utterance cannot be placed
             labelled[item].append(first if is_ai else None)
+    judge_runs = defaultdict(dict)  # "judge:<model>" -> item -> per-N verdicts
+    for item, _, model, steps in dialogues.get("judge_verdicts", []):  # in run order: the latest run wins
+        judge_runs[f"judge:{model}"][item] = steps
     curves, lengths = [], []
     for system in sorted(by_system, key=str):
         indices = by_system[system]
@@ -846,6 +851,18 @@ def selfchat_section(dialogues):
             entry = new_row(system=system, judged_by=judge, n_dialogues=len(indices), n_judgements=len(flagged))
             put(entry, "points", [p.to_dict() for p in pass_at_n(flagged, ns)] if flagged else None,
                 "no single-dialogue label on these dialogues")
+            curves.append(entry)
+        mine = {dialogues["item_id"][n] for n in indices}
+        for judge, verdicts in sorted(judge_runs.items()):
+            on = [steps for item, steps in verdicts.items() if item in mine]
+            if not on:
+                continue
+            entry = new_row(system=system, judged_by=judge, n_dialogues=len(indices), n_judgements=len(on),
+                            n_asked=sum(s["decided_by"] == "judge" for steps in on for s in steps),
+                            n_unparsable=sum(s["decided_by"] == "judge" and s["parsed"] is None
+                                             for steps in on for s in steps))
+            entry["points"] = [p.to_dict() for p in pass_at_n_stepwise(
+                [{s["n"]: bool(s["passed"]) for s in steps} for steps in on], ns)]
             curves.append(entry)
         after_seed = [u for n in indices for u in dialogues["utterances"][n][dialogues["seed_utterances"][n]:]]
         row = new_row(system=system, n_dialogues=len(indices), n_utterances=len(after_seed))

@@ -308,8 +308,9 @@ def prediction_rows(scope, task_ids):
 def arena_dialogues(scope, tasks):
     """The whole dialogues behind the scope's arena pairs (items whose meta names `source_a` and
     `source_b`), each with its system, and the current single-dialogue labels people gave them in
-    any campaign ({is_ai, first_ai_turn}): what pass@N and utterance lengths are computed from.
-    Three queries, and none when the scope has no pairwise task."""
+    any campaign ({is_ai, first_ai_turn}) and the per-N verdicts of single-dialogue judge runs: what
+    pass@N and utterance lengths are computed from. Four queries, and none when the scope has no
+    pairwise task."""
     task_ids = [t["id"] for t in tasks if task_kind(t["form"]) == "pairwise"]
     if not task_ids:
         return {}
@@ -333,6 +334,12 @@ def arena_dialogues(scope, tasks):
               .annotate(is_ai=KeyTransform("is_ai", "answers"), first_ai_turn=KeyTransform("first_ai_turn", "answers"))
               .values_list("item_id", "annotator_id", "is_ai", "first_ai_turn"))
     dialogues["labels"] = [row for row in labels if row[2] is not None]
+    # Finished single-dialogue judge runs on these dialogues; the verdicts' prompts and replies are not kept.
+    judged = (Prediction.objects.filter(item_id__in=system, run__mode=Mode.SINGLE_JUDGE, run__state=RunState.FINISHED)
+              .order_by("run_id", "item_id").values_list("item_id", "run_id", "run__model__name", "options"))
+    keys = ("n", "decided_by", "passed", "parsed")
+    dialogues["judge_verdicts"] = [(item_id, run_id, model, [{key: v.get(key) for key in keys} for v in verdicts])
+                                   for item_id, run_id, model, verdicts in judged]
     return dialogues
 
 

@@ -18,11 +18,21 @@ _BARE = re.compile(r"(?<![\w.])([12])(?![\w.])")
 _NUMBER = {"1": ONE, "one": ONE, "一": ONE, "2": TWO, "two": TWO, "二": TWO}
 
 
-def pairwise_prompts(conversation_a: str, conversation_b: str, template: str = prompts.PAIRWISE_AI_JUDGE):
-    """(A shown first, B shown first): the same pair in both orders."""
+ANSWER_TEXT = {ONE: "Conversation 1", TWO: "Conversation 2", BOTH: "Both", NEITHER: "Neither"}
+
+
+def shot_text(conversation_1: str, conversation_2: str, label: str, template: str = prompts.PAIRWISE_AI_JUDGE):
+    """A solved example: the question with its answer, then the separator before the next block."""
+    return template.format(conversation_1=conversation_1, conversation_2=conversation_2) + " " + \
+        ANSWER_TEXT[label] + prompts.SHOT_SEPARATOR
+
+
+def pairwise_prompts(conversation_a: str, conversation_b: str, template: str = prompts.PAIRWISE_AI_JUDGE,
+                     shots: str = ""):
+    """(A shown first, B shown first): the same pair in both orders, after the same solved examples."""
     return (
-        template.format(conversation_1=conversation_a, conversation_2=conversation_b),
-        template.format(conversation_1=conversation_b, conversation_2=conversation_a),
+        shots + template.format(conversation_1=conversation_a, conversation_2=conversation_b),
+        shots + template.format(conversation_1=conversation_b, conversation_2=conversation_a),
     )
 
 

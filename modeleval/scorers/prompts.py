@@ -61,3 +61,12 @@ PAIRWISE_AI_JUDGE = (
     "Which conversation involves an AI? Answer with exactly one of: "
     "Conversation 1, Conversation 2, Both, Neither.\nAnswer:"
 )
+
+# BotChat single-dialogue judgement: the utterances are numbered so that the answer can name one.
+SINGLE_AI_JUDGE = (
+    "Below is a conversation. It may be between two humans, or some utterances may have been "
+    "written by an AI.\n\n"
+    "{dialogue}\n\n"
+    "Is any utterance written by an AI? Answer \"No\", or \"Yes\" followed by the number of the "
+    "first utterance written by an AI (for example \"Yes, 3\").\nAnswer:"
+)

@@ -137,7 +137,7 @@ def scatter_plot(report):
 
 
 def pass_at_n_plot(report):
-    """pass@N per system: solid as judged by people, dashed by the loop detector."""
+    """pass@N per system: solid as judged by people, dashed by the loop detector, dotted by a judge model."""
     curves = [c for c in ((report.get("pairwise") or {}).get("selfchat") or {}).get("pass_at_n", []) if c["points"]]
     if not curves:
         return None
@@ -147,7 +147,7 @@ def pass_at_n_plot(report):
         for curve in curves:
             points = [p for p in curve["points"] if p["share"] is not None]
             ax.plot([p["n"] for p in points], [p["share"] for p in points], marker="o", markersize=3,
-                    linestyle="--" if curve["judged_by"] == "loop_detector" else "-",
+                    linestyle={"loop_detector": "--", "humans": "-"}.get(curve["judged_by"], ":"),
                     label=f"{curve['system']} ({curve['judged_by'].replace('_', ' ')})")
         ax.set_ylim(0, 1.05)
         ax.set_xlabel("N (utterances shown)")
