@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import warnings
 from collections import Counter
+from itertools import chain
 from dataclasses import dataclass
 from typing import Any, Literal, Sequence
 
@@ -42,8 +43,26 @@ class Agreement(Result):
         return self.value is not None
 
 
-def _rated_items(ratings_by_item: RatingsByItem) -> list[list[Any]]:
+_PLAIN_LABELS = {str, int, bool}
+
+
+def _rated_items(ratings_by_item: RatingsByItem) -> list[Sequence[Any]]:
+    """Each item's ratings without the missing ones, as plain Python values."""
+    kinds = set(map(type, chain.from_iterable(ratings_by_item)))
+    # Labels read from JSON are plain, and None is their only missing value: skip the per-value checks.
+    if kinds <= _PLAIN_LABELS:
+        return list(ratings_by_item)
+    if kinds <= _PLAIN_LABELS | {type(None)}:
+        return [[v for v in item if v is not None] for item in ratings_by_item]
     return [plain_present(item) for item in ratings_by_item]
+
+
+def _count_table(items: list[list[Any]], column: dict[Any, int]) -> np.ndarray:
+    """items x categories: how many ratings each item got in each category (`column`: label -> index)."""
+    lengths = np.fromiter(map(len, items), dtype=np.int64, count=len(items))
+    flat = np.fromiter((column[v] for item in items for v in item), dtype=np.int64, count=int(lengths.sum()))
+    cells = np.repeat(np.arange(len(items), dtype=np.int64), lengths) * len(column) + flat
+    return np.bincount(cells, minlength=len(items) * len(column)).reshape(len(items), len(column))
 
 
 def _category_list(items: list[list[Any]], categories: Sequence[Any] | None) -> list[Any]:
@@ -106,9 +125,8 @@ def fleiss_kappa(
         # statsmodels returns NaN here (chance agreement is 1)
         return undefined(SAME_CATEGORY, len(kept))
 
-    code = {c: i for i, c in enumerate(cats)}
-    codes = np.array([[code[v] for v in item] for item in kept])
-    table, _ = inter_rater.aggregate_raters(codes, n_cat=len(cats))  # returns (table, categories)
+    # The items x categories count table that statsmodels' aggregate_raters would build.
+    table = _count_table(kept, {c: i for i, c in enumerate(cats)})
     value = to_float(inter_rater.fleiss_kappa(table, method=method))
     return Agreement(name, value, len(kept), len(items) - len(kept), n_raters, len(cats),
                      None if value is not None else "kappa is not finite")
@@ -153,17 +171,17 @@ def krippendorff_alpha(
     if len(observed) < 2:
         return result(None, "every rating is the same value: alpha is undefined")
 
-    column = {v: i for i, v in enumerate(domain)}
-    counts = np.zeros((len(paired), len(domain)))
-    for row, item in enumerate(paired):
-        for v in item:
-            counts[row, column[v]] += 1
+    counts = _count_table(paired, {v: i for i, v in enumerate(domain)}).astype(float)
     # Nominal and ordinal distances depend only on the order of the domain, so codes do.
     package_domain = np.array(domain, dtype=float) if level in ("interval", "ratio") else np.arange(len(domain))
     with np.errstate(divide="ignore", invalid="ignore"):
         value = to_float(krippendorff.alpha(value_counts=counts, value_domain=package_domain,
                                             level_of_measurement=level))
     return result(value, None if value is not None else "alpha is not finite")
+
+
+def _integer_array(values: Any) -> bool:
+    return isinstance(values, np.ndarray) and values.dtype.kind in "iu"
 
 
 def cohen_kappa(
@@ -180,25 +198,30 @@ def cohen_kappa(
     if len(a) != len(b):
         raise ValueError(f"a and b differ in length ({len(a)} != {len(b)})")
     name = "cohen_kappa" + (f"_{weights}" if weights else "")
-    pairs = [(plain(x), plain(y)) for x, y in zip(a, b) if not (is_missing(x) or is_missing(y))]
-    left_out = len(a) - len(pairs)
-    seen = {v for pair in pairs for v in pair}
+    if _integer_array(a) and _integer_array(b):
+        # Integer codes cannot be missing: no pass over the pairs (a large report has hundreds of thousands).
+        x, y = np.asarray(a).ravel(), np.asarray(b).ravel()
+        n_pairs, seen = x.size, set(np.union1d(x, y).tolist())
+    else:
+        pairs = [(plain(x), plain(y)) for x, y in zip(a, b) if not (is_missing(x) or is_missing(y))]
+        x, y = zip(*pairs) if pairs else ((), ())
+        n_pairs, seen = len(pairs), {v for pair in pairs for v in pair}
+    left_out = len(a) - n_pairs
     n_cat = len(labels) if labels is not None else len(seen)
-    if not pairs:
+    if not n_pairs:
         return Agreement(name, None, 0, left_out, 2, n_cat, NO_ITEMS)
     if labels is not None:
         unknown = seen - {plain(v) for v in labels}
         if unknown:
             raise ValueError(f"labels not in labels list: {sorted(map(repr, unknown))}")
     if len(seen) == 1:
-        return Agreement(name, None, len(pairs), left_out, 2, n_cat,
+        return Agreement(name, None, n_pairs, left_out, 2, n_cat,
                          "both raters use the same single category: kappa is undefined")
-    x, y = zip(*pairs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # undefined cases are reported, not warned about
         value = to_float(cohen_kappa_score(x, y, weights=weights, labels=labels))
     reason = None if value is not None else "chance agreement is 1: kappa is undefined"
-    return Agreement(name, value, len(pairs), left_out, 2, n_cat, reason)
+    return Agreement(name, value, n_pairs, left_out, 2, n_cat, reason)
 
 
 def _pairwise(item: list[Any]) -> float | None:
@@ -212,13 +235,17 @@ def _pairwise(item: list[Any]) -> float | None:
 def percent_agreement(ratings_by_item: RatingsByItem) -> Agreement:
     """Mean over items of pairwise agreement, as a share in [0, 1] (no chance correction)."""
     items = _rated_items(ratings_by_item)
-    shares = [s for s in map(_pairwise, items) if s is not None]
-    raters = max((len(item) for item in items), default=0) or None
-    cats = len({v for item in items for v in item})
-    reason = None if shares else (NO_ITEMS if not items else "no item has 2 or more ratings")
-    value = sum(shares) / len(shares) if shares else None
-    return Agreement("percent_agreement", value, len(shares), len(items) - len(shares), raters,
-                     cats, reason)
+    column = {v: i for i, v in enumerate(dict.fromkeys(v for item in items for v in item))}
+    counts = _count_table(items, column)
+    n = counts.sum(axis=1)
+    paired = n >= 2
+    # Per item: agreeing ordered pairs over all ordered pairs, as _pairwise counts them.
+    shares = (counts[paired] * (counts[paired] - 1)).sum(axis=1) / (n[paired] * (n[paired] - 1))
+    raters = int(n.max()) if len(items) and n.max() else None
+    reason = None if shares.size else (NO_ITEMS if not items else "no item has 2 or more ratings")
+    value = float(shares.mean()) if shares.size else None
+    return Agreement("percent_agreement", value, int(shares.size), len(items) - int(shares.size), raters,
+                     len(column), reason)
 
 
 @dataclass(frozen=True)

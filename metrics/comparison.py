@@ -19,6 +19,8 @@ from .bootstrap import resample_indices
 
 def _flags(values: Sequence[Any], name: str) -> np.ndarray:
     """Correctness flags as a bool array; anything but True/False/1/0 is an error."""
+    if isinstance(values, np.ndarray) and values.dtype == bool:
+        return values.reshape(-1)
     if any(is_missing(v) or v not in (0, 1) for v in values):
         raise ValueError(f"{name} must hold only True/False (or 1/0)")
     return np.asarray(values, dtype=bool).reshape(-1)

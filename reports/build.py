@@ -385,7 +385,7 @@ def annotator_section(rows: Rows):
         bounds = np.r_[0, np.cumsum(np.bincount(inverse.ravel(), minlength=len(groups)))]
         for g, (c, a, b) in enumerate(groups):
             idx = order[bounds[g]:bounds[g + 1]]
-            value = cohen_kappa(code[first[idx]].tolist(), code[second[idx]].tolist()).value
+            value = cohen_kappa(code[first[idx]], code[second[idx]]).value
             kappas[c, a].append(value)
             kappas[c, b].append(value)
     out = []
@@ -497,7 +497,7 @@ def mc_task(rows: Rows, task, t_index, options: ReportOptions):
         if gaps:
             gap, low, high = gaps[j]
             mrow.update(gap=gap, gap_low=low, gap_high=high)
-            test = mcnemar_exact(human.tolist(), flags[run["id"]].tolist())
+            test = mcnemar_exact(human, flags[run["id"]])
             mrow.update(mcnemar_p=test.pvalue, human_only=test.human_only, model_only=test.model_only)
             put(mrow, "gap_mean_of_raters", per_rater.accuracy - mrow["accuracy"]
                 if per_rater.accuracy is not None else None, "no rater answered")

@@ -376,7 +376,7 @@ def report_data(scope) -> ReportData:
             "frozen_at": gold_version.frozen_at.isoformat(), "note": gold_version.note},
         tasks=tasks,
         items=items,
-        gold=dict(rows["gold"]) if rows["gold"] is not None else None,
+        gold=dict(zip(*columns(rows["gold"]).values())) if rows["gold"] is not None else None,
         campaigns=campaign_rows(scope),
         batches=batch_rows(scope),
         annotations=annotation_columns(rows["annotations"], tasks),

@@ -209,11 +209,13 @@ def test_weighted_cohen_against_formula():
 def test_cohen_matches_sklearn(pairs, weights):
     a, b = zip(*pairs)
     expected = cohen_kappa_score(a, b, weights=weights, labels=[0, 1, 2, 3])
-    ours = cohen_kappa(a, b, weights, labels=[0, 1, 2, 3])
-    if math.isnan(expected):
-        assert ours.value is None and "undefined" in ours.undefined_reason
-    else:
-        assert ours.value == pytest.approx(expected, abs=1e-12)
+    for ours in (cohen_kappa(a, b, weights, labels=[0, 1, 2, 3]),
+                 cohen_kappa(np.array(a), np.array(b), weights, labels=[0, 1, 2, 3])):  # integer codes
+        assert ours.n_items == len(pairs)
+        if math.isnan(expected):
+            assert ours.value is None and "undefined" in ours.undefined_reason
+        else:
+            assert ours.value == pytest.approx(expected, abs=1e-12)
 
 
 def test_cohen_edge_cases():
