@@ -18,7 +18,7 @@ import numpy as np
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats import inter_rater
 
-from ._common import Result, is_missing, is_number, plain, plain_present, present, to_float
+from ._common import Result, is_missing, is_number, plain, plain_present, to_float
 from .bootstrap import BootstrapInterval, bootstrap_ci  # noqa: F401  (re-exported)
 
 RatingsByItem = Sequence[Sequence[Any]]
@@ -235,17 +235,17 @@ def _pairwise(item: list[Any]) -> float | None:
 def percent_agreement(ratings_by_item: RatingsByItem) -> Agreement:
     """Mean over items of pairwise agreement, as a share in [0, 1] (no chance correction)."""
     items = _rated_items(ratings_by_item)
-    column = {v: i for i, v in enumerate(dict.fromkeys(v for item in items for v in item))}
-    counts = _count_table(items, column)
+    cats = _category_list(items, None)
+    counts = _count_table(items, {c: i for i, c in enumerate(cats)})
     n = counts.sum(axis=1)
-    paired = n >= 2
+    counts, pairs = counts[n >= 2], n[n >= 2]
     # Per item: agreeing ordered pairs over all ordered pairs, as _pairwise counts them.
-    shares = (counts[paired] * (counts[paired] - 1)).sum(axis=1) / (n[paired] * (n[paired] - 1))
+    shares = (counts * (counts - 1)).sum(axis=1) / (pairs * (pairs - 1))
     raters = int(n.max()) if len(items) and n.max() else None
     reason = None if shares.size else (NO_ITEMS if not items else "no item has 2 or more ratings")
     value = float(shares.mean()) if shares.size else None
     return Agreement("percent_agreement", value, int(shares.size), len(items) - int(shares.size), raters,
-                     len(column), reason)
+                     len(cats), reason)
 
 
 @dataclass(frozen=True)
