@@ -67,6 +67,17 @@ def register_packaged_model(name=PACKAGED_NAME) -> ModelSpec:
         name, ModelSpec.PACKAGED, revision=loading.PACKAGED_FILE)
 
 
+def model_named(name) -> ModelSpec:
+    """A registered model by name; the packaged default is registered on first use."""
+    spec = ModelSpec.objects.filter(name=name).first()
+    if spec is None and name == PACKAGED_NAME:
+        spec = register_packaged_model(name)
+    if spec is None:
+        known = ", ".join(ModelSpec.objects.values_list("name", flat=True)) or "none"
+        raise RunError("unknown_model", f"no model {name!r} (registered: {known})")
+    return spec
+
+
 # --- runs --------------------------------------------------------------------------------
 
 

@@ -9,7 +9,7 @@ from tqdm import tqdm
 
 from benchmarks.models import Benchmark
 from modeleval import actions, runner, selectors
-from modeleval.models import EvalRun, Mode, ModelSpec, PositionPolicy
+from modeleval.models import EvalRun, Mode, PositionPolicy
 
 
 def setting(text):
@@ -46,16 +46,11 @@ class Command(BaseCommand):
 
     def handle(self, *, model, benchmark, tasks, mode, limit, position_policy, mode_settings, template, seed,
                chunk_size, max_attempts, sync, no_wait, **options):
-        spec = ModelSpec.objects.filter(name=model).first()
-        if spec is None and model == actions.PACKAGED_NAME:
-            spec = actions.register_packaged_model()
-        if spec is None:
-            known = ", ".join(ModelSpec.objects.values_list("name", flat=True)) or "none"
-            raise CommandError(f"no model {model!r} (registered: {known})")
-        bench = Benchmark.objects.filter(slug=benchmark).first()
-        if bench is None:
-            raise CommandError(f"no benchmark {benchmark!r}")
         try:
+            spec = actions.model_named(model)
+            bench = Benchmark.objects.filter(slug=benchmark).first()
+            if bench is None:
+                raise CommandError(f"no benchmark {benchmark!r}")
             run = actions.start_run(
                 model=spec, benchmark=bench, mode=mode, tasks=tasks, limit=limit, settings=dict(mode_settings),
                 prompt_template=open(template, encoding="utf-8").read() if template else None, seed=seed,

@@ -2,7 +2,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from modeleval import actions
-from modeleval.models import ModelSpec
 from modeleval.scorers import loops, selfchat
 from modeleval.selfchat import run_selfchat
 
@@ -26,14 +25,8 @@ class Command(BaseCommand):
 
     def handle(self, *, model, seeds, limit, utterances, system_prompt, max_new_tokens, loop_similarity,
                loop_threshold, batch_size, **options):
-        spec = ModelSpec.objects.filter(name=model).first()
-        if spec is None and model == actions.PACKAGED_NAME:
-            spec = actions.register_packaged_model()
-        if spec is None:
-            known = ", ".join(ModelSpec.objects.values_list("name", flat=True)) or "none"
-            raise CommandError(f"no model {model!r} (registered: {known})")
         try:
-            run = run_selfchat(model=spec, seeds_path=seeds, limit=limit, utterances=utterances,
+            run = run_selfchat(model=actions.model_named(model), seeds_path=seeds, limit=limit, utterances=utterances,
                                system_prompt=system_prompt, max_new_tokens=max_new_tokens,
                                similarity=loop_similarity, threshold=loop_threshold, batch_size=batch_size)
         except actions.RunError as error:
