@@ -18,7 +18,6 @@ items x k x 1.5 cycles, whichever comes first.
 import argparse
 import json
 import os
-import signal
 import socket
 import statistics
 import subprocess
@@ -36,6 +35,8 @@ import requests
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from perf._services import drop_database, recreate_database, stop_process_group  # noqa: E402
 
 ANSWERS = {"needs_verification": False, "score": 2}
 MC_ANSWERS = {"answer": "A"}
@@ -255,13 +256,7 @@ class Gunicorn:
             raise RuntimeError(f"gunicorn did not start:\n{self.log_path.read_text()[-2000:]}")
 
     def stop(self):
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=10)
+        stop_process_group(self.proc)
         self.log.close()
 
 
@@ -323,16 +318,7 @@ def label_counts(campaign):
 
 
 def run_humanbaseline(args):
-    admin_url = args.database_url.rsplit("/", 1)[0] + "/postgres"
-    db_name = args.database_url.rsplit("/", 1)[1]
-    import psycopg
-
-    def admin(sql):
-        with psycopg.connect(admin_url.replace("postgres://", "postgresql://", 1), autocommit=True) as conn:
-            conn.execute(sql)
-
-    admin(f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)')
-    admin(f'CREATE DATABASE "{db_name}"')
+    recreate_database(args.database_url)
     os.environ.update(DATABASE_URL=args.database_url, DJANGO_SETTINGS_MODULE="config.settings", DEBUG="0")
     os.environ.pop("CELERY_TASK_ALWAYS_EAGER", None)
     rows, server = [], None
@@ -352,7 +338,7 @@ def run_humanbaseline(args):
         server = Gunicorn(server_env(args.database_url), workdir / "annotator_load_gunicorn.log",
                           workers=args.workers, threads=args.threads)
         print(f"# HumanBaseline: gunicorn {args.workers} workers x {args.threads} threads (gthread), "
-              f"PostgreSQL {db_name}, items {args.items}, k {args.k}, think {args.think} s", flush=True)
+              f"PostgreSQL {args.database_url.rsplit('/', 1)[1]}, items {args.items}, k {args.k}, think {args.think} s", flush=True)
         for users in args.users:
             campaign, _ = make_load_campaign(f"load-{users}u", args.items, args.k, people[:users])
             connections.close_all()
@@ -373,7 +359,7 @@ def run_humanbaseline(args):
         except Exception:  # noqa: BLE001 (Django may not be set up)
             pass
         if not args.keep_db:
-            admin(f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)')
+            drop_database(args.database_url)
     return rows
 
 

@@ -95,12 +95,8 @@ def main():
     parser.add_argument("--database-url", default=os.environ.get("PERF_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/hb_perf"))
     args = parser.parse_args()
 
-    import psycopg
-    admin_url = args.database_url.rsplit("/", 1)[0] + "/postgres"
-    name = args.database_url.rsplit("/", 1)[1]
-    with psycopg.connect(admin_url, autocommit=True) as admin:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        admin.execute(f'CREATE DATABASE "{name}"')
+    from perf._services import recreate_database
+    recreate_database(args.database_url)
 
     os.environ["DATABASE_URL"] = args.database_url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")

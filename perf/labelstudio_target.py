@@ -12,12 +12,12 @@ import json
 import os
 import secrets
 import shutil
-import signal
 import subprocess
 import tempfile
-import time
 from collections import Counter
 from pathlib import Path
+
+from perf._services import drop_database, recreate_database, stop_process_group
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / "perf" / ".envs" / "labelstudio"
@@ -67,11 +67,12 @@ class LabelStudio:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.pg_name = f"ls_perf_{os.getpid()}"
+        self.pg_url = f"postgresql://postgres@127.0.0.1:5432/{self.pg_name}"
         self.env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "DJANGO_SETTINGS_MODULE")}
         self.env.update(LABEL_STUDIO_BASE_DATA_DIR=str(self.data_dir), LOG_LEVEL="WARNING",
                         PATH=f"{VENV / 'bin'}:{os.environ['PATH']}")
         if db == "postgresql":
-            self.admin_sql(f'CREATE DATABASE "{self.pg_name}"')
+            recreate_database(self.pg_url)
             self.env.update(DJANGO_DB="default", POSTGRE_HOST="127.0.0.1", POSTGRE_PORT="5432",
                             POSTGRE_USER="postgres", POSTGRE_PASSWORD="", POSTGRE_NAME=self.pg_name)
         self.admin_token = secrets.token_hex(20)
@@ -85,12 +86,6 @@ class LabelStudio:
             self.stop()
             raise RuntimeError(f"label-studio start ({db}) did not answer: "
                                f"{(self.workdir / f'labelstudio-{db}.log').read_text()[-1500:]}")
-
-    @staticmethod
-    def admin_sql(sql):
-        import psycopg
-        with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
-            conn.execute(sql)
 
     def cli(self, *args, timeout=300):
         done = subprocess.run([str(self.exe), *args, "--data-dir", str(self.data_dir)], env=self.env,
@@ -110,16 +105,12 @@ class LabelStudio:
         return json.loads(line[len("TOKENS"):])
 
     def stop(self):
-        if getattr(self, "proc", None) and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
+        if getattr(self, "proc", None):
+            stop_process_group(self.proc)
         if getattr(self, "log", None):
             self.log.close()
         if self.db == "postgresql":
-            self.admin_sql(f'DROP DATABASE IF EXISTS "{self.pg_name}" WITH (FORCE)')
+            drop_database(self.pg_url)
 
 
 def run_labelstudio(args, *, drive, client_base):

@@ -15,6 +15,7 @@ from rest_framework.test import APIClient
 from benchmarks.actions import import_items
 from benchmarks.models import Benchmark
 from modeleval.models import Prediction
+from perf._services import stop_process_group
 from tests.conftest import DEMO_DATA, ROOT
 
 # Nothing here may reach a model hub; converted weights are shared through HB_MODEL_CACHE.
@@ -120,12 +121,7 @@ class Worker:
         self.proc.wait(timeout=30)
 
     def stop(self):
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        stop_process_group(self.proc)
         self.log.close()
 
     def log_tail(self, lines=40):

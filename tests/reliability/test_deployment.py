@@ -1,8 +1,6 @@
 """Several machines, shown on loopback: gunicorn (deploy/gunicorn.conf.py) and two Celery gpu workers as
 separate processes on one PostgreSQL database and one Redis broker. A run started over HTTP with a token
 is cut into chunks, both workers take some, and the run finishes."""
-import os
-import signal
 import socket
 import subprocess
 import sys
@@ -11,6 +9,7 @@ import pytest
 import requests
 
 from modeleval.models import EvalRun
+from perf._services import stop_process_group
 from tests.conftest import ROOT
 from tests.modeleval.conftest import packaged, start_worker, wait_for, worker_env  # noqa: F401 (fixtures)
 
@@ -43,8 +42,7 @@ def web(worker_env, tmp_path):
     wait_for(up, 60, "gunicorn to answer")
     assert proc.poll() is None, (tmp_path / "gunicorn.log").read_text()[-2000:]
     yield base
-    os.killpg(proc.pid, signal.SIGTERM)
-    proc.wait(timeout=30)
+    stop_process_group(proc)
     log.close()
 
 
