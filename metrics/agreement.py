@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import warnings
 from collections import Counter
-from itertools import chain
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, Literal, Sequence
 
 import krippendorff
