@@ -8,7 +8,7 @@ from psycopg.copy import QueuedLibpqWriter
 from django.utils import timezone
 from django.utils.text import slugify
 
-from .importers import EXPORT_FORMATS, FORMATS, ImportFailure
+from .importers import EXPORT_FORMATS, FORMATS, ImportFailure, detect
 from .importers.jsonl import HEADER_KEYS
 from .models import Benchmark, Item, Task, canonical_json, hash_of_encoded
 
@@ -25,7 +25,9 @@ class ImportSummary:
                 f"{self.items_unchanged} items already there unchanged")
 
 
-def parse_file(path, format_name):
+def parse_file(path, format_name=None):
+    """The file parsed in its format; without one, the format its first record shows."""
+    format_name = format_name or detect(path)
     if format_name not in FORMATS:
         raise ImportFailure(path, None, "--format", f"unknown format {format_name!r}; expected one of {sorted(FORMATS)}")
     return FORMATS[format_name].parse(Path(path))
@@ -33,6 +35,7 @@ def parse_file(path, format_name):
 
 def import_items(path, format_name, benchmark_slug):
     """Import a file into a benchmark (created when new). Malformed input raises ImportFailure and writes nothing.
+    Without a format name, the format is detected from the file's first record (importers.detect).
 
     Items stream from the parser into the database inside one transaction, so a large file costs
     little memory and PostgreSQL ingests rows while later lines are still being parsed; an error

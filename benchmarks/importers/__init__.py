@@ -1,7 +1,10 @@
-from . import dialogbench, diqad, fed, jsonl, mutual
+from . import dialogbench, dialogbench_paper, dialogbench_released, diqad, diqad_released, fed, jsonl, mutual
+from .detect import detect
 from .base import ImportFailure, ItemRecord, ParsedBenchmark, TaskSpec
 
-FORMATS = {"dialogbench": dialogbench, "fed": fed, "diqad": diqad, "jsonl": jsonl, "mutual": mutual}
+FORMATS = {"dialogbench": dialogbench, "fed": fed, "diqad": diqad, "jsonl": jsonl, "mutual": mutual,
+           "dialogbench_paper": dialogbench_paper, "dialogbench_released": dialogbench_released,
+           "diqad_released": diqad_released}
 EXPORT_FORMATS = {"jsonl": jsonl}
 
-__all__ = ["FORMATS", "EXPORT_FORMATS", "ImportFailure", "ItemRecord", "ParsedBenchmark", "TaskSpec"]
+__all__ = ["FORMATS", "detect", "EXPORT_FORMATS", "ImportFailure", "ItemRecord", "ParsedBenchmark", "TaskSpec"]

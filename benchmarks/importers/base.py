@@ -143,3 +143,40 @@ def parse_speaker_lines(path, location, lines, key="dialogue"):
     if not turns:
         raise ImportFailure(path, location, key, "expected at least one turn")
     return turns
+
+
+def json_array(path, what):
+    """The file as a non-empty JSON array (of `what`, for the error when it is not one)."""
+    try:
+        data = json.loads(read_text(path))
+    except json.JSONDecodeError as error:
+        raise ImportFailure(path, f"line {error.lineno}", None, f"invalid JSON ({error.msg} at column {error.colno})") from None
+    if not isinstance(data, list) or not data:
+        raise ImportFailure(path, None, None, f"expected a non-empty JSON array of {what}")
+    return data
+
+
+def record_id(path, where, record):
+    """The record's `id`, else one made of the file's name and the record's line or index."""
+    external_id = require(path, where, record, "id", (str, int), optional=True, default=None)
+    return str(external_id) if external_id is not None else f"{Path(path).stem}-{where.split()[-1]}"
+
+
+def json_records(path, shape):
+    """Yield (location, object) from a JSON array ("item N") or a JSON-lines file ("line N"); `shape`
+    names what each object should be, for the error when the file is neither."""
+    path = Path(path)
+    if not path.is_file():
+        raise ImportFailure(path, None, None, "no such file")
+    with open(path, "rb") as source:
+        head = source.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head.startswith(b"["):
+        for index, record in enumerate(json_array(path, shape)):
+            if not isinstance(record, dict):
+                raise ImportFailure(path, f"item {index}", None, f"expected {shape}, got {type(record).__name__}")
+            yield f"item {index}", record
+    elif head.startswith(b"{") or not head:
+        for number, record in json_lines(path):
+            yield f"line {number}", record
+    else:
+        raise ImportFailure(path, "line 1", None, f"expected {shape}: a JSON array of objects, or one JSON object per line")

@@ -8,6 +8,8 @@
  optional extras: knowledge, commonsense, persona, premise, hypothesis, response, slot, test_question}
 One task per DialogBench task; the label becomes the item's source gold.
 """
+import re
+
 from .base import ImportFailure, ItemRecord, ParsedBenchmark, TaskSpec, check_turns, json_lines, parse_speaker_lines, require
 
 TASKS = {
@@ -25,6 +27,40 @@ TASKS = {
     "dialogue_nli": ("Dialogue natural language inference", "consistency"),
     "relation_classification": ("Relation classification", "correctness"),
 }
+# Other names of the same tasks: the paper's display names, the names DialogBench's released code
+# uses (config/prompt.json keys) and its released data files' names (data/data_en, data/data_zh).
+ALIASES = {
+    "knowledge_grounded_response_generation": ["Knowledge-grounded Dialogue", "knowledge_first"],
+    "intent_classification": ["Conversational QA", "intent_first"],
+    "slot_filling": ["slot_filling_slot_first"],
+    "emotion_detection": ["Emotion Classification", "emotion_1012"],
+    "personality_grounded_response_generation": ["Persona-grounded Dialogue", "Persona-grounded Response Generation",
+                                                 "persona_1012"],
+    "multi_turn_response_generation": ["Multi-turn Response Selection", "Multi-trun Response Generation",
+                                       "response_1011"],
+    "dialogue_summarization": ["summary_1012"],
+    "commonsense_aware_response_generation": ["Fact Correctness", "fact_first"],
+    "dialogue_infilling": ["Question Generation", "question_first"],
+    "offensive_detection": ["offensive_first"],
+    "dialogue_nli": ["Dialogue NLI", "nli_premise"],
+    "relation_classification": ["Relation Question", "relation_without_given_relation"],
+}
+
+
+def _name_key(name):
+    return re.sub(r"[^a-z0-9]+", " ", name.lower()).strip()
+
+
+TASK_NAMES = {_name_key(name): slug for slug, (display, _) in TASKS.items()
+              for name in [slug, display, *ALIASES[slug]]}
+
+
+def task_slug(name):
+    """Our task slug for any of a DialogBench task's names (case, spaces, hyphens and underscores aside),
+    or None."""
+    return TASK_NAMES.get(_name_key(name)) if isinstance(name, str) else None
+
+
 EXTRAS = ("knowledge", "commonsense", "persona", "premise", "hypothesis", "response", "slot", "test_question")
 OPTION_LETTERS = "ABCDEFGHIJ"
 
@@ -76,3 +112,83 @@ def parse(path):
         items.append(ItemRecord(task, str(external_id), turns, fields, meta, {"answer": label}, where))
     tasks = [TaskSpec(slug, TASKS[slug][0], multiple_choice_form(), TASKS[slug][1]) for slug in tasks_seen]
     return ParsedBenchmark(path, {"name": "DialogBench", "source": "DialogBench (Ou et al., 2023)"}, tasks, items)
+
+
+# --- the published shapes (dialogbench_paper, dialogbench_released) -------------------------------
+
+# Where an option is an object, the first of these keys that it holds is its text (the order
+# DialogBench's released code reads them in, src/utils.py get_choice_content).
+OPTION_TEXT_KEYS = ("answer", "text", "content", "person", "person1", "person2")
+
+
+def _option_text(path, where, key, value):
+    if isinstance(value, dict):
+        value = next((value[k] for k in OPTION_TEXT_KEYS if value.get(k) is not None), None)
+        if value is None:
+            raise ImportFailure(path, where, key, f"expected the option's text, or an object holding it under one of {list(OPTION_TEXT_KEYS)}")
+    if not isinstance(value, str) or not value.strip() or value.strip().lower() == "none":
+        raise ImportFailure(path, where, key, "expected a non-empty string")
+    return value
+
+
+def published_options(path, where, record, key):
+    """(options keyed A.., gold letter) from a published option field: a dict keyed A-D, or keyed
+    "1".."4" (read as A-D, and a numeric label with them), or a list of one-key dicts; an option may
+    be an object holding its text."""
+    raw = require(path, where, record, key, (dict, list))
+    if isinstance(raw, list):
+        pairs = []
+        for index, entry in enumerate(raw):
+            if not isinstance(entry, dict) or len(entry) != 1:
+                raise ImportFailure(path, where, f"{key}[{index}]", 'expected a one-key object such as {"A": "..."}')
+            pairs += entry.items()
+    else:
+        pairs = list(raw.items())
+    numeric = any(k.isdigit() for k, _ in pairs)
+    options = {}
+    for k, value in pairs:
+        letter = chr(int(k) + 64) if k.isdigit() and 0 < int(k) <= 26 else k
+        options[letter] = _option_text(path, where, f"{key}.{k}", value)
+    if len(options) < 2:
+        raise ImportFailure(path, where, key, f"expected at least 2 options, got {len(options)}")
+    expected = list(OPTION_LETTERS[: len(options)])
+    if sorted(options) != expected:
+        numbers = [str(n) for n in range(1, len(options) + 1)]
+        raise ImportFailure(path, where, key, f"expected keys {expected} or {numbers}, got {[k for k, _ in pairs]}")
+    label = require(path, where, record, "label", (str, int))
+    label = str(label).strip()
+    if numeric and label.isdigit() and 0 < int(label) <= len(options):
+        label = chr(int(label) + 64)
+    if label not in options:
+        raise ImportFailure(path, where, "label", f"expected one of the option keys {expected}, got {record['label']!r}")
+    return {k: options[k] for k in expected}, label
+
+
+def language_of_text(text):
+    """zh when the text holds CJK characters, else en."""
+    return "zh" if re.search(r"[\u3400-\u9fff]", text) else "en"
+
+
+def published_tasks(tasks_seen):
+    return [TaskSpec(slug, TASKS[slug][0], multiple_choice_form(), TASKS[slug][1]) for slug in tasks_seen]
+
+
+def published_task(path, where, record, stem):
+    """The record's task by any of its names; without a `task` field, the file's name is the task's."""
+    name = record.get("task")
+    if name is None:
+        slug = task_slug(stem)
+        if slug is None:
+            raise ImportFailure(path, where, "task", f"missing, and the file name {stem!r} names no DialogBench task; expected a task such as 'Emotion Detection'")
+        return slug
+    slug = task_slug(name)
+    if slug is None:
+        raise ImportFailure(path, where, "task", f"expected a DialogBench task name such as 'Emotion Detection' or 'Dialogue NLI', got {name!r}")
+    return slug
+
+
+def published_benchmark(path, tasks_seen, items, source):
+    languages = {item.meta.get("language") for item in items}
+    header = {"name": "DialogBench", "source": source, "licence": "MIT",
+              "language": languages.pop() if len(languages) == 1 else ""}
+    return ParsedBenchmark(path, header, published_tasks(tasks_seen), items)

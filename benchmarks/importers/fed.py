@@ -7,7 +7,7 @@ read from the ratings in the file. Ratings themselves are imported as annotation
 import json
 import re
 
-from .base import ImportFailure, ItemRecord, ParsedBenchmark, TaskSpec, parse_speaker_lines, read_text
+from .base import ImportFailure, ItemRecord, ParsedBenchmark, TaskSpec, json_array, parse_speaker_lines
 
 TURN_QUALITIES = ["Interesting", "Engaging", "Specific", "Relevant", "Correct", "Semantically appropriate",
                   "Understandable", "Fluent", "Overall"]
@@ -25,13 +25,7 @@ def external_id(index):
 
 
 def load_records(path):
-    text = read_text(path)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ImportFailure(path, f"line {error.lineno}", None, f"invalid JSON ({error.msg} at column {error.colno})") from None
-    if not isinstance(data, list) or not data:
-        raise ImportFailure(path, None, None, "expected a non-empty JSON array of FED items")
+    data = json_array(path, "FED items")
     for index, record in enumerate(data):
         where = f"item {index}"
         if not isinstance(record, dict):

@@ -26,6 +26,35 @@ def diqad(**changes):
 
 
 DROP = object()
+GOOD_PAPER = {"task": "Emotion Detection", "speaker1 personality": "shy", "speaker2 personality": "kind",
+              "dialogue": [{"speaker1": "I passed!", "speaker2": "Well done!"}, {"speaker1": "Thanks."}],
+              "test_question": "How does speaker1 feel?",
+              "option": {"A": "Joy", "B": "Anger", "C": "Fear", "D": "Sadness"}, "label": "A", "analysis": "..."}
+GOOD_RELEASED = {"task": "Emotion Classification",
+                 "prompt_pretrain": "Read the following dialogue content, generate the correct answer according to the "
+                                    "given question【Dialogue content】speaker1: I passed!\nspeaker2: Well done!"
+                                    "【Question】How does speaker1 feel?【Answer】",
+                 "prompt_SFT": "speaker1: I passed!\nspeaker2: Well done!\nBased on the content of the above dialogue, ...",
+                 "choices": {"A": "Joy", "B": "Anger"}, "label": "A"}
+GOOD_DIQAD_RELEASED = {"label": 1, "reason": "incomplete", "turns": "Brakes squeak?#!#Pads."}
+
+
+def shaped(good, **changes):
+    return json.dumps({k: v for k, v in {**good, **changes}.items() if v is not DROP}, ensure_ascii=False)
+
+
+def paper(**changes):
+    return shaped(GOOD_PAPER, **changes)
+
+
+def released(**changes):
+    return shaped(GOOD_RELEASED, **changes)
+
+
+def diqad_released(**changes):
+    return shaped(GOOD_DIQAD_RELEASED, **changes)
+
+
 FED_OK = {"context": "User: Hi\nSystem: Hello", "response": "System: How are you?",
           "annotations": {q: [1, 1, 1, 1, 1] for q in ["Interesting", "Engaging", "Specific", "Relevant", "Correct",
                                                          "Semantically appropriate", "Understandable", "Fluent", "Overall"]}}
@@ -82,6 +111,58 @@ CASES = [
      json.dumps({"type": "task", "slug": "t", "name": "T", "form": {"primary": "zzz", "questions": [{"key": "a", "type": "boolean"}]}}),
      "line 1", "form", "primary"),
     ("jsonl_unknown_record_type", "jsonl", json.dumps({"type": "comment"}), "line 1", "type", "expected 'benchmark'"),
+    # DialogBench as its paper prints an item
+    ("paper_not_json_records", "dialogbench_paper", "task,option,label", "line 1", None,
+     "expected a DialogBench item as printed in the paper"),
+    ("paper_array_of_strings", "dialogbench_paper", json.dumps([GOOD_PAPER, "x"]), "item 1", None, "got str"),
+    ("paper_truncated_array", "dialogbench_paper", json.dumps([GOOD_PAPER, GOOD_PAPER], indent=1)[:-20], "line", None,
+     "invalid JSON"),
+    ("paper_option_missing", "dialogbench_paper", paper(option=DROP), "line 1", "option", "missing"),
+    ("paper_option_keys", "dialogbench_paper", paper(option={"A": "x", "C": "y"}), "line 1", "option", "expected keys"),
+    ("paper_option_object_without_text", "dialogbench_paper", paper(option={"1": {"score": 3}, "2": "y"}, label="1"),
+     "line 1", "option.1", "holding it under one of"),
+    ("paper_numeric_label_out_of_range", "dialogbench_paper", paper(option={"1": "x", "2": "y"}, label="3"), "line 1",
+     "label", "expected one of the option keys"),
+    ("paper_middle_turn_without_speaker2", "dialogbench_paper",
+     paper(dialogue=[{"speaker1": "a"}, {"speaker1": "b", "speaker2": "c"}]), "line 1", "dialogue[0].speaker2",
+     "only the last turn"),
+    ("paper_turn_with_a_third_speaker", "dialogbench_paper", paper(dialogue=[{"speaker1": "a", "speaker3": "b"}]),
+     "line 1", "dialogue[0]", "unexpected keys"),
+    ("paper_unknown_task", "dialogbench_paper", paper(task="Telepathy"), "line 1", "task", "DialogBench task name"),
+    ("paper_personality_not_text", "dialogbench_paper", paper(**{"speaker1 personality": ["shy"]}), "line 1",
+     "speaker1 personality", "expected a string"),
+    ("paper_duplicate_id", "dialogbench_paper", paper(id="p") + "\n" + paper(id="p"), "line 2", "id", "duplicate"),
+    # DialogBench as its released code reads it
+    ("released_choices_missing", "dialogbench_released", released(choices=DROP), "line 1", "choices", "missing"),
+    ("released_no_prompt", "dialogbench_released", released(prompt_SFT=DROP, prompt_pretrain=DROP), "line 1",
+     "prompt_SFT", "needs prompt_SFT or prompt_pretrain"),
+    ("released_prompt_not_text", "dialogbench_released", released(prompt_SFT=["x"]), "line 1", "prompt_SFT",
+     "expected a string"),
+    ("released_no_dialogue_in_prompts", "dialogbench_released",
+     released(prompt_pretrain="no dialogue here", prompt_SFT="nor here"), "line 1", "prompt_pretrain",
+     "expected the dialogue"),
+    ("released_label_not_a_choice", "dialogbench_released", released(label="C"), "line 1", "label",
+     "expected one of the option keys"),
+    ("released_empty_choice", "dialogbench_released", released(choices={"A": "Joy", "B": "None"}), "line 1",
+     "choices.B", "non-empty"),
+    ("released_file_names_no_task", "dialogbench_released", released(task=DROP), "line 1", "task",
+     "names no DialogBench task"),
+    ("released_line_is_text", "dialogbench_released", "prompt_SFT: hello", "line 1", None,
+     "DialogBench record of its released code"),
+    # DiQAD as released
+    ("diqad_released_label_out_of_range", "diqad_released", diqad_released(label=3), "line 1", "label", "0, 1 or 2"),
+    ("diqad_released_label_as_word", "diqad_released", diqad_released(label="good"), "line 1", "label", "0, 1 or 2"),
+    ("diqad_released_turns_missing", "diqad_released", diqad_released(turns=DROP), "line 1", "turns", "missing"),
+    ("diqad_released_turns_empty", "diqad_released", diqad_released(turns="#!# #!#"), "line 1", "turns",
+     "separated by"),
+    ("diqad_released_turn_not_text", "diqad_released", diqad_released(turns=["hi", 3]), "line 1", "turns[1]",
+     "expected a string"),
+    ("diqad_released_reason_not_text", "diqad_released", diqad_released(reason=["incomplete"]), "line 1", "reason",
+     "expected a string"),
+    ("diqad_released_on_line_3", "diqad_released",
+     "\n".join([diqad_released(), diqad_released(), diqad_released(label=None)]), "line 3", "label", "missing"),
+    ("diqad_released_csv", "diqad_released", "label,reason,turns\n2,,hi#!#there", "line 1", None,
+     "DiQAD record as released"),
 ]
 
 

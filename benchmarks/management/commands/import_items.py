@@ -9,7 +9,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("path")
-        parser.add_argument("--format", required=True, help=f"one of {', '.join(sorted(FORMATS))}")
+        parser.add_argument("--format", default=None,
+                            help=f"one of {', '.join(sorted(FORMATS))}; detected from the file when left out")
         parser.add_argument("--benchmark", required=True, help="benchmark slug; created when new")
 
     def handle(self, path, format, benchmark, **options):

@@ -1,0 +1,71 @@
+"""DialogBench as its released evaluation code reads it (github.com/kwai/DialogBench, src/evaluate.py
+and src/baseEval.py): one JSON-lines file per task, named by the task ("Emotion_Classification.json",
+"emotion_1012.json", ...), each line
+
+{"prompt_pretrain": "...", "prompt_SFT": "...", "choices": {"A": "...", ...}, "label": "B",
+ optional: "id", "domain", "task", "dialogue", task extras}
+
+A JSON array of the same objects is read too. The two prompts are kept as the item's fields
+`prompt_SFT` and `prompt_pretrain`: the `dialogbench` prompt preset asks the model exactly them.
+The dialogue shown to people is the record's `dialogue` when it has one, else the text the
+pretrain prompt holds after 【Dialogue content】 (【对话内容】), else the SFT prompt's text before its
+instruction ("Based on the content of the above dialogue" / "基于以上对话内容").
+"""
+import re
+
+from .base import ImportFailure, require
+from .dialogbench import language_of_text
+from .dialogbench_paper import paper_turns, parse_published
+
+SHAPE = 'a DialogBench record of its released code ("prompt_pretrain", "prompt_SFT", "choices", "label")'
+PROMPTS = ("prompt_SFT", "prompt_pretrain")
+CONTENT = re.compile(r"【(?:Dialogue content|对话内容)】(.*?)【", re.S)
+SFT_INSTRUCTION = re.compile(r"Based on the content of the above dialogue|基于以上对话内容")
+SPEAKER_LINE = re.compile(r"^\s*([^:：\n]{1,40}?)\s*[:：]\s*(.*)$")
+
+
+def dialogue_text(record):
+    """The dialogue part of the record's prompts, or None."""
+    if match := CONTENT.search(record.get("prompt_pretrain") or ""):
+        return match.group(1)
+    sft = record.get("prompt_SFT") or ""
+    if match := SFT_INSTRUCTION.search(sft):
+        return sft[: match.start()]
+    return None
+
+
+def text_turns(text):
+    """"speaker: text" lines as turns; a line without a speaker continues the turn before it."""
+    turns = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        match = SPEAKER_LINE.match(line)
+        if match and match.group(2).strip():
+            turns.append({"speaker": match.group(1).strip(), "text": match.group(2).strip()})
+        elif turns:
+            turns[-1]["text"] += "\n" + line.strip()
+        else:
+            turns.append({"speaker": "", "text": line.strip()})
+    return turns
+
+
+def read_released_record(path, where, record):
+    prompts = {key: require(path, where, record, key, str, optional=True) for key in PROMPTS}
+    if not any(prompts.values()):
+        raise ImportFailure(path, where, "prompt_SFT", "missing; a record needs prompt_SFT or prompt_pretrain")
+    if record.get("dialogue") is not None:
+        turns = paper_turns(path, where, record["dialogue"])
+    else:
+        text = dialogue_text(record)
+        turns = text_turns(text) if text else []
+        if not turns:
+            raise ImportFailure(path, where, "prompt_pretrain", "expected the dialogue after 【Dialogue content】 "
+                                "(【对话内容】), or in prompt_SFT before its instruction, or a 'dialogue' field")
+    fields = {key: value for key, value in prompts.items() if value}
+    return turns, "choices", fields, {"language": language_of_text(next(iter(fields.values())))}
+
+
+def parse(path):
+    return parse_published(path, SHAPE, "DialogBench (Ou et al., 2023), its released evaluation files",
+                           read_released_record)
