@@ -11,6 +11,9 @@ and the question and ends with "Answer:"; each option's text, after a space, is 
 scored (DialogBench's per-option perplexity of the option text; lm-eval's acc / acc_norm come from
 the same numbers). Continuation "letter" lists the options "A. ..." in the prompt and scores " A",
 " B"... instead.
+
+A preset (settings {"preset": "dialogbench"}) replaces all that with a study's own evaluation: the
+run's template is then the study's prompts per task as JSON (`scorers.dialogbench`).
 """
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ import json
 from dataclasses import dataclass
 from typing import Mapping
 
-from .scorers import prompts
+from .scorers import dialogbench, prompts
 from .scorers.positions import circular_permutations, permute_options
 
 MC_MODES = ("loglikelihood", "generate")
@@ -70,6 +73,15 @@ MODE_DEFAULTS = {
                  "fewshot": {"strategy": "none", "k": 0, "fixed_ids": []}},
     "single_judge": {"max_new_tokens": 16, "system": ""},
 }
+# Prompt presets: a study's own evaluation, settings and prompts (settings {"preset": name}).
+# DialogBench: its prompts per task (the run's template is their JSON, task name -> prompt), its
+# perplexity rule over the option text after prompt_pretrain, its 128 greedy tokens and extraction.
+PRESETS = {
+    dialogbench.PRESET: {
+        "loglikelihood": {"continuation": "text", "rule": "per_token"},
+        "generate": {"max_new_tokens": dialogbench.MAX_NEW_TOKENS},
+    },
+}
 RULES = ("acc", "acc_norm", "per_token")
 PAIRWISE_RULES = ("consistent", "sum")
 
@@ -89,6 +101,12 @@ def resolve_settings(mode: str, language: str, given: Mapping | None) -> dict:
     if mode == "yes_no":
         defaults["instruction"] = prompts.YES_NO_INSTRUCTION
     given = dict(given or {})
+    preset = given.get("preset")
+    if preset is not None and mode in MC_MODES:
+        if preset not in PRESETS:
+            raise ValueError(f"unknown preset {preset!r}; expected one of {sorted(PRESETS)}")
+        defaults = {**defaults, **PRESETS[preset][mode], "preset": preset}
+        defaults.pop("instruction")  # the preset's prompts carry their own
     if unknown := sorted(set(given) - set(defaults)):
         raise ValueError(f"unknown settings {unknown} for mode {mode}; expected some of {sorted(defaults)}")
     resolved = {**defaults, **given}
@@ -101,6 +119,8 @@ def resolve_settings(mode: str, language: str, given: Mapping | None) -> dict:
             raise ValueError('continuation must be "text" or "letter"')
         if resolved["rule"] not in RULES:
             raise ValueError(f"rule must be one of {RULES}")
+        if preset and resolved["continuation"] != "text":
+            raise ValueError(f"the {preset} preset scores the option text (continuation \"text\")")
     if mode == "pairwise" and resolved["rule"] not in PAIRWISE_RULES:
         raise ValueError(f"rule must be one of {PAIRWISE_RULES}")
     size = resolved["batch_size"]
@@ -113,6 +133,10 @@ def default_template(mode: str, settings: Mapping) -> tuple[str, str]:
     """(version, template text) for a mode and its settings."""
     variant = settings.get("continuation", "") if mode == "loglikelihood" else ""
     language = settings.get("language", "en")
+    if settings.get("preset") == dialogbench.PRESET:
+        form = preset_form(mode)
+        return (f"dialogbench-{form}-{language}/1",
+                json.dumps(dialogbench.prompts_for(language, form), ensure_ascii=False, indent=4))
     key = (mode, language, variant)
     if key not in TEMPLATES:
         key = (mode, "en", variant)  # rating prompts exist in English only
@@ -179,9 +203,23 @@ def render_extras(fields: Mapping, language: str) -> str:
     return "".join(f"\n\n{label}{sep}{_text(fields[key])}" for key, label in labels)
 
 
-def render_mc(template: str, item, variant: Variant, settings: Mapping) -> str:
+def preset_form(mode: str) -> str:
+    """DialogBench's form of prompt for a mode: pretrain (perplexity) or SFT (generation)."""
+    return "pretrain" if mode == "loglikelihood" else "sft"
+
+
+def render_mc(template: str, item, variant: Variant, settings: Mapping, mode: str = "") -> str:
     fields = item.fields or {}
     language = settings.get("language", "en")
+    if settings.get("preset") == dialogbench.PRESET:
+        try:
+            templates = json.loads(template)
+        except ValueError:
+            templates = None
+        if not isinstance(templates, dict):
+            raise ValueError("a dialogbench preset run's template is a JSON object of task name -> prompt")
+        return dialogbench.item_prompt(item.task.slug, fields, item.dialogue, variant.options,
+                                       preset_form(mode), templates)
     return template.format(
         instruction=settings.get("instruction", ""),
         dialogue=prompts.render_dialogue(item.dialogue),

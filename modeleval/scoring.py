@@ -14,7 +14,7 @@ from benchmarks.formschema import question
 
 from .models import Mode, ModelSpec, ParseStatus
 from .prompting import context_and_response, render_mc, variants
-from .scorers import generation, loading, loglikelihood, loops, pairwise, prompts, rating, single
+from .scorers import dialogbench, generation, loading, loglikelihood, loops, pairwise, prompts, rating, single
 
 
 class PermanentError(Exception):
@@ -48,7 +48,7 @@ def _batch(run) -> dict:
 
 
 def _mc_requests(run, items):
-    return [(item, variant, render_mc(run.prompt_template, item, variant, run.settings))
+    return [(item, variant, render_mc(run.prompt_template, item, variant, run.settings, run.mode))
             for item in items for variant in variants(item, item.task.primary_key, run.position_policy)]
 
 
@@ -61,10 +61,18 @@ def _mc_row(item, variant, answer, **fields):
 def _score_loglikelihood(run, loaded, requests):
     s = run.settings
     by_text = s["continuation"] == "text"
-    mc_items = [loglikelihood.MCItem(context, tuple(v.options.values()) if by_text else tuple(v.options))
-                for _, v, context in requests]
+    max_length = run.model.max_length
+    if s.get("preset") == dialogbench.PRESET:
+        # DialogBench: the option text right after prompt_pretrain, encoded with the tokenizer's
+        # special tokens, the input cut to its MAX_LEN.
+        mc_items = [loglikelihood.MCItem(context, tuple(v.options.values()), delimiter="", add_special_tokens=True)
+                    for _, v, context in requests]
+        max_length = min(loglikelihood.max_length_of(loaded.model, loaded.tokenizer, max_length), dialogbench.MAX_LEN)
+    else:
+        mc_items = [loglikelihood.MCItem(context, tuple(v.options.values()) if by_text else tuple(v.options))
+                    for _, v, context in requests]
     results = loglikelihood.score_shared_context(loaded.model, loaded.tokenizer, mc_items,
-                                                 max_length=run.model.max_length, **_batch(run))
+                                                 max_length=max_length, **_batch(run))
     rows = []
     for (item, variant, _), result in zip(requests, results):
         keys = list(variant.options)
@@ -98,12 +106,20 @@ def _score_generate(run, loaded, requests):
     replies = generation.generate(loaded.model, loaded.tokenizer, texts, max_new_tokens=s["max_new_tokens"],
                                   chat=False, **_batch(run))
     rows = []
+    preset = s.get("preset") == dialogbench.PRESET
     for (item, variant, _), text, reply in zip(requests, texts, replies):
-        letter = generation.extract_option_letter(reply, "".join(variant.options), s["language"])
+        extra = {}
+        if preset:
+            # DialogBench's own rules: the easy answer is the run's, the hard one is kept beside it.
+            hard, letter = dialogbench.extract_choice(reply, s["language"])
+            extra["probabilities"] = {"extraction": {"hard": hard, "easy": letter}}
+        else:
+            letter = generation.extract_option_letter(reply, "".join(variant.options), s["language"])
         options = [{"key": k, "source_key": variant.source_keys[k], "text": t} for k, t in variant.options.items()]
         status = ParseStatus.PARSED if letter else ParseStatus.UNPARSABLE
         # An unparsable reply is wrong, not missing: DialogBench counts it so (and reports how many).
-        rows.append(_mc_row(item, variant, letter, options=options, prompt=text, raw_output=reply, parse_status=status))
+        rows.append(_mc_row(item, variant, letter, options=options, prompt=text, raw_output=reply, parse_status=status,
+                            **extra))
     return rows
 
 

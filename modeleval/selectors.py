@@ -50,6 +50,11 @@ def run_summary(run: EvalRun) -> dict:
                    "unparsable": sum(p.parse_status == ParseStatus.UNPARSABLE for p in rows)}
         if graded and run.mode != Mode.RATING:
             figures["accuracy"] = sum(p.answer == p.gold for p in graded) / len(graded)
+        extracted = [(p.probabilities["extraction"].get("hard"), p.gold) for p in graded
+                     if "extraction" in (p.probabilities or {})]
+        if extracted:
+            # DialogBench reports both: `accuracy` from its easy extraction, this from the hard one.
+            figures["accuracy_hard"] = sum(hard == gold for hard, gold in extracted) / len(extracted)
         if graded and run.mode == Mode.LOGLIKELIHOOD:
             picks = [(mc_picks(p.options), p.gold) for p in graded]
             for rule in ("acc", "acc_norm", "per_token"):
@@ -63,5 +68,8 @@ def run_summary(run: EvalRun) -> dict:
             figures["mean_rating"] = sum(ratings) / len(ratings)
         tasks[slug] = figures
     scored = [t["accuracy"] for t in tasks.values() if "accuracy" in t]
-    return {"run": run.pk, "state": run.state, "mode": run.mode, "tasks": tasks,
-            "overall_accuracy": sum(scored) / len(scored) if scored else None}
+    summary = {"run": run.pk, "state": run.state, "mode": run.mode, "tasks": tasks,
+               "overall_accuracy": sum(scored) / len(scored) if scored else None}
+    if hard := [t["accuracy_hard"] for t in tasks.values() if "accuracy_hard" in t]:
+        summary["overall_accuracy_hard"] = sum(hard) / len(hard)
+    return summary

@@ -37,6 +37,9 @@ class MCItem:
     options: tuple[str, ...]
     # lm-eval's target_delimiter: what goes between the prompt and each option.
     delimiter: str = " "
+    # Encode with the tokenizer's special tokens (a BOS before the context), as DialogBench's
+    # _encode_pair does with tokenizer.encode; lm-eval's HFLM adds none.
+    add_special_tokens: bool = False
 
     def requests(self) -> list[tuple[str, str]]:
         return [(self.context, self.delimiter + option) for option in self.options]
@@ -101,9 +104,9 @@ def mc_accuracy(results: Sequence[MCResult], golds: Sequence[int]) -> dict[str, 
 # --- tokenisation -----------------------------------------------------------------
 
 
-def _encode(tokenizer, text: str) -> list[int]:
+def _encode(tokenizer, text: str, add_special_tokens: bool = False) -> list[int]:
     # HFLM.tok_encode for causal models: add_special_tokens=False.
-    return tokenizer.encode(text, add_special_tokens=False)
+    return tokenizer.encode(text, add_special_tokens=add_special_tokens)
 
 
 def prefix_token_id(tokenizer) -> int:
@@ -111,19 +114,21 @@ def prefix_token_id(tokenizer) -> int:
     return tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
 
 
-def encode_pair(tokenizer, context: str, continuation: str) -> tuple[list[int], list[int]]:
-    if context == "":
+def encode_pair(tokenizer, context: str, continuation: str, add_special_tokens: bool = False) -> tuple[list[int], list[int]]:
+    """HFLM's _encode_pair; with `add_special_tokens`, DialogBench's (src/baseEval.py), the same split
+    with the tokenizer's special tokens in both encodings and no special case for an empty context."""
+    if context == "" and not add_special_tokens:
         return [prefix_token_id(tokenizer)], _encode(tokenizer, continuation)
     n_spaces = len(context) - len(context.rstrip())
     if n_spaces:
         context, continuation = context[:-n_spaces], context[-n_spaces:] + continuation
-    whole = _encode(tokenizer, context + continuation)
-    context_enc = _encode(tokenizer, context)
+    whole = _encode(tokenizer, context + continuation, add_special_tokens)
+    context_enc = _encode(tokenizer, context, add_special_tokens)
     return context_enc, whole[len(context_enc):]
 
 
-def _checked_pair(tokenizer, context: str, continuation: str, max_length: int):
-    context_enc, continuation_enc = encode_pair(tokenizer, context, continuation)
+def _checked_pair(tokenizer, context: str, continuation: str, max_length: int, add_special_tokens: bool = False):
+    context_enc, continuation_enc = encode_pair(tokenizer, context, continuation, add_special_tokens)
     if not context_enc or not continuation_enc:
         raise ValueError(f"empty context or continuation tokens for {(context, continuation)!r}")
     if len(continuation_enc) > max_length:
@@ -135,7 +140,8 @@ def _model_input(context_enc: list[int], continuation_enc: list[int], max_length
     return (context_enc + continuation_enc)[-(max_length + 1):][:-1]
 
 
-def _max_length(model, tokenizer, max_length: int | None) -> int:
+def max_length_of(model, tokenizer, max_length: int | None) -> int:
+    """`max_length` when given, else the model's own."""
     if max_length:
         return max_length
     from .loading import model_max_length
@@ -178,10 +184,10 @@ def _score_request(model, context_enc, continuation_enc, max_length) -> tuple[fl
 
 def score_one_by_one(model, tokenizer, items: Sequence[MCItem], *, max_length: int | None = None) -> list[MCResult]:
     """Reference path: one unpadded forward pass per (context, option)."""
-    max_length = _max_length(model, tokenizer, max_length)
+    max_length = max_length_of(model, tokenizer, max_length)
     results = []
     for item in items:
-        pairs = [_checked_pair(tokenizer, c, k, max_length) for c, k in item.requests()]
+        pairs = [_checked_pair(tokenizer, c, k, max_length, item.add_special_tokens) for c, k in item.requests()]
         results.append(_result(item, pairs, [_score_request(model, c, k, max_length) for c, k in pairs]))
     return results
 
@@ -195,7 +201,7 @@ class _Prepared:
 
 
 def _prepare(tokenizer, item: MCItem, max_length: int) -> _Prepared:
-    pairs = [_checked_pair(tokenizer, c, k, max_length) for c, k in item.requests()]
+    pairs = [_checked_pair(tokenizer, c, k, max_length, item.add_special_tokens) for c, k in item.requests()]
     # Under HFLM's encoding every option has the same context tokens; taking the most
     # common keeps the fast path correct should an encoding ever differ per option.
     shared = list(Counter(tuple(ctx) for ctx, _ in pairs).most_common(1)[0][0])
@@ -278,7 +284,7 @@ def score_shared_context(
     """Fast path with the same results as `score_one_by_one` (to float rounding):
     `batch_size` items per forward pass, longest contexts first. The default is 1 on
     CPU, where a batch only adds padding to compute-bound matmuls, and 8 elsewhere."""
-    max_length = _max_length(model, tokenizer, max_length)
+    max_length = max_length_of(model, tokenizer, max_length)
     if batch_size is None:
         batch_size = 1 if model_device(model).type == "cpu" else 8
     pad_id = pad_token_id(tokenizer)
