@@ -193,6 +193,11 @@ def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=Non
         raise RunError("no_items", "no items match the run's tasks and selection")
     _check_settings(mode, resolved, tasks, ids, position_policy)
     template = prompt_template or default
+    if resolved.get("preset"):
+        try:
+            prompting.preset_prompts(template)
+        except ValueError as error:
+            raise RunError("bad_settings", str(error)) from None
     if position_policy != PositionPolicy.AS_IS and "{options}" not in template and "{option_str}" not in template:
         # Option texts scored after a prompt that does not show them score the same in any order.
         raise RunError("bad_settings", f"position policy {position_policy} needs a prompt that shows the options "

@@ -208,18 +208,23 @@ def preset_form(mode: str) -> str:
     return "pretrain" if mode == "loglikelihood" else "sft"
 
 
+def preset_prompts(template: str) -> dict:
+    """A preset run's template: a JSON object of task name -> prompt."""
+    try:
+        prompts_by_task = json.loads(template)
+    except ValueError:
+        prompts_by_task = None
+    if not isinstance(prompts_by_task, dict) or not all(isinstance(v, str) for v in prompts_by_task.values()):
+        raise ValueError("a preset run's template is a JSON object of task name -> prompt")
+    return prompts_by_task
+
+
 def render_mc(template: str, item, variant: Variant, settings: Mapping, mode: str = "") -> str:
     fields = item.fields or {}
     language = settings.get("language", "en")
     if settings.get("preset") == dialogbench.PRESET:
-        try:
-            templates = json.loads(template)
-        except ValueError:
-            templates = None
-        if not isinstance(templates, dict):
-            raise ValueError("a dialogbench preset run's template is a JSON object of task name -> prompt")
         return dialogbench.item_prompt(item.task.slug, fields, item.dialogue, variant.options,
-                                       preset_form(mode), templates)
+                                       preset_form(mode), preset_prompts(template))
     return template.format(
         instruction=settings.get("instruction", ""),
         dialogue=prompts.render_dialogue(item.dialogue),

@@ -72,3 +72,14 @@ def test_generation_run_asks_prompt_sft_and_reports_both_accuracies(packaged, re
     assert figures["accuracy_hard"] == pytest.approx(
         sum(p.probabilities["extraction"]["hard"] == p.gold for p in graded) / len(graded))
     assert summary["overall_accuracy_hard"] == figures["accuracy_hard"]
+
+
+def test_a_preset_run_with_a_template_that_is_not_its_prompts_is_refused(packaged, released_benchmark):
+    with pytest.raises(actions.RunError, match="JSON object of task name -> prompt"):
+        actions.start_run(model=packaged, benchmark=released_benchmark, mode="generate",
+                          settings={"preset": "dialogbench"}, prompt_template="{dialogue}\nAnswer:", enqueue=False)
+    # A template of the preset's own shape is the run's prompts.
+    custom = {"Emotion Classification": "{dialogue_content}\nFeeling? {option_str}"}
+    run = actions.start_run(model=packaged, benchmark=released_benchmark, mode="generate",
+                            settings={"preset": "dialogbench"}, prompt_template=json.dumps(custom), enqueue=False)
+    assert run.prompt_version == "custom"

@@ -62,6 +62,8 @@ def test_preset_settings():
         prompting.resolve_settings("generate", "en", {"preset": "mmlu"})
     with pytest.raises(ValueError, match="unknown settings"):
         prompting.resolve_settings("rating", "en", {"preset": "dialogbench"})
+    with pytest.raises(ValueError, match="JSON object of task name -> prompt"):
+        prompting.preset_prompts("{dialogue}\nAnswer:")
 
 
 def test_option_string():
