@@ -174,13 +174,15 @@ def test_a_shape_no_importer_knows_is_named_with_the_shapes_expected(tmp_path):
     assert Item.objects.count() == Benchmark.objects.count() == 0
 
 
-@pytest.mark.django_db
-@pytest.mark.parametrize("fixture,expected", [("dialogbench_sample.jsonl", "dialogbench"),
-                                              ("diqad_sample.jsonl", "diqad")])
-def test_our_own_shapes_are_still_detected(fixture, expected):
-    from tests.conftest import DEMO_DATA
+@pytest.mark.parametrize("fixture,expected", [("demo/dialogbench_sample.jsonl", "dialogbench"),
+                                              ("demo/diqad_sample.jsonl", "diqad"),
+                                              ("shared/fed/fed_data.json", "fed"),
+                                              ("shared/botchat/mutual_test.jsonl", "mutual")])
+def test_the_other_shapes_are_still_detected(fixture, expected):
+    from tests.conftest import DEMO_DATA, SHARED_DATA
 
-    path = DEMO_DATA / fixture
+    where, name = fixture.split("/", 1)
+    path = (DEMO_DATA if where == "demo" else SHARED_DATA) / name
     if not path.exists():
         pytest.skip(f"no {fixture} in the demo data")
     assert detect(path) == expected
