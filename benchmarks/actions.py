@@ -3,14 +3,17 @@ import itertools
 from dataclasses import dataclass
 from pathlib import Path
 
+from django.core.exceptions import PermissionDenied
 from django.db import connection, transaction
 from psycopg.copy import QueuedLibpqWriter
 from django.utils import timezone
 from django.utils.text import slugify
 
 from .importers import EXPORT_FORMATS, FORMATS, ImportFailure
+from .importers.detect import guess_format
 from .importers.jsonl import HEADER_KEYS
 from .models import Benchmark, Item, Task, canonical_json, hash_of_encoded
+from .permissions import can_import_items
 
 
 @dataclass
@@ -125,3 +128,18 @@ def export_items(benchmark_slug, format_name, path):
             out.write(line + "\n")
             count += 1
     return count - 1 - len(tasks)
+
+
+def import_upload(path, *, actor, benchmark_slug, format_name="", name=""):
+    """A file uploaded through the browser: the same importers and errors as `import_items`, the format
+    guessed from the first record when none is given, and errors naming the uploaded file rather than
+    where it was stored. Returns (format name, ImportSummary)."""
+    if not can_import_items(actor):
+        raise PermissionDenied("Only staff or holders of benchmarks.add_item may import data.")
+    name = name or Path(path).name
+    try:
+        format_name = format_name or guess_format(path, name)
+        return format_name, import_items(path, format_name, benchmark_slug)
+    except ImportFailure as failure:
+        shown = name if failure.path == str(path) else failure.path
+        raise ImportFailure(shown, failure.location, failure.field, failure.expected) from None
