@@ -15,6 +15,7 @@ def settings_fields():
     fields = fields_for_model(CampaignSettings, fields=CampaignSettings.EDITABLE)
     for name, field in fields.items():
         field.help_text = meaning(name)
+        field.label = field.label.replace("Qc ", "QC ")
         if name == "guidelines":
             field.widget = forms.Textarea(attrs={"rows": 4})
     return fields

@@ -10,6 +10,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count
+from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.text import get_valid_filename
 from django.views.decorators.http import require_POST
@@ -78,7 +79,10 @@ def upload(request):
                 failure = error
         if failure is None:
             messages.success(request, f"Imported {name} as {fmt}: {summary}.")
-            return redirect(f"/manage/?benchmark={summary.benchmark}")
+            where = f"/manage/?benchmark={summary.benchmark}"
+            if request.headers.get("x-requested-with") == "XMLHttpRequest":
+                return JsonResponse({"location": where})  # the page goes there itself, message unread
+            return redirect(where)
     status = 400 if request.method == "POST" else 200
     return render(request, "frontend/manage_upload.html", {"form": form, "failure": failure}, status=status)
 

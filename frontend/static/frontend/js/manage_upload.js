@@ -1,6 +1,6 @@
 // Upload with a progress bar: the same form, sent with XMLHttpRequest so that its upload progress can be
-// shown. A success redirects (the browser follows to the page it names); an error page replaces this one's
-// content, with the file, line and field the importer named.
+// shown. A success answers where to go next; an error page replaces this one's content, with the file,
+// line and field the importer named.
 function bind() {
   const form = document.getElementById("upload-form");
   if (!form) return;
@@ -24,8 +24,8 @@ function bind() {
       text.textContent = "Uploaded; importing…";
     });
     xhr.addEventListener("load", () => {
-      if (xhr.status < 400 && xhr.responseURL && new URL(xhr.responseURL).pathname !== new URL(form.action).pathname) {
-        window.location.assign(xhr.responseURL);
+      if (xhr.status === 200 && (xhr.getResponseHeader("Content-Type") || "").startsWith("application/json")) {
+        window.location.assign(JSON.parse(xhr.responseText).location);
         return;
       }
       const page = new DOMParser().parseFromString(xhr.responseText, "text/html");
