@@ -92,7 +92,8 @@ def campaign_new(request):
     if not can_create_campaigns(request.user):
         raise PermissionDenied("Only staff or holders of annotation.add_campaign may create campaigns.")
     source = request.POST if request.method == "POST" else request.GET
-    choice = PresetChoiceForm(source if "benchmark" in source else None,
+    # A link may name only the benchmark: the first preset then fills the settings.
+    choice = PresetChoiceForm({"preset": next(iter(PRESETS)), **source.dict()} if "benchmark" in source else None,
                               initial={"preset": next(iter(PRESETS))})
     form = None
     if choice.is_valid():

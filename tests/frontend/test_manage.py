@@ -117,6 +117,12 @@ def test_creating_a_campaign_goes_through_the_action(client, diqad):
     assert "overall_threshold" in bad.content.decode()
 
 
+def test_a_benchmark_s_link_fills_the_first_preset(client, staff, diqad):
+    page = signed_in(client, staff).get(f"/manage/campaigns/new/?benchmark={diqad}").content.decode()
+    assert 'id="campaign-form"' in page and "errorlist" not in page
+    assert '<option value="production" selected' in page
+
+
 def test_new_campaign_needs_the_permission(client, people, diqad):
     response = signed_in(client, people["ann1"]).get(f"/manage/campaigns/new/?benchmark={diqad}")
     assert response.status_code == 403
