@@ -18,6 +18,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 # DiQAD-shaped items (README's import table): the score each annotator gives each item in round 1, by id.
 ROUND_1 = {"dq-001": 0, "dq-002": 1, "dq-003": 2}
+GUIDELINES = "Score 2 only when the answer is complete, informative and proactive."
 REASON = "Items dq-001 and dq-002 are better than that: reread the proactivity rule."
 
 
@@ -202,6 +203,12 @@ def test_diqad_production_journey(people, tmp_path):
     passwords |= create_accounts(boss, "diqad-07", ["qc1"], "qc")
     passwords |= create_accounts(boss, "diqad-08", ["expert1"], "expert")
     passwords |= create_accounts(boss, "diqad-09", ["researcher"], "viewer")
+    boss.click(f".subnav a[href='/manage/campaigns/{campaign.pk}/settings/']")
+    boss.fill("#id_guidelines", GUIDELINES)
+    boss.fill("#id_note", "guidelines written")
+    boss.click("#save-settings")
+    expect(boss.locator(".messages")).to_contain_text("Settings saved as version 1")
+    shot(boss, "diqad-09-settings", "Settings", "#settings-form .helptext")
     cut_batches(boss, "diqad-10", campaign)
 
     annotators = {}
@@ -267,6 +274,7 @@ def test_diqad_production_journey(people, tmp_path):
     kinds = list(Event.objects.filter(batch=batch).values_list("kind", flat=True))
     assert kinds.count("handed_in") == 2 and "rejected" in kinds and kinds[-1] == "accepted"
     assert Event.objects.get(batch=batch, kind="rejected").reason == REASON
+    assert campaign.settings_versions.get().guidelines == GUIDELINES
     assert set(Membership.objects.filter(campaign=campaign).values_list("user__username", "role")) == {
         ("lead", "manager"), ("ann1", "annotator"), ("ann2", "annotator"), ("qc1", "qc"), ("expert1", "expert"),
         ("researcher", "viewer")}
