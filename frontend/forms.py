@@ -40,6 +40,10 @@ class SettingsForm(forms.Form):
 class SettingsChangeForm(SettingsForm):
     note = forms.CharField(max_length=300, required=False, help_text="Why the settings change (kept with the version).")
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.order_fields([name for name in self.fields if name != "note"] + ["note"])  # next to the button
+
     def changes(self):
         return {name: self.cleaned_data[name] for name in self.changed_data if name in CampaignSettings.EDITABLE}
 

@@ -118,7 +118,9 @@ def cut_batches(page, prefix, campaign):
 
 
 def hand_in(page, prefix, campaign, step):
-    """The manager's overview: hand the batch in (unless the last label already did), then see it stand."""
+    """The manager's overview: hand the batch in, then see where it stands. Where the campaign hands a batch
+    in by itself when its last item gets its final label, the batch is already handed in and the button
+    is not offered."""
     page.goto(f"/manage/campaigns/{campaign.pk}/")
     row = page.locator("#batches tr[data-batch='1']")
     if row.get_attribute("data-state") == "annotating":
@@ -232,8 +234,8 @@ def test_diqad_production_journey(people, tmp_path):
 
     for name, page in annotators.items():
         page.goto("/")
-        # Waits for the round-2 display of the QC's rejection reason on the annotator's page (annotator
-        # pages: "in round 2 the QC's rejection reason is shown").
+        # WAITS FOR the annotator's page to show the QC's rejection reason in round 2 (annotator pages:
+        # "in round 2 the QC's rejection reason is shown"); until then this assertion fails.
         page.locator("a.action", has_text=re.compile("Label items|Resume labelling")).first.click()
         expect(page.locator("main")).to_contain_text(REASON)
         shot(page, f"diqad-17-{name}-round2-reason", "Label", "#item:not([hidden]) .turn")
