@@ -32,6 +32,8 @@ INVALID_SETTINGS = "invalid_settings"
 INVALID_CAMPAIGN = "invalid_campaign"
 NOTHING_TO_CUT = "nothing_to_cut"
 DUPLICATE = "duplicate"
+# People
+INVALID_ACCOUNTS = "invalid_accounts"
 
 
 class ActionError(Exception):

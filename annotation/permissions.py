@@ -79,7 +79,11 @@ class ReadOnly(BasePermission):
         return request.method in SAFE_METHODS
 
 
+def can_create_campaigns(user):
+    """Staff, or holders of annotation.add_campaign (who become the new campaign's manager)."""
+    return bool(user and user.is_authenticated and (user.is_staff or user.has_perm("annotation.add_campaign")))
+
+
 class CanCreateCampaign(BasePermission):
     def has_permission(self, request, view):
-        user = request.user
-        return bool(user and user.is_authenticated and (user.is_staff or user.has_perm("annotation.add_campaign")))
+        return can_create_campaigns(request.user)

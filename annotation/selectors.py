@@ -217,3 +217,26 @@ def labels_visible(user):
     ids = (Membership.objects.filter(user=user, active=True, role__in=READ_LABELS)
            .exclude(role=Role.EXPERT, campaign__protocol=Protocol.GOLD_PANEL).values("campaign_id"))
     return Annotation.objects.filter(Q(campaign_id__in=ids) | Q(annotator=user))
+
+
+def batches_overview(campaign):
+    """Where every batch of a campaign stands: state, round, item counts and its last event."""
+    from django.db.models import OuterRef, Subquery
+
+    from .models import Batch, Event
+
+    last = Event.objects.filter(batch=OuterRef("pk")).order_by("-id").values("id")[:1]
+    batches = list(Batch.objects.filter(campaign=campaign).annotate(last_event_id=Subquery(last)).order_by("number"))
+    events = Event.objects.select_related("actor").in_bulk([b.last_event_id for b in batches if b.last_event_id])
+    counts = defaultdict(Counter)
+    for batch_id, status, n in (BatchItem.objects.filter(campaign=campaign).order_by()
+                                .values_list("batch_id", "status").annotate(n=Count("id"))):
+        counts[batch_id][status] = n
+    rows = []
+    for batch in batches:
+        c = counts[batch.pk]
+        done = c[ItemStatus.LABELLED] + c[ItemStatus.EXCLUDED]
+        rows.append({"batch": batch, "total": sum(c.values()), "done": done, "pending": c[ItemStatus.PENDING],
+                     "disagreements": c[ItemStatus.DISAGREEMENT], "excluded": c[ItemStatus.EXCLUDED],
+                     "last_event": events.get(batch.last_event_id)})
+    return rows

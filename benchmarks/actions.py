@@ -3,6 +3,7 @@ import itertools
 from dataclasses import dataclass
 from pathlib import Path
 
+from django.core.exceptions import PermissionDenied
 from django.db import connection, transaction
 from psycopg.copy import QueuedLibpqWriter
 from django.utils import timezone
@@ -11,6 +12,7 @@ from django.utils.text import slugify
 from .importers import EXPORT_FORMATS, FORMATS, ImportFailure, detect
 from .importers.jsonl import HEADER_KEYS
 from .models import Benchmark, Item, Task, canonical_json, hash_of_encoded
+from .permissions import can_import_items
 
 
 @dataclass
@@ -128,3 +130,18 @@ def export_items(benchmark_slug, format_name, path):
             out.write(line + "\n")
             count += 1
     return count - 1 - len(tasks)
+
+
+def import_upload(path, *, actor, benchmark_slug, format_name="", name=""):
+    """A file uploaded through the browser: the same importers and errors as `import_items`, the format
+    detected from the first record when none is given, and errors naming the uploaded file rather than
+    where it was stored. Returns (format name, ImportSummary)."""
+    if not can_import_items(actor):
+        raise PermissionDenied("Only staff or holders of benchmarks.add_item may import data.")
+    name = name or Path(path).name
+    try:
+        format_name = format_name or detect(path)
+        return format_name, import_items(path, format_name, benchmark_slug)
+    except ImportFailure as failure:
+        shown = name if failure.path == str(path) else failure.path
+        raise ImportFailure(shown, failure.location, failure.field, failure.expected) from None

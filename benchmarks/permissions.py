@@ -17,3 +17,8 @@ def can_see_gold(user):
 class IsStaffOrReadOnly(permissions.BasePermission):
     def has_permission(self, request, view):
         return request.method in permissions.SAFE_METHODS or bool(request.user and request.user.is_staff)
+
+
+def can_import_items(user):
+    """Who may load data into benchmarks from the browser: staff, or holders of benchmarks.add_item."""
+    return bool(user and user.is_authenticated and (user.is_staff or user.has_perm("benchmarks.add_item")))

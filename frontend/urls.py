@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import views
+from . import manage, views
 
 urlpatterns = [
     path("accounts/login/", views.ThrottledLoginView.as_view(), name="login"),
@@ -16,4 +16,13 @@ urlpatterns = [
     path("runs/", views.runs, name="runs"),
     path("reports/<slug:slug>/", views.report, name="report-page"),
     path("reports/<slug:slug>/embed/", views.report_embed, name="report-embed"),
+    path("manage/", manage.manage_home, name="manage"),
+    path("manage/upload/", manage.upload, name="manage-upload"),
+    path("manage/campaigns/new/", manage.campaign_new, name="manage-campaign-new"),
+    path("manage/campaigns/<int:pk>/", manage.campaign_overview, name="manage-campaign"),
+    path("manage/campaigns/<int:pk>/cut/", manage.cut, name="manage-cut"),
+    path("manage/campaigns/<int:pk>/settings/", manage.campaign_settings, name="manage-settings"),
+    path("manage/campaigns/<int:pk>/members/", manage.members, name="manage-members"),
+    path("manage/memberships/<int:pk>/active/", manage.membership_active, name="manage-membership-active"),
+    path("manage/batches/<int:pk>/hand-in/", manage.hand_in, name="manage-hand-in"),
 ]

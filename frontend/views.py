@@ -82,8 +82,10 @@ def home(request):
         roles = selectors.roles_of(user, campaign) if user.is_staff else frozenset(roles_by.get(campaign.pk, ()))
         campaigns.append({"campaign": campaign, "roles": sorted(roles), "waiting": waiting_for(user, campaign, roles)})
     reports = Benchmark.objects.order_by("slug") if can_see_gold(user) else Benchmark.objects.none()
+    from .manage import may_manage  # the manager's pages build on this module's helpers
+
     return render(request, "frontend/home.html", {"campaigns": campaigns, "reports": reports,
-                                                  "model_runs": can_evaluate_models(user)})
+                                                  "model_runs": can_evaluate_models(user), "manage": may_manage(user)})
 
 
 @login_required

@@ -52,23 +52,40 @@ def page(browser, live_server):
     assert not page.errors, page.errors  # no uncaught JS error on any page
 
 
-def sign_in(page, username):
+def sign_in(page, username, password=PASSWORD):
     page.goto("/accounts/login/")
     page.fill("#id_username", username)
-    page.fill("#id_password", PASSWORD)
+    page.fill("#id_password", password)
     page.keyboard.press("Enter")
     page.wait_for_url(lambda url: "/accounts/login/" not in url)
 
 
+WIDTHS = (1366, 800)
+
+
 def shot(page, name, title, key_selector):
-    """Screenshot a page after checking it is the expected one, and that the render is not blank."""
+    """Screenshot a page at each of WIDTHS (name-1366.png, name-800.png) after checking, at each width, that
+    it is the expected one (its title) with its key element visible, and that the render is not blank.
+    The page's own viewport is restored afterwards."""
     assert title in page.title(), page.title()
-    assert page.locator(key_selector).first.is_visible(), key_selector
     SHOTS.mkdir(exist_ok=True)
-    path = SHOTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
-    assert path.stat().st_size > 8_000, f"{path} looks blank"
-    return path
+    viewport = page.viewport_size
+    paths = []
+    try:
+        for width in WIDTHS:
+            page.set_viewport_size({"width": width, "height": 900})
+            key = page.locator(key_selector).first
+            expect(key).to_be_visible()
+            # Wider than the window means a sideways scroll bar: the page does not fit this width.
+            overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+            assert overflow <= 1, f"{name} is {overflow} px wider than {width} px"
+            path = SHOTS / f"{name}-{width}.png"
+            page.screenshot(path=str(path), full_page=True)
+            assert path.stat().st_size > 8_000, f"{path} looks blank"
+            paths.append(path)
+    finally:
+        page.set_viewport_size(viewport)
+    return paths
 
 
 def make_user(username, researcher=False):

@@ -1,0 +1,132 @@
+"""Forms of the manager's pages. They read and check what was typed; the actions decide and write."""
+import re
+
+from django import forms
+from django.forms.models import fields_for_model
+
+from annotation.models import CampaignSettings, Protocol, Role
+from annotation.presets import PRESETS, meaning
+from benchmarks.importers import FORMATS
+from benchmarks.models import Benchmark
+
+
+def settings_fields():
+    """A form field per editable setting, with the model's validators and the setting's meaning as help."""
+    fields = fields_for_model(CampaignSettings, fields=CampaignSettings.EDITABLE)
+    for name, field in fields.items():
+        field.help_text = meaning(name)
+        field.label = field.label.replace("Qc ", "QC ")
+        if name == "guidelines":
+            field.widget = forms.Textarea(attrs={"rows": 4})
+    return fields
+
+
+class SettingsForm(forms.Form):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields.update(settings_fields())
+
+    def settings(self):
+        return {name: self.cleaned_data[name] for name in CampaignSettings.EDITABLE}
+
+    def add_action_errors(self, error):
+        """Put an ActionError's per-field messages next to their fields."""
+        for name, messages in (error.extra.get("errors") or {}).items():
+            self.add_error(name if name in self.fields else None, messages)
+        if not error.extra.get("errors"):
+            self.add_error(None, error.detail)
+
+
+class SettingsChangeForm(SettingsForm):
+    note = forms.CharField(max_length=300, required=False, help_text="Why the settings change (kept with the version).")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.order_fields([name for name in self.fields if name != "note"] + ["note"])  # next to the button
+
+    def changes(self):
+        return {name: self.cleaned_data[name] for name in self.changed_data if name in CampaignSettings.EDITABLE}
+
+
+class PresetChoiceForm(forms.Form):
+    """Step 1 of a new campaign: the benchmark and the protocol preset whose values fill the settings."""
+    benchmark = forms.ModelChoiceField(Benchmark.objects.order_by("slug"), to_field_name="slug",
+                                       empty_label="choose a benchmark")
+    preset = forms.ChoiceField(choices=[(key, p.name) for key, p in PRESETS.items()])
+
+
+class CampaignForm(SettingsForm):
+    name = forms.CharField(max_length=200)
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    protocol = forms.ChoiceField(choices=Protocol.choices)
+    tasks = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple,
+                                      help_text="The tasks of the benchmark this campaign labels.")
+    benchmark = forms.CharField(widget=forms.HiddenInput)
+    preset = forms.CharField(widget=forms.HiddenInput, required=False)
+
+    def __init__(self, *args, benchmark, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["tasks"].choices = [(t.slug, f"{t.name} ({t.slug})") for t in benchmark.tasks.order_by("slug")]
+        # Campaign fields first, then the settings in the model's order.
+        order = ["name", "description", "protocol", "tasks", "benchmark", "preset"]
+        self.order_fields(order + [name for name in self.fields if name not in order])
+
+
+class UploadForm(forms.Form):
+    file = forms.FileField(help_text="A data file in one of the import formats (see the table below).")
+    benchmark = forms.ModelChoiceField(Benchmark.objects.order_by("slug"), to_field_name="slug", required=False,
+                                       empty_label="a new benchmark (give its slug)",
+                                       help_text="Items are added to this benchmark; unchanged items are skipped.")
+    new_benchmark = forms.SlugField(required=False, label="New benchmark slug",
+                                    help_text="Lowercase letters, digits and hyphens, e.g. diqad-2026.")
+    format = forms.ChoiceField(required=False, choices=[("", "recognise from the file")]
+                               + [(name, name) for name in sorted(FORMATS)])
+
+    def clean(self):
+        data = super().clean()
+        chosen, new = data.get("benchmark"), data.get("new_benchmark")
+        if chosen and new:
+            raise forms.ValidationError("Choose a benchmark or give a new slug, not both.")
+        if not chosen and not new and "new_benchmark" not in self.errors:
+            self.add_error("new_benchmark", "Give the new benchmark's slug, or choose a benchmark.")
+        if new and Benchmark.objects.filter(slug=new).exists():
+            self.add_error("new_benchmark", f"A benchmark {new} exists already; choose it in the list.")
+        data["slug"] = chosen.slug if chosen else new
+        return data
+
+
+ROLE_CHOICES = [(role.value, role.label) for role in Role]
+SEPARATORS = re.compile(r"[\s,;]+")
+
+
+class AccountsForm(forms.Form):
+    people = forms.CharField(widget=forms.Textarea(attrs={"rows": 5}), label="New accounts",
+                             help_text="One person a line: a username, optionally followed by an email "
+                                       "(separated by a space, comma or semicolon).")
+    role = forms.ChoiceField(choices=ROLE_CHOICES, initial=Role.ANNOTATOR, label="Role in this campaign")
+
+    def clean_people(self):
+        people = []
+        for number, line in enumerate(self.cleaned_data["people"].splitlines(), start=1):
+            parts = [part for part in SEPARATORS.split(line.strip()) if part]
+            if not parts:
+                continue
+            if len(parts) > 2:
+                raise forms.ValidationError(f"Line {number}: expected a username and an optional email, "
+                                            f"got {len(parts)} words.")
+            people.append((parts[0], parts[1] if len(parts) == 2 else ""))
+        if not people:
+            raise forms.ValidationError("Give at least one username.")
+        return people
+
+
+class MembersForm(forms.Form):
+    usernames = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), label="Usernames",
+                                help_text="Existing accounts, separated by spaces, commas or new lines.")
+    role = forms.ChoiceField(choices=ROLE_CHOICES, initial=Role.ANNOTATOR)
+
+    def clean_usernames(self):
+        names = [name for name in SEPARATORS.split(self.cleaned_data["usernames"]) if name]
+        if not names:
+            raise forms.ValidationError("Give at least one username.")
+        return list(dict.fromkeys(names))

@@ -1,0 +1,244 @@
+"""The manager's pages: data upload, new campaigns from a protocol preset, settings, people and batches.
+
+Django forms post to these views, which call the apps' actions; a refused action comes back as a message
+on the page (nothing written), never as an error page.
+"""
+import tempfile
+from pathlib import Path
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count
+from django.http import JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.text import get_valid_filename
+from django.views.decorators.http import require_POST
+
+from annotation import accounts, actions, selectors
+from annotation.errors import ActionError
+from annotation.models import Batch, Membership, Role
+from annotation.permissions import can_create_campaigns
+from annotation.presets import PRESETS
+from benchmarks.actions import import_upload
+from benchmarks.importers import ImportFailure
+from benchmarks.models import Benchmark
+from benchmarks.permissions import can_import_items
+
+from .forms import (AccountsForm, CampaignForm, MembersForm, PresetChoiceForm, SettingsChangeForm, UploadForm)
+from .views import campaign_with_role
+
+
+def managed_campaigns(user):
+    ids = selectors.campaigns_with_role(user, {Role.MANAGER})
+    campaigns = selectors.visible_campaigns(user)
+    return campaigns if ids is None else campaigns.filter(pk__in=ids)
+
+
+def may_manage(user):
+    """Whether the manager's pages have anything for this person."""
+    return (can_create_campaigns(user) or can_import_items(user) or accounts.may_create_accounts(user)
+            or managed_campaigns(user).exists())
+
+
+def managed(request, pk):
+    campaign, _ = campaign_with_role(request.user, pk, {Role.MANAGER}, "manage it")
+    return campaign
+
+
+@login_required
+def manage_home(request):
+    if not may_manage(request.user):
+        raise PermissionDenied("These pages are for managers.")
+    benchmarks = Benchmark.objects.annotate(n_tasks=Count("tasks", distinct=True),
+                                            n_items=Count("tasks__items")).order_by("slug")
+    return render(request, "frontend/manage_home.html", {
+        "campaigns": managed_campaigns(request.user).order_by("name"), "benchmarks": benchmarks,
+        "can_create": can_create_campaigns(request.user), "can_import": can_import_items(request.user)})
+
+
+@login_required
+def upload(request):
+    if not can_import_items(request.user):
+        raise PermissionDenied("Only staff or holders of benchmarks.add_item may import data.")
+    initial = {"benchmark": request.GET.get("benchmark")} if request.GET.get("benchmark") else {}
+    form = UploadForm(request.POST or None, request.FILES or None, initial=initial)
+    failure = None
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        name = get_valid_filename(Path(upload.name).name) or "upload"
+        with tempfile.TemporaryDirectory(prefix="hb-upload-") as folder:
+            path = Path(folder) / name
+            with open(path, "wb") as out:
+                for chunk in upload.chunks():
+                    out.write(chunk)
+            try:
+                fmt, summary = import_upload(path, actor=request.user, benchmark_slug=form.cleaned_data["slug"],
+                                             format_name=form.cleaned_data["format"], name=name)
+            except ImportFailure as error:
+                failure = error
+        if failure is None:
+            messages.success(request, f"Imported {name} as {fmt}: {summary}.")
+            where = f"/manage/?benchmark={summary.benchmark}"
+            if request.headers.get("x-requested-with") == "XMLHttpRequest":
+                return JsonResponse({"location": where})  # the page goes there itself, message unread
+            return redirect(where)
+    status = 400 if request.method == "POST" else 200
+    return render(request, "frontend/manage_upload.html", {"form": form, "failure": failure}, status=status)
+
+
+@login_required
+def campaign_new(request):
+    if not can_create_campaigns(request.user):
+        raise PermissionDenied("Only staff or holders of annotation.add_campaign may create campaigns.")
+    source = request.POST if request.method == "POST" else request.GET
+    # A link may name only the benchmark: the first preset then fills the settings.
+    choice = PresetChoiceForm({"preset": next(iter(PRESETS)), **source.dict()} if "benchmark" in source else None,
+                              initial={"preset": next(iter(PRESETS))})
+    form = None
+    if choice.is_valid():
+        benchmark, preset = choice.cleaned_data["benchmark"], PRESETS[choice.cleaned_data["preset"]]
+        if request.method == "POST":
+            form = CampaignForm(request.POST, benchmark=benchmark)
+            if form.is_valid():
+                data = form.cleaned_data
+                try:
+                    campaign = actions.create_campaign(
+                        actor=request.user, name=data["name"], description=data["description"], benchmark=benchmark,
+                        protocol=data["protocol"], tasks=data["tasks"], settings=form.settings())
+                except ActionError as error:
+                    form.add_action_errors(error)
+                else:
+                    messages.success(request, f"Campaign {campaign.name} created with the {preset.name} preset. "
+                                              "Next: add people, then cut batches.")
+                    return redirect("manage-members", campaign.pk)
+        else:
+            form = CampaignForm(benchmark=benchmark, initial={
+                **preset.values(), "protocol": preset.protocol, "benchmark": benchmark.slug, "preset": preset.key,
+                "tasks": [t.slug for t in benchmark.tasks.all()], "name": f"{benchmark.name}: {preset.name}"})
+    status = 400 if request.method == "POST" else 200
+    return render(request, "frontend/manage_campaign_new.html",
+                  {"choice": choice, "form": form, "presets": PRESETS.values(),
+                   "preset": PRESETS.get(choice.cleaned_data["preset"]) if choice.is_valid() else None},
+                  status=status)
+
+
+@login_required
+def campaign_overview(request, pk):
+    campaign = managed(request, pk)
+    return render(request, "frontend/manage_campaign.html", {
+        "campaign": campaign, "batches": selectors.batches_overview(campaign),
+        "members": Membership.objects.filter(campaign=campaign, active=True).count(),
+        "settings": campaign.settings})
+
+
+def _act(request, what, *args, **kwargs):
+    """Run an action; its refusal becomes an error message on the page the manager goes back to."""
+    try:
+        return what(*args, **kwargs)
+    except ActionError as error:
+        messages.error(request, error.detail)
+        return None
+
+
+@login_required
+@require_POST
+def cut(request, pk):
+    campaign = managed(request, pk)
+    batches = _act(request, actions.cut_batches, campaign, actor=request.user)
+    if batches:
+        sizes = sum(b.items.count() for b in batches)
+        messages.success(request, f"Cut {len(batches)} batch{'es' if len(batches) > 1 else ''} ({sizes} items).")
+    return redirect("manage-campaign", campaign.pk)
+
+
+@login_required
+@require_POST
+def hand_in(request, pk):
+    batch = get_object_or_404(Batch.objects.select_related("campaign"), pk=pk)
+    managed(request, batch.campaign_id)
+    if _act(request, actions.hand_in_batch, batch, actor=request.user):
+        messages.success(request, f"Batch {batch.number} handed in; its QC sample is drawn.")
+    return redirect("manage-campaign", batch.campaign_id)
+
+
+@login_required
+def campaign_settings(request, pk):
+    campaign = managed(request, pk)
+    current = campaign.settings
+    form = SettingsChangeForm(request.POST or None, initial=current.values())
+    if request.method == "POST" and form.is_valid():
+        changes = form.changes()
+        if not changes:
+            messages.info(request, "Nothing changed.")
+            return redirect("manage-settings", campaign.pk)
+        try:
+            version = actions.update_settings(campaign, actor=request.user, changes=changes,
+                                              note=form.cleaned_data["note"])
+        except ActionError as error:
+            form.add_action_errors(error)
+        else:
+            made = "a new version" if version.version != current.version else "the same version (no batch used it yet)"
+            messages.success(request, f"Settings saved as version {version.version}, {made}: "
+                                      + ", ".join(sorted(changes)) + ".")
+            return redirect("manage-settings", campaign.pk)
+    return render(request, "frontend/manage_settings.html",
+                  {"campaign": campaign, "form": form, "current": current,
+                   "versions": campaign.settings_versions.order_by("-version")},
+                  status=400 if request.method == "POST" else 200)
+
+
+@login_required
+def members(request, pk):
+    campaign = managed(request, pk)
+    members_form, accounts_form, created = MembersForm(prefix="m"), AccountsForm(prefix="a"), None
+    if request.method == "POST":
+        if "create" in request.POST:
+            accounts_form = AccountsForm(request.POST, prefix="a")
+            if accounts_form.is_valid():
+                try:
+                    created = accounts.create_accounts(campaign, actor=request.user,
+                                                       people=accounts_form.cleaned_data["people"],
+                                                       role=accounts_form.cleaned_data["role"])
+                except ActionError as error:
+                    for problem in error.extra.get("errors") or [error.detail]:
+                        accounts_form.add_error(None, problem)
+                else:
+                    accounts_form = AccountsForm(prefix="a")
+        else:
+            members_form = MembersForm(request.POST, prefix="m")
+            remove = "remove" in request.POST
+            if members_form.is_valid():
+                names, role = members_form.cleaned_data["usernames"], members_form.cleaned_data["role"]
+                change = accounts.remove_members if remove else accounts.add_members
+                try:
+                    change(campaign, actor=request.user, usernames=names, role=role)
+                except ActionError as error:
+                    for problem in error.extra.get("errors") or [error.detail]:
+                        members_form.add_error(None, problem)
+                else:
+                    done = "removed from" if remove else "added to"
+                    messages.success(request, f"{', '.join(names)} {done} the campaign as {role}.")
+                    return redirect("manage-members", campaign.pk)
+    response = render(request, "frontend/manage_members.html", {
+        "campaign": campaign, "members_form": members_form, "accounts_form": accounts_form, "created": created,
+        "may_create_accounts": accounts.may_create_accounts(request.user),
+        "memberships": Membership.objects.filter(campaign=campaign).select_related("user").order_by(
+            "-active", "role", "user__username")},
+        status=400 if request.method == "POST" and created is None else 200)
+    if created:
+        response["Cache-Control"] = "no-store"  # the passwords are shown once and kept nowhere
+    return response
+
+
+@login_required
+@require_POST
+def membership_active(request, pk):
+    membership = get_object_or_404(Membership.objects.select_related("campaign", "user"), pk=pk)
+    managed(request, membership.campaign_id)
+    active = request.POST.get("active") == "1"
+    if _act(request, actions.set_member_active, membership, actor=request.user, active=active):
+        messages.success(request, f"{membership.user.username} {'restored' if active else 'removed'} "
+                                  f"as {membership.role}.")
+    return redirect("manage-members", membership.campaign_id)
+
