@@ -9,6 +9,7 @@ from tests.conftest import DEMO_DATA
 from tests.modeleval.test_runs import fake_rows
 
 from .conftest import expect, make_user, shot, sign_in
+from .test_flows import campaign_for, label_all, people  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -73,3 +74,22 @@ def test_progress_moves_per_chunk_and_a_cancelled_run_shows_what_it_scored(page,
     expect(row.locator(".state")).to_contain_text("cancelled")
     assert run.predictions.count() == 3
     shot(page, "runs-cancelled", "Model runs", "#runs tr[data-state='cancelled']")
+
+
+def test_dashboard_downloads_the_raw_annotations(page, people):
+    campaign = campaign_for(people)
+    label_all(campaign, people["ann1"])
+    sign_in(page, "viewer")
+    page.goto(f"/campaigns/{campaign.pk}/dashboard/")
+    with page.expect_download() as info:
+        page.click("#export-csv")
+    rows = open(info.value.path(), encoding="utf-8").read().splitlines()
+    assert info.value.suggested_filename == f"annotations-campaign-{campaign.pk}.csv"
+    assert rows[0].startswith("annotation_id,campaign,task,item_external_id") and len(rows) == 1 + 4
+    with page.expect_download() as info:
+        page.click("#export-jsonl")
+    assert len(open(info.value.path(), encoding="utf-8").read().splitlines()) == 4
+    page.wait_for_selector("#batches tr")
+    for width in (1366, 800):
+        page.set_viewport_size({"width": width, "height": 900})
+        shot(page, f"dashboard-export-{width}", "Dashboard", "#export-csv")

@@ -39,6 +39,7 @@ MATRIX = {
     ("campaign-list", "post"):                        "nnnnnnnY",
     ("campaign-detail", "get"):                       "nnYYYYnY",
     ("campaign-baseline", "get"):                     "nnnnYYnY",
+    ("campaign-annotations-export", "get"):           "nnnYYYnY",
     ("campaign-create-gold-version", "post"):         "nnnnnnnY",
     ("campaign-cut-batches", "post"):                 "nnnnnnnY",
     ("campaign-disagreements-by-guideline", "get"):   "nnnnYYnY",
