@@ -4,6 +4,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 import psutil
@@ -44,11 +45,25 @@ def children_after_start(server):
     pytest.fail("serve started no worker")
 
 
+def local_mode_answers(port):
+    """The local mode serves the site's own pages and static files, never Django's debug pages."""
+    base = f"http://127.0.0.1:{port}"
+    try:
+        urllib.request.urlopen(f"{base}/no-such-page/", timeout=10)
+        pytest.fail("an unknown URL answered 200")
+    except urllib.error.HTTPError as error:
+        page = error.read().decode()
+        assert error.code == 404 and 'id="not-found"' in page and "URLconf" not in page, page[:500]
+    assert urllib.request.urlopen(f"{base}/favicon.ico", timeout=10).read()[:4] == b"\x00\x00\x01\x00"
+    assert b".topbar" in urllib.request.urlopen(f"{base}/static/frontend/app.css", timeout=10).read()
+
+
 @pytest.mark.parametrize("how", ["sigterm", "ctrl-c"])
 def test_stopping_serve_stops_its_worker(tmp_path, how):
     server, port = start_serve(tmp_path)
     try:
         children = children_after_start(server)
+        local_mode_answers(port)
         if how == "sigterm":
             server.send_signal(signal.SIGTERM)  # `kill PID`, systemd, docker stop: the server process only
         else:
