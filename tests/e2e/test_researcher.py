@@ -93,3 +93,31 @@ def test_dashboard_downloads_the_raw_annotations(page, people):
     for width in (1366, 800):
         page.set_viewport_size({"width": width, "height": 900})
         shot(page, f"dashboard-export-{width}", "Dashboard", "#export-csv")
+
+
+def report_fits(page):
+    """(height the frame shows, height of the report inside it, page height, viewport height)."""
+    return page.evaluate("""() => {
+        const inner = document.getElementById('report-frame').contentDocument;
+        const body = inner.body.getBoundingClientRect().height;
+        return [inner.documentElement.clientHeight, inner.documentElement.scrollHeight,
+                document.documentElement.scrollHeight, innerHeight, body];
+    }""")
+
+
+def test_report_page_uses_the_pages_scroll(page, researcher):
+    sign_in(page, "researcher")
+    for width in (1366, 800):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto("/reports/db-demo/")
+        page.frame_locator("#report-frame").locator("table").first.wait_for()
+        expect(page.locator("#report-frame")).to_have_attribute("data-fitted", "1")
+        frame_height, report_height, page_height, viewport, body = report_fits(page)
+        assert body > viewport  # a long report ...
+        assert report_height <= frame_height + 1 and frame_height - body < 100  # ... shown whole, no scroll box
+        assert page_height > report_height  # the page scrolls instead
+        shot(page, f"report-{width}", "Report", "#report-frame")
+    page.set_viewport_size({"width": 1366, "height": 900})  # wider: the report gets shorter, and so does the frame
+    expect(page.locator("#report-frame")).to_have_attribute("data-width", "1366")
+    frame_height, report_height, _, _, body = report_fits(page)
+    assert report_height <= frame_height + 1 and frame_height - body < 100
