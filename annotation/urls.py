@@ -1,6 +1,7 @@
+from django.urls import re_path
 from rest_framework.routers import SimpleRouter
 
-from . import api
+from . import api, export_api
 
 router = SimpleRouter()
 router.register("campaigns", api.CampaignViewSet, basename="campaign")
@@ -11,4 +12,7 @@ router.register("annotations", api.AnnotationViewSet, basename="annotation")
 router.register("disagreements", api.DisagreementViewSet, basename="disagreement")
 router.register("gold-versions", api.GoldVersionViewSet, basename="gold-version")
 
-urlpatterns = router.urls
+urlpatterns = router.urls + [
+    re_path(r"^campaigns/(?P<pk>[0-9]+)/annotations/export/$", export_api.AnnotationExportView.as_view(),
+         name="campaign-annotations-export"),
+]

@@ -38,7 +38,9 @@ DEFAULT_SECRET_KEY = "insecure-development-key-change-me"
 SECRET_KEY = os.environ.get("SECRET_KEY", DEFAULT_SECRET_KEY)
 if PRODUCTION and SECRET_KEY == DEFAULT_SECRET_KEY:
     raise ImproperlyConfigured("HB_PRODUCTION=1 needs SECRET_KEY set in the environment (not the default).")
-DEBUG = env_bool("DEBUG", default=not PRODUCTION)
+# Off unless asked for (DEBUG=1), in the local mode too: Django's debug pages list every URL and
+# show settings and tracebacks to whoever can reach the port.
+DEBUG = env_bool("DEBUG", default=False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -153,6 +155,11 @@ STORAGES = {
         else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },
 }
+# Static files come from the apps' folders outside production (no collectstatic for bin/run);
+# files at the site's root (/favicon.ico) from frontend/root.
+WHITENOISE_USE_FINDERS = not PRODUCTION
+WHITENOISE_AUTOREFRESH = not PRODUCTION
+WHITENOISE_ROOT = BASE_DIR / "frontend" / "root"
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
@@ -231,4 +238,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
+    "filters": {"one_line_403": {"()": "config.logfilters.OneLineForbidden"}},
+    "loggers": {"django.request": {"filters": ["one_line_403"]}},
 }

@@ -9,6 +9,7 @@ from django.views.decorators.clickjacking import xframe_options_sameorigin
 
 from annotation import selectors
 from annotation.models import Assignment, Batch, BatchState, Campaign, DisagreementStatus, Protocol, Role
+from annotation.permissions import CanReadLabels
 from annotation.qc import evaluate_sample
 from benchmarks.models import Benchmark
 from benchmarks.permissions import can_see_gold
@@ -138,9 +139,10 @@ def disagreements(request, pk):
 
 @login_required
 def dashboard(request, pk):
-    campaign, _ = campaign_with_role(request.user, pk, selectors.READ_BATCHES, "see its dashboard")
+    campaign, roles = campaign_with_role(request.user, pk, selectors.READ_BATCHES, "see its dashboard")
     return render(request, "frontend/dashboard.html", {"campaign": campaign,
-                                                       "with_report": can_see_gold(request.user)})
+                                                       "with_report": can_see_gold(request.user),
+                                                       "can_export": bool(roles & CanReadLabels().allowed(campaign))})
 
 
 @login_required

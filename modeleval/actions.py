@@ -81,22 +81,33 @@ def model_named(name) -> ModelSpec:
 # --- runs --------------------------------------------------------------------------------
 
 
-def _check_task(task, mode):
+SELFCHAT_REFUSAL = "a self-chat run writes items rather than scoring them: use run_selfchat (manage.py selfchat)"
+
+
+def mode_unsuited(task, mode) -> str | None:
+    """Why `mode` cannot score `task` by its primary question, or None when it can. The run form
+    offers a benchmark's modes by this rule (`selectors.run_modes`), and `start_run` refuses by it."""
     spec = question(task.form, task.primary_key)
     if mode in prompting.MC_MODES and not (spec["type"] in CHOICE_TYPES and spec.get("options") == "item"):
-        raise RunError("mode_unsuited", f"task {task}: mode {mode} needs a choice question whose options come from "
-                                        f"the items; the primary question {spec['key']!r} is {spec['type']}")
+        return (f"task {task}: mode {mode} needs a choice question whose options come from "
+                f"the items; the primary question {spec['key']!r} is {spec['type']}")
     if mode == Mode.RATING and spec["type"] != "scale":
-        raise RunError("mode_unsuited", f"task {task}: rating mode needs a scale as primary question "
-                                        f"(or settings.quality naming one), {spec['key']!r} is {spec['type']}")
+        return (f"task {task}: rating mode needs a scale as primary question "
+                f"(or settings.quality naming one), {spec['key']!r} is {spec['type']}")
     if mode == Mode.PAIRWISE and not (spec["type"] == "single_choice" and isinstance(spec.get("options"), list)
                                       and {str(o["value"]) for o in spec["options"]} == set(PAIRWISE_LABELS)):
-        raise RunError("mode_unsuited", f"task {task}: pairwise mode needs BotChat's question (which conversation "
-                                        f"involves a machine: {', '.join(PAIRWISE_LABELS)}) as primary question")
+        return (f"task {task}: pairwise mode needs BotChat's question (which conversation "
+                f"involves a machine: {', '.join(PAIRWISE_LABELS)}) as primary question")
     if mode == Mode.SINGLE_JUDGE and not (spec["type"] == "boolean" and any(
             q["key"] == SINGLE_INDEX and q["type"] == "index" for q in task.form.get("questions", []))):
-        raise RunError("mode_unsuited", f"task {task}: single_judge mode needs BotChat's single-dialogue question "
-                                        f"(is any utterance machine-written, and {SINGLE_INDEX!r}) as primary question")
+        return (f"task {task}: single_judge mode needs BotChat's single-dialogue question "
+                f"(is any utterance machine-written, and {SINGLE_INDEX!r}) as primary question")
+    return None
+
+
+def _check_task(task, mode):
+    if reason := mode_unsuited(task, mode):
+        raise RunError("mode_unsuited", reason)
 
 
 def _select_items(tasks, item_ids, limit):
@@ -165,8 +176,7 @@ def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=Non
     `limit` narrow it), cut it into chunks of `chunk_size` items, and, on commit, put each chunk
     on the `gpu` queue (`enqueue=False` leaves them for `runner.run_sync`)."""
     if mode == Mode.SELFCHAT:
-        raise RunError("bad_mode", "a self-chat run writes items rather than scoring them: use run_selfchat "
-                                   "(manage.py selfchat)")
+        raise RunError("bad_mode", SELFCHAT_REFUSAL)
     if mode not in Mode.values:
         raise RunError("bad_mode", f"mode must be one of {Mode.values}")
     if position_policy not in PositionPolicy.values:

@@ -1,16 +1,18 @@
 from django_filters import rest_framework as filters
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import APIException
+from rest_framework.exceptions import APIException, NotFound
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
+
+from benchmarks.models import Benchmark
 
 from . import actions, selectors
 from .models import EvalRun, ModelSpec, Prediction
 from .permissions import IsResearcherOrStaff, IsStaffToWrite
 from .serializers import (EvalRunSerializer, ModelSpecSerializer, PredictionSerializer, RunChunkSerializer,
-                          RunEventSerializer, StartRunSerializer)
+                          RunEventSerializer, RunModeSerializer, StartRunSerializer)
 
 BROKER_RETRY_AFTER_S = 60
 
@@ -76,6 +78,17 @@ class EvalRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
                                 headers={"Retry-After": str(BROKER_RETRY_AFTER_S)})
             raise Refused(error) from None
         return Response(EvalRunSerializer(run).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(parameters=[OpenApiParameter("benchmark", str, required=True, description="Benchmark slug")],
+                   responses={200: RunModeSerializer(many=True)},
+                   description="Every run mode, whether it can score all the benchmark's tasks, and why not.")
+    @action(detail=False, pagination_class=None, filterset_class=None)
+    def modes(self, request):
+        slug = request.query_params.get("benchmark", "")
+        benchmark = Benchmark.objects.filter(slug=slug).first()
+        if benchmark is None:
+            raise NotFound(f"no benchmark {slug!r}")
+        return Response(RunModeSerializer(selectors.run_modes(benchmark), many=True).data)
 
     @extend_schema(request=None, responses={200: EvalRunSerializer, 409: OpenApiResponse(description="not active")})
     @action(detail=True, methods=["post"])

@@ -7,12 +7,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from .models import EvalRun, Mode, ParseStatus, Prediction
+from django.db.models import Count, Q
+
+from .actions import SELFCHAT_REFUSAL, mode_unsuited
+from .models import ChunkState, EvalRun, Mode, ParseStatus, Prediction
 from .scorers.positions import accuracy_by_position
 
 
 def runs():
-    return EvalRun.objects.select_related("model", "benchmark", "created_by").prefetch_related("tasks")
+    return (EvalRun.objects.select_related("model", "benchmark", "created_by").prefetch_related("tasks")
+            .annotate(chunks_running=Count("chunks", filter=Q(chunks__state=ChunkState.RUNNING))))
 
 
 def predictions(run_id=None):
@@ -73,3 +77,19 @@ def run_summary(run: EvalRun) -> dict:
     if hard := [t["accuracy_hard"] for t in tasks.values() if "accuracy_hard" in t]:
         summary["overall_accuracy_hard"] = sum(hard) / len(hard)
     return summary
+
+
+def run_modes(benchmark) -> list[dict]:
+    """Each run mode with whether it can score every task of the benchmark (a run without a task list
+    takes them all) and, when not, why: the rule is `actions.mode_unsuited`, the one `start_run` applies."""
+    tasks = list(benchmark.tasks.order_by("slug"))
+    modes = []
+    for mode, label in Mode.choices:
+        if mode == Mode.SELFCHAT:
+            reasons = [SELFCHAT_REFUSAL]
+        elif not tasks:
+            reasons = [f"benchmark {benchmark.slug} has no tasks"]
+        else:
+            reasons = [reason for task in tasks if (reason := mode_unsuited(task, mode))]
+        modes.append({"mode": mode, "label": label, "available": not reasons, "reasons": reasons})
+    return modes

@@ -2,7 +2,7 @@ from rest_framework import serializers
 
 from benchmarks.models import Benchmark
 
-from .models import Dtype, EvalRun, Mode, ModelSpec, PositionPolicy, Prediction, RunChunk, RunEvent
+from .models import ChunkState, Dtype, EvalRun, Mode, ModelSpec, PositionPolicy, Prediction, RunChunk, RunEvent
 
 
 class ModelSpecSerializer(serializers.ModelSerializer):
@@ -21,6 +21,12 @@ class RunProgressSerializer(serializers.Serializer):
     chunks_done = serializers.IntegerField()
     chunks_total = serializers.IntegerField()
     fraction = serializers.FloatField(source="progress")
+    chunks_running = serializers.SerializerMethodField(
+        help_text="Chunks being scored now; a cancelled run's running chunk still finishes and is counted")
+
+    def get_chunks_running(self, run) -> int:
+        counted = getattr(run, "chunks_running", None)  # annotated by selectors.runs()
+        return counted if counted is not None else run.chunks.filter(state=ChunkState.RUNNING).count()
 
 
 class EvalRunSerializer(serializers.ModelSerializer):
@@ -56,6 +62,13 @@ class StartRunSerializer(serializers.Serializer):
     position_policy = serializers.ChoiceField(PositionPolicy.choices, default=PositionPolicy.AS_IS)
     chunk_size = serializers.IntegerField(min_value=1, max_value=10_000, default=16)
     max_attempts = serializers.IntegerField(min_value=1, max_value=20, default=3)
+
+
+class RunModeSerializer(serializers.Serializer):
+    mode = serializers.CharField()
+    label = serializers.CharField()
+    available = serializers.BooleanField()
+    reasons = serializers.ListField(child=serializers.CharField(), help_text="Why the mode cannot score the tasks")
 
 
 class RunChunkSerializer(serializers.ModelSerializer):

@@ -24,6 +24,14 @@ def _figure(width, height):
     return Figure(figsize=(width, height), layout="constrained")
 
 
+def _legend(fig, ax):
+    """The legend beside the axes, never over the data; none for a single unnamed series."""
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        # "outside" places it in the figure's margin; constrained layout shrinks the axes to make room.
+        fig.legend(handles, labels, loc="outside right upper", fontsize=7, frameon=False)
+
+
 def gap_plot(report):
     """Human (majority) minus model accuracy per task, with the paired-bootstrap interval."""
     mc = report.get("multiple_choice")
@@ -54,7 +62,7 @@ def gap_plot(report):
         ax.invert_yaxis()
         ax.set_xlabel("human (majority) accuracy minus model accuracy")
         ax.set_title(f"Gap per task, {int(report['options']['confidence'] * 100)}% paired-bootstrap interval")
-        ax.legend(loc="best", fontsize=7)
+        _legend(fig, ax)
         return to_svg(fig)
 
 
@@ -90,7 +98,7 @@ def position_plot(report):
         ax.set_xlabel("position of the correct answer")
         ax.set_ylabel("accuracy")
         ax.set_title("Position bias")
-        ax.legend(loc="best", fontsize=7)
+        _legend(fig, ax)
         return to_svg(fig)
 
 
@@ -113,7 +121,7 @@ def agreement_plot(report):
         ax.axvline(0, color="grey", linewidth=0.8)
         ax.set_xlabel("agreement (undefined shown as 0; see the table)")
         ax.set_title("Agreement per question")
-        ax.legend(loc="best", fontsize=7)
+        _legend(fig, ax)
         return to_svg(fig)
 
 
@@ -153,7 +161,7 @@ def pass_at_n_plot(report):
         ax.set_xlabel("N (utterances shown)")
         ax.set_ylabel("share passing as human")
         ax.set_title("pass@N")
-        ax.legend(loc="best", fontsize=7)
+        _legend(fig, ax)
         return to_svg(fig)
 
 

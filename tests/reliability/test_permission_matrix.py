@@ -39,6 +39,7 @@ MATRIX = {
     ("campaign-list", "post"):                        "nnnnnnnY",
     ("campaign-detail", "get"):                       "nnYYYYnY",
     ("campaign-baseline", "get"):                     "nnnnYYnY",
+    ("campaign-annotations-export", "get"):           "nnnYYYnY",
     ("campaign-create-gold-version", "post"):         "nnnnnnnY",
     ("campaign-cut-batches", "post"):                 "nnnnnnnY",
     ("campaign-disagreements-by-guideline", "get"):   "nnnnYYnY",
@@ -84,12 +85,13 @@ MATRIX = {
     ("evalrun-chunks", "get"):                        "nnnnnnYY",
     ("evalrun-events", "get"):                        "nnnnnnYY",
     ("evalrun-summary", "get"):                       "nnnnnnYY",
+    ("evalrun-modes", "get"):                         "nnnnnnYY",
     ("prediction-list", "get"):                       "nnnnnnYY",
     ("prediction-detail", "get"):                     "nnnnnnYY",
     # Reports show gold: staff, researchers, and members who read gold in a campaign and label in none.
     ("report", "get"):                                "nnnnYYYY",
 }
-QUERIES = {"report": {"benchmark": "diqad-demo"}}
+QUERIES = {"report": {"benchmark": "diqad-demo"}, "evalrun-modes": {"benchmark": "diqad-demo"}}
 # A body for writes whose refusal depends on it (the campaign named in the body decides the role).
 BODIES = {"membership-list": lambda pks: {"campaign": pks["campaign"], "user": "user", "role": "viewer"}}
 

@@ -1,4 +1,5 @@
-// Model runs: start one, watch its progress by polling while any run is active, cancel it.
+// Model runs: start one, watch its progress chunk by chunk by polling, cancel it. The modes offered
+// are those the server says can score every task of the chosen benchmark; the others are listed with why.
 import { api, ApiError, el, say } from "./api.js";
 
 const $ = (id) => document.getElementById(id);
@@ -6,14 +7,27 @@ const notice = $("notice");
 const ACTIVE = ["queued", "running"];
 let timer = null;
 
+// A cancelled or failed run can still have a chunk being scored: it finishes and is counted.
+const moving = (run) => ACTIVE.includes(run.state) || run.progress.chunks_running > 0;
+
+function progressText(run) {
+  const p = run.progress;
+  if (ACTIVE.includes(run.state) || run.state === "finished") {
+    return `${p.items_done} / ${p.items_total} items scored · chunk ${p.chunks_done} of ${p.chunks_total}`;
+  }
+  const still = p.chunks_running ? `; ${p.chunks_running} chunk still being scored is kept` : "";
+  return `${p.items_done} of ${p.items_total} items scored before it stopped (${p.chunks_done} of ${p.chunks_total} chunks${still})`;
+}
+
 function row(run) {
   const p = run.progress;
   const active = ACTIVE.includes(run.state);
   return el("tr", { dataset: { run: run.id, state: run.state } },
     el("td", {}, `#${run.id}`), el("td", {}, run.model), el("td", {}, run.benchmark), el("td", {}, run.mode),
     el("td", { class: `state ${run.state}` }, run.state, run.reason && run.state !== "finished" ? ` (${run.reason})` : ""),
-    el("td", {}, el("progress", { max: p.items_total || 1, value: p.items_done, "aria-label": `Run ${run.id} progress` }),
-      ` ${p.items_done}/${p.items_total} items`),
+    el("td", { class: "run-progress" },
+      el("progress", { max: p.items_total || 1, value: p.items_done, "aria-label": `Run ${run.id} progress` }),
+      " ", el("span", { class: "scored" }, progressText(run))),
     el("td", {}, active ? el("button", { type: "button", class: "danger", onclick: () => cancel(run.id) }, "Cancel")
       : run.state === "finished" ? el("a", { href: `/reports/${run.benchmark}/` }, "Report") : ""));
 }
@@ -22,14 +36,14 @@ async function refresh() {
   clearTimeout(timer);
   const runs = await api("/api/v1/runs/?limit=20");
   $("runs").replaceChildren(...runs.results.map(row));
-  if (runs.results.some((r) => ACTIVE.includes(r.state))) timer = setTimeout(() => refresh().catch(retry), 1000);
+  if (runs.results.some(moving)) timer = setTimeout(() => refresh().catch(retry), 1000);
 }
 const retry = () => { timer = setTimeout(() => refresh().catch(retry), 3000); };
 
 async function cancel(id) {
   try {
     await api(`/api/v1/runs/${id}/cancel/`, { method: "POST", body: { reason: "cancelled from the runs page" } });
-    say(notice, `Run ${id} cancelled.`, "ok");
+    say(notice, `Run ${id} cancelled; what it had scored is kept.`, "ok");
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
     say(notice, error.body.detail || error.message, "error");
@@ -37,15 +51,41 @@ async function cancel(id) {
   await refresh();
 }
 
+// The modes the benchmark's tasks support (the rule lives on the server), and why the others are missing.
+let asked = 0;
+async function loadModes() {
+  const benchmark = $("benchmark").value;
+  const mine = ++asked;
+  const select = $("mode");
+  const missing = $("modes-missing");
+  if (!benchmark) return;
+  const modes = await api(`/api/v1/runs/modes/?benchmark=${encodeURIComponent(benchmark)}`);
+  if (mine !== asked) return; // the benchmark changed while this answer was on its way
+  const previous = select.value;
+  const offered = modes.filter((m) => m.available);
+  select.replaceChildren(...offered.map((m) => el("option", { value: m.mode, title: m.label }, m.mode.replace("_", " "))));
+  if (offered.some((m) => m.mode === previous)) select.value = previous;
+  const others = modes.filter((m) => !m.available);
+  missing.replaceChildren(
+    others.length ? el("p", {}, `Not offered for ${benchmark}:`) : "",
+    others.length ? el("ul", { class: "reasons" }, ...others.map((m) => el("li", { dataset: { mode: m.mode } },
+      el("strong", {}, m.mode.replace("_", " ")), `: ${m.reasons[0]}`,
+      m.reasons.length > 1 ? ` (and ${m.reasons.length - 1} more task${m.reasons.length > 2 ? "s" : ""})` : ""))) : "");
+  $("start").disabled = !offered.length;
+  if (!offered.length) say(notice, `No mode can score every task of ${benchmark}.`, "warn");
+}
+
 $("start-run").addEventListener("submit", async (event) => {
   event.preventDefault();
   const limit = $("limit").value;
+  const chunkSize = $("chunk-size").value;
   const body = { model: $("model").value, benchmark: $("benchmark").value, mode: $("mode").value,
     limit: limit ? Number(limit) : null };
+  if (chunkSize) body.chunk_size = Number(chunkSize);
   try {
     const run = await api("/api/v1/runs/", { method: "POST", body });
     await refresh();
-    say(notice, `Run ${run.id} started on ${run.progress.items_total} items.`, "ok");
+    say(notice, `Run ${run.id} started on ${run.progress.items_total} items in ${run.progress.chunks_total} chunks.`, "ok");
     return;
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
@@ -54,7 +94,9 @@ $("start-run").addEventListener("submit", async (event) => {
   }
   await refresh();
 });
-// Enabled only once the handler above is attached: an early click must not submit the bare form.
-$("start").disabled = false;
+$("benchmark").addEventListener("change", () => { say(notice, ""); loadModes().catch((e) => say(notice, e.message, "error")); });
 
+// Enabled only once the handler above is attached and the modes are known: an early click must not
+// submit the bare form.
+loadModes().catch((error) => say(notice, error.message, "error"));
 refresh().catch(retry);

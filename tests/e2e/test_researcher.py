@@ -1,0 +1,123 @@
+"""The researcher's pages in a real browser: the run form, progress per chunk, a cancelled run, the report."""
+import pytest
+
+from benchmarks.actions import import_items
+from modeleval import actions as model_actions
+from modeleval import runner
+from modeleval.models import EvalRun, ModelSpec
+from tests.conftest import DEMO_DATA
+from tests.modeleval.test_runs import fake_rows
+
+from .conftest import expect, make_user, shot, sign_in
+from .test_flows import campaign_for, label_all, people  # noqa: F401 (fixture)
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def researcher():
+    import_items(DEMO_DATA / "dialogbench_sample.jsonl", "dialogbench", "db-demo")
+    import_items(DEMO_DATA / "diqad_sample.jsonl", "diqad", "dq-demo")
+    ModelSpec.objects.create(name="no-weights", source="/nonexistent.gguf", sha256="0" * 64)
+    return make_user("researcher", researcher=True)
+
+
+def offered_modes(page):
+    return page.locator("#mode option").evaluate_all("options => options.map(o => o.value)")
+
+
+def test_run_form_offers_only_the_modes_the_tasks_support(page, researcher):
+    sign_in(page, "researcher")
+    page.goto("/runs/")
+    page.select_option("#benchmark", "db-demo")
+    expect(page.locator("#modes-missing li[data-mode='rating']")).to_contain_text("needs a scale")
+    assert offered_modes(page) == ["loglikelihood", "generate", "yes_no"]
+    page.select_option("#benchmark", "dq-demo")
+    expect(page.locator("#modes-missing li[data-mode='loglikelihood']")).to_contain_text("options come from the items")
+    assert offered_modes(page) == ["yes_no"]
+    expect(page.locator("#modes-missing li[data-mode='pairwise']")).to_contain_text("BotChat")
+    for width in (1366, 800):
+        page.set_viewport_size({"width": width, "height": 900})
+        shot(page, f"runs-modes-{width}", "Model runs", "#modes-missing li")
+
+
+def test_progress_moves_per_chunk_and_a_cancelled_run_shows_what_it_scored(page, researcher, monkeypatch):
+    monkeypatch.setattr(model_actions, "enqueue_chunks", lambda run_id: None)  # this test plays the worker
+    sign_in(page, "researcher")
+    page.goto("/runs/")
+    page.select_option("#benchmark", "db-demo")
+    expect(page.locator("#mode option").first).to_have_attribute("value", "loglikelihood")
+    page.fill("#limit", "1")
+    page.fill("#chunk-size", "1")
+    page.click("#start")
+    expect(page.locator("#notice")).to_contain_text("5 chunks")
+    run = EvalRun.objects.get()
+    assert run.chunks_total == 5
+    row = page.locator(f"#runs tr[data-run='{run.pk}']")
+    expect(row.locator(".scored")).to_have_text("0 / 5 items scored · chunk 0 of 5")
+
+    chunks = list(run.chunks.order_by("index"))
+    for chunk in chunks[:2]:
+        runner.claim_chunk(chunk.pk, "test")
+        runner.complete_chunk(chunk.pk, fake_rows(run, chunk))
+        done = chunks.index(chunk) + 1
+        expect(row.locator(".scored")).to_have_text(f"{done} / 5 items scored · chunk {done} of 5")
+        expect(row.locator("progress")).to_have_attribute("value", str(done))
+    shot(page, "runs-progress", "Model runs", "#runs tr progress")
+
+    runner.claim_chunk(chunks[2].pk, "test")  # a chunk being scored when the run is cancelled
+    row.locator("button", has_text="Cancel").click()
+    expect(row).to_have_attribute("data-state", "cancelled")
+    expect(row.locator(".scored")).to_contain_text("2 of 5 items scored before it stopped")
+    runner.complete_chunk(chunks[2].pk, fake_rows(run, chunks[2]))  # it finishes and keeps its predictions
+    expect(row.locator(".scored")).to_have_text("3 of 5 items scored before it stopped (3 of 5 chunks)")
+    expect(row.locator(".state")).to_contain_text("cancelled")
+    assert run.predictions.count() == 3
+    shot(page, "runs-cancelled", "Model runs", "#runs tr[data-state='cancelled']")
+
+
+def test_dashboard_downloads_the_raw_annotations(page, people):
+    campaign = campaign_for(people)
+    label_all(campaign, people["ann1"])
+    sign_in(page, "viewer")
+    page.goto(f"/campaigns/{campaign.pk}/dashboard/")
+    with page.expect_download() as info:
+        page.click("#export-csv")
+    rows = open(info.value.path(), encoding="utf-8").read().splitlines()
+    assert info.value.suggested_filename == f"annotations-campaign-{campaign.pk}.csv"
+    assert rows[0].startswith("annotation_id,campaign,task,item_external_id") and len(rows) == 1 + 4
+    with page.expect_download() as info:
+        page.click("#export-jsonl")
+    assert len(open(info.value.path(), encoding="utf-8").read().splitlines()) == 4
+    page.wait_for_selector("#batches tr")
+    for width in (1366, 800):
+        page.set_viewport_size({"width": width, "height": 900})
+        shot(page, f"dashboard-export-{width}", "Dashboard", "#export-csv")
+
+
+def report_fits(page):
+    """(height the frame shows, height of the report inside it, page height, viewport height)."""
+    return page.evaluate("""() => {
+        const inner = document.getElementById('report-frame').contentDocument;
+        const body = inner.body.getBoundingClientRect().height;
+        return [inner.documentElement.clientHeight, inner.documentElement.scrollHeight,
+                document.documentElement.scrollHeight, innerHeight, body];
+    }""")
+
+
+def test_report_page_uses_the_pages_scroll(page, researcher):
+    sign_in(page, "researcher")
+    for width in (1366, 800):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto("/reports/db-demo/")
+        page.frame_locator("#report-frame").locator("table").first.wait_for()
+        expect(page.locator("#report-frame")).to_have_attribute("data-fitted", "1")
+        frame_height, report_height, page_height, viewport, body = report_fits(page)
+        assert body > viewport  # a long report ...
+        assert report_height <= frame_height + 1 and frame_height - body < 100  # ... shown whole, no scroll box
+        assert page_height > report_height  # the page scrolls instead
+        shot(page, f"report-{width}", "Report", "#report-frame")
+    page.set_viewport_size({"width": 1366, "height": 900})  # wider: the report gets shorter, and so does the frame
+    expect(page.locator("#report-frame")).to_have_attribute("data-width", "1366")
+    frame_height, report_height, _, _, body = report_fits(page)
+    assert report_height <= frame_height + 1 and frame_height - body < 100
