@@ -58,8 +58,8 @@ def test_annotator_labels_with_the_keyboard_only(page, people):
     page.keyboard.press("?")
     assert page.locator("#guidelines").is_visible()
     page.keyboard.press("Escape")
-    # needs_verification: 2 = No; score: 1 = "2: meets all dimensions"; Enter submits too early.
-    for key in ("2", "1", "Enter"):
+    # needs_verification: 2 = No; score: 2 = "2: meets all dimensions"; Enter submits too early.
+    for key in ("2", "2", "Enter"):
         page.keyboard.press(key)
     page.wait_for_selector("#notice.error")
     assert "Too early" in page.text_content("#notice") and "s left" in page.text_content("#notice")
@@ -71,7 +71,7 @@ def test_annotator_labels_with_the_keyboard_only(page, people):
     page.wait_for_timeout(3100)
     page.keyboard.press("1")
     assert page.locator("[data-key='reasons_0']").is_hidden()
-    page.keyboard.press("3")
+    page.keyboard.press("0")
     assert page.locator("[data-key='reasons_0']").is_visible()
     page.keyboard.press("2")  # toggles "not relevant"
     shot(page, "annotate-conditional", "Label", "[data-key='reasons_0'] input:checked")
@@ -98,7 +98,7 @@ def test_annotator_retry_after_lost_connection_keeps_one_label(page, people):
         response = route.fetch()
         route.abort() if len(sent) <= 2 else route.fulfill(response=response)
     page.route("**/submit/", flaky)
-    for key in ("2", "1", "Enter"):
+    for key in ("2", "2", "Enter"):
         page.keyboard.press(key)
     page.wait_for_selector("#notice.ok", timeout=15_000)
     assert len(sent) == 3 and len(set(sent)) == 1

@@ -148,11 +148,11 @@ document.addEventListener("keydown", (event) => {
   if (event.key === "Enter" && event.target.tagName !== "TEXTAREA" && event.target.tagName !== "BUTTON" && event.target.tagName !== "A") {
     event.preventDefault();
     submit();
-  } else if (!typing && (event.key === "?" || event.key === "g")) {
+  } else if (!typing && form && !$("item").hidden && form.handleKey(event)) {
+    event.preventDefault();  // an option's own key (an item's option G included) comes first
+  } else if (!typing && (event.key === "?" || event.key.toLowerCase() === "g")) {
     event.preventDefault();
     toggleGuidelines();
-  } else if (!typing && form && !$("item").hidden && form.handleKey(event)) {
-    event.preventDefault();
   }
 });
 

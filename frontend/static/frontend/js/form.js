@@ -3,22 +3,51 @@
 import { el } from "./api.js";
 
 const KEYS = "123456789";
+// Letters for exclusion codes: never digits, so they cannot be taken for scores; not `g` (guidelines)
+// nor `y`/`n` (yes/no).
+const EXCLUSION_KEYS = "xzwvutsrqpomlkjihfedcba";
 
-// [{value, label, key}] for a choice-like question; item options keep their letters as keys.
+const singleDigit = (v) => (typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 9) ||
+  (typeof v === "string" && /^[0-9]$/.test(v));
+// An exclusion code takes the item out of the data set (-1, -2, "abandon", or marked `excludes`).
+const isExclusion = (o) => Boolean(o.excludes) || (typeof o.value === "number" && o.value < 0) || o.value === "abandon";
+
+// Keys of the scored options: the value itself when every value is a single digit, else positions.
+function scoredKeys(values) {
+  if (values.every(singleDigit)) return values.map((v) => String(v));
+  return values.map((_, i) => KEYS[i] ?? null);
+}
+
+// [{value, label, key, alt}] for a choice-like question. `key` is the one shown on the option's chip;
+// `alt` are further keys choosing it (digits by position for lettered options, 1/2 for yes/no).
 export function choicesOf(spec, item) {
   if (spec.type === "boolean") {
-    return [{ value: true, label: "Yes", key: "y" }, { value: false, label: "No", key: "n" }];
+    return [{ value: true, label: "Yes", key: "y", alt: ["1"] }, { value: false, label: "No", key: "n", alt: ["2"] }];
   }
   if (spec.type === "scale") {
     const { min, max } = spec.scale;
     const values = Array.from({ length: max - min + 1 }, (_, i) => min + i);
-    const digits = min >= 0 && max <= 9;
-    return values.map((v, i) => ({ value: v, label: String(v), key: digits ? String(v) : KEYS[i] }));
+    const keys = scoredKeys(values);
+    return values.map((v, i) => ({ value: v, label: String(v), key: keys[i], alt: [] }));
   }
   if (spec.options === "item") {
-    return Object.entries(item.fields.options || {}).map(([k, text]) => ({ value: k, label: `${k}. ${text}`, key: k.toLowerCase() }));
+    return Object.entries(item.fields.options || {}).map(([k, text], i) => ({
+      value: k, label: `${k}. ${text}`, key: k.toLowerCase(), alt: KEYS[i] ? [KEYS[i]] : [] }));
   }
-  return spec.options.map((o, i) => ({ value: o.value, label: o.label ?? String(o.value), key: KEYS[i], excludes: o.excludes }));
+  const scored = spec.options.filter((o) => !isExclusion(o));
+  const keys = scoredKeys(scored.map((o) => o.value));
+  const taken = new Set(keys);
+  const letters = [...EXCLUSION_KEYS].filter((k) => !taken.has(k));
+  return spec.options.map((o) => {
+    const key = isExclusion(o) ? letters.shift() ?? null : keys[scored.indexOf(o)];
+    return { value: o.value, label: o.label ?? String(o.value), key, alt: [], excludes: isExclusion(o) };
+  });
+}
+
+// The choice a key press picks: its own key first, then an alternative key.
+export function choiceIndex(choices, key) {
+  const own = choices.findIndex((c) => c.key === key);
+  return own >= 0 ? own : choices.findIndex((c) => c.alt.includes(key));
 }
 
 export function buildForm(form, item, dialogueLength) {
@@ -41,8 +70,10 @@ export function buildForm(form, item, dialogueLength) {
         const input = el("input", { type: multi ? "checkbox" : "radio", name: id, id: `${id}-${i}`,
           "aria-describedby": `${id}-error`, dataset: { index: i } });
         q.inputs.push(input);
-        list.append(el("label", { for: `${id}-${i}`, class: `choice${choice.excludes ? " excludes" : ""}` }, input,
-          el("kbd", {}, choice.key.toUpperCase()), " ", choice.label));
+        const keys = [choice.key, ...choice.alt].filter(Boolean).map((k) => k.toUpperCase());
+        list.append(el("label", { for: `${id}-${i}`, class: `choice${choice.excludes ? " excludes" : ""}`,
+          title: keys.length ? `Key ${keys.join(" or ")}` : null }, input,
+          choice.key ? el("kbd", {}, choice.key.toUpperCase()) : el("span", { class: "nokey" }), " ", choice.label));
       });
       box.append(list);
     } else if (spec.type === "index") {
@@ -105,9 +136,7 @@ export function buildForm(form, item, dialogueLength) {
   function handleKey(event) {
     const q = current();
     if (!q || !q.choices.length) return false;
-    const key = event.key.toLowerCase();
-    let index = q.choices.findIndex((c) => c.key === key);
-    if (index < 0 && q.spec.type === "boolean") index = ["1", "2"].indexOf(key);
+    const index = choiceIndex(q.choices, event.key.toLowerCase());
     if (index < 0) return false;
     const input = q.inputs[index];
     input.checked = q.spec.type === "multi_choice" ? !input.checked : true;
