@@ -202,7 +202,8 @@ class QCSampleItemSerializer(serializers.ModelSerializer):
     def get_item(self, entry) -> dict:
         item = entry.batch_item.item
         return {"id": item.pk, "external_id": item.external_id, "dialogue": item.dialogue, "fields": item.fields,
-                "form": item.task.form}
+                "form": item.task.form,
+                "meta": {key: item.meta[key] for key in selectors.SHOWN_META if key in item.meta}}
 
 
 class QCReviewSerializer(serializers.ModelSerializer):

@@ -2,7 +2,7 @@
 // A submission keeps one client_submission_id until the server has answered it, so retries after a
 // lost connection can never make a second label.
 import { api, ApiError, el, isNetworkError, say } from "./api.js";
-import { renderDialogue, renderFields } from "./dialogue.js";
+import { languageOf, renderDialogue, renderFields } from "./dialogue.js";
 import { buildForm } from "./form.js";
 
 const page = document.getElementById("workspace");
@@ -56,6 +56,10 @@ function show(data) {
   $("item-id").textContent = `Item ${item.external_id}`;
   $("dialogue").replaceChildren(renderDialogue(item.dialogue));
   $("fields").replaceChildren(renderFields(item.fields, item.meta));
+  for (const id of ["dialogue", "fields"]) {
+    if (languageOf(item)) $(id).lang = languageOf(item);
+    else $(id).removeAttribute("lang");
+  }
   $("guidelines-text").textContent = data.guidelines.markdown || "No guidelines for this campaign.";
   $("guidelines-version").textContent = `Version ${data.guidelines.version}`;
   form = buildForm(data.form, item, item.dialogue.length);

@@ -1,6 +1,6 @@
 // The expert's queue: each open disagreement with every annotator's answer, and the decision.
 import { api, ApiError, config, el, say } from "./api.js";
-import { renderDialogue, renderFields } from "./dialogue.js";
+import { renderItem } from "./dialogue.js";
 import { choicesOf } from "./form.js";
 
 const root = document.getElementById("queue");
@@ -27,7 +27,7 @@ async function entry(d) {
     el("button", { type: "submit", class: "primary" }, "Decide"));
   return el("li", { class: "card disagreement", dataset: { id: d.id } },
     el("h2", {}, `Item ${d.external_id}`, el("small", { class: "muted" }, ` batch ${d.batch}, round ${d.round}, guidelines v${d.guideline_version}`)),
-    renderDialogue(item.dialogue), renderFields(item.fields), el("h3", {}, "Answers"), labels, decision);
+    renderItem(item), el("h3", {}, "Answers"), labels, decision);
 }
 
 async function resolve(d, formNode, choices) {

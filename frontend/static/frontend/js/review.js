@@ -1,7 +1,7 @@
 // QC review of a batch: the sample with the QC's own label per item, live accuracy (computed by the
 // server with the acceptance rule itself), the decision, and the batch's history.
 import { api, ApiError, el, pct, say } from "./api.js";
-import { renderDialogue, renderFields } from "./dialogue.js";
+import { renderItem } from "./dialogue.js";
 import { choicesOf } from "./form.js";
 
 const root = document.getElementById("review");
@@ -28,7 +28,7 @@ function sampleEntry(entry, editable) {
   const agree = entry.qc_value === null ? "" : JSON.stringify(entry.qc_value) === JSON.stringify(entry.annotator_value) ? "agrees" : "differs";
   return el("li", { class: `sample-item ${agree}`, dataset: { batchItem: entry.batch_item } },
     el("h3", {}, `Item ${item.external_id}`),
-    el("details", {}, el("summary", {}, `Dialogue (${item.dialogue.length} turns)`), renderDialogue(item.dialogue), renderFields(item.fields)),
+    el("details", {}, el("summary", {}, `Dialogue (${item.dialogue.length} turns)`), renderItem(item)),
     el("p", {}, "Final label: ", el("strong", { class: "final" }, label(entry.annotator_value))),
     choices);
 }
