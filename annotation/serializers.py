@@ -8,7 +8,7 @@ from benchmarks.models import Benchmark
 
 from . import selectors
 from .models import (Annotation, Assignment, Batch, BatchItem, Campaign, CampaignSettings, Disagreement, Event,
-                     GoldLabel, GoldVersion, Membership, Protocol, QCReview, QCSampleItem, Role)
+                     GoldLabel, GoldVersion, ItemFlag, Membership, Protocol, QCReview, QCSampleItem, Role)
 
 
 class ErrorSerializer(serializers.Serializer):
@@ -286,3 +286,28 @@ class GoldLabelSerializer(serializers.ModelSerializer):
         model = GoldLabel
         fields = ["item", "external_id", "value", "method", "votes", "margin"]
         read_only_fields = fields
+
+
+class FlagSerializer(serializers.Serializer):
+    comment = serializers.CharField(help_text="What is wrong with the item, for the trainers")
+
+
+class ItemFlagSerializer(serializers.ModelSerializer):
+    author = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    external_id = serializers.CharField(source="item.external_id", read_only=True)
+
+    class Meta:
+        model = ItemFlag
+        fields = ["id", "campaign", "item", "external_id", "round", "author", "comment", "created_at"]
+        read_only_fields = fields
+
+
+class AmendSerializer(serializers.Serializer):
+    answers = serializers.DictField(help_text="The new answers, question key -> answer, as the task's form asks")
+
+
+class LastAnswerSerializer(serializers.Serializer):
+    annotation = serializers.JSONField(help_text="{id, answers, round, submitted_at}")
+    item = serializers.JSONField(help_text="{id, external_id, dialogue, fields, meta}; never gold")
+    task = serializers.JSONField()
+    form = serializers.JSONField()

@@ -25,12 +25,16 @@ SHOWN = ("outgoing, talkative", "calm", "reserved", "Speaker1 passed the test.",
          "Many need three tries.", "likes cars", "Congratulations!", "contradiction")
 
 
-def assert_readable(page, where):
+def assert_readable(page, where, name, title):
+    """Every field readable, no "[object", the item's language set; screenshots at both widths."""
     text = page.locator(where).inner_text()
     assert "[object" not in page.locator("body").inner_text(), text
     for fragment in SHOWN:
         assert fragment in text, (fragment, text)
     assert page.locator(f"{where} [lang='en']").count() >= 1
+    for width in (1366, 800):
+        page.set_viewport_size({"width": width, "height": 900})
+        shot(page, f"{name}-{width}", title, f"{where} dl")
 
 
 @pytest.fixture
@@ -49,10 +53,7 @@ def test_workspace_shows_every_field_as_text(page, benchmark):
     sign_in(page, "ann1")
     page.goto(f"/campaigns/{campaign.pk}/annotate/")
     page.wait_for_selector("#item:not([hidden]) .turn")
-    assert_readable(page, "#item")
-    for width in (1366, 800):
-        page.set_viewport_size({"width": width, "height": 900})
-        shot(page, f"annotate-dialogbench-{width}", "Label", "#fields dl")
+    assert_readable(page, "#item", "annotate-dialogbench", "Label")
 
 
 def test_gold_vote_shows_every_field_as_text(page, benchmark):
@@ -69,8 +70,5 @@ def test_gold_vote_shows_every_field_as_text(page, benchmark):
     sign_in(page, "e4")
     page.goto(f"/campaigns/{campaign.pk}/disagreements/")
     page.wait_for_selector(".disagreement .turn")
-    assert_readable(page, ".disagreement")
-    for width in (1366, 800):
-        page.set_viewport_size({"width": width, "height": 900})
-        shot(page, f"gold-vote-dialogbench-{width}", "Disagreements", ".disagreement dl")
+    assert_readable(page, ".disagreement", "gold-vote-dialogbench", "Disagreements")
     expect(page.locator(".disagreement")).to_have_count(1)
