@@ -74,7 +74,8 @@ def batch_progress(batch):
                                                       getattr(batch, "state", None))
     total = sum(counts.values())
     done = counts.get(ItemStatus.LABELLED, 0) + counts.get(ItemStatus.EXCLUDED, 0)
-    return {"batch": number, "round": round_, "state": state, "done": done, "total": total,
+    return {"batch": number, "batch_id": getattr(batch, "pk", batch), "round": round_, "state": state, "done": done,
+            "total": total,
             "pending": counts.get(ItemStatus.PENDING, 0), "disagreements": counts.get(ItemStatus.DISAGREEMENT, 0),
             "excluded": counts.get(ItemStatus.EXCLUDED, 0)}
 

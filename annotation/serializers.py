@@ -85,6 +85,7 @@ class MembershipChangeSerializer(serializers.Serializer):
 
 class ProgressSerializer(serializers.Serializer):
     batch = serializers.IntegerField()
+    batch_id = serializers.IntegerField(help_text="The batch's id, for /batches/ID/ routes")
     round = serializers.IntegerField()
     state = serializers.CharField()
     done = serializers.IntegerField(help_text="Items with a final label or excluded")
@@ -93,6 +94,7 @@ class ProgressSerializer(serializers.Serializer):
     disagreements = serializers.IntegerField()
     excluded = serializers.IntegerField()
     mine = serializers.IntegerField(required=False, help_text="Your labels in this batch round")
+    left_for_you = serializers.IntegerField(required=False, help_text="Items of the campaign still waiting for you")
 
 
 class CampaignProgressSerializer(serializers.Serializer):
