@@ -68,7 +68,7 @@ def test_gold_panel_voters_are_not_named(page, tmp_path):
     open_queue(page, campaign, disagreement)
     text = page.locator("main").inner_text()
     assert "Rater 1: 1: answers" in text and "Rater 2: 0: fails" in text
-    names = page.locator("main .who").all_text_contents()
+    names = page.locator(".labels .who, .flags .who").all_text_contents()
     assert names and all(name.startswith("Rater ") for name in names), names
 
 
@@ -78,4 +78,6 @@ def test_manager_dashboard_lists_flags(page, tmp_path):
     page.goto(f"/campaigns/{campaign.pk}/dashboard/")
     expect(page.locator("#flags-card")).to_be_visible()
     expect(page.locator("#flags")).to_contain_text("The expert's turn is cut off.")
-    shot(page, "dashboard-flags", "Dashboard", "#flags-card")
+    for width in (1366, 800):
+        page.set_viewport_size({"width": width, "height": 900})
+        shot(page, f"dashboard-flags-{width}", "Dashboard", "#flags-card")
