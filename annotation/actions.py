@@ -24,8 +24,8 @@ from . import errors, signals
 from .errors import ActionError
 from .models import (FINAL_STATUSES, HOLDS_PERSON, HOLDS_SLOT, Annotation, Assignment, Batch, BatchItem,
                      BatchState, Campaign, CampaignSettings, Disagreement, DisagreementStatus, Event, GoldLabel,
-                     GoldMethod, GoldVersion, ItemStatus, LeaseStatus, Membership, Policy, Protocol, QCReview,
-                     QCSampleItem, Role)
+                     GoldMethod, GoldVersion, ItemFlag, ItemStatus, LeaseStatus, Membership, Policy, Protocol,
+                     QCReview, QCSampleItem, Role)
 from .qc import draw_sample, evaluate_sample
 from .rules import item_outcome
 from .selectors import RESOLVE, open_lease, roles_of
@@ -341,8 +341,9 @@ def _give_back(assignment, status, now):
     BatchItem.objects.filter(pk=assignment.batch_item_id).update(taken=F("taken") - 1)
 
 
-def release_assignment(assignment, *, annotator, now=None):
-    """The annotator gives the item back unlabelled (skip); it goes to someone else, never back to them."""
+def release_assignment(assignment, *, annotator, now=None, reason=""):
+    """The annotator gives the item back unlabelled (skip); it goes to someone else, never back to them.
+    The reason, when given, is kept in the campaign's history."""
     now = now or timezone.now()
     with transaction.atomic():
         BatchItem.objects.select_for_update().get(pk=assignment.batch_item_id)
@@ -352,6 +353,9 @@ def release_assignment(assignment, *, annotator, now=None):
         if assignment.status != LeaseStatus.LEASED:
             raise ActionError(errors.LEASE_CLOSED, f"This lease is already {assignment.status}.")
         _give_back(assignment, LeaseStatus.RELEASED, now)
+        if reason.strip():
+            record_event(assignment.campaign_id, "item_skipped", actor=annotator, reason=reason.strip()[:MAX_COMMENT],
+                         figures={"item": assignment.item_id, "round": assignment.round})
     return assignment
 
 
@@ -397,6 +401,15 @@ def _replay(client_submission_id, annotator, assignment_id):
     return Submission(earlier, replayed=True)
 
 
+def _checked_answers(form, answers, item):
+    """The question keys whose answers exclude the item; invalid_answers with errors per question otherwise."""
+    try:
+        return validate_answers(form, answers, item.fields, len(item.dialogue))
+    except ValidationError as error:
+        raise ActionError(errors.INVALID_ANSWERS, "Some answers are not valid.", status=400,
+                          errors=error.message_dict) from None
+
+
 def submit_annotation(assignment, *, annotator, answers, client_submission_id, now=None):
     """Store one annotator's answers for a leased item.
 
@@ -428,11 +441,7 @@ def submit_annotation(assignment, *, annotator, answers, client_submission_id, n
                 raise ActionError(errors.TOO_EARLY, f"Read the dialogue for {left:g} more seconds before answering.",
                                   seconds_left=left, min_reading_seconds=settings.min_reading_seconds)
             item, form = assignment.item, assignment.item.task.form
-            try:
-                excluded_by = validate_answers(form, answers, item.fields, len(item.dialogue))
-            except ValidationError as error:
-                raise ActionError(errors.INVALID_ANSWERS, "Some answers are not valid.", status=400,
-                                  errors=error.message_dict) from None
+            excluded_by = _checked_answers(form, answers, item)
             annotation = Annotation.objects.create(
                 campaign_id=assignment.campaign_id, batch_item=batch_item, item=item, annotator=annotator,
                 assignment=assignment, round=assignment.round, slot=assignment.slot, settings=settings,
@@ -447,6 +456,8 @@ def submit_annotation(assignment, *, annotator, answers, client_submission_id, n
         if replay:
             return replay
         raise
+    if batch_item.status in FINAL_STATUSES:
+        auto_hand_in(batch_item.batch_id, actor=annotator)
     return Submission(annotation, replayed=False)
 
 
@@ -505,6 +516,7 @@ def resolve_disagreement(disagreement, *, actor, value, reason=""):
         batch = Batch.objects.get(pk=batch_item.batch_id)
         record_event(disagreement.campaign_id, "disagreement_resolved", batch=batch, actor=actor, reason=reason,
                      figures={"item": batch_item.item.external_id, "labels": disagreement.labels, "value": value})
+    auto_hand_in(batch_item.batch_id, actor=actor)
     return disagreement
 
 
@@ -513,6 +525,11 @@ def resolve_disagreement(disagreement, *, actor, value, reason=""):
 def hand_in_batch(batch, *, actor):
     """annotating -> handed_in once every item has a final label; draws the seeded QC sample."""
     require_role(actor, batch.campaign, {Role.MANAGER, batch.campaign.worker_role}, "hand in a batch")
+    return _hand_in(batch, actor=actor)
+
+
+def _hand_in(batch, *, actor, reason=""):
+    """Hand in a batch for whoever may (checked by the caller): complete, drawn sample, event."""
     with transaction.atomic():
         batch = _locked_batch(batch)
         if batch.state != BatchState.ANNOTATING:
@@ -534,7 +551,7 @@ def hand_in_batch(batch, *, actor):
             for i, pk in enumerate(chosen, start=1)])
         round_labels = Annotation.objects.filter(batch_item__batch=batch, round=batch.round)
         dwell = [d for d in round_labels.values_list("dwell_seconds", flat=True) if d is not None]
-        _transition(batch, BatchState.HANDED_IN, actor=actor, kind="handed_in", figures={
+        _transition(batch, BatchState.HANDED_IN, actor=actor, kind="handed_in", reason=reason, figures={
             "items": sum(status.values()), "labelled": status[ItemStatus.LABELLED],
             "excluded": status[ItemStatus.EXCLUDED],
             "by_method": dict(Counter(items.values_list("final_method", flat=True))),
@@ -604,7 +621,10 @@ def accept_batch(batch, *, actor, reason="", override_reason=""):
         if override and not override_reason.strip():
             raise ActionError(errors.BELOW_THRESHOLD, "The sample is below the acceptance thresholds; reject the "
                               "batch, or accept with an override reason.", figures=jsonable(decision.to_dict()))
-        review.decision, review.reason, review.override = "accepted", override_reason or reason, override
+        # Both texts are kept: the reason typed for the decision and, below the thresholds, the override's.
+        reason, override_reason = reason.strip(), override_reason.strip()
+        kept = f"{reason}\nOverride: {override_reason}" if override and reason else override_reason or reason
+        review.decision, review.reason, review.override = "accepted", kept if override else reason or override_reason, override
         review.figures, review.decided_at = jsonable(decision.to_dict()), timezone.now()
         review.save()
         batch.accepted_below_threshold = override
@@ -727,3 +747,87 @@ def freeze_gold_version(version, *, actor):
                      figures={"version": version.number, "citation": version.citation,
                               "labels": version.labels.count()})
     return version
+
+
+# ---------------------------------------------------------------- annotators' own corrections and flags
+
+MAX_COMMENT = 2000
+
+
+def auto_hand_in(batch_id, *, actor):
+    """Hand a batch in by itself once its last item has a final label, when its settings say so. Runs after
+    the transaction that gave the label (its own lock order: the batch first). Returns the review or None."""
+    batch = Batch.objects.select_related("settings", "campaign").get(pk=batch_id)
+    if batch.state != BatchState.ANNOTATING or not (batch.settings and batch.settings.auto_hand_in):
+        return None
+    if batch.items.exclude(status__in=FINAL_STATUSES).exists():
+        return None
+    try:
+        return _hand_in(batch, actor=actor, reason="handed in by itself: every item has its final label")
+    except ActionError:
+        return None  # another request handed it in first, or a label was reopened meanwhile
+
+
+def amend_annotation(annotation, *, annotator, answers, now=None):
+    """An annotator changes their own last answer while its batch round is still being annotated. The first
+    answers are kept in the event; the item's outcome is worked out again from the labels."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        batch = Batch.objects.select_for_update().get(pk=annotation.batch_item.batch_id)
+        batch_item = BatchItem.objects.select_for_update().select_related("item__task").get(pk=annotation.batch_item_id)
+        annotation = Annotation.objects.select_for_update(of=("self",)).select_related("settings").get(pk=annotation.pk)
+        if annotation.annotator_id != annotator.pk:
+            raise ActionError(errors.NOT_YOUR_ASSIGNMENT, "Only the annotator may change their answer.", status=403)
+        require_role(annotator, annotation.campaign, {annotation.campaign.worker_role}, "change labels")
+        last = (Annotation.objects.filter(campaign_id=annotation.campaign_id, annotator=annotator)
+                .order_by("-submitted_at", "-id").values_list("pk", flat=True).first())
+        if last != annotation.pk:
+            raise ActionError(errors.NOT_CHANGEABLE, "Only your last answer can be changed.")
+        if batch.state != BatchState.ANNOTATING or annotation.round != batch.round or annotation.superseded_at:
+            raise ActionError(errors.NOT_CHANGEABLE, f"Batch {batch.number} is {batch.state.replace('_', ' ')}; "
+                              "answers can be changed only until it is handed in.")
+        settings = annotation.settings or batch.settings
+        if batch_item.needed > settings.overlap or batch_item.final_method == "adjudicated":
+            raise ActionError(errors.NOT_CHANGEABLE, "This item has already been settled by someone else; ask a "
+                              "trainer.")
+        item, form = batch_item.item, batch_item.item.task.form
+        excluded_by = _checked_answers(form, answers, item)
+        before = annotation.answers
+        annotation.answers, annotation.value = answers, answers.get(form["primary"])
+        annotation.excluded, annotation.excluded_by = bool(excluded_by), sorted(excluded_by)
+        annotation.save(update_fields=["answers", "value", "excluded", "excluded_by"])
+        batch_item.status, batch_item.final_value, batch_item.final_method = ItemStatus.PENDING, None, ""
+        batch_item.save(update_fields=["status", "final_value", "final_method"])
+        _settle(batch_item, batch.campaign, settings, batch.round)
+        if batch_item.status != ItemStatus.DISAGREEMENT:
+            # The labels agree now: an open disagreement of this round is closed by the change, not deleted.
+            Disagreement.objects.filter(batch_item=batch_item, round=batch.round, status=DisagreementStatus.OPEN).update(
+                status=DisagreementStatus.RESOLVED, method="amended", resolved_value=batch_item.final_value,
+                resolved_at=now, reason="the labels agree after an annotator changed their answer")
+        record_event(batch.campaign_id, "label_changed", batch=batch, actor=annotator,
+                     figures={"item": item.external_id, "annotation": annotation.pk, "before": before,
+                              "after": answers})
+    if batch_item.status in FINAL_STATUSES:
+        auto_hand_in(batch.pk, actor=annotator)
+    return annotation
+
+
+def flag_item(assignment, *, actor, comment):
+    """An annotator flags the item of one of their leases (live or done) with a comment for the trainers."""
+    comment = (comment or "").strip()
+    if not comment:
+        raise ActionError(errors.REASON_REQUIRED, "Say what is wrong with the item.", status=400)
+    if len(comment) > MAX_COMMENT:
+        raise ActionError(errors.INVALID_VALUE, f"comment: at most {MAX_COMMENT} characters, got {len(comment)}.",
+                          status=400)
+    if assignment.annotator_id != actor.pk:
+        raise ActionError(errors.NOT_YOUR_ASSIGNMENT, "You can flag only items you were given.", status=403)
+    require_role(actor, assignment.campaign, {assignment.campaign.worker_role}, "flag items")
+    with transaction.atomic():
+        flag = ItemFlag.objects.create(campaign_id=assignment.campaign_id, batch_item_id=assignment.batch_item_id,
+                                       item_id=assignment.item_id, round=assignment.round, author=actor,
+                                       comment=comment)
+        batch = Batch.objects.get(pk=assignment.batch_item.batch_id)
+        record_event(assignment.campaign_id, "item_flagged", batch=batch, actor=actor, reason=comment,
+                     figures={"item": assignment.item.external_id, "flag": flag.pk})
+    return flag

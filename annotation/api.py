@@ -14,7 +14,8 @@ from rest_framework.response import Response
 
 from . import actions, selectors
 from .errors import ActionError
-from .models import Annotation, Assignment, Batch, Campaign, Disagreement, GoldVersion, Membership, QCReview
+from .models import (Annotation, Assignment, Batch, BatchState, Campaign, Disagreement, GoldVersion, Membership,
+                     QCReview, Role)
 from .permissions import (CanCreateCampaign, CanReadBatches, CanReadDisagreements, CanReadGold, CanReadLabels,
                           CanReadQC, CanResolve, IsManager, IsMember, IsOwner, IsQC, IsWorker, ReadOnly)
 from .serializers import (AcceptSerializer, AnnotationSerializer, AssignmentSerializer, BatchItemSerializer,
@@ -24,6 +25,7 @@ from .serializers import (AcceptSerializer, AnnotationSerializer, AssignmentSeri
                           LeaseSerializer, MembershipChangeSerializer, MembershipSerializer, NextSerializer,
                           QCLabelSerializer, QCReviewSerializer, ReasonSerializer, ResolveSerializer,
                           SettingsChangeSerializer, SettingsSerializer, SubmitResultSerializer, SubmitSerializer)
+from .serializers import AmendSerializer, FlagSerializer, ItemFlagSerializer, LastAnswerSerializer
 from .selectors import READ_BATCHES, READ_DISAGREEMENTS, READ_GOLD
 
 ERRORS = {code: ErrorSerializer for code in (400, 403, 404, 409)}
@@ -190,6 +192,26 @@ class CampaignViewSet(CodedErrorsMixin, mixins.ListModelMixin, mixins.RetrieveMo
         return Response(GoldVersionSerializer(version).data, status=status.HTTP_201_CREATED)
 
 
+    @extend_schema(responses={200: ItemFlagSerializer(many=True), **ERRORS},
+                   description="Items flagged by annotators with their comments, newest first (trainers, experts, "
+                               "managers, viewers; a gold panel's voting experts see no names).")
+    @action(detail=True, methods=["get"], permission_classes=[CanReadDisagreements], filter_backends=[],
+            pagination_class=None)
+    def flags(self, request, pk=None):
+        campaign = self.get_object()
+        return Response(selectors.flags_of(campaign, blind=selectors.votes_blind(request.user, campaign)))
+
+    @extend_schema(responses={200: LastAnswerSerializer, **ERRORS},
+                   description="Your last answer in this campaign with its item, while it can still be changed "
+                               "(its batch not handed in); annotation null otherwise (the campaign's workers).")
+    @action(detail=True, methods=["get"], url_path="last_answer", permission_classes=[IsWorker])
+    def last_answer(self, request, pk=None):
+        annotation = selectors.last_answer(self.get_object(), request.user)
+        if annotation is None:
+            return Response({"annotation": None, "detail": "You have no answer that can still be changed here."})
+        return Response(selectors.last_answer_view(annotation))
+
+
 class OwnMembership(IsOwner):
     def has_object_permission(self, request, view, obj):
         return obj.user_id == request.user.pk
@@ -254,7 +276,14 @@ class BatchViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
                    description="The batch's items with this round's outcome (paginated with limit/offset).")
     @action(detail=True, methods=["get"], permission_classes=[CanReadBatches], filter_backends=[])
     def items(self, request, pk=None):
-        return self.page(self.get_object().items.select_related("item").order_by("position"), BatchItemSerializer)
+        batch = self.get_object()
+        response = self.page(batch.items.select_related("item").order_by("position"), BatchItemSerializer)
+        if Role.QC in selectors.roles_of(request.user, batch.campaign) and selectors.qc_blind(batch) \
+                and batch.state in (BatchState.HANDED_IN, BatchState.IN_REVIEW):
+            rows = response.data["results"] if isinstance(response.data, dict) else response.data
+            for row in rows:
+                row["final_value"] = None  # a blind QC sees the final labels through the sample only
+        return response
 
     @extend_schema(responses={200: QCReviewSerializer, **ERRORS},
                    description="The QC review of the current round with its sample (QC, managers, trainers, viewers).")
@@ -266,7 +295,12 @@ class BatchViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
                   .first())
         if review is None:
             raise ActionError("not_found", "This batch has not been handed in yet.", status=404)
-        return Response(QCReviewSerializer(review).data)
+        return Response(self.qc_view(batch, QCReviewSerializer(review).data))
+
+    def qc_view(self, batch, data):
+        """A blind review hides each final label from the QC until the QC has given theirs."""
+        roles = selectors.roles_of(self.request.user, batch.campaign)
+        return selectors.blind_qc_sample(data, blind=Role.QC in roles and selectors.qc_blind(batch))
 
     @extend_schema(request=None, responses={200: BatchSerializer, **ERRORS},
                    description="annotating -> handed_in when every item has a final label; draws the QC sample "
@@ -292,7 +326,7 @@ class BatchViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
         data = read_body(QCLabelSerializer, request)
         entry = actions.record_qc_label(batch, actor=request.user, batch_item_id=data["batch_item"],
                                         value=data["value"], note=data["note"])
-        return Response(QCReviewSerializer(entry.review).data)
+        return Response(self.qc_view(batch, QCReviewSerializer(entry.review).data))
 
     @extend_schema(request=AcceptSerializer, responses={200: BatchSerializer, **ERRORS},
                    description="in_review -> accepted. Below the thresholds: 409 below_threshold, unless an "
@@ -356,6 +390,7 @@ class AssignmentViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
                                            client_submission_id=data["client_submission_id"])
         annotation = result.annotation  # its relations are loaded by the action (a replay loads them lazily)
         progress = selectors.batch_progress(annotation.batch_item.batch_id)
+        progress["left_for_you"] = selectors.left_for(annotation.campaign_id, request.user)
         body = {"annotation": AnnotationSerializer(annotation).data, "replayed": result.replayed, "progress": progress}
         return Response(body, status=status.HTTP_200_OK if result.replayed else status.HTTP_201_CREATED)
 
@@ -363,8 +398,18 @@ class AssignmentViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
                    description="Give the item back unlabelled; it goes to someone else, never back to you (owner).")
     @action(detail=True, methods=["post"], permission_classes=[IsOwner])
     def release(self, request, pk=None):
-        assignment = actions.release_assignment(self.get_object(), annotator=request.user)
+        reason = request.data.get("reason", "") if isinstance(request.data, dict) else ""
+        assignment = actions.release_assignment(self.get_object(), annotator=request.user, reason=str(reason or ""))
         return Response(AssignmentSerializer(assignment).data)
+
+    @extend_schema(request=FlagSerializer, responses={201: ItemFlagSerializer, **ERRORS},
+                   description="Flag the item of your lease with a comment for the trainers (owner).")
+    @action(detail=True, methods=["post"], permission_classes=[IsOwner])
+    def flag(self, request, pk=None):
+        assignment = self.get_object()
+        data = read_body(FlagSerializer, request)
+        flag = actions.flag_item(assignment, actor=request.user, comment=data["comment"])
+        return Response(ItemFlagSerializer(flag).data, status=status.HTTP_201_CREATED)
 
 
 class AnnotationFilter(filters.FilterSet):
@@ -384,6 +429,19 @@ class AnnotationViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
     serializer_class = AnnotationSerializer
     permission_classes = [IsOwner | CanReadLabels]
     filterset_class = AnnotationFilter
+
+    @extend_schema(request=AmendSerializer, responses={200: AnnotationSerializer, **ERRORS},
+                   description="Change your last answer while its batch is not handed in (owner). 409 not_changeable "
+                               "otherwise; 400 invalid_answers with errors per question.")
+    @action(detail=True, methods=["post"], permission_classes=[IsOwner])
+    def amend(self, request, pk=None):
+        annotation = self.get_object()
+        data = read_body(AmendSerializer, request)
+        annotation = actions.amend_annotation(annotation, annotator=request.user, answers=data["answers"])
+        progress = selectors.batch_progress(annotation.batch_item.batch_id)
+        return Response({"annotation": AnnotationSerializer(annotation).data,
+                         "progress": {**progress, "left_for_you": selectors.left_for(annotation.campaign_id,
+                                                                                    request.user)}})
 
     def visible(self):
         labels = Annotation.objects.select_related("annotator", "item", "settings").order_by("id")
@@ -422,6 +480,15 @@ class DisagreementViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
         disagreement = actions.resolve_disagreement(disagreement, actor=request.user, value=data["value"],
                                                     reason=data["reason"])
         return Response(DisagreementSerializer(disagreement).data)
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT, **ERRORS},
+                   description="Every label of the disagreement's round with the whole answer (reasons, comments) "
+                               "and the item's flags; a gold panel's voting experts see no names.")
+    @action(detail=True, methods=["get"], permission_classes=[CanReadDisagreements])
+    def answers(self, request, pk=None):
+        disagreement = self.get_object()
+        blind = selectors.votes_blind(request.user, disagreement.campaign)
+        return Response(selectors.disagreement_answers(disagreement, blind))
 
 
 class GoldVersionViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):

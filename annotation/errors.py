@@ -13,6 +13,7 @@ TOO_EARLY = "too_early"
 ALREADY_SUBMITTED = "already_submitted"
 LEASE_CLOSED = "lease_closed"
 INVALID_ANSWERS = "invalid_answers"
+NOT_CHANGEABLE = "not_changeable"
 SUBMISSION_ID_REUSED = "submission_id_reused"
 # Batches and QC
 INVALID_TRANSITION = "invalid_transition"

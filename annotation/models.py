@@ -108,6 +108,10 @@ class CampaignSettings(models.Model):
                                                  help_text="Seeded sample per task (human baseline); empty = all items")
     seed = models.BigIntegerField(default=0)
     guidelines = models.TextField(blank=True, help_text="Markdown shown to every member")
+    auto_hand_in = models.BooleanField(default=True, help_text="Hand a batch in by itself when its last item gets "
+                                                               "its final label")
+    qc_blind = models.BooleanField(default=False, help_text="The QC answers each sampled item before seeing its final "
+                                                            "label (off: the QC checks the label shown)")
     note = models.CharField(max_length=300, blank=True, help_text="Why this version was made")
     created_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -115,7 +119,8 @@ class CampaignSettings(models.Model):
     # What a settings change may touch; everything else identifies the version.
     EDITABLE = ("overlap", "min_reading_seconds", "lease_minutes", "batch_size", "qc_sample_size", "qc_stratify",
                 "overall_threshold", "class_threshold", "max_rounds", "disagreement_policy", "tie_rule",
-                "max_extra_annotators", "items_per_task", "seed", "guidelines")
+                "max_extra_annotators", "items_per_task", "seed", "guidelines",
+                "auto_hand_in", "qc_blind")
 
     class Meta:
         ordering = ["campaign_id", "version"]
@@ -476,3 +481,22 @@ class GoldLabel(models.Model):
     def delete(self, *args, **kwargs):
         self._check_open()
         return super().delete(*args, **kwargs)
+
+
+class ItemFlag(models.Model):
+    """An annotator's comment on an item for the trainers (a broken item, an unclear guideline)."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="flags")
+    batch_item = models.ForeignKey(BatchItem, on_delete=models.PROTECT, related_name="flags")
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="+")
+    round = models.PositiveSmallIntegerField()
+    author = models.ForeignKey(User, on_delete=models.PROTECT, related_name="item_flags")
+    comment = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["campaign", "id"], name="item_flag_campaign")]
+
+    def __str__(self):
+        return f"flag by {self.author} on {self.item_id}"

@@ -2,13 +2,15 @@
 import math
 from collections import Counter, defaultdict
 
-from django.db.models import Count, Q
+from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from metrics.aggregation import m_of_k_correct, mean_of_raters_accuracy
 
-from .models import (Annotation, Assignment, BatchItem, Campaign, Disagreement, GoldLabel, ItemStatus,
-                     Membership, Protocol, Role)
+from .guidelines import render_guidelines
+
+from .models import (HOLDS_PERSON, Annotation, Assignment, BatchItem, BatchState, Campaign, Disagreement, GoldLabel,
+                     ItemFlag, ItemStatus, Membership, Protocol, QCReview, Role)
 
 # Roles that may read each kind of campaign data (gold, QC data and other people's labels are the
 # sensitive ones: annotators see only their own leases and labels).
@@ -72,7 +74,8 @@ def batch_progress(batch):
                                                       getattr(batch, "state", None))
     total = sum(counts.values())
     done = counts.get(ItemStatus.LABELLED, 0) + counts.get(ItemStatus.EXCLUDED, 0)
-    return {"batch": number, "round": round_, "state": state, "done": done, "total": total,
+    return {"batch": number, "batch_id": getattr(batch, "pk", batch), "round": round_, "state": state, "done": done,
+            "total": total,
             "pending": counts.get(ItemStatus.PENDING, 0), "disagreements": counts.get(ItemStatus.DISAGREEMENT, 0),
             "excluded": counts.get(ItemStatus.EXCLUDED, 0)}
 
@@ -93,6 +96,12 @@ def seconds_until_submit_allowed(assignment, now=None):
 SHOWN_META = ("domain", "language", "personality")
 
 
+def item_view(item):
+    """An item as a worker sees it: no gold, only the metadata in SHOWN_META."""
+    return {"id": item.pk, "external_id": item.external_id, "dialogue": item.dialogue, "fields": item.fields,
+            "meta": {key: item.meta[key] for key in SHOWN_META if key in item.meta}}
+
+
 def lease_view(assignment, now=None):
     """What the annotation page needs for one leased item: no gold, nobody else's labels."""
     now = now or timezone.now()
@@ -108,12 +117,14 @@ def lease_view(assignment, now=None):
         "served_at": assignment.served_at,
         "expires_at": assignment.expires_at,
         "seconds_until_submit_allowed": seconds_until_submit_allowed(assignment, now),
-        "item": {"id": item.pk, "external_id": item.external_id, "dialogue": item.dialogue, "fields": item.fields,
-                 "meta": {key: item.meta[key] for key in SHOWN_META if key in item.meta}},
+        "item": item_view(item),
         "task": {"id": task.pk, "slug": task.slug, "name": task.name, "instructions": task.instructions},
         "form": task.form,
-        "guidelines": {"version": settings.version, "markdown": settings.guidelines},
-        "progress": {**batch_progress(batch_id), "mine": mine},
+        "guidelines": {"version": settings.version, "markdown": settings.guidelines,
+                       "html": render_guidelines(settings.guidelines)},
+        "progress": {**batch_progress(batch_id), "mine": mine, "left_for_you": left_for(assignment.campaign_id,
+                                                                                         assignment.annotator_id)},
+        "qc_feedback": qc_feedback(batch_id, assignment.round),
     }
 
 
@@ -240,3 +251,90 @@ def batches_overview(campaign):
                      "disagreements": c[ItemStatus.DISAGREEMENT], "excluded": c[ItemStatus.EXCLUDED],
                      "last_event": events.get(batch.last_event_id)})
     return rows
+def left_for(campaign, user):
+    """Items still waiting for this person's label: pending items of the batches being annotated (or not yet
+    started) that they have not labelled or skipped this round, with a free slot or their own live lease."""
+    campaign_id = getattr(campaign, "pk", campaign)
+    user_id = getattr(user, "pk", user)
+    pending = BatchItem.objects.filter(campaign_id=campaign_id, status=ItemStatus.PENDING,
+                                       batch__state__in=(BatchState.OPEN, BatchState.ANNOTATING))
+    had = Assignment.objects.filter(campaign_id=campaign_id, annotator_id=user_id, round=F("batch_item__batch__round"),
+                                    status__in=HOLDS_PERSON)
+    mine_live = had.filter(status="leased").values("batch_item_id")
+    return (pending.filter(taken__lt=F("needed")).exclude(pk__in=had.values("batch_item_id")).count()
+            + pending.filter(pk__in=mine_live).count())
+
+
+def qc_feedback(batch, round_):
+    """Why QC sent this batch back: the rejection of the round before `round_` (None in round 1)."""
+    if round_ <= 1:
+        return None
+    review = (QCReview.objects.filter(batch_id=getattr(batch, "pk", batch), round=round_ - 1, decision="rejected")
+              .values("round", "reason", "decided_at").first())
+    return review
+
+
+def votes_blind(user, campaign, roles=None):
+    """A gold panel's experts vote blind: they see answers without names (unless they also hold a role that
+    reads everyone's labels)."""
+    roles = roles_of(user, campaign) if roles is None else roles
+    return campaign.protocol == Protocol.GOLD_PANEL and not roles & (READ_LABELS - {Role.EXPERT})
+
+
+def disagreement_answers(disagreement, blind):
+    """Each label of a disagreement's round with the whole answer (reasons, comments) and the item's flags;
+    names left out when `blind`."""
+    rows = (Annotation.objects.filter(batch_item_id=disagreement.batch_item_id, round=disagreement.round)
+            .select_related("annotator").order_by("submitted_at", "id"))
+    flags = ItemFlag.objects.filter(batch_item_id=disagreement.batch_item_id).select_related("author").order_by("id")
+    names = {}
+
+    def who(user):
+        return f"Rater {names.setdefault(user.pk, len(names) + 1)}" if blind else user.username
+
+    return {"answers": [{"annotator": who(a.annotator), "value": a.value, "answers": a.answers,
+                         "excluded": a.excluded} for a in rows],
+            "flags": [{"author": who(f.author), "comment": f.comment, "round": f.round, "created_at": f.created_at}
+                      for f in flags]}
+
+
+def last_answer(campaign, user):
+    """The person's last annotation in a campaign, while it can still be changed (its batch round is being
+    annotated); None otherwise."""
+    last = (Annotation.objects.filter(campaign=campaign, annotator=user).select_related("batch_item__batch", "item__task")
+            .order_by("-submitted_at", "-id").first())
+    if last is None or last.superseded_at or last.batch_item.batch.state != BatchState.ANNOTATING \
+            or last.round != last.batch_item.batch.round:
+        return None
+    return last
+
+
+def flags_of(campaign, blind=False):
+    flags = ItemFlag.objects.filter(campaign=campaign).select_related("author", "item", "batch_item__batch")
+    return [{"id": f.pk, "item": f.item_id, "external_id": f.item.external_id, "batch": f.batch_item.batch.number,
+             "round": f.round, "author": None if blind else f.author.username, "comment": f.comment,
+             "created_at": f.created_at} for f in flags.order_by("-id")]
+
+
+def last_answer_view(annotation):
+    item, task = annotation.item, annotation.item.task
+    return {"annotation": {"id": annotation.pk, "answers": annotation.answers, "round": annotation.round,
+                           "submitted_at": annotation.submitted_at},
+            "item": item_view(item), "task": {"id": task.pk, "slug": task.slug, "name": task.name,
+                                              "instructions": task.instructions},
+            "form": task.form}
+
+
+def qc_blind(batch):
+    """Whether the QC of this batch round answers before seeing the final labels."""
+    return bool(batch.settings and batch.settings.qc_blind)
+
+
+def blind_qc_sample(data, blind):
+    """A serialized QC review with the final label of each sampled item the QC has not labelled yet hidden."""
+    data["blind"] = blind
+    if blind:
+        for entry in data["sample"]:
+            if entry["qc_at"] is None:
+                entry["annotator_value"] = None
+    return data

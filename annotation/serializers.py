@@ -8,7 +8,7 @@ from benchmarks.models import Benchmark
 
 from . import selectors
 from .models import (Annotation, Assignment, Batch, BatchItem, Campaign, CampaignSettings, Disagreement, Event,
-                     GoldLabel, GoldVersion, Membership, Protocol, QCReview, QCSampleItem, Role)
+                     GoldLabel, GoldVersion, ItemFlag, Membership, Protocol, QCReview, QCSampleItem, Role)
 
 
 class ErrorSerializer(serializers.Serializer):
@@ -85,6 +85,7 @@ class MembershipChangeSerializer(serializers.Serializer):
 
 class ProgressSerializer(serializers.Serializer):
     batch = serializers.IntegerField()
+    batch_id = serializers.IntegerField(help_text="The batch's id, for /batches/ID/ routes")
     round = serializers.IntegerField()
     state = serializers.CharField()
     done = serializers.IntegerField(help_text="Items with a final label or excluded")
@@ -93,6 +94,7 @@ class ProgressSerializer(serializers.Serializer):
     disagreements = serializers.IntegerField()
     excluded = serializers.IntegerField()
     mine = serializers.IntegerField(required=False, help_text="Your labels in this batch round")
+    left_for_you = serializers.IntegerField(required=False, help_text="Items of the campaign still waiting for you")
 
 
 class CampaignProgressSerializer(serializers.Serializer):
@@ -202,7 +204,8 @@ class QCSampleItemSerializer(serializers.ModelSerializer):
     def get_item(self, entry) -> dict:
         item = entry.batch_item.item
         return {"id": item.pk, "external_id": item.external_id, "dialogue": item.dialogue, "fields": item.fields,
-                "form": item.task.form}
+                "form": item.task.form,
+                "meta": {key: item.meta[key] for key in selectors.SHOWN_META if key in item.meta}}
 
 
 class QCReviewSerializer(serializers.ModelSerializer):
@@ -285,3 +288,28 @@ class GoldLabelSerializer(serializers.ModelSerializer):
         model = GoldLabel
         fields = ["item", "external_id", "value", "method", "votes", "margin"]
         read_only_fields = fields
+
+
+class FlagSerializer(serializers.Serializer):
+    comment = serializers.CharField(help_text="What is wrong with the item, for the trainers")
+
+
+class ItemFlagSerializer(serializers.ModelSerializer):
+    author = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    external_id = serializers.CharField(source="item.external_id", read_only=True)
+
+    class Meta:
+        model = ItemFlag
+        fields = ["id", "campaign", "item", "external_id", "round", "author", "comment", "created_at"]
+        read_only_fields = fields
+
+
+class AmendSerializer(serializers.Serializer):
+    answers = serializers.DictField(help_text="The new answers, question key -> answer, as the task's form asks")
+
+
+class LastAnswerSerializer(serializers.Serializer):
+    annotation = serializers.JSONField(help_text="{id, answers, round, submitted_at}")
+    item = serializers.JSONField(help_text="{id, external_id, dialogue, fields, meta}; never gold")
+    task = serializers.JSONField()
+    form = serializers.JSONField()

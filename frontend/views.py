@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 
 from annotation import selectors
-from annotation.models import Assignment, Batch, BatchState, Campaign, DisagreementStatus, Protocol, Role
+from annotation.models import Assignment, Batch, BatchState, Campaign, DisagreementStatus, Role
 from annotation.permissions import CanReadLabels
 from annotation.qc import evaluate_sample
 from benchmarks.models import Benchmark
@@ -131,7 +131,7 @@ def review_figures(request, pk):
 def disagreements(request, pk):
     campaign, roles = campaign_with_role(request.user, pk, selectors.READ_DISAGREEMENTS, "see its disagreements")
     # A gold panel's experts vote blind: they may decide disagreements but the queue shows no names.
-    blind = campaign.protocol == Protocol.GOLD_PANEL and not roles & (selectors.READ_LABELS - {Role.EXPERT})
+    blind = selectors.votes_blind(request.user, campaign, roles)
     return render(request, "frontend/disagreements.html", {
         "campaign": campaign, "can_resolve": bool(roles & selectors.RESOLVE), "blind": blind,
         "tasks": {t.pk: t.form for t in campaign.tasks.all()}})

@@ -49,6 +49,8 @@ ROLE_OF = {"manager": "manager", "ann1": "annotator", "ann2": "annotator", "ann3
 
 
 def make_campaign(staff, people, benchmark, protocol="production", roles=ROLE_OF, **settings):
+    # Tests hand batches in themselves unless they ask for the automatic hand-in.
+    settings.setdefault("auto_hand_in", False)
     campaign = actions.create_campaign(actor=staff, name=f"{benchmark} {protocol}", benchmark=benchmark,
                                        protocol=protocol, settings=settings)
     for name, role in roles.items():

@@ -53,6 +53,11 @@ MATRIX = {
     ("gold-version-detail", "get"):                   "nnYYnnYnY",
     ("gold-version-labels", "get"):                   "nnYYnnYnY",
     ("gold-version-freeze", "post"):                  "nnYYnnnnn",
+    ("campaign-flags", "get"):                        "nnYYnnYYY",
+    ("campaign-last-answer", "get"):                  "nnnnYnnnn",
+    ("disagreement-answers", "get"):                  "nnYYnnYYY",
+    ("assignment-flag", "post"):                      "nnnnYnnnn",
+    ("annotation-amend", "post"):                     "nnnnYnnnn",
 }
 LISTS = {"campaign-list", "membership-list", "batch-list", "assignment-list", "annotation-list", "disagreement-list",
          "gold-version-list", "batch-events", "batch-items", "gold-version-labels",
@@ -92,7 +97,8 @@ def world(staff, people, diqad):
                "disagreement": disagreement.pk, "gold-version": gold.pk}
     bodies = {"campaign-list": {"name": "x", "benchmark": diqad, "protocol": "production"},
               "membership-list": {"campaign": campaign.pk, "user": "outsider", "role": "viewer"},
-              "membership-detail": {"active": True}}
+              "membership-detail": {"active": True}, "assignment-flag": {"comment": "The options repeat."},
+              "annotation-amend": {"answers": {"needs_verification": False, "score": 2}}}
     return people, objects, bodies
 
 

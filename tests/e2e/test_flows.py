@@ -125,11 +125,14 @@ def test_qc_rejects_then_accepts_after_round_two(page, people):
     qc_labels(lambda n: 1 if n == 0 else 0)  # one item disagrees: 75% < 92%
     assert "75.0%" in page.text_content("#overall") and page.locator("#override-box").is_visible()
     page.click("#accept")
+    page.click("#ask-confirm")
     page.wait_for_selector("#notice.error")
     assert "below the acceptance thresholds" in page.text_content("#notice")
+    assert "below the acceptance thresholds" in page.text_content("#decide-notice")  # next to the buttons
     shot(page, "qc-below-threshold", "QC", "#verdict.fail")
     page.fill("#reason", "Item 1 is a 1, not a 2: reread the proactivity rule.")
     page.click("#reject")
+    page.click("#ask-confirm")
     page.wait_for_selector("#notice.ok")
     assert "round 2" in page.text_content("#batch-state")
     # Round 2, labelled again outside the browser and handed in.
@@ -142,6 +145,7 @@ def test_qc_rejects_then_accepts_after_round_two(page, people):
     assert "100.0%" in page.text_content("#overall")
     page.fill("#reason", "All sampled labels hold.")
     page.click("#accept")
+    page.click("#ask-confirm")
     page.wait_for_selector("#notice.ok")
     assert "accepted" in page.text_content("#batch-state")
     assert page.locator("#history tr").count() >= 8

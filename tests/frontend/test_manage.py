@@ -212,7 +212,8 @@ def test_only_managers_reach_a_campaign_s_pages(client, campaign, people):
 
 def test_cut_batches_hand_in_and_where_every_batch_stands(client, staff, people, hostile):
     campaign = actions.create_campaign(actor=staff, name="Two batches", benchmark=hostile, protocol="production",
-                                       settings={"overlap": 1, "batch_size": 2, "qc_sample_size": 2})
+                                       settings={"overlap": 1, "batch_size": 2, "qc_sample_size": 2,
+                                                 "auto_hand_in": False})
     actions.add_member(campaign, actor=staff, user=people["ann1"], role="annotator")
     client = signed_in(client, staff)
     client.post(f"/manage/campaigns/{campaign.pk}/cut/")

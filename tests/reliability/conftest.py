@@ -31,6 +31,7 @@ def build_world():
     while (lease := actions.lease_next_item(campaign, annotator=annotator)).assignment.batch_item.batch == first:
         submit_score(lease.assignment, annotator, 2)
     actions.hand_in_batch(first, actor=annotator)
+    actions.flag_item(lease.assignment, actor=annotator, comment="The last turn is cut off.")
     open_item = BatchItem.objects.filter(batch=second).exclude(pk=lease.assignment.batch_item_id).first()
     disagreement = Disagreement.objects.create(campaign=campaign, batch_item=open_item, round=1,
                                                settings=campaign.settings,

@@ -88,6 +88,11 @@ MATRIX = {
     ("evalrun-modes", "get"):                         "nnnnnnYY",
     ("prediction-list", "get"):                       "nnnnnnYY",
     ("prediction-detail", "get"):                     "nnnnnnYY",
+    ("campaign-flags", "get"):                        "nnnnYYnY",
+    ("campaign-last-answer", "get"):                  "nnYnnnnn",
+    ("disagreement-answers", "get"):                  "nnnnYYnY",
+    ("assignment-flag", "post"):                      "nnYnnnnn",
+    ("annotation-amend", "post"):                     "nnYnnnnn",
     # Reports show gold: staff, researchers, and members who read gold in a campaign and label in none.
     ("report", "get"):                                "nnnnYYYY",
 }

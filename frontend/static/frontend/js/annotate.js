@@ -1,8 +1,10 @@
 // The annotator workspace: lease an item, show it, take the answers, submit, fetch the next one.
 // A submission keeps one client_submission_id until the server has answered it, so retries after a
-// lost connection can never make a second label.
-import { api, ApiError, el, isNetworkError, say } from "./api.js";
-import { renderDialogue, renderFields } from "./dialogue.js";
+// lost connection can never make a second label. Besides labelling: skip with a reason, flag an item for
+// the trainers, change one's last answer until the batch is handed in, hand a finished batch in.
+import { api, ApiError, isNetworkError, say } from "./api.js";
+import { ask, asking } from "./ask.js";
+import { languageOf, renderDialogue, renderFields } from "./dialogue.js";
 import { buildForm } from "./form.js";
 
 const page = document.getElementById("workspace");
@@ -12,6 +14,8 @@ const notice = $("notice");
 const guidelines = $("guidelines");
 let lease = null;
 let form = null;
+let editing = null;  // {annotation, item} while changing one's last answer
+let lastProgress = null;
 let sending = false;
 let countdown = null;
 
@@ -40,28 +44,61 @@ function startCountdown(seconds) {
   countdown = setInterval(tick, 250);
 }
 
+const complete = (p) => p && p.state === "annotating" && p.pending === 0 && p.disagreements === 0;
+const handedIn = (p) => (p && p.state === "handed_in" ? ` Batch ${p.batch} is complete and was handed in to QC.` : "");
+
 function showProgress(progress) {
+  lastProgress = { ...lastProgress, ...progress };
+  const p = lastProgress;
   const bar = $("progress");
-  bar.max = progress.total || 1;
-  bar.value = progress.done;
-  $("progress-text").textContent = `Batch ${progress.batch}, round ${progress.round}: ${progress.done} of ` +
-    `${progress.total} items done` + (progress.mine !== undefined ? ` · ${progress.mine} labelled by you` : "");
+  bar.max = p.total || 1;
+  bar.value = p.done;
+  $("progress-text").textContent = `Batch ${p.batch}, round ${p.round}: ${p.done} of ${p.total} items done` +
+    (p.mine !== undefined ? ` · ${p.mine} labelled by you` : "");
+  $("left-for-you").textContent = p.left_for_you === undefined ? "" : `${p.left_for_you} left for you`;
+  $("hand-in").hidden = !complete(p);
+  $("hand-in").textContent = `Hand in batch ${p.batch}`;
 }
 
-function show(data) {
-  lease = data;
-  const { item, task } = data;
+function render(item, task, formSpec) {
   $("task-name").textContent = task.name;
   $("instructions").textContent = task.instructions || "";
   $("item-id").textContent = `Item ${item.external_id}`;
   $("dialogue").replaceChildren(renderDialogue(item.dialogue));
   $("fields").replaceChildren(renderFields(item.fields, item.meta));
-  $("guidelines-text").textContent = data.guidelines.markdown || "No guidelines for this campaign.";
-  $("guidelines-version").textContent = `Version ${data.guidelines.version}`;
-  form = buildForm(data.form, item, item.dialogue.length);
+  for (const id of ["dialogue", "fields"]) {
+    if (languageOf(item)) $(id).lang = languageOf(item);
+    else $(id).removeAttribute("lang");
+  }
+  form = buildForm(formSpec, item, item.dialogue.length);
   $("answer-form").replaceChildren(form.element);
   $("item").hidden = false;
   $("done").hidden = true;
+}
+
+function setEditing(on, externalId = "") {
+  $("editing").hidden = !on;
+  $("editing-item").textContent = externalId;
+  $("cancel-edit").hidden = !on;
+  $("item-tools").hidden = on;
+  $("countdown").hidden = on;
+  $("submit").firstChild.textContent = on ? "Save change " : "Submit ";
+}
+
+function show(data) {
+  lease = data;
+  editing = null;
+  setEditing(false);
+  render(data.item, data.task, data.form);
+  // Server-rendered from Markdown with raw HTML escaped (annotation/guidelines.py).
+  $("guidelines-text").innerHTML = data.guidelines.html || "<p>No guidelines for this campaign.</p>";
+  $("guidelines-version").textContent = `Version ${data.guidelines.version}`;
+  const feedback = data.qc_feedback;
+  $("qc-feedback").hidden = !feedback;
+  if (feedback) {
+    $("qc-feedback-round").textContent = feedback.round;
+    $("qc-feedback-reason").textContent = feedback.reason;
+  }
   showProgress(data.progress);
   startCountdown(data.seconds_until_submit_allowed);
   history.replaceState(null, "", `/assignments/${data.id}/`);
@@ -71,10 +108,12 @@ function show(data) {
 
 function noWork(detail) {
   lease = null;
+  editing = null;
   clearInterval(countdown);
   $("item").hidden = true;
   $("done").hidden = false;
-  $("done-text").textContent = detail;
+  $("done-text").textContent = detail + handedIn(lastProgress);
+  $("hand-in").hidden = !complete(lastProgress);
   history.replaceState(null, "", `/campaigns/${campaignId}/annotate/`);
   $("done").focus();
 }
@@ -86,7 +125,8 @@ async function next() {
 }
 
 async function submit() {
-  if (!lease || sending) return;  // one submission at a time: Enter held down sends once
+  if (sending || (!lease && !editing)) return;  // one submission at a time: Enter held down sends once
+  if (editing) return saveChange();
   sending = true;
   const assignmentId = lease.id;
   const body = { client_submission_id: submissionId(assignmentId), answers: form.answers() };
@@ -100,7 +140,8 @@ async function submit() {
         sessionStorage.removeItem(idKey(assignmentId));
         showProgress(result.progress);
         await next();
-        say(notice, result.replayed ? "Saved (your earlier attempt had arrived)." : "Saved.", "ok");
+        say(notice, (result.replayed ? "Saved (your earlier attempt had arrived)." : "Saved.") + handedIn(result.progress),
+          "ok");
         return;
       } catch (error) {
         if (!isNetworkError(error)) throw error;
@@ -109,14 +150,14 @@ async function submit() {
       }
     }
   } catch (error) {
-    refused(error);
+    await refused(error);
   } finally {
     sending = false;
     $("submit").disabled = false;
   }
 }
 
-function refused(error) {
+async function refused(error) {
   if (!(error instanceof ApiError)) throw error;
   const body = error.body;
   if (error.code === "too_early") {
@@ -126,10 +167,98 @@ function refused(error) {
     form.showErrors(body.errors);
     say(notice, body.detail, "error");
   } else if (["already_submitted", "lease_closed"].includes(error.code)) {
-    say(notice, `${body.detail} Loading the next item.`, "warn");
-    next();
+    // Another tab or window got there first (or the lease ran out): say so, then show the next item.
+    const done = error.code === "already_submitted"
+      ? "This item was already submitted, in another tab or window; the answers given here were not saved."
+      : `${body.detail} The answers given here were not saved.`;
+    await next();
+    say(notice, `${done} Now showing your next item.`, "warn");
   } else {
     say(notice, body.detail || `Refused (${error.status}).`, "error");
+  }
+}
+
+async function skip() {
+  if (!lease) return;
+  const reason = await ask({ title: "Skip this item", label: "Why do you skip it? (the trainers read this)",
+    text: "The item goes to someone else and does not come back to you.", required: true, confirm: "Skip item" });
+  if (reason === null) return;
+  try {
+    const skipped = lease;
+    await api(`/api/v1/assignments/${skipped.id}/release/`, { method: "POST", body: { reason } });
+    sessionStorage.removeItem(idKey(skipped.id));
+    await next();
+    say(notice, `Skipped item ${skipped.item.external_id}.`, "ok");
+  } catch (error) {
+    say(notice, error.body?.detail || "Could not skip the item.", "error");
+  }
+}
+
+async function flag() {
+  if (!lease) return;
+  const comment = await ask({ title: `Flag item ${lease.item.external_id}`, required: true, confirm: "Send flag",
+    label: "What is wrong with it? (for the trainers)" });
+  if (comment === null) return;
+  try {
+    await api(`/api/v1/assignments/${lease.id}/flag/`, { method: "POST", body: { comment } });
+    say(notice, "Flag sent to the trainers. You can still label the item.", "ok");
+  } catch (error) {
+    say(notice, error.body?.detail || "Could not send the flag.", "error");
+  }
+}
+
+async function changeLast() {
+  try {
+    const last = await api(`/api/v1/campaigns/${campaignId}/last_answer/`);
+    if (!last.annotation) { say(notice, last.detail, "warn"); return; }
+    editing = last;
+    clearInterval(countdown);
+    render(last.item, last.task, last.form);
+    form.setAnswers(last.annotation.answers);
+    setEditing(true, last.item.external_id);
+    say(notice, "");
+    form.focusFirst();
+  } catch (error) {
+    say(notice, error.body?.detail || "Could not load your last answer.", "error");
+  }
+}
+
+async function backToWork() {
+  if (lease) show(await api(`/api/v1/assignments/${lease.id}/`));
+  else await next();
+}
+
+async function saveChange() {
+  sending = true;
+  $("submit").disabled = true;
+  form.showErrors();
+  try {
+    const result = await api(`/api/v1/annotations/${editing.annotation.id}/amend/`,
+      { method: "POST", body: { answers: form.answers() } });
+    const externalId = editing.item.external_id;
+    editing = null;
+    showProgress(result.progress);
+    await backToWork();
+    say(notice, `Your answer on item ${externalId} was changed.${handedIn(result.progress)}`, "ok");
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    if (error.code === "invalid_answers") form.showErrors(error.body.errors);
+    say(notice, error.body.detail || "Could not change the answer.", "error");
+  } finally {
+    sending = false;
+    $("submit").disabled = false;
+  }
+}
+
+async function handIn() {
+  const p = lastProgress;
+  try {
+    await api(`/api/v1/batches/${p.batch_id}/hand_in/`, { method: "POST" });
+    showProgress({ state: "handed_in" });
+    $("hand-in").hidden = true;
+    say(notice, `Batch ${p.batch} was handed in to QC.`, "ok");
+  } catch (error) {
+    say(notice, error.body?.detail || "Could not hand the batch in.", "error");
   }
 }
 
@@ -139,11 +268,11 @@ function toggleGuidelines() {
 }
 
 document.addEventListener("keydown", (event) => {
+  if (guidelines.open || asking()) return;  // the dialogs handle their own keys (Escape closes them)
   if (event.ctrlKey || event.metaKey || event.altKey) {
     if (event.key === "Enter" && event.target.tagName === "TEXTAREA") { event.preventDefault(); submit(); }
     return;
   }
-  if (guidelines.open) return;  // the dialog handles Escape itself
   const typing = event.target.tagName === "TEXTAREA" || (event.target.tagName === "INPUT" && !["radio", "checkbox"].includes(event.target.type));
   if (event.key === "Enter" && event.target.tagName !== "TEXTAREA" && event.target.tagName !== "BUTTON" && event.target.tagName !== "A") {
     event.preventDefault();
@@ -157,6 +286,12 @@ document.addEventListener("keydown", (event) => {
 });
 
 $("submit").addEventListener("click", submit);
+$("skip").addEventListener("click", skip);
+$("flag").addEventListener("click", flag);
+$("change-last").addEventListener("click", changeLast);
+$("change-last-done").addEventListener("click", changeLast);
+$("cancel-edit").addEventListener("click", () => { editing = null; backToWork().catch(() => noWork("")); });
+$("hand-in").addEventListener("click", handIn);
 $("open-guidelines").addEventListener("click", toggleGuidelines);
 $("close-guidelines").addEventListener("click", () => guidelines.close());
 $("answer-form").addEventListener("submit", (event) => { event.preventDefault(); submit(); });

@@ -26,7 +26,8 @@ export async function api(path, { method = "GET", body } = {}) {
   return data;
 }
 
-// Builds DOM nodes; string children become text nodes, so data is never parsed as HTML.
+// Builds DOM nodes; string children become text nodes, so data is never parsed as HTML. Nested arrays of
+// children are flattened at any depth.
 export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs)) {
@@ -37,7 +38,7 @@ export function el(tag, attrs = {}, ...children) {
     else if (key in node && typeof value !== "string") node[key] = value;
     else node.setAttribute(key, value === true ? "" : value);
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === undefined || child === null || child === false) continue;
     node.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }

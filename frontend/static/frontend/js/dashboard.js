@@ -1,6 +1,7 @@
 // The researcher's view of a campaign: progress per batch from the annotation API, and per annotator
 // and per question from the report (which computes agreement and its band).
 import { api, el, fmt, pct, say } from "./api.js";
+import { showFlags } from "./flags.js";
 
 const root = document.getElementById("dashboard");
 const { campaign, benchmark } = root.dataset;
@@ -37,4 +38,5 @@ async function fromReport() {
       fmt(r.krippendorff_alpha), pct(r.percent_agreement)))));
 }
 
-Promise.all([progress(), fromReport()]).catch((error) => say(notice, error.body?.detail || "Could not load the figures.", "error"));
+Promise.all([progress(), fromReport(),
+  showFlags(campaign, $("flags-card"), $("flags"))]).catch((error) => say(notice, error.body?.detail || "Could not load the figures.", "error"));

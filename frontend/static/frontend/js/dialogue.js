@@ -1,4 +1,6 @@
 // Renders an item's dialogue and fields as text (textContent only), speakers told apart by colour and name.
+// Every value is shown as readable text, whatever its shape: strings, numbers, lists, objects (options,
+// personalities), a second dialogue; the content carries the item's language.
 import { el } from "./api.js";
 
 export function renderDialogue(turns) {
@@ -16,25 +18,53 @@ export function renderDialogue(turns) {
   return list;
 }
 
-function fieldValue(value) {
-  if (Array.isArray(value) && value.length && typeof value[0] === "object" && "text" in value[0]) {
-    return renderDialogue(value);  // a second dialogue (pairwise items)
-  }
-  if (value && typeof value === "object") {
-    return el("dl", { class: "options" }, Object.entries(value).map(([key, text]) => [
-      el("dt", {}, key), el("dd", {}, typeof text === "string" ? text : JSON.stringify(text))]));
-  }
-  return el("p", { class: "text" }, String(value));
+const isTurns = (value) => Array.isArray(value) && value.length > 0 &&
+  value.every((t) => t && typeof t === "object" && "text" in t);
+
+// One line of text for a value (meta, list entries).
+export function plainText(value) {
+  if (value === null || value === undefined) return "—";
+  if (Array.isArray(value)) return value.map(plainText).join("; ");
+  if (typeof value === "object") return Object.entries(value).map(([k, v]) => `${k}: ${plainText(v)}`).join("; ");
+  return String(value);
 }
 
+function fieldValue(value) {
+  if (isTurns(value)) return renderDialogue(value);  // a second dialogue (pairwise items)
+  if (Array.isArray(value)) {
+    return el("ul", { class: "field-list" }, value.map((v) => el("li", {}, typeof v === "object" && v !== null ? fieldValue(v) : plainText(v))));
+  }
+  if (value && typeof value === "object") {
+    return el("dl", { class: "options" }, Object.entries(value).map(([key, v]) => [
+      el("dt", {}, key), el("dd", {}, typeof v === "object" && v !== null ? fieldValue(v) : plainText(v))]));
+  }
+  return el("p", { class: "text" }, plainText(value));
+}
+
+const label = (key) => key.replaceAll("_", " ");
+
 export function renderFields(fields, meta = {}) {
-  const box = el("div", { class: "fields" });
-  const metaText = Object.entries(meta).map(([k, v]) => `${k}: ${v}`).join(" · ");
-  if (metaText) box.append(el("p", { class: "muted" }, metaText));
+  const box = el("div", { class: "fields", lang: meta?.language || null });
+  const shown = Object.entries(meta || {}).filter(([k]) => k !== "language");
+  if (shown.length) {
+    box.append(el("dl", { class: "meta muted" }, shown.map(([k, v]) => [
+      el("dt", {}, label(k)),
+      el("dd", {}, v && typeof v === "object" && !Array.isArray(v)
+        ? el("ul", { class: "meta-list" }, Object.entries(v).map(([who, text]) => el("li", {}, `${who}: ${plainText(text)}`)))
+        : plainText(v))])));
+  }
   for (const [key, value] of Object.entries(fields || {})) {
     const long = typeof value === "string" && value.length > 400;
-    box.append(el("section", { class: `field${long ? " long" : ""}` },
-      el("h3", {}, key.replaceAll("_", " ")), fieldValue(value)));
+    box.append(el("section", { class: `field${long ? " long" : ""}` }, el("h3", {}, label(key)), fieldValue(value)));
   }
   return box;
+}
+
+// The language of an item's content, for the `lang` attribute (empty when unknown).
+export const languageOf = (item) => item?.meta?.language || "";
+
+// The dialogue and the fields of an item in one block carrying the item's language.
+export function renderItem(item, { meta = item.meta } = {}) {
+  return el("div", { class: "item-content", lang: languageOf(item) || null },
+    renderDialogue(item.dialogue), renderFields(item.fields, meta));
 }

@@ -158,6 +158,34 @@ export function buildForm(form, item, dialogueLength) {
     }
   }
 
+  // Fills the form with earlier answers (changing one's last answer).
+  function setAnswers(given = {}) {
+    const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+    for (const q of questions) {
+      const value = given[q.spec.key];
+      if (q.choices.length) {
+        q.inputs.forEach((input, i) => {
+          const choice = q.choices[i].value;
+          input.checked = Array.isArray(value) ? value.some((v) => same(v, choice)) : same(value, choice);
+        });
+      } else {
+        q.inputs[0].value = value === undefined || value === null ? "" : String(value);
+      }
+    }
+    answers();
+  }
+
   answers();
-  return { element: root, answers, handleKey, showErrors, focusFirst: () => focusQuestion(visible()[0]) };
+  return { element: root, answers, handleKey, showErrors, setAnswers, focusFirst: () => focusQuestion(visible()[0]) };
+}
+
+// An answer as people read it: each question's label with the chosen options' labels (not raw values).
+export function describeAnswers(form, item, answers = {}) {
+  return form.questions.filter((q) => answers[q.key] !== undefined).map((q) => {
+    const given = answers[q.key];
+    const choices = ["single_choice", "multi_choice", "scale", "boolean"].includes(q.type) ? choicesOf(q, item) : [];
+    const name = (v) => choices.find((c) => JSON.stringify(c.value) === JSON.stringify(v))?.label ?? String(v);
+    const text = Array.isArray(given) ? given.map(name).join(", ") : name(given);
+    return { key: q.key, label: q.label || q.key, text, primary: q.key === form.primary };
+  });
 }

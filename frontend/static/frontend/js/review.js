@@ -1,49 +1,80 @@
-// QC review of a batch: the sample with the QC's own label per item, live accuracy (computed by the
-// server with the acceptance rule itself), the decision, and the batch's history.
+// QC review of a batch: the sample with the QC's own label per item (by keyboard as in the workspace),
+// live accuracy (computed by the server with the acceptance rule itself), the decision, and the batch's
+// history. In a blind review the server hides each final label until the QC has given theirs.
 import { api, ApiError, el, pct, say } from "./api.js";
-import { renderDialogue, renderFields } from "./dialogue.js";
-import { choicesOf } from "./form.js";
+import { ask, asking } from "./ask.js";
+import { renderItem } from "./dialogue.js";
+import { choiceIndex, choicesOf } from "./form.js";
 
 const root = document.getElementById("review");
 const batchId = root.dataset.batch;
 const isQC = Boolean(root.dataset.qc);
 const $ = (id) => document.getElementById(id);
 const notice = $("notice");
+const decideNotice = $("decide-notice");
 let batch = null;
 let review = null;
+let figures = null;
+let editable = false;
+let valueLabel = (value) => (value === null || value === undefined ? "—" : JSON.stringify(value));
 
-const label = (value) => (value === null || value === undefined ? "—" : JSON.stringify(value));
+const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+const choicesByItem = new Map();
 
-function sampleEntry(entry, editable) {
+function labelsFrom(entries) {
+  // Values shown by their option labels ("2: meets all dimensions"), not raw JSON.
+  const first = entries[0];
+  if (!first) return;
+  const primary = first.item.form.questions.find((q) => q.key === first.item.form.primary);
+  const known = new Map();
+  for (const entry of entries) {
+    for (const c of choicesOf(primary, entry.item)) known.set(JSON.stringify(c.value), c.label);
+  }
+  valueLabel = (value) => (value === null || value === undefined ? "—" : known.get(JSON.stringify(value)) ?? JSON.stringify(value));
+}
+
+function finalText(entry) {
+  if (review.blind && entry.qc_value === null) return el("em", { class: "muted" }, "hidden until you give your label");
+  return valueLabel(entry.annotator_value);
+}
+
+function sampleEntry(entry) {
   const { item } = entry;
   const primary = item.form.questions.find((q) => q.key === item.form.primary);
+  const choices = choicesOf(primary, item);
+  choicesByItem.set(entry.batch_item, choices);
   const name = `qc-${entry.batch_item}`;
-  const choices = el("fieldset", { class: "choices" }, el("legend", {}, "Your label"),
-    choicesOf(primary, item).map((choice, i) => {
+  const list = el("fieldset", { class: "choices" }, el("legend", {}, "Your label"),
+    choices.map((choice, i) => {
       const input = el("input", { type: "radio", name, id: `${name}-${i}`, disabled: !editable,
-        checked: JSON.stringify(choice.value) === JSON.stringify(entry.qc_value),
+        checked: same(choice.value, entry.qc_value), dataset: { index: i },
         onchange: () => qcLabel(entry.batch_item, choice.value) });
-      return el("label", { for: `${name}-${i}`, class: "choice" }, input, choice.label);
+      return el("label", { for: `${name}-${i}`, class: `choice${choice.excludes ? " excludes" : ""}` }, input,
+        editable && choice.key ? el("kbd", {}, choice.key.toUpperCase()) : null, " ", choice.label);
     }));
-  const agree = entry.qc_value === null ? "" : JSON.stringify(entry.qc_value) === JSON.stringify(entry.annotator_value) ? "agrees" : "differs";
-  return el("li", { class: `sample-item ${agree}`, dataset: { batchItem: entry.batch_item } },
+  const agree = entry.qc_value === null || entry.annotator_value === null ? "" : same(entry.qc_value, entry.annotator_value) ? "agrees" : "differs";
+  return el("li", { class: `sample-item ${agree}`, dataset: { batchItem: entry.batch_item }, tabindex: -1 },
     el("h3", {}, `Item ${item.external_id}`),
-    el("details", {}, el("summary", {}, `Dialogue (${item.dialogue.length} turns)`), renderDialogue(item.dialogue), renderFields(item.fields)),
-    el("p", {}, "Final label: ", el("strong", { class: "final" }, label(entry.annotator_value))),
-    choices);
+    el("details", {}, el("summary", {}, `Dialogue (${item.dialogue.length} turns)`), renderItem(item)),
+    el("p", {}, "Final label: ", el("strong", { class: "final" }, finalText(entry))),
+    list);
 }
 
 function showFigures(f) {
+  figures = f;
   const pass = (ok) => el("span", { class: ok ? "pass" : "fail" }, ok ? "meets" : "below");
   const rows = Object.values(f.per_class || {}).map((c) => el("tr", {},
-    el("th", { scope: "row" }, label(c.label)), el("td", {}, `${c.correct}/${c.n}`), el("td", {}, pct(c.accuracy)), el("td", {}, pass(c.passed))));
+    el("th", { scope: "row" }, valueLabel(c.label)), el("td", {}, `${c.correct}/${c.n}`), el("td", {}, pct(c.accuracy)), el("td", {}, pass(c.passed))));
+  // Nothing labelled yet: no verdict, no override.
+  const verdict = !f.n ? el("p", { class: "muted", id: "verdict" }, "No verdict yet: label the sampled items first.")
+    : el("p", { class: f.passed ? "pass" : "fail", id: "verdict" }, f.passed ? "The sample passes the rule." : "The sample does not pass the rule.");
   $("figures").replaceChildren(
     el("p", { class: "big", id: "overall" }, `Overall ${pct(f.overall)} `, f.n ? pass(f.overall_passed) : ""),
     el("p", { class: "muted" }, `${f.n} of ${f.sample} labelled · thresholds ${pct(f.overall_threshold)} overall, ${pct(f.class_threshold)} per class`),
     el("table", { class: "table" }, el("thead", {}, el("tr", {}, ["Class (QC label)", "Right", "Accuracy", ""].map((h) => el("th", { scope: "col" }, h)))),
       el("tbody", {}, rows)),
-    el("p", { class: f.passed ? "pass" : "fail", id: "verdict" }, f.passed ? "The sample passes the rule." : "The sample does not pass the rule."));
-  $("override-box").hidden = f.passed;
+    verdict);
+  $("override-box").hidden = !f.n || f.passed;
 }
 
 async function refreshFigures() {
@@ -55,29 +86,82 @@ async function refreshFigures() {
   }
 }
 
+const entries = () => [...document.querySelectorAll("#sample .sample-item")];
+
 async function qcLabel(batchItem, value) {
   try {
     review = await api(`/api/v1/batches/${batchId}/qc_label/`, { method: "POST", body: { batch_item: batchItem, value } });
     const entry = review.sample.find((e) => e.batch_item === batchItem);
-    document.querySelector(`[data-batch-item="${batchItem}"]`).className =
-      `sample-item ${JSON.stringify(entry.qc_value) === JSON.stringify(entry.annotator_value) ? "agrees" : "differs"}`;
+    const old = document.querySelector(`[data-batch-item="${batchItem}"]`);
+    const fresh = sampleEntry(entry);
+    fresh.querySelector("details").open = old.querySelector("details").open;
+    old.replaceWith(fresh);
     say(notice, "");
     await refreshFigures();
+    return fresh;
   } catch (error) {
     say(notice, error.body?.detail || "Could not save the label.", "error");
+    return null;
   }
 }
 
+function focusEntry(li) {
+  if (!li) return;
+  (li.querySelector("input:checked") || li.querySelector("input") || li).focus();
+  li.scrollIntoView({ block: "nearest" });
+}
+
+function currentEntry() {
+  const all = entries();
+  return all.find((li) => li.contains(document.activeElement)) ||
+    all.find((li) => !li.querySelector("input:checked")) || all[0];
+}
+
+// Keys as in the workspace: the chip's key labels the current item, then the next unlabelled one comes.
+document.addEventListener("keydown", async (event) => {
+  if (!editable || asking() || event.ctrlKey || event.metaKey || event.altKey) return;
+  const tag = event.target.tagName;
+  if (tag === "TEXTAREA" || (tag === "INPUT" && !["radio", "checkbox"].includes(event.target.type))) return;
+  const li = currentEntry();
+  if (!li) return;
+  const key = event.key.toLowerCase();
+  const index = choiceIndex(choicesByItem.get(Number(li.dataset.batchItem)) || [], key);
+  if (index < 0 && (key === "j" || key === "k")) {  // an option's own key comes first
+    event.preventDefault();
+    const all = entries();
+    focusEntry(all[all.indexOf(li) + (key === "j" ? 1 : -1)] || li);
+    return;
+  }
+  if (index < 0) return;
+  event.preventDefault();
+  const choice = choicesByItem.get(Number(li.dataset.batchItem))[index];
+  const fresh = await qcLabel(Number(li.dataset.batchItem), choice.value);
+  if (!fresh) return;
+  const all = entries();
+  const after = all.slice(all.indexOf(fresh) + 1).find((x) => !x.querySelector("input:checked"));
+  focusEntry(after || all.find((x) => !x.querySelector("input:checked")) || fresh);
+});
+
 async function decide(kind) {
   const body = kind === "accept" ? { reason: $("reason").value, override_reason: $("override").value } : { reason: $("reason").value };
+  const overall = figures && figures.n ? ` Overall accuracy ${pct(figures.overall)} on ${figures.n} items.` : "";
+  const sure = await ask(kind === "accept"
+    ? { title: `Accept batch ${batch.number}?`, confirm: "Accept batch",
+      text: `Its labels become final.${overall}${body.override_reason.trim() ? " The acceptance is flagged as an override." : ""}` }
+    : { title: `Reject batch ${batch.number}?`, confirm: "Reject batch", danger: true,
+      text: `It goes back to the annotators for round ${batch.round + 1}, with your reason.${overall}` });
+  if (sure === null) return;
   try {
     await api(`/api/v1/batches/${batchId}/${kind}/`, { method: "POST", body });
     $("reason").value = $("override").value = "";
     await load();
-    say(notice, kind === "accept" ? "Batch accepted." : `Batch rejected; it goes back to annotation (round ${batch.round}).`, "ok");
+    const done = kind === "accept" ? "Batch accepted." : `Batch rejected; it goes back to annotation (round ${batch.round}).`;
+    say(notice, done, "ok");
+    say(decideNotice, done, "ok");
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
     if (error.code === "below_threshold") $("override-box").hidden = false;
+    say(decideNotice, error.body.detail, "error");  // next to the buttons
     say(notice, error.body.detail, "error");
   }
 }
@@ -86,7 +170,8 @@ async function loadHistory() {
   const events = await api(`/api/v1/batches/${batchId}/events/`);
   $("history").replaceChildren(...events.map((e) => el("tr", {},
     el("td", {}, new Date(e.created_at).toLocaleString()), el("td", {}, e.round ?? ""), el("td", {}, e.kind),
-    el("td", {}, e.from_state ? `${e.from_state} → ${e.to_state}` : e.to_state), el("td", {}, e.actor || ""), el("td", {}, e.reason))));
+    el("td", {}, e.from_state ? `${e.from_state} → ${e.to_state}` : e.to_state), el("td", {}, e.actor || ""),
+    el("td", { class: "prewrap" }, e.reason))));
 }
 
 async function load() {
@@ -101,10 +186,13 @@ async function load() {
     review = null;
   }
   const current = review && review.round === batch.round;
-  const editable = isQC && batch.state === "in_review";
+  editable = isQC && batch.state === "in_review" && Boolean(current);
+  if (review) labelsFrom(review.sample);
   $("sample-title").textContent = review ? `Sample of round ${review.round}${review.decision ? ` (${review.decision})` : ""}` : "Sample";
-  $("sample").replaceChildren(...(review ? review.sample.map((e) => sampleEntry(e, editable && current)) : [el("li", {}, "No sample: the batch has not been handed in.")]));
-  $("decide").hidden = !editable;
+  $("blind-note").hidden = !review?.blind;
+  $("qc-keys").hidden = !editable;
+  $("sample").replaceChildren(...(review ? review.sample.map(sampleEntry) : [el("li", {}, "No sample: the batch has not been handed in.")]));
+  $("decide").hidden = !(isQC && batch.state === "in_review");
   if (review) await refreshFigures();
   await loadHistory();
 }
@@ -113,6 +201,7 @@ $("start").addEventListener("click", async () => {
   try {
     await api(`/api/v1/batches/${batchId}/start_review/`, { method: "POST" });
     await load();
+    focusEntry(entries()[0]);
   } catch (error) {
     say(notice, error.body?.detail || "Could not start the review.", "error");
   }
