@@ -16,6 +16,8 @@ from .comparison import (
     correlations,
     mcnemar_exact,
     paired_bootstrap_gap,
+    paired_bootstrap_gaps,
+    stratified_interval,
 )
 from .ratings import bradley_terry, bradley_terry_bootstrap, elo, win_tie_lose
 from .selfchat import length_stats, pass_at_n, pass_at_n_stepwise
@@ -40,9 +42,11 @@ __all__ = [
     "mean_of_raters_accuracy",
     "mean_rating_per_item",
     "paired_bootstrap_gap",
+    "paired_bootstrap_gaps",
     "pass_at_n",
     "pass_at_n_stepwise",
     "per_item_agreement",
     "percent_agreement",
+    "stratified_interval",
     "win_tie_lose",
 ]
