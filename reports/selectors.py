@@ -1,5 +1,5 @@
 """The reads behind a report: one set-based query per table, whatever the number of items (14 for
-a benchmark, 15 with a campaign).
+a benchmark, 15 with a campaign), plus the few that choose the gold and say why (reports.gold).
 
 Every function returns plain Python (dicts, lists, tuples) so that `reports.build` never touches
 the ORM. The row-heavy tables (items, gold labels, annotations, predictions) are values_list

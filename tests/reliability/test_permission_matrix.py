@@ -40,6 +40,8 @@ MATRIX = {
     ("campaign-detail", "get"):                       "nnYYYYnY",
     ("campaign-baseline", "get"):                     "nnnnYYnY",
     ("campaign-create-gold-version", "post"):         "nnnnnnnY",
+    ("campaign-pin-gold", "post"):                    "nnnnnnnY",
+    ("gold-version-benchmark-gold", "post"):          "nnnnnnnY",
     ("campaign-cut-batches", "post"):                 "nnnnnnnY",
     ("campaign-disagreements-by-guideline", "get"):   "nnnnYYnY",
     ("campaign-next-item", "post"):                   "nnYnnnnn",
