@@ -199,7 +199,8 @@ class CampaignViewSet(CodedErrorsMixin, mixins.ListModelMixin, mixins.RetrieveMo
         data = read_body(PinGoldSerializer, request)
         version = None
         if data["gold_version"] is not None:
-            version = GoldVersion.objects.filter(benchmark_id=campaign.benchmark_id, number=data["gold_version"]).first()
+            version = (GoldVersion.objects.filter(benchmark_id=campaign.benchmark_id, number=data["gold_version"])
+                       .first())
             if version is None:
                 raise ActionError("not_found", "No such gold version for this benchmark.", status=404)
         campaign = actions.pin_gold_version(campaign, version, actor=request.user, reason=data["reason"])

@@ -248,6 +248,6 @@ def circular_gold(version, campaign_ids):
                                 "against it would be circular")
         elif shared.get(campaign_id):
             out[campaign_id] = (f"{version.citation} was derived from the labels of campaign {source}, which shares "
-                                f"{len(shared[campaign_id])} rater(s) with this campaign: scoring them against it would "
-                                "be circular")
+                                f"{len(shared[campaign_id])} rater(s) with this campaign: scoring them against it "
+                                "would be circular")
     return out

@@ -127,7 +127,8 @@ def fleiss_kappa_counts(table: Any, method: Literal["fleiss", "randolph"] = "fle
     if n_items == 0:
         return Agreement(name, None, 0, 0, None, n_cat, NO_ITEMS)
     if len(set(totals.tolist())) != 1:
-        raise ValueError(f"every row of a count table must sum to the same number of raters, got {sorted(set(totals.tolist()))}")
+        raise ValueError("every row of a count table must sum to the same number of raters, got "
+                         f"{sorted(set(totals.tolist()))}")
     n_raters = int(totals[0])
     if n_raters < 2:
         return Agreement(name, None, 0, n_items, n_raters, n_cat, FEWER_THAN_2_RATERS)

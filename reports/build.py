@@ -619,7 +619,8 @@ def mc_section(rows: Rows, options: ReportOptions):
     for dim in sorted({r["row"]["dimension"] for r in results}):
         members = [r for r in results if r["row"]["dimension"] == dim]
         row = new_row(dimension=dim, n_tasks=len(members), tasks=[r["row"]["task"] for r in members],
-                      n_items=sum(r["row"]["n_items"] for r in members), rule="unweighted mean of the dimension's tasks")
+                      n_items=sum(r["row"]["n_items"] for r in members),
+                      rule="unweighted mean of the dimension's tasks")
         for key in human_keys:
             put(row, key, mean_or_none([r["row"][key] for r in members]), f"{key} is undefined on every task")
         row["models"] = {label: mean_or_none([m["accuracy"] for r in members for m in r["models"]

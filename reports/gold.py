@@ -35,7 +35,8 @@ class GoldChoice:
         version = self.version
         out = {"citation": version.citation if version else "source", "chosen_by": self.chosen_by, "why": self.why,
                "declined": self.declined,
-               "excluded_campaigns": [{"campaign_id": c, "reason": r} for c, r in sorted(self.excluded_campaigns.items())],
+               "excluded_campaigns": [{"campaign_id": c, "reason": r}
+                                      for c, r in sorted(self.excluded_campaigns.items())],
                "derived_from_campaign": None, "method": "source", "left_out": []}
         if version is None:
             return out
@@ -92,7 +93,8 @@ def resolve_gold(benchmark, campaign=None, requested=None) -> GoldChoice:
         if campaign is not None and circular:
             raise GoldRefused(f"{circular[campaign.pk]}. Leave gold_version out to use the campaign's pinned gold or "
                               "the source gold, or cite a gold made by other raters.")
-        return GoldChoice(version, "request", f"{version.citation} was asked for in the request (gold_version={requested})",
+        return GoldChoice(version, "request",
+                          f"{version.citation} was asked for in the request (gold_version={requested})",
                           excluded_campaigns=circular)
     if campaign is not None:
         version = campaign.pinned_gold
@@ -101,7 +103,8 @@ def resolve_gold(benchmark, campaign=None, requested=None) -> GoldChoice:
         circular = circular_gold(version, humans)
         if circular:
             return GoldChoice(None, "source", f"{SOURCE}, because the pinned {version.citation} cannot score this "
-                              "campaign's raters", declined={"citation": version.citation, "reason": circular[campaign.pk]})
+                              "campaign's raters",
+                              declined={"citation": version.citation, "reason": circular[campaign.pk]})
         return GoldChoice(version, "campaign", _pinned_why(campaign, version))
     choice = BenchmarkGold.objects.filter(benchmark=benchmark).select_related("version__benchmark", "chosen_by").last()
     if choice is None or choice.version is None:

@@ -73,7 +73,8 @@ def how_to_read(report):
     text = f"The humans are the labels of campaign(s) {humans}."
     positions = report["raters"]["positions"]
     if positions:
-        text += (" Raters of campaign(s) " + ", ".join(str(p["campaign_id"]) for p in positions) + " are positions in an "
+        text += (" Raters of campaign(s) " + ", ".join(str(p["campaign_id"]) for p in positions)
+                 + " are positions in an "
                  "imported file, not people (rater i is whoever gave the i-th rating of an item): they count in "
                  "agreement and in the ceiling, and are left out of the per-person tables.")
     sections.append({"topic": "humans", "text": text})

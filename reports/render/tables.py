@@ -48,7 +48,8 @@ class Table:
 def cell(row, key, style="number"):
     """A figure of a row; a figure of a small-sample row carries the row's flag."""
     value = row.get(key)
-    return Cell(value, (row.get("undefined") or {}).get(key), style, row.get("small_sample") if value is not None else None)
+    small = row.get("small_sample") if value is not None else None
+    return Cell(value, (row.get("undefined") or {}).get(key), style, small)
 
 
 def with_rule(model, rule):
@@ -102,12 +103,14 @@ def mc_detail_table(report):
     header = ["Task", "Model", "Rule", "Items", "Accuracy", "acc", "acc_norm", "Gap", "Low", "High", "McNemar p",
               "Parse failures", "Missing"]
     rows = [[Cell(m["task"], style="text"), Cell(m["model"], style="text"), Cell(m["rule"], style="text"),
-             Cell(m["n_items"], style="int"), cell(m, "accuracy", "percent"), cell(m, "acc", "percent"), cell(m, "acc_norm", "percent"),
+             Cell(m["n_items"], style="int"), cell(m, "accuracy", "percent"), cell(m, "acc", "percent"),
+             cell(m, "acc_norm", "percent"),
              cell(m, "gap", "percent"), cell(m, "gap_low", "percent"), cell(m, "gap_high", "percent"),
              cell(m, "mcnemar_p", "p"), cell(m, "parse_failures", "int"), cell(m, "n_missing", "int")]
             for m in mc["models"]]
     for m in mc["overall"]["models"]:
-        rows.append([Cell("overall (mean of tasks, within-task interval)", style="text"), Cell(m["model"], style="text"),
+        rows.append([Cell("overall (mean of tasks, within-task interval)", style="text"),
+                     Cell(m["model"], style="text"),
                      Cell(m["rule"], style="text"), Cell(m["n_items"], style="int"),
                      cell(m, "accuracy", "percent"), cell(m, "acc", "percent"), cell(m, "acc_norm", "percent"),
                      cell(m, "gap", "percent"), cell(m, "gap_low", "percent"), cell(m, "gap_high", "percent"),
@@ -131,7 +134,8 @@ def group_table(report, key, label):
         return None
     models = list(dict.fromkeys(m for r in mc[key] for m in r["models"]))
     rules = mc[key][0].get("model_rules", {})
-    header = [label, "Items", "Human (majority)", "Human (mean of raters)", *[with_rule(m, rules.get(m)) for m in models]]
+    header = [label, "Items", "Human (majority)", "Human (mean of raters)",
+              *[with_rule(m, rules.get(m)) for m in models]]
     rows = [[Cell(r[label.lower()], style="text"), Cell(r.get("n_items", r.get("n_tasks")), style="int"),
              cell(r, "human_majority", "percent"), cell(r, "human_mean_of_raters", "percent"),
              *[Cell(r["models"].get(m), "not run", "percent", r.get("small_sample")) for m in models]] for r in mc[key]]
@@ -191,8 +195,8 @@ def annotator_table(report):
              cell(r, "peer_kappa"), cell(r, "median_reading_seconds"), cell(r, "rounds_caused", "int"),
              cell(r, "rejected_rounds", "int")] for r in rows_in]
     return Table("annotators", "Annotators", header, rows,
-                 "Rounds caused: rejected QC rounds in which the QC corrected at least one of their labels. People only: "
-                 "raters that are positions in an imported file are left out.")
+                 "Rounds caused: rejected QC rounds in which the QC corrected at least one of their labels. "
+                 "People only: raters that are positions in an imported file are left out.")
 
 
 def correlation_table(report):
@@ -250,7 +254,8 @@ def pairwise_tables(report):
                 rows.append([Cell(judge, style="text"), Cell(system, style="text"),
                              Cell(elo_ratings.get(system), "no matches", flag=small),
                              Cell(fit.get("score"), entry["bradley_terry"]["undefined_reason"], flag=small),
-                             Cell(fit.get("low"), "no interval", flag=small), Cell(fit.get("high"), "no interval", flag=small),
+                             Cell(fit.get("low"), "no interval", flag=small),
+                             Cell(fit.get("high"), "no interval", flag=small),
                              cell(entry, "agreement_with_humans", "percent"), cell(entry, "kappa_with_humans")])
         header = ["Judge", "System", "Elo", "Bradley-Terry", "Low", "High", "Equal to humans (%)", "Kappa"]
         tables.append(Table(f"pairwise_{task['task']}", f"Pairwise: {task['task']}", header, rows))

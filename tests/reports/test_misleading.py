@@ -28,7 +28,8 @@ def eight_items():
     tasks = [(t, f"t{t}", MC_FORM) for t in range(1, 5)]
     items = [(n, 1 + n // 2, "A", {"n_options": 2}) for n in range(8)]
     votes = {1: ["A", "A", "B"], 0: ["B", "B", "A"]}
-    annotations = [(n, 10 + r, votes[human][r], 1, True, 1, 5.0) for n, (human, _) in enumerate(PAIRS) for r in range(3)]
+    annotations = [(n, 10 + r, votes[human][r], 1, True, 1, 5.0)
+                   for n, (human, _) in enumerate(PAIRS) for r in range(3)]
     predictions = [(7, n, "A" if model else "B", None) for n, (_, model) in enumerate(PAIRS)]
     d = data(tasks, items, annotations, predictions, [(7, "m", "loglikelihood", {"rule": "per_token"}, [1, 2, 3, 4])])
     d.predictions["acc_pick"] = ["A"] * 8  # lm-eval's acc picks the gold everywhere
@@ -131,7 +132,8 @@ def baseline(db):
     items = list(Item.objects.filter(task__benchmark=bench).order_by("id"))
     answers = {}
     for n, item in enumerate(items):
-        gold, other = item.source_gold["answer"], next(k for k in item.fields["options"] if k != item.source_gold["answer"])
+        gold = item.source_gold["answer"]
+        other = next(k for k in item.fields["options"] if k != gold)
         third = next((k for k in item.fields["options"] if k not in (gold, other)), None)
         if n < 2 and third:
             answers[item.pk] = [gold, other, third]  # a tie
@@ -192,7 +194,8 @@ def test_circular_gold_is_refused_and_ties_are_listed(baseline):
     assert "2 item(s) have no label in it" in {p["topic"]: p["text"] for p in whole["how_to_read"]}["gold"]
     # The campaign's own report still scores its humans against the source gold.
     again = staff.get("/api/v1/reports/", scoped).json()
-    assert again["scope"]["gold"] == "source" and again["multiple_choice"]["overall"]["human_majority"] == source_majority
+    assert again["scope"]["gold"] == "source"
+    assert again["multiple_choice"]["overall"]["human_majority"] == source_majority
     html = staff.get("/api/v1/reports/", {"benchmark": "db", "format": "html"}).content.decode()
     assert "Why this gold" in html and "panel not run yet" in html
 

@@ -13,7 +13,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--benchmark", required=True, help="benchmark slug")
         parser.add_argument("--campaign", type=int, help="only this campaign's items and labels")
-        parser.add_argument("--gold-version", type=int, help="frozen gold version number (default: the campaign's pinned gold, the benchmark's chosen gold, else source gold)")
+        parser.add_argument("--gold-version", type=int,
+                            help="frozen gold version number (default: the campaign's pinned gold, the benchmark's "
+                                 "chosen gold, else source gold)")
         parser.add_argument("--format", choices=sorted(FORMATS), default="json")
         parser.add_argument("--out", default="-", help="output file, - for standard output")
         parser.add_argument("--resamples", type=int, default=ReportOptions.n_resamples, help="bootstrap resamples")
