@@ -701,12 +701,13 @@ def create_gold_version(campaign, *, actor, method="campaign", note=""):
         version = GoldVersion.objects.create(benchmark_id=campaign.benchmark_id, campaign=campaign, number=number,
                                              note=note, created_by=actor)
         batch_items = BatchItem.objects.filter(campaign=campaign).select_related("item__task", "batch")
-        labels, left_out = [], Counter()
+        labels, left_out, left_items = [], Counter(), {}
         if method == "source":
             for bi in batch_items:
                 value = (bi.item.source_gold or {}).get(bi.item.task.form["primary"])
                 if value is None:
                     left_out["no_source_gold"] += 1
+                    left_items.setdefault("no_source_gold", []).append(bi.item_id)
                 else:
                     labels.append(GoldLabel(version=version, item=bi.item, value=value, method=GoldMethod.SOURCE))
         else:
@@ -718,10 +719,13 @@ def create_gold_version(campaign, *, actor, method="campaign", note=""):
             majority = GoldMethod.EXPERT_MAJORITY if panel else GoldMethod.ANNOTATOR_MAJORITY
             for bi in batch_items:
                 if bi.status != ItemStatus.LABELLED or bi.final_value is None:
-                    left_out[bi.status if bi.status != ItemStatus.LABELLED else "tie"] += 1
+                    why = bi.status if bi.status != ItemStatus.LABELLED else "tie"
+                    left_out[why] += 1
+                    left_items.setdefault(why, []).append(bi.item_id)
                     continue
                 if campaign.protocol == Protocol.PRODUCTION and bi.batch.state != BatchState.ACCEPTED:
                     left_out["batch_not_accepted"] += 1
+                    left_items.setdefault("batch_not_accepted", []).append(bi.item_id)
                     continue
                 ranked = votes.get(bi.pk, Counter()).most_common()
                 margin = ranked[0][1] - (ranked[1][1] if len(ranked) > 1 else 0) if ranked else 0
@@ -729,6 +733,9 @@ def create_gold_version(campaign, *, actor, method="campaign", note=""):
                                         method=GoldMethod.ADJUDICATED if bi.final_method == "adjudicated" else majority,
                                         votes={str(k): n for k, n in ranked}, margin=margin))
         GoldLabel.objects.bulk_create(labels)
+        if left_items:
+            version.left_out = {why: sorted(ids) for why, ids in left_items.items()}
+            version.save(update_fields=["left_out"])
         record_event(campaign, "gold_version_created", actor=actor, reason=note,
                      figures={"version": number, "method": method, "labels": len(labels), "left_out": dict(left_out)})
     return version
@@ -831,3 +838,68 @@ def flag_item(assignment, *, actor, comment):
         record_event(assignment.campaign_id, "item_flagged", batch=batch, actor=actor, reason=comment,
                      figures={"item": assignment.item.external_id, "flag": flag.pk})
     return flag
+def pin_gold_version(campaign, version, *, actor, reason=""):
+    """Choose the gold this campaign's reports cite (None: the gold published with the data).
+
+    Only a manager of the campaign chooses, only a frozen version of its benchmark, and only one made from
+    this campaign or chosen as the benchmark's gold: another campaign's gold is never taken over by
+    accident. A version derived from this campaign's raters (their own majority) is refused: it would
+    score them against themselves.
+    """
+    from .models import BenchmarkGold
+    from .selectors import circular_gold
+
+    require_role(actor, campaign, {Role.MANAGER}, "choose its gold")
+    with transaction.atomic():
+        campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
+        if version is not None:
+            if version.benchmark_id != campaign.benchmark_id:
+                raise ActionError(errors.INVALID_VALUE, f"{version.citation} is not a gold version of this campaign's "
+                                  "benchmark.", status=400)
+            if version.frozen_at is None:
+                raise ActionError(errors.INVALID_VALUE, f"{version.citation} is a draft; freeze it before pinning it.",
+                                  status=400)
+            chosen = BenchmarkGold.objects.filter(benchmark_id=campaign.benchmark_id, version=version).exists()
+            if version.campaign_id != campaign.pk and not chosen:
+                raise ActionError(errors.FORBIDDEN, f"{version.citation} was made from campaign {version.campaign_id}; "
+                                  "a campaign pins its own gold or the one chosen for the benchmark.", status=403)
+            circular = circular_gold(version, [campaign.pk]).get(campaign.pk)
+            if circular:
+                raise ActionError(errors.INVALID_VALUE, circular + "; pin the source gold or an expert panel's gold.",
+                                  status=400)
+        previous = campaign.pinned_gold
+        campaign.pinned_gold = version
+        campaign.save(update_fields=["pinned_gold"])
+        record_event(campaign, "gold_version_pinned", actor=actor, reason=reason,
+                     figures={"version": version.number if version else None,
+                              "citation": version.citation if version else "source",
+                              "previous": previous.citation if previous else "source"})
+    return campaign
+
+
+def may_choose_benchmark_gold(user):
+    return bool(user and user.is_authenticated and (user.is_staff or user.has_perm("annotation.choose_benchmark_gold")))
+
+
+def choose_benchmark_gold(benchmark, version, *, actor, reason=""):
+    """Choose the gold a benchmark-level report cites (None: the source gold); staff or holders of
+    the `annotation.choose_benchmark_gold` permission only. Recorded as a BenchmarkGold row and, for a
+    version, as an event of the campaign it was made from."""
+    from .models import BenchmarkGold
+
+    if not may_choose_benchmark_gold(actor):
+        raise ActionError(errors.FORBIDDEN, "Only staff or holders of the benchmark-gold permission may choose a "
+                          "benchmark's gold.", status=403)
+    if version is not None:
+        if version.benchmark_id != benchmark.pk:
+            raise ActionError(errors.INVALID_VALUE, f"{version.citation} is not a gold version of {benchmark.slug}.",
+                              status=400)
+        if version.frozen_at is None:
+            raise ActionError(errors.INVALID_VALUE, f"{version.citation} is a draft; freeze it first.", status=400)
+    with transaction.atomic():
+        Benchmark.objects.select_for_update().get(pk=benchmark.pk)
+        choice = BenchmarkGold.objects.create(benchmark=benchmark, version=version, chosen_by=actor, reason=reason)
+        if version is not None:
+            record_event(version.campaign, "gold_version_chosen_for_benchmark", actor=actor, reason=reason,
+                         figures={"version": version.number, "citation": version.citation, "benchmark": benchmark.slug})
+    return choice

@@ -27,6 +27,7 @@ from .serializers import (AcceptSerializer, AnnotationSerializer, AssignmentSeri
                           SettingsChangeSerializer, SettingsSerializer, SubmitResultSerializer, SubmitSerializer)
 from .serializers import AmendSerializer, FlagSerializer, ItemFlagSerializer, LastAnswerSerializer
 from .selectors import READ_BATCHES, READ_DISAGREEMENTS, READ_GOLD
+from .serializers import BenchmarkGoldSerializer, PinGoldSerializer
 
 ERRORS = {code: ErrorSerializer for code in (400, 403, 404, 409)}
 LEASE_VIEW = Assignment.objects.select_related("item__task", "settings", "batch_item")  # what lease_view reads
@@ -190,6 +191,23 @@ class CampaignViewSet(CodedErrorsMixin, mixins.ListModelMixin, mixins.RetrieveMo
         data = read_body(GoldVersionCreateSerializer, request)
         version = actions.create_gold_version(campaign, actor=request.user, method=data["method"], note=data["note"])
         return Response(GoldVersionSerializer(version).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=PinGoldSerializer, responses={200: OpenApiTypes.OBJECT, **ERRORS},
+                   description="Choose the frozen gold version this campaign's reports cite, or null for the source "
+                               "gold (manager; recorded as an event).")
+    @action(detail=True, methods=["post"], url_path="pinned_gold", permission_classes=[IsManager])
+    def pin_gold(self, request, pk=None):
+        campaign = self.get_object()
+        data = read_body(PinGoldSerializer, request)
+        version = None
+        if data["gold_version"] is not None:
+            version = (GoldVersion.objects.filter(benchmark_id=campaign.benchmark_id, number=data["gold_version"])
+                       .first())
+            if version is None:
+                raise ActionError("not_found", "No such gold version for this benchmark.", status=404)
+        campaign = actions.pin_gold_version(campaign, version, actor=request.user, reason=data["reason"])
+        return Response({"campaign": campaign.pk,
+                         "pinned_gold": campaign.pinned_gold.citation if campaign.pinned_gold else "source"})
 
 
     @extend_schema(responses={200: ItemFlagSerializer(many=True), **ERRORS},
@@ -513,3 +531,13 @@ class GoldVersionViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
     @action(detail=True, methods=["post"], permission_classes=[IsManager])
     def freeze(self, request, pk=None):
         return Response(GoldVersionSerializer(actions.freeze_gold_version(self.get_object(), actor=request.user)).data)
+
+    @extend_schema(request=BenchmarkGoldSerializer, responses={200: OpenApiTypes.OBJECT, **ERRORS},
+                   description="Make this frozen version the gold that benchmark-level reports cite (staff or the "
+                               "annotation.choose_benchmark_gold permission).")
+    @action(detail=True, methods=["post"], url_path="benchmark_gold", permission_classes=[CanReadGold])
+    def benchmark_gold(self, request, pk=None):
+        version = self.get_object()
+        data = read_body(BenchmarkGoldSerializer, request)
+        actions.choose_benchmark_gold(version.benchmark, version, actor=request.user, reason=data["reason"])
+        return Response({"benchmark": version.benchmark.slug, "gold": version.citation})

@@ -21,6 +21,11 @@ from . import actions
 from .models import Annotation, Batch, BatchItem, BatchState, Campaign, ItemStatus, Protocol
 
 
+# Imported campaigns whose "raters" are positions in a file, not people: rater i is whoever gave the
+# i-th rating of each item (FED has no worker ids). Reports mark them and keep them out of per-person tables.
+RATERS_ARE_POSITIONS = frozenset({"import:fed"})
+
+
 @dataclass
 class RatingsImportSummary:
     benchmark: str

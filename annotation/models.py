@@ -58,6 +58,9 @@ class Campaign(models.Model):
     source = models.CharField(max_length=100, blank=True, help_text="Set for imported work, e.g. 'import:fed'")
     created_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
+    pinned_gold = models.ForeignKey("GoldVersion", null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+                                    help_text="The frozen gold this campaign's reports cite (set by its managers "
+                                              "through actions.pin_gold_version); empty: the source gold")
 
     class Meta:
         ordering = ["-id"]
@@ -431,6 +434,8 @@ class GoldVersion(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     frozen_at = models.DateTimeField(null=True, blank=True)
     frozen_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    left_out = models.JSONField(default=dict, blank=True,
+                                help_text="Items the version has no label for: reason -> item ids (ties, unfinished)")
 
     class Meta:
         ordering = ["benchmark_id", "number"]
@@ -500,3 +505,20 @@ class ItemFlag(models.Model):
 
     def __str__(self):
         return f"flag by {self.author} on {self.item_id}"
+class BenchmarkGold(models.Model):
+    """Which gold a benchmark-level report (no campaign) cites: the newest row wins; a null version means
+    the source gold. Rows are never changed or deleted, so the history of choices is the audit trail.
+    Choosing needs staff or the `annotation.choose_benchmark_gold` permission (actions.choose_benchmark_gold)."""
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="gold_choices")
+    version = models.ForeignKey(GoldVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    chosen_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    chosen_at = models.DateTimeField(auto_now_add=True)
+    reason = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["benchmark_id", "id"]
+        permissions = [("choose_benchmark_gold", "Can choose the gold version a benchmark's reports cite")]
+
+    def __str__(self):
+        return f"{self.benchmark.slug}: {self.version.citation if self.version else 'source gold'}"

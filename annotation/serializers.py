@@ -272,7 +272,7 @@ class GoldVersionSerializer(serializers.ModelSerializer):
     class Meta:
         model = GoldVersion
         fields = ["id", "benchmark", "campaign", "number", "citation", "note", "labels", "created_at", "frozen_at",
-                  "frozen_by"]
+                  "frozen_by", "left_out"]
         read_only_fields = fields
 
 
@@ -313,3 +313,11 @@ class LastAnswerSerializer(serializers.Serializer):
     item = serializers.JSONField(help_text="{id, external_id, dialogue, fields, meta}; never gold")
     task = serializers.JSONField()
     form = serializers.JSONField()
+class PinGoldSerializer(serializers.Serializer):
+    gold_version = serializers.IntegerField(allow_null=True, min_value=1,
+                                            help_text="Version number (as in db@gold-vN); null: the source gold")
+    reason = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class BenchmarkGoldSerializer(serializers.Serializer):
+    reason = serializers.CharField(required=False, allow_blank=True, default="")

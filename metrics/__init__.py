@@ -3,6 +3,7 @@ from .aggregation import majority_vote, m_of_k_correct, mean_of_raters_accuracy,
 from .agreement import (
     cohen_kappa,
     fleiss_kappa,
+    fleiss_kappa_counts,
     krippendorff_alpha,
     landis_koch_band,
     per_item_agreement,
@@ -15,6 +16,8 @@ from .comparison import (
     correlations,
     mcnemar_exact,
     paired_bootstrap_gap,
+    paired_bootstrap_gaps,
+    stratified_interval,
 )
 from .ratings import bradley_terry, bradley_terry_bootstrap, elo, win_tie_lose
 from .selfchat import length_stats, pass_at_n, pass_at_n_stepwise
@@ -29,6 +32,7 @@ __all__ = [
     "correlations",
     "elo",
     "fleiss_kappa",
+    "fleiss_kappa_counts",
     "krippendorff_alpha",
     "landis_koch_band",
     "length_stats",
@@ -38,9 +42,11 @@ __all__ = [
     "mean_of_raters_accuracy",
     "mean_rating_per_item",
     "paired_bootstrap_gap",
+    "paired_bootstrap_gaps",
     "pass_at_n",
     "pass_at_n_stepwise",
     "per_item_agreement",
     "percent_agreement",
+    "stratified_interval",
     "win_tie_lose",
 ]

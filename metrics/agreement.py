@@ -7,6 +7,7 @@ item received.
 """
 from __future__ import annotations
 
+import math
 import warnings
 from collections import Counter
 from dataclasses import dataclass
@@ -86,22 +87,87 @@ def _modal_raters(counts: list[int]) -> int | None:
     return max(tally, key=lambda c: (tally[c], c))
 
 
+def _looks_like_count_table(data: Any) -> bool:
+    """True for what statsmodels' fleiss_kappa takes: a 2-D table of non-negative whole numbers with at
+    least 2 columns, the same total on every row (the number of raters), that total above the number of
+    columns, and a zero somewhere. Lists of labels of that shape are possible, hence "ambiguous"."""
+    if isinstance(data, np.ndarray):
+        if data.ndim != 2:
+            return False
+        data = data.tolist()
+    rows = list(data)
+    if not rows or any(isinstance(r, (str, bytes)) or not hasattr(r, "__len__") for r in rows):
+        return False
+    width = len(rows[0])
+    if width < 2 or any(len(r) != width for r in rows):
+        return False
+    cells = [v for r in rows for v in r]
+    if not all(is_number(v) and math.isfinite(v) and v >= 0 and float(v) == int(v) for v in cells):
+        return False
+    # Labels rarely look like this: equal sums, a zero (a category nobody chose), more "raters" than columns.
+    total = sum(rows[0])
+    return len({sum(r) for r in rows}) == 1 and total > width and 0 in cells
+
+
+def fleiss_kappa_counts(table: Any, method: Literal["fleiss", "randolph"] = "fleiss") -> Agreement:
+    """Fleiss' (or Randolph's) kappa of an items x categories count table, statsmodels' input form
+    (what `statsmodels.stats.inter_rater.aggregate_raters` returns): cell (i, j) is how many raters
+    put item i in category j, and every row must sum to the same number of raters."""
+    if method not in ("fleiss", "randolph"):
+        raise ValueError("method must be 'fleiss' or 'randolph'")
+    counts = np.asarray(table)
+    if counts.ndim != 2 or counts.shape[1] < 2:
+        raise ValueError("a count table is items x categories, with at least 2 categories")
+    if counts.dtype.kind not in "iuf" or np.any(counts < 0) or np.any(counts != np.round(counts)):
+        raise ValueError("a count table holds non-negative whole counts")
+    counts = counts.astype(np.int64)
+    name = f"{method}_kappa"
+    totals = counts.sum(axis=1)
+    n_items, n_cat = int(counts.shape[0]), int(counts.shape[1])
+    if n_items == 0:
+        return Agreement(name, None, 0, 0, None, n_cat, NO_ITEMS)
+    if len(set(totals.tolist())) != 1:
+        raise ValueError("every row of a count table must sum to the same number of raters, got "
+                         f"{sorted(set(totals.tolist()))}")
+    n_raters = int(totals[0])
+    if n_raters < 2:
+        return Agreement(name, None, 0, n_items, n_raters, n_cat, FEWER_THAN_2_RATERS)
+    if method == "fleiss" and np.count_nonzero(counts.sum(axis=0)) == 1:
+        return Agreement(name, None, n_items, 0, n_raters, n_cat, SAME_CATEGORY)
+    value = to_float(inter_rater.fleiss_kappa(counts, method=method))
+    return Agreement(name, value, n_items, 0, n_raters, n_cat, None if value is not None else "kappa is not finite")
+
+
 def fleiss_kappa(
     ratings_by_item: RatingsByItem,
     method: Literal["fleiss", "randolph"] = "fleiss",
     categories: Sequence[Any] | None = None,
     n_raters: int | None = None,
+    counts: bool = False,
 ) -> Agreement:
     """Fleiss' kappa, or Randolph's free-marginal kappa, via statsmodels.
+
+    `ratings_by_item` holds each item's labels; with `counts=True` it is instead an items x categories
+    count table (statsmodels' form, see `fleiss_kappa_counts`). Input that reads as either (whole numbers,
+    equal row sums above the row length, a zero somewhere) is refused unless `counts=True` or
+    `categories` says which: the two readings give different kappas.
 
     Only items with exactly `n_raters` ratings are used (default: the most common count),
     because the statistic assumes equal raters per item; the rest are counted as left out.
     Randolph's kappa depends on the number of categories, so it needs `categories`.
     """
+    if counts:
+        if categories is not None or n_raters is not None:
+            raise ValueError("a count table names neither categories nor n_raters: its columns are the categories")
+        return fleiss_kappa_counts(ratings_by_item, method)
     if method not in ("fleiss", "randolph"):
         raise ValueError("method must be 'fleiss' or 'randolph'")
     if method == "randolph" and categories is None:
         raise ValueError("Randolph's kappa depends on the number of categories: pass categories")
+    if categories is None and _looks_like_count_table(ratings_by_item):
+        raise ValueError("ambiguous input: this looks like an items x categories count table (statsmodels' form); "
+                         "pass counts=True (or call fleiss_kappa_counts) for a count table, or categories=[...] "
+                         "when each row lists one item's labels")
     name = f"{method}_kappa"
     items = _rated_items(ratings_by_item)
     cats = _category_list(items, categories)

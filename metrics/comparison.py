@@ -240,3 +240,45 @@ def classification_metrics(
         majority_class=majority,
         majority_class_rate=count / n,
     )
+
+
+@dataclass(frozen=True)
+class PairedGaps(Result):
+    """Human minus each model's accuracy on the same items, one set of resamples for all models."""
+
+    gaps: list  # per model: (gap, low, high)
+    replicates: Any  # n_resamples x models array of resampled gaps (for stratified intervals)
+    n_items: int
+    method: str = "percentile bootstrap over items, both sides resampled together"
+
+
+def paired_bootstrap_gaps(human_correct: Sequence[Any], models_correct: Sequence[Sequence[Any]],
+                          n_resamples: int = 1000, seed: int | None = 0, confidence: float = 0.95) -> PairedGaps:
+    """`paired_bootstrap_gap` for several models at once: equal to it model by model (same indices,
+    same exact integer sums), with the replicates kept so that intervals over several tasks can be built."""
+    check_confidence(confidence)
+    human = _flags(human_correct, "human_correct")
+    models = [_paired_flags(human, m)[1] for m in models_correct]
+    n = int(human.size)
+    if n == 0 or not models:
+        return PairedGaps([], np.zeros((0, len(models))), n)
+    diffs = np.stack([human.astype(float) - m.astype(float) for m in models], axis=1)
+    replicates = np.empty((n_resamples, len(models)))
+    for r, idx in enumerate(resample_indices(n, n_resamples, seed)):
+        replicates[r] = np.bincount(idx, minlength=n) @ diffs / n
+    return PairedGaps([(float(diffs[:, j].mean()), *percentile_interval(replicates[:, j], confidence))
+                       for j in range(len(models))], replicates, n)
+
+
+STRATIFIED = "within-task (stratified) percentile bootstrap: items resampled inside each task, tasks averaged"
+
+
+def stratified_interval(task_replicates: Sequence[Any], confidence: float = 0.95) -> tuple[float | None, float | None]:
+    """Percentile interval of the unweighted mean over tasks, from each task's own bootstrap replicates
+    (tasks resampled independently: a bootstrap stratified by task). A task of one or two items adds
+    almost no spread, so with tiny tasks this interval is narrow: see `paired_bootstrap_gap` over the
+    pooled items for the item-level one."""
+    check_confidence(confidence)
+    if not len(task_replicates):
+        return None, None
+    return percentile_interval(np.mean(np.asarray(task_replicates, dtype=float), axis=0), confidence)

@@ -8,6 +8,8 @@ from rest_framework.views import APIView
 
 from benchmarks.permissions import can_see_gold
 
+from .build import ReportOptions
+from .readable import GAP_RULES
 from .render import FORMATS
 from .selectors import ScopeError
 from .service import make_report
@@ -43,15 +45,28 @@ class ReportQuery(serializers.Serializer):
     benchmark = serializers.SlugField()
     campaign = serializers.IntegerField(required=False, min_value=1)
     gold_version = serializers.IntegerField(required=False, min_value=1)
+    rule = serializers.ChoiceField(choices=list(GAP_RULES), required=False)
+    min_items = serializers.IntegerField(required=False, min_value=0, max_value=1_000_000)
+    min_agreement_items = serializers.IntegerField(required=False, min_value=0, max_value=1_000_000)
+    min_raters = serializers.IntegerField(required=False, min_value=0, max_value=1000)
+
+    OPTIONS = ("rule", "min_items", "min_agreement_items", "min_raters")
 
 
 @extend_schema(
     parameters=[
         OpenApiParameter("benchmark", str, required=True, description="Benchmark slug"),
         OpenApiParameter("campaign", int, description="Only this campaign's items and labels"),
-        OpenApiParameter("gold_version", int, description="Frozen gold version number (default: the newest frozen one, "
-                                                          "else the gold published with the data)"),
+        OpenApiParameter("gold_version", int, description="Frozen gold version number (default: the campaign's pinned "
+                                                          "gold, or the benchmark's chosen gold, else the gold "
+                                                          "published with the data)"),
         OpenApiParameter("format", str, enum=list(FORMATS), description="json (default), csv, html or latex"),
+        OpenApiParameter("rule", str, enum=list(GAP_RULES), description="How log-likelihood runs are scored for the "
+                                                                        "gap: each run's own rule (default), acc, "
+                                                                        "acc_norm or per_token"),
+        OpenApiParameter("min_items", int, description="Figures from fewer items are flagged small sample (30)"),
+        OpenApiParameter("min_agreement_items", int, description="Agreement from fewer items is flagged (30)"),
+        OpenApiParameter("min_raters", int, description="Agreement from fewer raters per item is flagged (3)"),
     ],
     responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR,
                (200, "text/html"): OpenApiTypes.STR, (200, "application/x-latex"): OpenApiTypes.STR},
@@ -66,7 +81,9 @@ class ReportView(APIView):
         query = ReportQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
         try:
-            report = make_report(**query.validated_data)
+            scope = {k: v for k, v in query.validated_data.items() if k not in ReportQuery.OPTIONS}
+            chosen = {k: v for k, v in query.validated_data.items() if k in ReportQuery.OPTIONS}
+            report = make_report(**scope, options=ReportOptions(**chosen))
         except ScopeError as error:
             raise (NotFound if error.status == 404 else InvalidScope)(str(error)) from None
         fmt = request.accepted_renderer.format

@@ -34,8 +34,9 @@ from metrics import (
     percent_agreement,
     win_tie_lose,
 )
-from metrics._common import percentile_interval
-from metrics.bootstrap import resample_indices
+from metrics.comparison import STRATIFIED, paired_bootstrap_gap, paired_bootstrap_gaps, stratified_interval
+
+from .readable import GAP_RULES, RULE_COLUMNS, RULES, flag, how_to_read, run_rule
 
 SCHEMA_VERSION = 1
 MC_MODES = ("loglikelihood", "generate")
@@ -73,6 +74,9 @@ class ReportData:
     # The whole dialogues behind arena pairs (see reports.selectors.arena_dialogues): columns item_id,
     # system, utterances, seed_utterances, loop_start; labels: (item, annotator, is_ai, first_ai_turn).
     dialogues: dict = field(default_factory=dict)
+    # Which gold and why (reports.gold.GoldChoice.describe): citation, chosen_by, why, declined,
+    # excluded_campaigns, derived_from_campaign, method, left_out.
+    gold_choice: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,17 @@ class ReportOptions:
     confidence: float = 0.95
     seed: int = 0
     item_list_limit: int = 50
+    rule: str = "run"  # how log-likelihood runs are scored for the gap: run (each run's own), acc, acc_norm, per_token
+    min_items: int = 30  # figures from fewer items are flagged "small sample"
+    min_agreement_items: int = 30  # agreement figures from fewer items are flagged, with no Landis-Koch band
+    min_raters: int = 3  # ... and from fewer raters per item
+
+    def __post_init__(self):
+        if self.rule not in GAP_RULES:
+            raise ValueError(f"rule: expected one of {', '.join(GAP_RULES)}, got {self.rule!r}")
+        for name in ("min_items", "min_agreement_items", "min_raters"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be 0 or more")
 
 
 # ---------------------------------------------------------------- small helpers
@@ -193,7 +208,12 @@ class Rows:
             self.human_campaigns = {data.campaign_id}
         else:
             self.human_campaigns = {c for c, g in self.group.items() if g != "expert_panel"}
+        # Campaigns whose raters made the gold are not scored against it (reports.gold).
+        self.human_campaigns -= {e["campaign_id"] for e in data.gold_choice.get("excluded_campaigns", [])}
+        self.position_campaigns = {c["id"] for c in data.campaigns if c.get("raters_are_positions")}
         ann = data.annotations
+        self.position_raters = {a for c, a in zip(ann["campaign_id"], ann["annotator_id"])
+                                if c in self.position_campaigns}
         self.n_annotations = len(ann["item_id"])
         self.current = [i for i in range(self.n_annotations) if ann["current"][i]]
         self.human_rows = [i for i in self.current if ann["campaign_id"][i] in self.human_campaigns]
@@ -257,7 +277,7 @@ def run_labels(runs):
 
 # ---------------------------------------------------------------- agreement
 
-def agreement_row(ratings_by_item, spec, full=True, **keys):
+def agreement_row(ratings_by_item, spec, options, full=True, **keys):
     """Fleiss' kappa of one question; `full` adds Krippendorff's alpha (and interval alpha for scales)
     and raw agreement."""
     categories, level, domain = agreement_spec(spec)
@@ -265,10 +285,16 @@ def agreement_row(ratings_by_item, spec, full=True, **keys):
     try:
         fleiss = fleiss_kappa(ratings_by_item, categories=categories)
     except ValueError:  # labels outside the form (an edited form): let the data name the categories
-        fleiss = fleiss_kappa(ratings_by_item)
+        fleiss = fleiss_kappa(ratings_by_item, categories=list(dict.fromkeys(
+            v for item in ratings_by_item for v in item if v is not None)))
     put(row, "fleiss_kappa", fleiss.value, fleiss.undefined_reason)
-    row.update(n_raters=fleiss.n_raters, fleiss_n_items=fleiss.n_items, fleiss_n_left_out=fleiss.n_left_out,
-               band=landis_koch_band(fleiss.value))
+    row.update(n_raters=fleiss.n_raters, fleiss_n_items=fleiss.n_items, fleiss_n_left_out=fleiss.n_left_out)
+    flag(row, [(fleiss.n_items, options.min_agreement_items, "items"),
+               (fleiss.n_raters or 0, options.min_raters, "raters per item")])
+    if row["small_sample"] and fleiss.value is not None:
+        put(row, "band", None, "small sample: no Landis-Koch band")
+    else:
+        row["band"] = landis_koch_band(fleiss.value)
     if not full:
         return row
     alpha = krippendorff_alpha(ratings_by_item, level=level, value_domain=domain)
@@ -282,7 +308,7 @@ def agreement_row(ratings_by_item, spec, full=True, **keys):
     return row
 
 
-def agreement_section(rows: Rows):
+def agreement_section(rows: Rows, options: ReportOptions):
     """Per campaign x task x label question, and per batch x task on the primary question."""
     data, ann = rows.data, rows.data.annotations
     by_campaign = defaultdict(lambda: defaultdict(list))  # (campaign, task) -> item -> row indices
@@ -303,7 +329,7 @@ def agreement_section(rows: Rows):
                 continue
             column = ann["answers"][spec["key"]]
             by_question[spec["key"]] = ratings = [[column[i] for i in idx] for idx in per_item.values()]
-            campaign_rows.append(agreement_row(ratings, spec, **keys, question=spec["key"],
+            campaign_rows.append(agreement_row(ratings, spec, options, **keys, question=spec["key"],
                                                primary=spec is primary))
         if primary["key"] not in by_question:
             continue
@@ -313,7 +339,7 @@ def agreement_section(rows: Rows):
         for batch_id, ratings in sorted(by_batch.items(), key=lambda kv: batches[kv[0]]["number"]):
             batch = batches[batch_id]
             # Batches are many (a 100,000-item campaign has 50): their rows carry Fleiss' kappa, the QC's figure.
-            batch_rows.append(agreement_row(ratings, primary, full=False, **keys, batch=batch["number"],
+            batch_rows.append(agreement_row(ratings, primary, options, full=False, **keys, batch=batch["number"],
                                             round=batch["round"], state=batch["state"], question=primary["key"]))
     return {"campaigns": campaign_rows, "batches": batch_rows, "groups": GROUPS}
 
@@ -344,7 +370,7 @@ def peer_pairs(campaign, item, rnd, eligible):
     return np.concatenate(firsts), np.concatenate(seconds)
 
 
-def annotator_section(rows: Rows):
+def annotator_section(rows: Rows, options: ReportOptions):
     """Per campaign and annotator: accuracy against gold and QC, agreement with peers, reading time,
     and the QC rejections their labels contributed to."""
     ann = rows.data.annotations
@@ -393,6 +419,8 @@ def annotator_section(rows: Rows):
     people = sorted({(c, a) for c, a in zip(ann["campaign_id"], ann["annotator_id"])},
                     key=lambda ca: (ca[0], rows.data.users.get(ca[1], "")))
     for campaign_id, annotator_id in people:
+        if campaign_id in rows.position_campaigns:
+            continue  # positions, not people: no per-person row
         mine = (campaign == campaign_id) & (annotator == annotator_id)
         now = mine & current
         row = new_row(campaign_id=campaign_id, rater_group=rows.group[campaign_id], annotator_id=annotator_id,
@@ -416,33 +444,23 @@ def annotator_section(rows: Rows):
             "no reading time recorded (imported labels)")
         row["rounds_caused"] = len(caused)
         row["rejected_rounds"] = len(rounds[campaign_id, annotator_id] & rejected)
+        flag(row, [(row["n_gold"], options.min_items, "items with gold")] if row["n_gold"] else [])
         out.append(row)
     return out
 
 
 # ---------------------------------------------------------------- multiple choice
 
-def paired_gaps(human, models, n_resamples, seed, confidence):
-    """Human minus model accuracy for several models on the same items, with one set of resamples.
-
-    Equal to metrics.paired_bootstrap_gap(human, model, n_resamples, seed, confidence) for each
-    model (same indices, same exact integer sums); the replicates are returned so that the overall
-    interval can be built from the per-task ones.
-    """
-    n = len(human)
-    diffs = np.stack([human.astype(float) - m.astype(float) for m in models], axis=1) if models else np.zeros((n, 0))
-    if n == 0 or not models:
-        return [], np.zeros((0, len(models)))
-    replicates = np.empty((n_resamples, len(models)))
-    for r, idx in enumerate(resample_indices(n, n_resamples, seed)):
-        replicates[r] = np.bincount(idx, minlength=n) @ diffs / n
-    return [(float(diffs[:, j].mean()), *percentile_interval(replicates[:, j], confidence))
-            for j in range(len(models))], replicates
-
-
 def answer_column(run):
     """Which prediction column holds lm-eval's acc pick for a log-likelihood run."""
     return "answer" if run["settings"].get("rule") == "acc" else "acc_pick"
+
+
+def rule_column(run, rule):
+    """The prediction column holding a run's pick under `rule` (reports.readable.run_rule)."""
+    if rule == "generation" or rule == run["settings"].get("rule"):
+        return "answer"
+    return answer_column(run) if rule == "acc" else RULE_COLUMNS[rule]
 
 
 def mc_task(rows: Rows, task, t_index, options: ReportOptions):
@@ -474,21 +492,25 @@ def mc_task(rows: Rows, task, t_index, options: ReportOptions):
     row["human_raters"] = [{"rater": rows.data.users.get(r.rater, str(r.rater)), "accuracy": r.accuracy,
                             "n_answered": r.n_answered} for r in per_rater.raters] if per_rater else []
 
+    flag(row, [(len(items), options.min_items, "items")])
     runs = rows.runs_for(task_id, MC_MODES)
-    answers = {r["id"]: rows.aligned(r["id"], "answer", positions) for r in runs}
+    rules = {r["id"]: run_rule(r, options.rule) for r in runs}
+    answers = {r["id"]: rows.aligned(r["id"], rule_column(r, rules[r["id"]]), positions) for r in runs}
     flags = {r["id"]: answers[r["id"]] == gold_text for r in runs}  # None (missing) never equals gold
-    gaps, replicates = (paired_gaps(human, [flags[r["id"]] for r in runs], options.n_resamples,
-                                    options.seed + t_index, options.confidence) if answered else ([], None))
-    replicates = {r["id"]: replicates[:, j] for j, r in enumerate(runs)} if gaps else {}
+    paired = paired_bootstrap_gaps(human, [flags[r["id"]] for r in runs], options.n_resamples, options.seed + t_index,
+                                   options.confidence) if answered else None
+    gaps = paired.gaps if paired else []
+    replicates = {r["id"]: paired.replicates[:, j] for j, r in enumerate(runs)} if gaps else {}
     model_rows = []
     for j, run in enumerate(runs):
         status = rows.aligned(run["id"], "parse_status", positions)
         loglik = run["mode"] == "loglikelihood"
         n_missing = sum(s is None for s in status)
         mrow = new_row(task=task["slug"], model=rows.run_label[run["id"]], run_id=run["id"], mode=run["mode"],
-                       rule=run["settings"].get("rule", "generated letter"), n_items=len(items),
+                       rule=rules[run["id"]], n_items=len(items),
                        n_predictions=len(items) - n_missing, n_missing=n_missing,
                        parse_failures=int(np.sum(status == "unparsable")))
+        flag(mrow, [(len(items), options.min_items, "items")])
         put(mrow, "accuracy", float(flags[run["id"]].mean()) if items else None, "no items")
         picks = (("acc", answer_column(run)), ("acc_norm", "answer_norm"), ("acc_per_token", "answer_per_token"))
         for key, column in picks:
@@ -496,7 +518,7 @@ def mc_task(rows: Rows, task, t_index, options: ReportOptions):
             put(mrow, key, float(np.mean(right)) if loglik and items else None, "log-likelihood runs only")
         if gaps:
             gap, low, high = gaps[j]
-            mrow.update(gap=gap, gap_low=low, gap_high=high)
+            mrow.update(gap=gap, gap_low=low, gap_high=high, gap_interval=paired.method)
             test = mcnemar_exact(human, flags[run["id"]])
             mrow.update(mcnemar_p=test.pvalue, human_only=test.human_only, model_only=test.model_only)
             put(mrow, "gap_mean_of_raters", per_rater.accuracy - mrow["accuracy"]
@@ -507,10 +529,11 @@ def mc_task(rows: Rows, task, t_index, options: ReportOptions):
         model_rows.append(mrow)
     return {"row": row, "models": model_rows, "items": items, "gold": gold, "human": human, "per_rater": per_rater,
             "columns": columns, "flags": flags, "answers": answers, "runs": runs, "replicates": replicates,
-            "positions": position_rows(rows, task, gold, human, runs, flags, answers)}
+            "rules": {rows.run_label[r["id"]]: rules[r["id"]] for r in runs},
+            "positions": position_rows(rows, task, gold, human, runs, flags, answers, rules, options)}
 
 
-def position_rows(rows: Rows, task, gold, human, runs, flags, answers):
+def position_rows(rows: Rows, task, gold, human, runs, flags, answers, rules, options):
     """Accuracy by the gold answer's position (letter), for humans and models, the letters each
     model picks, and accuracy with the gold forced to each position (position-policy runs)."""
     out = []
@@ -522,11 +545,12 @@ def position_rows(rows: Rows, task, gold, human, runs, flags, answers):
         row = new_row(task=task["slug"], source="gold_position", position=letter, n_items=len(idx))
         put(row, "human_majority", float(human[idx].mean()) if human.size else None, "no human answers")
         row["models"] = {rows.run_label[r["id"]]: float(flags[r["id"]][idx].mean()) for r in runs}
-        out.append(row)
+        row["model_rules"] = {rows.run_label[r["id"]]: rules[r["id"]] for r in runs}
+        out.append(flag(row, [(len(idx), options.min_items, "items")]))
     pred = rows.data.predictions
     for run in runs:
         picks = Counter(a or "unparsable" for a in answers[run["id"]] if a is not None)
-        out.append(new_row(task=task["slug"], source="picked", model=rows.run_label[run["id"]],
+        out.append(new_row(task=task["slug"], source="picked", model=rows.run_label[run["id"]], rule=rules[run["id"]],
                            counts=dict(sorted(picks.items()))))
     for run in rows.runs_for(task["id"], MC_MODES, as_is=False):
         variants = sorted({v for (r, v) in rows.predictions if r == run["id"] and v})
@@ -535,30 +559,42 @@ def position_rows(rows: Rows, task, gold, human, runs, flags, answers):
             idx = [j for i, j in rows.predictions[run["id"], variant].items() if i in task_items]
             correct = [bool(pred["gold"][j]) and pred["answer"][j] == pred["gold"][j] for j in idx]
             row = new_row(task=task["slug"], source="forced_position", position=variant,
-                          model=rows.run_label[run["id"]], run_id=run["id"], n_items=len(idx))
+                          model=rows.run_label[run["id"]], run_id=run["id"], rule=run_rule(run, "run"),
+                          n_items=len(idx))
             put(row, "accuracy", float(np.mean(correct)) if idx else None, "no predictions")
-            out.append(row)
+            out.append(flag(row, [(len(idx), options.min_items, "items")]))
     return out
 
 
-def overall_rows(results, labels, keys, confidence):
-    """Unweighted mean over task results of each model's figures, gap interval from the task replicates."""
+def overall_rows(results, labels, keys, options: ReportOptions):
+    """Unweighted mean over task results of each model's figures; the gap's interval two ways (within
+    tasks, and over the pooled items), and the exact McNemar test on the pooled items."""
     out = []
     for label in labels:
         per_task = [(res, m) for res in results for m in res["models"] if m["model"] == label]
-        row = new_row(model=label, n_tasks=len(per_task), tasks=[res["row"]["task"] for res, _ in per_task])
+        rules = sorted({m["rule"] for _, m in per_task})
+        row = new_row(model=label, rule=", ".join(rules), n_tasks=len(per_task),
+                      tasks=[res["row"]["task"] for res, _ in per_task])
         for key in keys:
             put(row, key, mean_or_none([m[key] for _, m in per_task]) if all(m[key] is not None for _, m in per_task)
                 else None, f"{key} is undefined on some task")
-        # Tasks were resampled independently, so the mean of their replicates is a stratified bootstrap.
-        reps = [res["replicates"][m["run_id"]] for res, m in per_task if m["run_id"] in res["replicates"]]
-        if reps and len(reps) == len(per_task):
-            low, high = percentile_interval(np.mean(reps, axis=0), confidence)
-            row.update(gap_low=low, gap_high=high)
+        with_humans = [(res, m) for res, m in per_task if m["run_id"] in res["replicates"]]
+        row["n_items"] = sum(len(res["items"]) for res, _ in per_task)
+        if with_humans and len(with_humans) == len(per_task):
+            low, high = stratified_interval([res["replicates"][m["run_id"]] for res, m in per_task], options.confidence)
+            row.update(gap_low=low, gap_high=high, gap_interval=STRATIFIED)
+            human = np.concatenate([res["human"] for res, _ in per_task])
+            model = np.concatenate([res["flags"][m["run_id"]] for res, m in per_task])
+            pooled = paired_bootstrap_gap(human, model, options.n_resamples, options.seed, options.confidence)
+            test = mcnemar_exact(human, model)
+            row.update(pooled_gap=pooled.gap, pooled_gap_low=pooled.low, pooled_gap_high=pooled.high,
+                       pooled_gap_interval=f"{pooled.method} (item-level, pooled over the tasks)",
+                       pooled_mcnemar_p=test.pvalue, pooled_human_only=test.human_only,
+                       pooled_model_only=test.model_only)
         else:
-            put(row, "gap_low", None, "no human answers on some task")
-            put(row, "gap_high", None, "no human answers on some task")
-        out.append(row)
+            for key in ("gap_low", "gap_high", "pooled_gap", "pooled_gap_low", "pooled_gap_high", "pooled_mcnemar_p"):
+                put(row, key, None, "no human answers on some task")
+        out.append(flag(row, [(row["n_items"], options.min_items, "items")]))
     return out
 
 
@@ -569,35 +605,40 @@ def mc_section(rows: Rows, options: ReportOptions):
     results = [mc_task(rows, task, n, options) for n, task in enumerate(tasks)]
     labels = list(dict.fromkeys(m["model"] for res in results for m in res["models"]))
     human_keys = ("human_majority", "human_mean_of_raters", "chance")
-    overall = new_row(n_tasks=len(results), rule="unweighted mean of the tasks")
+    overall = new_row(n_tasks=len(results), rule="unweighted mean of the tasks",
+                      n_items=sum(r["row"]["n_items"] for r in results))
     for key in human_keys:
         put(overall, key, mean_or_none([r["row"][key] for r in results])
             if all(r["row"][key] is not None for r in results) else None, f"{key} is undefined on some task")
+    flag(overall, [(overall["n_items"], options.min_items, "items")])
     model_keys = ("accuracy", "acc", "acc_norm", "acc_per_token", "gap", "gap_mean_of_raters")
-    overall["models"] = overall_rows(results, labels, model_keys, options.confidence)
+    overall["models"] = overall_rows(results, labels, model_keys, options)
+    model_rules = {label: rule for r in results for label, rule in r["rules"].items()}
 
     dimensions = []
     for dim in sorted({r["row"]["dimension"] for r in results}):
         members = [r for r in results if r["row"]["dimension"] == dim]
         row = new_row(dimension=dim, n_tasks=len(members), tasks=[r["row"]["task"] for r in members],
+                      n_items=sum(r["row"]["n_items"] for r in members),
                       rule="unweighted mean of the dimension's tasks")
         for key in human_keys:
             put(row, key, mean_or_none([r["row"][key] for r in members]), f"{key} is undefined on every task")
         row["models"] = {label: mean_or_none([m["accuracy"] for r in members for m in r["models"]
                                               if m["model"] == label]) for label in labels}
-        dimensions.append(row)
+        row["model_rules"] = model_rules
+        dimensions.append(flag(row, [(row["n_items"], options.min_items, "items")]))
     return {
         "tasks": [r["row"] for r in results],
         "models": [m for r in results for m in r["models"]],
         "overall": overall,
         "by_dimension": dimensions,
-        "by_domain": domain_rows(rows, results, labels),
+        "by_domain": domain_rows(rows, results, labels, model_rules, options),
         "positions": [p for r in results for p in r["positions"]],
         "_results": results,
     }
 
 
-def domain_rows(rows, results, labels):
+def domain_rows(rows, results, labels, model_rules, options):
     """Accuracy per item domain, pooled over the items of every task."""
     pooled = defaultdict(lambda: {"human": [], "raters": defaultdict(lambda: [0, 0]), "models": defaultdict(list)})
     for res in results:
@@ -624,7 +665,8 @@ def domain_rows(rows, results, labels):
             "no human answers")
         row["models"] = {label: float(np.mean(d["models"][label])) if d["models"].get(label) else None
                          for label in labels}
-        out.append(row)
+        row["model_rules"] = model_rules
+        out.append(flag(row, [(row["n_items"], options.min_items, "items")]))
     return out
 
 
@@ -678,7 +720,7 @@ def human_ceiling(per_item, items):
     return out
 
 
-def rating_quality(rows: Rows, task, spec, runs):
+def rating_quality(rows: Rows, task, spec, runs, options: ReportOptions):
     key, values = spec["key"], rating_values(spec)
     items = rows.items_of[task["id"]]
     per_item = rows.human_answers(key) if key in rows.data.annotations["answers"] else {}
@@ -692,7 +734,11 @@ def rating_quality(rows: Rows, task, spec, runs):
                   n_gold=sum(g is not None for g in gold.values()))
     ceiling = human_ceiling(per_item, items)
     row["human_raters"] = []
+    positions = [r for r, _ in ceiling if r in rows.position_raters]
+    row["n_raters"], row["n_rating_positions"] = len(ceiling) - len(positions), len(positions)
     for rater, corr in ceiling:
+        if rater in rows.position_raters:
+            continue  # a position is not a person: no per-rater row
         entry = new_row(rater=rows.data.users.get(rater, str(rater)), n=corr.n)
         for name, value in (("spearman", corr.spearman.value), ("spearman_p", corr.spearman.pvalue),
                             ("pearson", corr.pearson.value)):
@@ -702,7 +748,10 @@ def rating_quality(rows: Rows, task, spec, runs):
         "fewer than 2 raters with overlapping items")
     put(row, "human_ceiling_pearson", mean_or_none([c.pearson.value for _, c in ceiling]),
         "fewer than 2 raters with overlapping items")
-    row["ceiling_rule"] = "mean over raters of each rater's correlation with the mean of the other raters"
+    row["ceiling_rule"] = "mean over raters of each rater's correlation with the mean of the other raters" + (
+        " (raters here are rating positions, not people)" if positions else "")
+    flag(row, [(row["n_rated"], options.min_items, "rated items"),
+               (len(ceiling), options.min_raters, "raters or positions")])
     models = []
     pred = rows.data.predictions
     for run in runs:
@@ -716,6 +765,7 @@ def rating_quality(rows: Rows, task, spec, runs):
             put(mrow, name, getattr(corr, name).value, corr.undefined_reason)
             put(mrow, f"{name}_p", getattr(corr, name).pvalue, corr.undefined_reason)
         mrow["n_pairs"] = corr.n
+        flag(mrow, [(corr.n, options.min_items, "items")])
         scored = [i for i in on if gold.get(i) is not None and gold[i] in values]
         no_gold = ("no gold labels for this quality" if not any(g is not None for g in gold.values())
                    else "no predicted item has gold")
@@ -749,7 +799,7 @@ GOLD_KEYS = ("gold_accuracy", "gold_uar", "gold_kappa", "gold_spearman", "gold_p
              "gold_recall", "gold_f1")
 
 
-def rating_section(rows: Rows):
+def rating_section(rows: Rows, options: ReportOptions):
     qualities, models, scatter = [], [], []
     for task in rows.data.tasks:
         if rows.kind[task["id"]] != "rating":
@@ -759,7 +809,7 @@ def rating_section(rows: Rows):
             if rating_values(spec) is None:
                 continue
             mine = [r for r in runs if (r["settings"].get("quality") or task["form"]["primary"]) == spec["key"]]
-            row, model_rows, points = rating_quality(rows, task, spec, mine)
+            row, model_rows, points = rating_quality(rows, task, spec, mine, options)
             qualities.append(row)
             models += model_rows
             for run in mine:
@@ -801,7 +851,7 @@ def pairwise_section(rows: Rows, options: ReportOptions):
         row["judges"] = {}
         for name, verdicts in [("humans", human)] + sorted(judges.items()):
             matches = [(systems[i][0], systems[i][1], o) for i, o in verdicts.items() if o is not None]
-            entry = new_row(n_matches=len(matches))
+            entry = flag(new_row(n_matches=len(matches)), [(len(matches), options.min_items, "matches")])
             entry["win_tie_lose"] = [p.to_dict() for p in win_tie_lose(matches)]
             entry["elo"] = elo(matches).to_dict() if matches else None
             bt = bradley_terry_bootstrap(matches, n_resamples=options.n_resamples, seed=options.seed,
@@ -910,30 +960,48 @@ def provenance(rows: Rows):
 def build_report(data: ReportData, options: ReportOptions = ReportOptions(), generated_at=None) -> dict:
     rows = Rows(data)
     mc = mc_section(rows, options)
-    ratings = rating_section(rows)
+    ratings = rating_section(rows, options)
     report = {
         "schema_version": SCHEMA_VERSION,
         "generated_at": (generated_at or datetime.now(timezone.utc)).isoformat(),
         "scope": {"benchmark": data.benchmark["slug"], "campaign_id": data.campaign_id,
                   "gold": data.gold_version["citation"] if data.gold_version else "source",
                   "human_campaigns": sorted(rows.human_campaigns)},
+        "gold": gold_block(data),
         "options": asdict(options),
+        "rules": RULES,
+        "raters": {"positions": [
+            {"campaign_id": c, "n_positions": len({a for cc, a in zip(data.annotations["campaign_id"],
+                                                                     data.annotations["annotator_id"]) if cc == c}),
+             "note": "raters are positions in an imported file, not people: left out of per-person tables"}
+            for c in sorted(rows.position_campaigns)]},
         "tasks": [{"task": t["slug"], "name": t["name"], "dimension": t["dimension"], "kind": rows.kind[t["id"]],
                    "primary": t["form"]["primary"], "n_items": len(rows.items_of[t["id"]]),
                    "n_gold": sum(rows.gold[i] is not None for i in rows.items_of[t["id"]])} for t in data.tasks],
         "campaigns": [{"campaign_id": c["id"], "name": c["name"], "protocol": c["protocol"], "source": c["source"],
-                       "rater_group": rows.group[c["id"]]} for c in data.campaigns],
+                       "rater_group": rows.group[c["id"]], "raters_are_positions": c["id"] in rows.position_campaigns}
+                      for c in data.campaigns],
         "models": [{"model": rows.run_label[r["id"]], "run_id": r["id"], "name": r["model__name"], "mode": r["mode"],
                     "position_policy": r["position_policy"]} for r in data.runs],
-        "agreement": agreement_section(rows),
-        "annotators": annotator_section(rows),
+        "agreement": agreement_section(rows, options),
+        "annotators": annotator_section(rows, options),
         "multiple_choice": mc,
         "ratings": ratings,
         "pairwise": pairwise_section(rows, options),
         "item_lists": item_lists(rows, mc, options.item_list_limit),
         "provenance": provenance(rows),
     }
+    report["how_to_read"] = how_to_read(report)
     return report
+
+
+def gold_block(data: ReportData):
+    """Which gold the report uses and why (see reports.gold); a bare default when the rows carry none."""
+    citation = data.gold_version["citation"] if data.gold_version else "source"
+    return {"citation": citation, "chosen_by": "request" if data.gold_version else "source",
+            "why": "given with the report's data" if data.gold_version else "the gold published with the data",
+            "declined": None, "excluded_campaigns": [], "derived_from_campaign": None,
+            "method": "source", "left_out": [], **data.gold_choice}
 
 
 def public(report):

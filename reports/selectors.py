@@ -1,5 +1,5 @@
 """The reads behind a report: one set-based query per table, whatever the number of items (14 for
-a benchmark, 15 with a campaign).
+a benchmark, 15 with a campaign), plus the few that choose the gold and say why (reports.gold).
 
 Every function returns plain Python (dicts, lists, tuples) so that `reports.build` never touches
 the ORM. The row-heavy tables (items, gold labels, annotations, predictions) are values_list
@@ -19,11 +19,13 @@ from django.db import connections
 from django.db.models import BooleanField, Case, CharField, ExpressionWrapper, F, Func, IntegerField, Q, When
 from django.db.models.fields.json import KT, KeyTransform
 
+from annotation.importers import RATERS_ARE_POSITIONS
 from annotation.models import Annotation, Batch, Campaign, CampaignSettings, GoldLabel, GoldVersion, QCSampleItem
 from benchmarks.models import Benchmark, Item, Task
 from modeleval.models import EvalRun, Mode, Prediction, RunState
 
 from .build import LABEL_TYPES, SEED_UTTERANCES, ReportData, task_kind
+from .gold import GoldChoice, GoldRefused, resolve_gold
 from .provenance import code_version
 
 
@@ -40,32 +42,28 @@ class Scope:
     benchmark: Benchmark
     campaign: Campaign | None
     gold_version: GoldVersion | None  # None: the gold published with the data (item.source_gold)
+    gold: GoldChoice | None = None  # which gold, chosen by whom and why (reports.gold)
 
 
 def resolve_scope(benchmark_slug, campaign_id=None, gold_version=None) -> Scope:
-    """The benchmark, optional campaign and the gold the report cites.
-
-    Without `gold_version` the newest frozen version of the benchmark is cited, else the source gold.
-    Only frozen versions can be cited: a draft can still change under the report.
-    """
+    """The benchmark, optional campaign and the gold the report cites (see reports.gold.resolve_gold:
+    the campaign's pinned gold, the benchmark's chosen gold, or the source gold; never a draft, never
+    a gold derived from the labels it would score)."""
     benchmark = Benchmark.objects.filter(slug=benchmark_slug).first()
     if benchmark is None:
         raise ScopeError(f"no benchmark {benchmark_slug!r}")
     campaign = None
     if campaign_id not in (None, ""):
-        campaign = Campaign.objects.filter(pk=campaign_id, benchmark=benchmark).first()
+        campaign = Campaign.objects.filter(pk=campaign_id, benchmark=benchmark).select_related("pinned_gold").first()
         if campaign is None:
             raise ScopeError(f"no campaign {campaign_id} in benchmark {benchmark_slug!r}")
-    versions = GoldVersion.objects.filter(benchmark=benchmark).select_related("benchmark")
-    if gold_version not in (None, ""):
-        version = versions.filter(number=gold_version).first()
-        if version is None:
-            raise ScopeError(f"no gold version {gold_version} of benchmark {benchmark_slug!r}")
-        if version.frozen_at is None:
-            raise ScopeError(f"{version.citation} is a draft; freeze it before a report cites it", status=400)
-    else:
-        version = versions.filter(frozen_at__isnull=False).order_by("-number").first()
-    return Scope(benchmark, campaign, version)
+    try:
+        choice = resolve_gold(benchmark, campaign, gold_version)
+    except LookupError as error:
+        raise ScopeError(str(error)) from None
+    except GoldRefused as error:
+        raise ScopeError(str(error), status=400) from None
+    return Scope(benchmark, campaign, choice.version, choice)
 
 
 def columns(queryset, copy=None):
@@ -232,6 +230,7 @@ def campaign_rows(scope):
     by_campaign = {c["id"]: c for c in campaigns}
     for c in campaigns:
         c["settings"] = []
+        c["raters_are_positions"] = c["source"] in RATERS_ARE_POSITIONS
     for row in settings.values("campaign_id", "version", "overlap", "guidelines", "note", "min_reading_seconds"):
         by_campaign[row.pop("campaign_id")]["settings"].append(row)
     return campaigns
@@ -367,6 +366,7 @@ def report_data(scope) -> ReportData:
     rows = row_querysets(scope, tasks)
     items = columns(rows["items"])
     gold_version = scope.gold_version
+    choice = scope.gold or GoldChoice(gold_version, "request" if gold_version else "source", "")
     return ReportData(
         benchmark={field: getattr(scope.benchmark, field)
                    for field in ("slug", "name", "version", "language", "source", "licence")},
@@ -386,4 +386,5 @@ def report_data(scope) -> ReportData:
         predictions=columns(rows["predictions"]),
         code=code_version(),
         dialogues=arena_dialogues(scope, tasks),
+        gold_choice=choice.describe(set(items["id"])),
     )

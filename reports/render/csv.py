@@ -6,11 +6,12 @@ import numbers
 
 from ..build import public
 
-COLUMNS = ["section", "task", "question", "model", "subset", "metric", "value", "undefined_reason"]
+COLUMNS = ["section", "task", "question", "model", "subset", "metric", "value", "undefined_reason", "rule", "flag"]
 # Keys that identify a row rather than measure something.
 IDENTIFIERS = {"task", "question", "quality", "model", "run_id", "campaign_id", "campaign", "rater_group", "batch",
                "round", "state", "annotator", "annotator_id", "source", "position", "dimension", "domain", "mode",
-               "rule", "name", "label", "primary", "krippendorff_level", "band", "tie_rule", "system"}
+               "rule", "name", "label", "primary", "krippendorff_level", "band", "tie_rule", "system", "small_sample",
+               "gap_interval", "pooled_gap_interval", "ceiling_rule"}
 SUBSET_KEYS = ("rater_group", "campaign", "batch", "round", "annotator", "dimension", "domain", "source", "position")
 
 
@@ -23,20 +24,33 @@ def _lines(section, row, task=None, model=None):
            "model": row.get("model", model),
            "subset": ";".join(f"{k}={row[k]}" for k in SUBSET_KEYS if row.get(k) not in (None, ""))}
     undefined = row.get("undefined", {})
+    # The scoring rule of a model figure (model rows name it; {model: figure} dicts through model_rules).
+    rule = row.get("rule") if ids["model"] and section.startswith("multiple_choice") else ""
+    small = row.get("small_sample") or ""
     for key, value in row.items():
         if key in IDENTIFIERS or key == "undefined":
             continue
         if _is_value(value):
-            yield {"section": section, **ids, "metric": key, "value": value, "undefined_reason": undefined.get(key, "")}
-        elif isinstance(value, dict) and value and all(_is_value(v) for v in value.values()):
+            yield {"section": section, **ids, "metric": key, "value": value, "undefined_reason": undefined.get(key, ""),
+                   "rule": rule, "flag": small if value is not None else ""}
+        elif isinstance(value, dict) and value and all(_is_value(v) for v in value.values()) and key != "model_rules":
             # {model: figure} or {letter: count}
             for sub, v in value.items():
                 named = {"model": sub, "metric": "accuracy"} if key == "models" else {"metric": f"{key}.{sub}"}
-                yield {"section": section, **ids, **named, "value": v, "undefined_reason": ""}
+                yield {"section": section, **ids, **named, "value": v, "undefined_reason": "",
+                       "rule": row.get("model_rules", {}).get(sub, "") if key == "models" else rule,
+                       "flag": small if v is not None else ""}
 
 
 def rows(report):
     report = public(report)
+    gold = report["gold"]
+    for metric, value in (("gold", gold["citation"]), ("gold_why", gold["why"]), ("gold_chosen_by", gold["chosen_by"]),
+                          ("gold_declined", (gold["declined"] or {}).get("citation")),
+                          *[(f"gold_left_out.{left['reason']}", left["count"]) for left in gold["left_out"]],
+                          *[("gold_excluded_campaign", e["campaign_id"]) for e in gold["excluded_campaigns"]]):
+        yield {"section": "gold", "task": None, "question": None, "model": None, "subset": "", "metric": metric,
+               "value": value, "undefined_reason": "" if value is not None else "none"}
     for section in ("campaigns", "batches"):
         for row in report["agreement"][section]:
             yield from _lines(f"agreement.{section}", row)

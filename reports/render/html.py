@@ -11,6 +11,6 @@ def render_html(report):
     return render_to_string("reports/report.html", {
         "report": data,
         "plots": all_plots(report),
-        "tables": [{"table": t, "rows": [[(c.text(), c.reason, c.style) for c in row] for row in t.rows]}
+        "tables": [{"table": t, "rows": [[(c.text(), c.reason, c.style, c.flag) for c in row] for row in t.rows]}
                    for t in all_tables(data)],
     })

@@ -10,6 +10,9 @@ SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r
            "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
 
 
+DAGGER = r"\dag{}"
+
+
 def escape(text):
     return re.sub(r"[\\&%$#_{}~^]", lambda m: SPECIAL[m.group()], str(text))
 
@@ -22,10 +25,16 @@ def tabular(table):
              rf"\label{{tab:{label}}}", rf"\begin{{tabular}}{{{align}}}", r"\toprule",
              " & ".join(escape(h) for h in table.header) + r" \\", r"\midrule"]
     for row in table.rows:
-        lines.append(" & ".join(escape(c.text()) for c in row) + r" \\")
+        lines.append(" & ".join(escape(c.text()) + (r"\textsuperscript{\dag}" if c.flag else "") for c in row) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
-    if table.note:
-        lines.append(rf"\par\smallskip{{\footnotesize {escape(table.note)}}}")
+    flags = sorted({c.flag for row in table.rows for c in row if c.flag})
+    note = table.note
+    if flags:
+        note = (note + " " if note else "") + "\u2020 small sample: " + "; ".join(f.removeprefix("small sample: ")
+                                                                                   for f in flags) + "."
+    if note:
+        text = escape(note).replace("\u2020", DAGGER)
+        lines.append(rf"\par\smallskip{{\footnotesize {text}}}")
     lines += [r"\end{table}", ""]
     return "\n".join(lines)
 
@@ -35,5 +44,8 @@ def render_latex(report):
     tables = [dialogbench_table(data), *diqad_tables(data), correlation_table(data), agreement_table(data),
               *pairwise_tables(data)]
     head = [f"% Report on {data['scope']['benchmark']}, gold {data['scope']['gold']}, generated {data['generated_at']}",
-            f"% code {data['provenance']['code'].get('commit') or 'outside git'}; needs \\usepackage{{booktabs}}", ""]
+            f"% code {data['provenance']['code'].get('commit') or 'outside git'}; needs \\usepackage{{booktabs}}",
+            "% How to read this report:"]
+    head += [f"% {part['topic']}: {part['text']}" for part in data.get("how_to_read", [])]
+    head.append("")
     return "\n".join(head) + "\n".join(tabular(t) for t in tables if t is not None)

@@ -19,6 +19,7 @@ class Cell:
     value: object
     reason: str | None = None
     style: str = "number"  # number (3 decimals), percent (x100, 2 decimals), p (p-value), int, text
+    flag: str | None = None  # "small sample: ..." when the figure rests on too few items or raters
 
     def text(self):
         v = self.value
@@ -45,7 +46,20 @@ class Table:
 
 
 def cell(row, key, style="number"):
-    return Cell(row.get(key), (row.get("undefined") or {}).get(key), style)
+    """A figure of a row; a figure of a small-sample row carries the row's flag."""
+    value = row.get(key)
+    small = row.get("small_sample") if value is not None else None
+    return Cell(value, (row.get("undefined") or {}).get(key), style, small)
+
+
+def with_rule(model, rule):
+    """A model's name with the rule its figures use, e.g. "llama [acc]"."""
+    return f"{model} [{rule}]" if rule else str(model)
+
+
+def gap_rule_text(report):
+    rule = report["options"].get("rule", "run")
+    return "each run's own rule (named per model)" if rule == "run" else rule
 
 
 def order_tasks(slugs):
@@ -73,33 +87,45 @@ def dialogbench_table(report):
              cell(overall, "chance", "percent")]]
     for m in overall["models"]:
         per_task = {r["task"]: r for r in mc["models"] if r["model"] == m["model"]}
-        rows.append([Cell(m["model"], style="text"),
+        rows.append([Cell(with_rule(m["model"], m.get("rule")), style="text"),
                      *[cell(per_task[s], "accuracy", "percent") if s in per_task else Cell(None, "not run on this task")
                        for s in slugs],
                      cell(m, "accuracy", "percent")])
-    return Table("dialogbench", "Accuracy per task (%)", header, rows,
-                 "Models by their run's rule; Avg is the unweighted mean of the tasks.")
+    return Table("dialogbench", f"Accuracy per task (%); models scored by {gap_rule_text(report)}", header, rows,
+                 "Each model's rule in brackets (acc, acc_norm, per_token, generation with extraction); "
+                 "Avg is the unweighted mean of the tasks.")
 
 
 def mc_detail_table(report):
     mc = report.get("multiple_choice")
     if not mc or not mc["models"]:
         return None
-    header = ["Task", "Model", "Rule", "Accuracy", "acc", "acc_norm", "Gap", "Low", "High", "McNemar p",
+    header = ["Task", "Model", "Rule", "Items", "Accuracy", "acc", "acc_norm", "Gap", "Low", "High", "McNemar p",
               "Parse failures", "Missing"]
     rows = [[Cell(m["task"], style="text"), Cell(m["model"], style="text"), Cell(m["rule"], style="text"),
-             cell(m, "accuracy", "percent"), cell(m, "acc", "percent"), cell(m, "acc_norm", "percent"),
+             Cell(m["n_items"], style="int"), cell(m, "accuracy", "percent"), cell(m, "acc", "percent"),
+             cell(m, "acc_norm", "percent"),
              cell(m, "gap", "percent"), cell(m, "gap_low", "percent"), cell(m, "gap_high", "percent"),
              cell(m, "mcnemar_p", "p"), cell(m, "parse_failures", "int"), cell(m, "n_missing", "int")]
             for m in mc["models"]]
     for m in mc["overall"]["models"]:
-        rows.append([Cell("overall", style="text"), Cell(m["model"], style="text"), Cell("mean of tasks", style="text"),
+        rows.append([Cell("overall (mean of tasks, within-task interval)", style="text"),
+                     Cell(m["model"], style="text"),
+                     Cell(m["rule"], style="text"), Cell(m["n_items"], style="int"),
                      cell(m, "accuracy", "percent"), cell(m, "acc", "percent"), cell(m, "acc_norm", "percent"),
                      cell(m, "gap", "percent"), cell(m, "gap_low", "percent"), cell(m, "gap_high", "percent"),
-                     Cell(None, "McNemar is per task"), Cell(None, "per task"), Cell(None, "per task")])
-    return Table("mc_models", "Models against the human majority (%)", header, rows,
-                 "Gap = human (majority) minus model accuracy on the same items; paired bootstrap interval; "
-                 "McNemar exact test.")
+                     Cell(None, "see the pooled row"), Cell(None, "per task"), Cell(None, "per task")])
+        rows.append([Cell("overall (pooled items, item-level interval)", style="text"), Cell(m["model"], style="text"),
+                     Cell(m["rule"], style="text"), Cell(m["n_items"], style="int"),
+                     Cell(None, "per task"), Cell(None, "per task"), Cell(None, "per task"),
+                     cell(m, "pooled_gap", "percent"), cell(m, "pooled_gap_low", "percent"),
+                     cell(m, "pooled_gap_high", "percent"), cell(m, "pooled_mcnemar_p", "p"),
+                     Cell(None, "per task"), Cell(None, "per task")])
+    return Table("mc_models", f"Models against the human majority (%); gap scored by {gap_rule_text(report)}",
+                 header, rows,
+                 "Gap = human (majority) minus model accuracy on the same items. Per task: paired percentile bootstrap "
+                 "over the task's items, exact McNemar. Overall: the mean of the tasks with a within-task (stratified) "
+                 "interval, and the pooled items with an item-level interval and the pooled exact McNemar.")
 
 
 def group_table(report, key, label):
@@ -107,10 +133,12 @@ def group_table(report, key, label):
     if not mc or not mc[key]:
         return None
     models = list(dict.fromkeys(m for r in mc[key] for m in r["models"]))
-    header = [label, "Items" if key == "by_domain" else "Tasks", "Human (majority)", "Human (mean of raters)", *models]
+    rules = mc[key][0].get("model_rules", {})
+    header = [label, "Items", "Human (majority)", "Human (mean of raters)",
+              *[with_rule(m, rules.get(m)) for m in models]]
     rows = [[Cell(r[label.lower()], style="text"), Cell(r.get("n_items", r.get("n_tasks")), style="int"),
              cell(r, "human_majority", "percent"), cell(r, "human_mean_of_raters", "percent"),
-             *[Cell(r["models"].get(m), "not run", "percent") for m in models]] for r in mc[key]]
+             *[Cell(r["models"].get(m), "not run", "percent", r.get("small_sample")) for m in models]] for r in mc[key]]
     return Table(key, f"Accuracy by {label.lower()} (%)", header, rows, mc[key][0]["rule"])
 
 
@@ -120,9 +148,11 @@ def position_table(report):
     if not rows_in:
         return None
     models = list(dict.fromkeys(m for r in rows_in for m in r["models"]))
-    header = ["Task", "Position", "Items", "Human (majority)", *models]
+    rules = {m: rule for r in rows_in for m, rule in r.get("model_rules", {}).items()}
+    header = ["Task", "Position", "Items", "Human (majority)", *[with_rule(m, rules.get(m)) for m in models]]
     rows = [[Cell(r["task"], style="text"), Cell(r["position"], style="text"), Cell(r["n_items"], style="int"),
-             cell(r, "human_majority", "percent"), *[Cell(r["models"].get(m), "not run", "percent") for m in models]]
+             cell(r, "human_majority", "percent"),
+             *[Cell(r["models"].get(m), "not run", "percent", r.get("small_sample")) for m in models]]
             for r in rows_in]
     forced = [p for p in mc["positions"] if p["source"] == "forced_position"]
     for r in forced:
@@ -143,13 +173,14 @@ def agreement_table(report, section="campaigns"):
              *([Cell(r["batch"], style="int"), Cell(r["round"], style="int")] if batch else []),
              Cell(r["task"], style="text"), Cell(r["question"], style="text"), Cell(r["n_items"], style="int"),
              Cell(r["n_raters"], "no item has 2 ratings", "int"), cell(r, "fleiss_kappa"),
-             Cell(r["band"], style="text"),
+             cell(r, "band", "text"),
              *([] if batch else [cell(r, "krippendorff_alpha"), Cell(r["krippendorff_level"], style="text"),
                                  cell(r, "percent_agreement")])]
             for r in rows_in]
     return Table(f"agreement_{section}", "Agreement per " + ("batch" if batch else "campaign, task and question"),
                  header, rows,
-                 "Fleiss' kappa uses the items with the modal number of ratings; alpha accepts missing ones.")
+                 "Fleiss' kappa uses the items with the modal number of ratings; alpha accepts missing ones. A "
+                 "small-sample row has no Landis-Koch band.")
 
 
 def annotator_table(report):
@@ -164,7 +195,8 @@ def annotator_table(report):
              cell(r, "peer_kappa"), cell(r, "median_reading_seconds"), cell(r, "rounds_caused", "int"),
              cell(r, "rejected_rounds", "int")] for r in rows_in]
     return Table("annotators", "Annotators", header, rows,
-                 "Rounds caused: rejected QC rounds in which the QC corrected at least one of their labels.")
+                 "Rounds caused: rejected QC rounds in which the QC corrected at least one of their labels. "
+                 "People only: raters that are positions in an imported file are left out.")
 
 
 def correlation_table(report):
@@ -174,14 +206,17 @@ def correlation_table(report):
         return None
     models = list(dict.fromkeys(m["model"] for m in ratings["models"]))
     by = {(m["task"], m["quality"], m["model"]): m for m in ratings["models"]}
-    header = ["Task", "Quality", "Items", *[f"{m} rho" for m in models], *[f"{m} p" for m in models], "Human ceiling"]
+    header = ["Task", "Quality", "Items", *[f"{m} rho" for m in models], *[f"{m} p" for m in models], "Human ceiling",
+              "Raters"]
     rows = []
     for q in ratings["qualities"]:
         found = [by.get((q["task"], q["quality"], m)) for m in models]
         rows.append([Cell(q["task"], style="text"), Cell(q["label"], style="text"), Cell(q["n_rated"], style="int"),
                      *[cell(f, "spearman") if f else Cell(None, "not run") for f in found],
                      *[cell(f, "spearman_p", "p") if f else Cell(None, "not run") for f in found],
-                     cell(q, "human_ceiling_spearman")])
+                     cell(q, "human_ceiling_spearman"),
+                     Cell(f"{q['n_rating_positions']} positions" if q.get("n_rating_positions") else q.get("n_raters"),
+                          style="text")])
     return Table("correlations", "Spearman against the mean human rating", header, rows, q["ceiling_rule"])
 
 
@@ -215,10 +250,12 @@ def pairwise_tables(report):
             elo_ratings = (entry.get("elo") or {}).get("ratings") or {}
             for system in sorted(set(bt) | set(elo_ratings), key=str):
                 fit = bt.get(system, {})
+                small = entry.get("small_sample")
                 rows.append([Cell(judge, style="text"), Cell(system, style="text"),
-                             Cell(elo_ratings.get(system), "no matches"),
-                             Cell(fit.get("score"), entry["bradley_terry"]["undefined_reason"]),
-                             Cell(fit.get("low"), "no interval"), Cell(fit.get("high"), "no interval"),
+                             Cell(elo_ratings.get(system), "no matches", flag=small),
+                             Cell(fit.get("score"), entry["bradley_terry"]["undefined_reason"], flag=small),
+                             Cell(fit.get("low"), "no interval", flag=small),
+                             Cell(fit.get("high"), "no interval", flag=small),
                              cell(entry, "agreement_with_humans", "percent"), cell(entry, "kappa_with_humans")])
         header = ["Judge", "System", "Elo", "Bradley-Terry", "Low", "High", "Equal to humans (%)", "Kappa"]
         tables.append(Table(f"pairwise_{task['task']}", f"Pairwise: {task['task']}", header, rows))

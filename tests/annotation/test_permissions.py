@@ -25,6 +25,8 @@ MATRIX = {
     ("campaign-disagreements-by-guideline", "get"):   "nnYYnnYYY",
     ("campaign-baseline", "get"):                     "nnYYnnYnY",
     ("campaign-create-gold-version", "post"):         "nnYYnnnnn",
+    ("campaign-pin-gold", "post"):                    "nnYYnnnnn",
+    ("gold-version-benchmark-gold", "post"):          "nnYnnnnnn",
     ("membership-list", "get"):                       "nnYYYYYYY",
     ("membership-list", "post"):                      "nnYYnnnnn",
     ("membership-detail", "get"):                     "nnYYYnnnn",

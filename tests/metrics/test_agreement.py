@@ -11,6 +11,7 @@ from statsmodels.stats import inter_rater
 from metrics.agreement import (
     cohen_kappa,
     fleiss_kappa,
+    fleiss_kappa_counts,
     krippendorff_alpha,
     landis_koch_band,
     per_item_agreement,
@@ -70,7 +71,7 @@ def test_fleiss_and_randolph_match_statsmodels(case):
     table = count_table(items, n_cat)
     with np.errstate(invalid="ignore", divide="ignore"):
         expected = inter_rater.fleiss_kappa(table, method="fleiss")
-    ours = fleiss_kappa(items)
+    ours = fleiss_kappa(items, categories=list(range(n_cat)))  # integer labels: say they are labels
     if math.isnan(expected):
         assert ours.value is None and "same category" in ours.undefined_reason
     else:
@@ -88,7 +89,7 @@ def test_fleiss_leaves_out_items_with_missing_ratings(case, data):
     assume(sum(holes) < len(items) / 2)  # full items stay the modal count
     ragged = [item[:-1] + [None] if hole else item for item, hole in zip(items, holes)]
     full = [item for item, hole in zip(items, holes) if not hole]
-    ours = fleiss_kappa(ragged)
+    ours = fleiss_kappa(ragged, categories=list(range(n_cat)))
     assert (ours.n_items, ours.n_left_out, ours.n_raters) == (len(full), sum(holes), n_raters)
     with np.errstate(invalid="ignore", divide="ignore"):
         expected = inter_rater.fleiss_kappa(count_table(full, n_cat))
@@ -261,3 +262,31 @@ def test_landis_koch_bands(value, band):
 def test_landis_koch_rejects_values_above_one():
     with pytest.raises(ValueError):
         landis_koch_band(1.2)
+
+
+def test_fleiss_takes_a_count_table_explicitly_and_refuses_the_ambiguous_one():
+    """Fleiss 1971 (Wikipedia's worked example) as statsmodels takes it: items x categories counts."""
+    expected = inter_rater.fleiss_kappa(np.array(WIKIPEDIA_FLEISS))
+    assert round(expected, 4) == 0.2099
+    assert fleiss_kappa(WIKIPEDIA_FLEISS, counts=True).value == pytest.approx(expected, abs=1e-12)
+    table = fleiss_kappa_counts(np.array(WIKIPEDIA_FLEISS))
+    assert table.value == pytest.approx(expected, abs=1e-12)
+    assert (table.n_items, table.n_raters, table.n_categories) == (10, 14, 5)
+    # statsmodels' own aggregation of raters-as-columns data gives the same table and kappa.
+    raters = np.array([item for item in items_from_table(WIKIPEDIA_FLEISS)])
+    aggregated, _ = inter_rater.aggregate_raters(raters)
+    assert fleiss_kappa(aggregated, counts=True).value == pytest.approx(expected, abs=1e-12)
+    assert fleiss_kappa(items_from_table(WIKIPEDIA_FLEISS)).value == pytest.approx(expected, abs=1e-12)
+    # Read as labels the table gives 0.0234: refused instead, as a list and as an array.
+    for ambiguous in (WIKIPEDIA_FLEISS, np.array(WIKIPEDIA_FLEISS)):
+        with pytest.raises(ValueError, match="ambiguous.*counts=True"):
+            fleiss_kappa(ambiguous)
+    # Saying what the rows are settles it.
+    as_labels = fleiss_kappa(WIKIPEDIA_FLEISS, categories=range(15)).value
+    assert as_labels == pytest.approx(0.0234, abs=1e-4)
+    with pytest.raises(ValueError, match="same number of raters"):
+        fleiss_kappa_counts([[1, 2], [3, 3]])
+    with pytest.raises(ValueError, match="whole counts"):
+        fleiss_kappa_counts([[1.5, 0.5], [1, 1]])
+    with pytest.raises(ValueError, match="neither categories"):
+        fleiss_kappa(WIKIPEDIA_FLEISS, counts=True, categories=range(5))

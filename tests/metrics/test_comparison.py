@@ -166,3 +166,16 @@ def test_unparsable_predictions_count_as_wrong():
     assert classification_metrics([], []).undefined_reason == "no items"
     with pytest.raises(ValueError, match="not in labels"):
         classification_metrics(["d"], ["a"], labels=["a"])
+
+
+def test_paired_bootstrap_gaps_equal_the_single_model_gap_for_every_model():
+    from metrics import paired_bootstrap_gaps
+
+    rng = np.random.default_rng(1)
+    human = rng.random(300) < 0.8
+    models = [rng.random(300) < p for p in (0.5, 0.7, 0.9)]
+    result = paired_bootstrap_gaps(human, models, 500, 9, 0.9)
+    for model, (gap, low, high) in zip(models, result.gaps):
+        expected = paired_bootstrap_gap(human.tolist(), model.tolist(), n_resamples=500, seed=9, confidence=0.9)
+        assert (gap, low, high) == (expected.gap, expected.low, expected.high)
+    assert result.replicates.shape == (500, 3)

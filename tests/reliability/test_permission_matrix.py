@@ -41,6 +41,8 @@ MATRIX = {
     ("campaign-baseline", "get"):                     "nnnnYYnY",
     ("campaign-annotations-export", "get"):           "nnnYYYnY",
     ("campaign-create-gold-version", "post"):         "nnnnnnnY",
+    ("campaign-pin-gold", "post"):                    "nnnnnnnY",
+    ("gold-version-benchmark-gold", "post"):          "nnnnnnnY",
     ("campaign-cut-batches", "post"):                 "nnnnnnnY",
     ("campaign-disagreements-by-guideline", "get"):   "nnnnYYnY",
     ("campaign-next-item", "post"):                   "nnYnnnnn",

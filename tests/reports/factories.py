@@ -64,7 +64,12 @@ def frozen_gold(campaign, labels=None):
         version = GoldVersion.objects.create(benchmark=campaign.benchmark, campaign=campaign, number=number)
         GoldLabel.objects.bulk_create([GoldLabel(version=version, item_id=i, value=v, method="source")
                                        for i, v in labels.items()])
-    return actions.freeze_gold_version(version, actor=boss)
+    version = actions.freeze_gold_version(version, actor=boss)
+    # Cited by the benchmark's reports and by the campaign's own (each chosen by whoever owns that report).
+    actions.choose_benchmark_gold(campaign.benchmark, version, actor=boss)
+    if labels is None:
+        actions.pin_gold_version(campaign, version, actor=boss)
+    return version
 
 
 def model_run(benchmark, tasks, name, predictions, *, mode="loglikelihood", settings=None, position_policy="as_is"):

@@ -6,10 +6,9 @@ import numpy as np
 import pytest
 
 from metrics import bradley_terry, classification_metrics, cohen_kappa, elo
-from reports.build import ReportData, ReportOptions, build_report, paired_gaps, public
+from reports.build import ReportData, ReportOptions, build_report, public
 from reports.render import render
 from reports.render.tables import DIQAD_COLUMNS, diqad_tables
-from metrics import paired_bootstrap_gap
 
 MC_FORM = {"primary": "answer", "questions": [{"key": "answer", "type": "single_choice", "options": "item"}]}
 PAIR_FORM = {"primary": "verdict", "questions": [{"key": "verdict", "type": "single_choice", "options": [
@@ -79,17 +78,6 @@ def test_undefined_figures_are_null_with_a_reason_never_nan():
     overall = report["multiple_choice"]["overall"]
     assert overall["human_majority"] is None and "undefined on some task" in overall["undefined"]["human_majority"]
     json.loads(text)
-
-
-def test_paired_gaps_equal_metrics_for_every_model():
-    rng = np.random.default_rng(1)
-    human = rng.random(300) < 0.8
-    models = [rng.random(300) < p for p in (0.5, 0.7, 0.9)]
-    gaps, replicates = paired_gaps(human, models, 500, 9, 0.9)
-    for model, (gap, low, high) in zip(models, gaps):
-        expected = paired_bootstrap_gap(human.tolist(), model.tolist(), n_resamples=500, seed=9, confidence=0.9)
-        assert (gap, low, high) == (expected.gap, expected.low, expected.high)
-    assert replicates.shape == (500, 3)
 
 
 def test_annotators_against_gold_qc_and_peers():

@@ -146,7 +146,7 @@ def test_latex_table_has_the_dialogbench_shape(mc):
     table = dialogbench_table(json.loads(render(report, "json")))
     assert table.header == ["", "IC", "ED", "MRG", "OD", "NLI", "Avg"]
     assert [row[0].value for row in table.rows] == ["Human (2 of 3)", "Human (mean of raters)", "Chance",
-                                                    "loglik-model", "chat-model"]
+                                                    "loglik-model [per_token]", "chat-model [generation]"]
     latex = render(report, "latex")
     body = latex.split(r"\label{tab:dialogbench}")[1].split(r"\bottomrule")[0]
     lines = [line for line in body.splitlines() if line.endswith(r"\\")]
@@ -158,7 +158,8 @@ def test_latex_table_has_the_dialogbench_shape(mc):
 def test_csv_reads_back_with_the_csv_module(mc):
     text = render(mc["report"], "csv")
     rows = list(csv.DictReader(io.StringIO(text)))
-    assert set(rows[0]) == {"section", "task", "question", "model", "subset", "metric", "value", "undefined_reason"}
+    assert set(rows[0]) == {"section", "task", "question", "model", "subset", "metric", "value", "undefined_reason",
+                            "rule", "flag"}
     gap = next(r for r in rows if r["section"] == "multiple_choice.models" and r["task"] == "emotion_detection"
                and r["model"] == "loglik-model" and r["metric"] == "gap")
     assert float(gap["value"]) == pytest.approx(model_row(mc["report"], "emotion_detection", "loglik-model")["gap"])

@@ -1,0 +1,104 @@
+"""What keeps a report from misleading: the scoring rule each model figure uses, small-sample flags, and
+the generated "How to read this report" section. Plain rows in, plain rows out (no ORM)."""
+from __future__ import annotations
+
+from metrics.comparison import STRATIFIED
+
+# The rule a model figure is scored by: the report option `rule` picks one for every log-likelihood
+# run ("run": each run's own setting); generation runs are always read by extraction.
+RULES = {
+    "acc": "acc: the option with the highest summed log-likelihood (lm-eval's acc)",
+    "acc_norm": "acc_norm: the option with the highest log-likelihood per character (lm-eval's acc_norm)",
+    "per_token": "per-token: the option with the highest mean log-likelihood per token",
+    "generation": "generation with extraction: the option letter read from the generated text",
+}
+GAP_RULES = ("run", "acc", "acc_norm", "per_token")
+# Prediction column holding each rule's pick for a log-likelihood run ("acc" depends on the run: see
+# reports.build.answer_column).
+RULE_COLUMNS = {"acc_norm": "answer_norm", "per_token": "answer_per_token"}
+SMALL = "small sample"
+
+
+def run_rule(run, chosen):
+    """The rule a run's figures use under the report option `chosen`."""
+    if run["mode"] != "loglikelihood":
+        return "generation"
+    return run["settings"].get("rule", "per_token") if chosen == "run" else chosen
+
+
+def flag(row, counts, why=None):
+    """Mark a row whose figures rest on too few items or raters: `counts` is [(n, minimum, what)].
+    Sets row["small_sample"] to the reason (None when every count reaches its minimum)."""
+    short = [f"{n} {what} < {minimum}" for n, minimum, what in counts if n is not None and n < minimum]
+    row["small_sample"] = f"{SMALL}: {', '.join(short)}" + (f" ({why})" if why else "") if short else None
+    return row
+
+
+def flagged_rows(report):
+    """Every row carrying a small-sample flag, as (section, row)."""
+    out = []
+
+    def walk(section, value):
+        if isinstance(value, dict):
+            if value.get("small_sample"):
+                out.append((section, value))
+            for key, sub in value.items():
+                if not key.startswith("_") and isinstance(sub, (dict, list)):
+                    walk(f"{section}.{key}" if section else key, sub)
+        elif isinstance(value, list):
+            for sub in value:
+                walk(section, sub)
+
+    walk("", {k: v for k, v in report.items() if k not in ("how_to_read", "provenance")})
+    return out
+
+
+def how_to_read(report):
+    """The "How to read this report" section: [{topic, text}], generated from the report itself."""
+    options, gold, scope = report["options"], report["gold"], report["scope"]
+    sections = []
+    text = f"Gold: {gold['citation']}, {gold['why']}."
+    if gold["declined"]:
+        text += f" Not used: {gold['declined']['citation']} ({gold['declined']['reason']})."
+    if gold["derived_from_campaign"]:
+        text += f" It was derived from the labels of campaign {gold['derived_from_campaign']} ({gold['method']})."
+    for left in gold["left_out"]:
+        text += (f" {left['count']} item(s) have no label in it ({left['reason']}: "
+                 f"{', '.join(map(str, left['items'][:10]))}{', ...' if left['count'] > 10 else ''});"
+                 " they are scored against nothing and left out of every figure that needs gold.")
+    for excluded in gold["excluded_campaigns"]:
+        text += f" Campaign {excluded['campaign_id']} is not among the humans: {excluded['reason']}."
+    sections.append({"topic": "gold", "text": text})
+    humans = ", ".join(map(str, scope["human_campaigns"])) or "none"
+    text = f"The humans are the labels of campaign(s) {humans}."
+    positions = report["raters"]["positions"]
+    if positions:
+        text += (" Raters of campaign(s) " + ", ".join(str(p["campaign_id"]) for p in positions)
+                 + " are positions in an "
+                 "imported file, not people (rater i is whoever gave the i-th rating of an item): they count in "
+                 "agreement and in the ceiling, and are left out of the per-person tables.")
+    sections.append({"topic": "humans", "text": text})
+    rule = options["rule"]
+    text = ("Model accuracy, the gap, McNemar, positions and the item lists score each model by "
+            + ("its run's own rule" if rule == "run" else RULES[rule].split(":")[0]) + ", named on every model figure. "
+            + " ".join(f"{name}: {label.split(': ', 1)[1]}." for name, label in RULES.items()))
+    sections.append({"topic": "rules", "text": text})
+    level = f"{options['confidence']:.0%}"
+    sections.append({"topic": "intervals", "text": (
+        f"Every interval is a {level} percentile bootstrap with {options['n_resamples']} resamples (seed "
+        f"{options['seed']}). Per task, the gap's interval resamples the task's items with the human and the model "
+        f"answer kept together. Over all tasks, gap_low/gap_high come from a {STRATIFIED}; pooled_gap_low/"
+        "pooled_gap_high resample the pooled items of every task instead (item-level). With few items per task "
+        "the within-task interval is too narrow: read the item-level one. Bradley-Terry intervals resample matches.")})
+    sections.append({"topic": "tests", "text": (
+        "McNemar is the exact two-sided test on the items where exactly one of human majority and model is right, "
+        "per task (mcnemar_p) and over the pooled items of every task (pooled_mcnemar_p); no correction for "
+        "testing many tasks and models is applied.")})
+    flagged = flagged_rows(report)
+    text = (f"A figure from fewer than {options['min_items']} items, and an agreement figure from fewer than "
+            f"{options['min_agreement_items']} items or {options['min_raters']} raters, is flagged \"small sample\" "
+            "(its reason names the counts); a flagged agreement figure gets no Landis-Koch band. ")
+    text += (f"{len(flagged)} row(s) are flagged here, in " + ", ".join(sorted({s for s, _ in flagged})) + "."
+             if flagged else "No row is flagged here.")
+    sections.append({"topic": "flags", "text": text})
+    return sections
