@@ -17,8 +17,10 @@ async function entry(d) {
   const primary = form.questions.find((q) => q.key === form.primary);
   const choices = choicesOf(primary, item);
   const name = `decide-${d.id}`;
-  const labels = el("ul", { class: "labels" }, d.labels.map((l, i) =>
-    el("li", {}, el("span", { class: "who" }, blind ? `Rater ${i + 1}` : String(l.annotator)), ": ", el("strong", {}, show(l.value)))));
+  // Blind voters get no labels from the API: they decide without seeing who answered what.
+  const labels = blind && !d.labels.length ? el("p", { class: "muted" }, "The panel votes blind: the answers are not shown.")
+    : el("ul", { class: "labels" }, d.labels.map((l, i) =>
+      el("li", {}, el("span", { class: "who" }, blind ? `Rater ${i + 1}` : String(l.annotator)), ": ", el("strong", {}, show(l.value)))));
   const reason = el("textarea", { id: `${name}-reason`, rows: 2 });
   const decision = canResolve && el("form", { class: "decision", onsubmit: (e) => { e.preventDefault(); resolve(d, e.target, choices); } },
     el("fieldset", { class: "choices" }, el("legend", {}, "Decision"), choices.map((c, i) =>
