@@ -34,27 +34,12 @@ class ReadableMixin:
         return readable(self.request.user, self.kind, super().get_queryset())
 
 
-def referred_to_by(model, rows):
-    """Names of the kinds of rows (labels, gold, predictions, campaigns, ...) that point at any of `rows`,
-    a queryset of `model`: one EXISTS query per relation."""
-    kinds = set()
-    for relation in model._meta.get_fields(include_hidden=True):
-        other = relation.related_model
-        if relation.auto_created and not relation.concrete and not other._meta.auto_created:
-            if other._base_manager.filter(**{f"{relation.field.name}__in": rows}).exists():
-                kinds.add(str(other._meta.verbose_name_plural))
-    return kinds
-
-
 class UnusedUpdateMixin:
     """An item or task that labels, gold, predictions, batches or campaigns refer to is not changed
     here (409), as the importer refuses changing a stored item: what was labelled stays what it was."""
 
-    def in_use(self, obj):
-        return referred_to_by(type(obj), type(obj).objects.filter(pk=obj.pk))
-
     def update(self, request, *args, **kwargs):
-        kinds = self.in_use(self.get_object())
+        kinds = self.get_object().used_by()
         if kinds:
             return Response({"code": "in_use", "detail": f"Referred to by {', '.join(sorted(kinds))}; import a new "
                                                          f"benchmark version instead of changing it."},
@@ -81,10 +66,6 @@ class TaskViewSet(ReadableMixin, UnusedUpdateMixin, ProtectedDeleteMixin, viewse
     permission_classes = [IsAuthenticated & IsStaffOrReadOnly]
     filterset_fields = {"benchmark__slug": ["exact"], "dimension": ["exact"]}
     kind = "task"
-
-    def in_use(self, task):
-        kinds = super().in_use(task) - {str(Item._meta.verbose_name_plural)}
-        return kinds | referred_to_by(Item, task.items.all())
 
 
 class ItemFilter(filters.FilterSet):
