@@ -522,16 +522,28 @@ def resolve_disagreement(disagreement, *, actor, value, reason=""):
 
 # ---------------------------------------------------------------- batches and QC
 
+def _require_batch_labeller(batch, actor):
+    """A batch is handed in by its managers or by its own labellers: those who labelled in its current round."""
+    if Role.MANAGER in roles_of(actor, batch.campaign_id):
+        return
+    if not Annotation.objects.filter(batch_item__batch=batch, round=batch.round, annotator=actor).exists():
+        raise ActionError(errors.FORBIDDEN, "Only a manager of this campaign or someone who labelled this batch in "
+                                            "its current round may hand it in.", status=403)
+
+
 def hand_in_batch(batch, *, actor):
     """annotating -> handed_in once every item has a final label; draws the seeded QC sample."""
     require_role(actor, batch.campaign, {Role.MANAGER, batch.campaign.worker_role}, "hand in a batch")
-    return _hand_in(batch, actor=actor)
+    return _hand_in(batch, actor=actor, by_hand=True)
 
 
-def _hand_in(batch, *, actor, reason=""):
-    """Hand in a batch for whoever may (checked by the caller): complete, drawn sample, event."""
+def _hand_in(batch, *, actor, reason="", by_hand=False):
+    """Hand in a batch: complete, drawn sample, event. By hand, only its managers and its own labellers may
+    (the automatic hand-in follows whoever gave the last final label, an expert's decision included)."""
     with transaction.atomic():
         batch = _locked_batch(batch)
+        if by_hand:
+            _require_batch_labeller(batch, actor)
         if batch.state != BatchState.ANNOTATING:
             raise wrong_state(batch, "only a batch being annotated can be handed in")
         items = batch.items.all()

@@ -26,11 +26,11 @@ class EventInline(ReadOnlyInline):
     ordering = ("id",)
 
 
-class MembershipInline(admin.TabularInline):
+class MembershipInline(ReadOnlyInline):
+    """Members are added and (de)activated on the Memberships page, through the actions."""
     model = Membership
-    extra = 0
-    can_delete = False
-    autocomplete_fields = ("user",)
+    fields = ("user", "role", "active", "created_at")
+    readonly_fields = fields
 
 
 class SettingsInline(ReadOnlyInline):
@@ -48,15 +48,50 @@ class ReviewInline(ReadOnlyInline):
 
 @admin.register(Campaign)
 class CampaignAdmin(admin.ModelAdmin):
+    """Campaigns are created through actions.create_campaign (the API, the pages, the commands), which
+    checks the benchmark, tasks and settings and makes the first settings version and the manager; here
+    they are followed, renamed and described, not added."""
+
     list_display = ("name", "benchmark", "protocol", "source", "created_at")
     list_filter = ("protocol", "benchmark")
     search_fields = ("name",)
-    readonly_fields = ("benchmark", "protocol", "source", "selection", "created_by", "created_at")
-    filter_horizontal = ("tasks",)
+    readonly_fields = ("benchmark", "tasks", "protocol", "source", "selection", "created_by", "created_at")
     inlines = [SettingsInline, MembershipInline]
+
+    def has_add_permission(self, request):
+        return False
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    """Adding a member and (de)activating one go through actions.add_member and set_member_active, so each
+    is checked and recorded as an event; campaign, user and role of a membership never change."""
+
+    list_display = ("campaign", "user", "role", "active", "created_at")
+    list_filter = ("role", "active", "campaign")
+    search_fields = ("user__username", "campaign__name")
+    list_select_related = ("campaign", "user")
+    autocomplete_fields = ("user",)
+
+    def get_fields(self, request, obj=None):
+        return ("campaign", "user", "role") if obj is None else ("campaign", "user", "role", "active", "created_at")
+
+    def get_readonly_fields(self, request, obj=None):
+        return () if obj is None else ("campaign", "user", "role", "created_at")
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            if "active" in form.changed_data:
+                actions.set_member_active(obj, actor=request.user, active=obj.active)
+            return
+        membership = actions.add_member(obj.campaign, actor=request.user, user=obj.user, role=obj.role)
+        obj.pk, obj.active, obj.created_at = membership.pk, membership.active, membership.created_at
 
 
 @admin.register(Batch)

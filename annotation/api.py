@@ -16,8 +16,9 @@ from . import actions, selectors
 from .errors import ActionError
 from .models import (Annotation, Assignment, Batch, BatchState, Campaign, Disagreement, GoldVersion, Membership,
                      QCReview, Role)
-from .permissions import (CanCreateCampaign, CanReadBatches, CanReadDisagreements, CanReadGold, CanReadLabels,
-                          CanReadQC, CanResolve, IsManager, IsMember, IsOwner, IsQC, IsWorker, ReadOnly)
+from .permissions import (CanCreateCampaign, CanReadBatches, CanReadBatchWork, CanReadDisagreements, CanReadGold,
+                          CanReadLabels, CanReadQC, CanReadVotes, CanResolve, IsManager, IsMember, IsOwner, IsQC,
+                          IsWorker, ReadOnly)
 from .serializers import (AcceptSerializer, AnnotationSerializer, AssignmentSerializer, BatchItemSerializer,
                           BatchSerializer, CampaignCreateSerializer, CampaignProgressSerializer, CampaignSerializer,
                           DisagreementSerializer, ErrorSerializer, EventSerializer, GoldLabelSerializer,
@@ -61,10 +62,13 @@ class CodedErrorsMixin:
             return self.queryset
         return self.visible()
 
-    def scoped(self, queryset, *, list_roles=None):
-        """Lists show what the user's roles may read; a detail route finds any object of the user's campaigns,
-        so that the role check answers 403 rather than 404."""
+    def scoped(self, queryset, *, list_roles=None, blind=False):
+        """Lists show what the user's roles may read (`blind`: not what blind voters may not); a detail route
+        finds any object of the user's campaigns, so that the role check answers 403 rather than 404."""
         user = self.request.user
+        if blind and self.action == "list":
+            ids = selectors.campaigns_reading(user, list_roles)
+            return queryset if ids is None else queryset.filter(campaign_id__in=ids)
         ids = selectors.campaigns_with_role(user, list_roles if self.action == "list" else None)
         return queryset if ids is None else queryset.filter(campaign_id__in=ids)
 
@@ -161,7 +165,7 @@ class CampaignViewSet(CodedErrorsMixin, mixins.ListModelMixin, mixins.RetrieveMo
     @extend_schema(responses={200: GuidelineDisagreementsSerializer(many=True), **ERRORS},
                    description="Disagreements grouped by the guideline version they happened under (trainers, "
                                "experts, managers, viewers).")
-    @action(detail=True, methods=["get"], url_path="disagreements", permission_classes=[CanReadDisagreements],
+    @action(detail=True, methods=["get"], url_path="disagreements", permission_classes=[CanReadVotes],
             filter_backends=[], pagination_class=None)
     def disagreements_by_guideline(self, request, pk=None):
         return Response(selectors.disagreements_by_guideline(self.get_object()))
@@ -177,7 +181,10 @@ class CampaignViewSet(CodedErrorsMixin, mixins.ListModelMixin, mixins.RetrieveMo
         version = None
         wanted = request.query_params.get("gold_version")
         if wanted:
-            versions = GoldVersion.objects.filter(benchmark_id=campaign.benchmark_id)
+            # Frozen versions of the benchmark, or this campaign's own drafts (another campaign's draft is
+            # its managers' work in progress).
+            versions = GoldVersion.objects.filter(Q(frozen_at__isnull=False) | Q(campaign=campaign),
+                                                  benchmark_id=campaign.benchmark_id)
             version = versions.filter(pk=int(wanted)).first() if wanted.isdigit() else None
             if version is None:
                 raise ActionError("not_found", "No such gold version for this benchmark.", status=404)
@@ -256,6 +263,12 @@ class MembershipViewSet(CodedErrorsMixin, mixins.ListModelMixin, mixins.Retrieve
     @extend_schema(request=MembershipSerializer, responses={201: MembershipSerializer, **ERRORS},
                    description="Add a member with a role (managers of that campaign).")
     def create(self, request):
+        # The role is checked before the body, so that a caller who is not a manager of the campaign learns
+        # nothing (which usernames exist) from the answer: the same 403 whatever the body names.
+        named = str(request.data.get("campaign", "")) if isinstance(request.data, dict) else ""
+        known = named.isascii() and named.isdigit() and len(named) < 10
+        campaign = Campaign.objects.filter(pk=int(named)).first() if known else None
+        actions.require_role(request.user, campaign, {Role.MANAGER}, "add members")
         data = read_body(MembershipSerializer, request)
         membership = actions.add_member(data["campaign"], actor=request.user, user=data["user"], role=data["role"])
         return Response(MembershipSerializer(membership).data, status=status.HTTP_201_CREATED)
@@ -284,7 +297,7 @@ class BatchViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
     @extend_schema(responses={200: EventSerializer(many=True), **ERRORS},
                    description="The batch's history, oldest first: every transition with actor, time, reason and "
                                "figures.")
-    @action(detail=True, methods=["get"], permission_classes=[CanReadBatches], filter_backends=[],
+    @action(detail=True, methods=["get"], permission_classes=[CanReadBatchWork], filter_backends=[],
             pagination_class=None)
     def events(self, request, pk=None):
         events = self.get_object().events.select_related("actor").order_by("id")
@@ -292,7 +305,7 @@ class BatchViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
 
     @extend_schema(responses={200: BatchItemSerializer(many=True), **ERRORS},
                    description="The batch's items with this round's outcome (paginated with limit/offset).")
-    @action(detail=True, methods=["get"], permission_classes=[CanReadBatches], filter_backends=[])
+    @action(detail=True, methods=["get"], permission_classes=[CanReadBatchWork], filter_backends=[])
     def items(self, request, pk=None):
         batch = self.get_object()
         response = self.page(batch.items.select_related("item").order_by("position"), BatchItemSerializer)
@@ -407,8 +420,8 @@ class AssignmentViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
         result = actions.submit_annotation(assignment, annotator=request.user, answers=data["answers"],
                                            client_submission_id=data["client_submission_id"])
         annotation = result.annotation  # its relations are loaded by the action (a replay loads them lazily)
-        progress = selectors.batch_progress(annotation.batch_item.batch_id)
-        progress["left_for_you"] = selectors.left_for(annotation.campaign_id, request.user)
+        progress = {**selectors.worker_progress(annotation.batch_item.batch_id, request.user),
+                    "left_for_you": selectors.left_for(annotation.campaign_id, request.user)}
         body = {"annotation": AnnotationSerializer(annotation).data, "replayed": result.replayed, "progress": progress}
         return Response(body, status=status.HTTP_200_OK if result.replayed else status.HTTP_201_CREATED)
 
@@ -497,7 +510,7 @@ class DisagreementViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
         data = read_body(ResolveSerializer, request)
         disagreement = actions.resolve_disagreement(disagreement, actor=request.user, value=data["value"],
                                                     reason=data["reason"])
-        return Response(DisagreementSerializer(disagreement).data)
+        return Response(DisagreementSerializer(disagreement, context=self.get_serializer_context()).data)
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT, **ERRORS},
                    description="Every label of the disagreement's round with the whole answer (reasons, comments) "
@@ -517,7 +530,7 @@ class GoldVersionViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
 
     def visible(self):
         versions = GoldVersion.objects.select_related("benchmark", "campaign", "frozen_by")
-        return self.scoped(versions, list_roles=READ_GOLD)
+        return self.scoped(versions, list_roles=READ_GOLD, blind=True)
 
     @extend_schema(responses={200: GoldLabelSerializer(many=True), **ERRORS},
                    description="The version's labels with votes and margin (paginated with limit/offset).")

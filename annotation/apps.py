@@ -5,9 +5,9 @@ class AnnotationConfig(AppConfig):
     name = "annotation"
 
     def ready(self):
-        from benchmarks.permissions import GOLD_VISIBILITY_CHECKS
+        from benchmarks.permissions import MEMBER_SCOPES
 
-        from .selectors import may_see_gold
+        from .selectors import member_scope
 
-        if may_see_gold not in GOLD_VISIBILITY_CHECKS:
-            GOLD_VISIBILITY_CHECKS.append(may_see_gold)
+        if member_scope not in MEMBER_SCOPES:
+            MEMBER_SCOPES.append(member_scope)

@@ -6,8 +6,9 @@ The actions check roles again, so the pages and commands that call them directly
 """
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
-from .models import Campaign, Protocol, Role
-from .selectors import READ_BATCHES, READ_DISAGREEMENTS, READ_GOLD, READ_LABELS, READ_QC, RESOLVE, roles_of
+from .models import Campaign, Role
+from .selectors import (READ_BATCHES, READ_DISAGREEMENTS, READ_GOLD, READ_LABELS, READ_QC, RESOLVE, reading_roles,
+                        roles_of)
 
 
 def campaign_of(obj):
@@ -24,6 +25,7 @@ def request_roles(request, campaign):
 
 class CampaignRole(BasePermission):
     roles = frozenset()
+    blind = False  # True: a gold panel's voting experts are left out (selectors.reading_roles)
 
     def has_permission(self, request, view):
         return bool(request.user and request.user.is_authenticated)
@@ -32,11 +34,11 @@ class CampaignRole(BasePermission):
         return bool(request_roles(request, campaign_of(obj)) & self.allowed(campaign_of(obj)))
 
     def allowed(self, campaign):
-        return self.roles
+        return reading_roles(campaign, self.roles) if self.blind else self.roles
 
 
-def with_roles(name, roles):
-    return type(name, (CampaignRole,), {"roles": frozenset(roles)})
+def with_roles(name, roles, blind=False):
+    return type(name, (CampaignRole,), {"roles": frozenset(roles), "blind": blind})
 
 
 IsManager = with_roles("IsManager", {Role.MANAGER})
@@ -44,8 +46,11 @@ IsQC = with_roles("IsQC", {Role.QC})
 IsMember = with_roles("IsMember", set(Role.values))
 CanReadBatches = with_roles("CanReadBatches", READ_BATCHES)
 CanReadQC = with_roles("CanReadQC", READ_QC)
-CanReadGold = with_roles("CanReadGold", READ_GOLD)
+CanReadGold = with_roles("CanReadGold", READ_GOLD, blind=True)
 CanReadDisagreements = with_roles("CanReadDisagreements", READ_DISAGREEMENTS)
+# Others' names and votes (disagreements by guideline, batch histories and outcomes): not for blind voters.
+CanReadVotes = with_roles("CanReadVotes", READ_DISAGREEMENTS, blind=True)
+CanReadBatchWork = with_roles("CanReadBatchWork", READ_BATCHES, blind=True)
 CanResolve = with_roles("CanResolve", RESOLVE)
 
 
@@ -56,11 +61,7 @@ class IsWorker(CampaignRole):
         return {campaign.worker_role}
 
 
-class CanReadLabels(CampaignRole):
-    """Everyone's labels; a gold panel's experts vote blind, so not for them."""
-
-    def allowed(self, campaign):
-        return READ_LABELS - {Role.EXPERT} if campaign.protocol == Protocol.GOLD_PANEL else READ_LABELS
+CanReadLabels = with_roles("CanReadLabels", READ_LABELS, blind=True)  # everyone's labels; not for blind voters
 
 
 class IsOwner(BasePermission):

@@ -58,13 +58,6 @@ def visible_campaigns(user):
     return campaigns if ids is None else campaigns.filter(pk__in=ids)
 
 
-def may_see_gold(user):
-    """Gold through the items API: members who may read gold in some campaign and label in none."""
-    memberships = Membership.objects.filter(user=user, active=True)
-    return (memberships.filter(role__in=READ_GOLD).exists()
-            and not memberships.filter(role__in=[Role.ANNOTATOR, Role.QC]).exists())
-
-
 def batch_progress(batch):
     """Counts of a batch's items by status, in one query (the batch may be given by id)."""
     rows = (BatchItem.objects.filter(batch_id=getattr(batch, "pk", batch)).order_by()
@@ -107,8 +100,6 @@ def lease_view(assignment, now=None):
     now = now or timezone.now()
     item, task, settings = assignment.item, assignment.item.task, assignment.settings
     batch_id = assignment.batch_item.batch_id
-    mine = Annotation.objects.filter(batch_item__batch_id=batch_id, round=assignment.round,
-                                     annotator=assignment.annotator_id).count()
     return {
         "id": assignment.pk,
         "status": assignment.status,
@@ -122,8 +113,8 @@ def lease_view(assignment, now=None):
         "form": task.form,
         "guidelines": {"version": settings.version, "markdown": settings.guidelines,
                        "html": render_guidelines(settings.guidelines)},
-        "progress": {**batch_progress(batch_id), "mine": mine, "left_for_you": left_for(assignment.campaign_id,
-                                                                                         assignment.annotator_id)},
+        "progress": {**worker_progress(batch_id, assignment.annotator_id),
+                     "left_for_you": left_for(assignment.campaign_id, assignment.annotator_id)},
         "qc_feedback": qc_feedback(batch_id, assignment.round),
     }
 
@@ -223,10 +214,9 @@ def open_lease(campaign, user, now=None):
 def labels_visible(user):
     """Annotations a user may read: all of a campaign for READ_LABELS roles (not a gold panel's voting
     experts: they vote blind), and always their own."""
-    if user.is_staff:
+    ids = campaigns_reading(user, READ_LABELS)
+    if ids is None:
         return Annotation.objects.all()
-    ids = (Membership.objects.filter(user=user, active=True, role__in=READ_LABELS)
-           .exclude(role=Role.EXPERT, campaign__protocol=Protocol.GOLD_PANEL).values("campaign_id"))
     return Annotation.objects.filter(Q(campaign_id__in=ids) | Q(annotator=user))
 
 
@@ -276,17 +266,10 @@ def qc_feedback(batch, round_):
     return review
 
 
-def votes_blind(user, campaign, roles=None):
-    """A gold panel's experts vote blind: they see answers without names (unless they also hold a role that
-    reads everyone's labels)."""
-    roles = roles_of(user, campaign) if roles is None else roles
-    return campaign.protocol == Protocol.GOLD_PANEL and not roles & (READ_LABELS - {Role.EXPERT})
-
-
 def disagreement_answers(disagreement, blind):
-    """Each label of a disagreement's round with the whole answer (reasons, comments) and the item's flags;
-    names left out when `blind`."""
-    rows = (Annotation.objects.filter(batch_item_id=disagreement.batch_item_id, round=disagreement.round)
+    """Each label of a disagreement's round with the whole answer (reasons, comments) and the item's flags.
+    For a blind voter (`blind`) no one's answers and no names: the panel votes blind."""
+    rows = Annotation.objects.none() if blind else (Annotation.objects.filter(batch_item_id=disagreement.batch_item_id, round=disagreement.round)
             .select_related("annotator").order_by("submitted_at", "id"))
     flags = ItemFlag.objects.filter(batch_item_id=disagreement.batch_item_id).select_related("author").order_by("id")
     names = {}
@@ -340,6 +323,8 @@ def blind_qc_sample(data, blind):
             if entry["qc_at"] is None:
                 entry["annotator_value"] = None
     return data
+
+
 # ---------------------------------------------------------------- which gold scores whom
 
 def gold_is_derived(version):
@@ -372,3 +357,118 @@ def circular_gold(version, campaign_ids):
                                 f"{len(shared[campaign_id])} rater(s) with this campaign: scoring them against it "
                                 "would be circular")
     return out
+
+
+# ---------------------------------------------------------------- blindness and read scope
+# One home for "experts vote blind": the voting experts of a gold panel read nobody's labels, votes,
+# names or gold (not through labels, disagreements, baseline, gold versions, reports or items); only
+# their own labels. Every read below and the permissions, pages and reports ask these functions.
+BLIND_ROLE, BLIND_PROTOCOL = Role.EXPERT, Protocol.GOLD_PANEL
+# Roles that read a campaign's items (dialogues and fields) through the items API; annotators and QC
+# see items only through their leases and QC samples.
+READ_ITEMS = frozenset({Role.MANAGER, Role.TRAINER, Role.EXPERT, Role.VIEWER})
+# Roles that label: their benchmarks' source gold stays hidden from them.
+LABELLING = frozenset({Role.ANNOTATOR, Role.QC})
+
+
+def role_votes_blind(role, protocol):
+    """Whether holding `role` in a campaign of `protocol` means voting blind."""
+    return role == BLIND_ROLE and protocol == BLIND_PROTOCOL
+
+
+def reading_roles(campaign, roles):
+    """`roles` less the one that votes blind in this campaign: the roles that read others' work there."""
+    return frozenset(role for role in roles if not role_votes_blind(role, campaign.protocol))
+
+
+def votes_blind(user, campaign, roles=None):
+    """Whether this person sees a gold panel's answers without names: a voting expert who holds no other role
+    that reads everyone's labels there."""
+    roles = roles_of(user, campaign) if roles is None else roles
+    return campaign.protocol == BLIND_PROTOCOL and not reading_roles(campaign, roles) & READ_LABELS
+
+
+def reads(user, campaign, roles):
+    """Whether the user reads what `roles` read in the campaign (blind voters do not)."""
+    return bool(roles_of(user, campaign) & reading_roles(campaign, roles))
+
+
+def can_read_labels(user, campaign):
+    return reads(user, campaign, READ_LABELS)
+
+
+def _blind_memberships():
+    return Q(role=BLIND_ROLE, campaign__protocol=BLIND_PROTOCOL)
+
+
+def campaigns_reading(user, roles):
+    """Ids of the campaigns where the user reads what `roles` read (blind voters left out); None: all (staff)."""
+    if user.is_staff and {Role.MANAGER, Role.VIEWER} & set(roles):
+        return None
+    return (Membership.objects.filter(user=user, active=True, role__in=roles).exclude(_blind_memberships())
+            .values("campaign_id"))
+
+
+def _labelling(user):
+    return Membership.objects.filter(Q(role__in=LABELLING) | _blind_memberships(), user=user, active=True)
+
+
+def labelling_benchmarks(user):
+    """Benchmarks where the user labels (annotator, QC, or a blind voter) in some campaign."""
+    return _labelling(user).values("campaign__benchmark_id")
+
+
+def can_read_gold(user, campaign):
+    """Gold and the report of a campaign: staff, and those who read its gold (managers, viewers, experts;
+    not blind voters) and label nowhere on its benchmark."""
+    if not user or not user.is_authenticated:
+        return False
+    if user.is_staff:
+        return True
+    return (reads(user, campaign, READ_GOLD)
+            and not _labelling(user).filter(campaign__benchmark_id=campaign.benchmark_id).exists())
+
+
+def campaigns_with_readable_gold(user, campaigns):
+    """The ids among `campaigns` (a Campaign queryset) whose gold and report the user may read."""
+    if user.is_staff:
+        return set(campaigns.values_list("pk", flat=True))
+    ids = campaigns_reading(user, READ_GOLD)
+    return set(campaigns.filter(pk__in=ids).exclude(benchmark_id__in=labelling_benchmarks(user))
+               .values_list("pk", flat=True))
+
+
+def member_scope(user):
+    """What a campaign member reads of benchmarks, as Q objects over Benchmark, Task and Item, and the
+    benchmarks whose source gold (and item meta) they read (registered with benchmarks.permissions)."""
+    active = Membership.objects.filter(user=user, active=True)
+    everything = user.has_perm("annotation.add_campaign")  # who creates campaigns chooses among all benchmarks
+    campaigns = active.values("campaign_id")
+    reading = active.filter(role__in=READ_ITEMS).values("campaign_id")
+    gold = campaigns_reading(user, READ_GOLD)
+    tasks_of = Campaign.tasks.through.objects.values("task_id")
+    return {
+        "benchmark": Q() if everything else Q(pk__in=Campaign.objects.filter(pk__in=campaigns).values("benchmark_id")),
+        "task": Q() if everything else Q(pk__in=tasks_of.filter(campaign_id__in=campaigns)),
+        "item": Q(task_id__in=tasks_of.filter(campaign_id__in=reading)),
+        "gold": (Q(pk__in=Campaign.objects.filter(pk__in=gold).values("benchmark_id"))
+                 & ~Q(pk__in=labelling_benchmarks(user))),
+    }
+
+
+def worker_progress(batch, annotator):
+    """A batch's progress as its labellers see it: counts that no one's answers change (how many items
+    have all their first labels of this round, how many are yours), so nobody learns from the counts
+    whether a peer agreed. Outcomes (disagreements, exclusions) are for the batch's readers."""
+    batch_id = getattr(batch, "pk", batch)
+    row = (BatchItem.objects.filter(batch_id=batch_id).values_list("batch__number", "batch__round", "batch__state",
+                                                                    "batch__settings__overlap").first())
+    number, round_, state, overlap = row or (None, None, None, 0)
+    labels = (Annotation.objects.filter(batch_item__batch_id=batch_id, round=round_).order_by()
+              .values("batch_item_id").annotate(n=Count("id")))
+    total = BatchItem.objects.filter(batch_id=batch_id).count()
+    done = sum(1 for row in labels if row["n"] >= (overlap or 1))
+    mine = Annotation.objects.filter(batch_item__batch_id=batch_id, round=round_,
+                                     annotator=getattr(annotator, "pk", annotator)).count()
+    return {"batch": number, "round": round_, "state": state, "done": done, "total": total, "left": total - done,
+            "mine": mine}

@@ -97,6 +97,14 @@ class ProgressSerializer(serializers.Serializer):
     left_for_you = serializers.IntegerField(required=False, help_text="Items of the campaign still waiting for you")
 
 
+class WorkerProgressSerializer(ProgressSerializer):
+    """A batch's progress as its labellers see it: nothing that other people's answers change."""
+    done = serializers.IntegerField(help_text="Items with all their labels of this round (agreeing or not)")
+    pending = disagreements = excluded = None  # outcomes: for the batch's readers only
+    left = serializers.IntegerField(help_text="total - done")
+    mine = serializers.IntegerField(help_text="Items you labelled in this round")
+
+
 class CampaignProgressSerializer(serializers.Serializer):
     campaign = serializers.IntegerField()
     done = serializers.IntegerField()
@@ -117,7 +125,7 @@ class LeaseSerializer(serializers.Serializer):
     task = serializers.JSONField(help_text="{id, slug, name, instructions}")
     form = serializers.JSONField(help_text="The task's answer form")
     guidelines = serializers.JSONField(help_text="{version, markdown}")
-    progress = ProgressSerializer()
+    progress = WorkerProgressSerializer()
 
 
 class NextSerializer(serializers.Serializer):
@@ -156,7 +164,7 @@ class AnnotationSerializer(serializers.ModelSerializer):
 class SubmitResultSerializer(serializers.Serializer):
     annotation = AnnotationSerializer()
     replayed = serializers.BooleanField(help_text="True when this answers a retry of an earlier submission")
-    progress = ProgressSerializer()
+    progress = WorkerProgressSerializer()
 
 
 class BatchSerializer(serializers.ModelSerializer):
@@ -247,6 +255,19 @@ class DisagreementSerializer(serializers.ModelSerializer):
         fields = ["id", "campaign", "batch", "item", "external_id", "round", "guideline_version", "labels", "status",
                   "method", "resolved_value", "resolved_by", "reason", "created_at", "resolved_at"]
         read_only_fields = fields
+
+    def to_representation(self, disagreement):
+        """Who answered what (and who decided) only for readers of the campaign's labels: a gold panel's
+        voting experts decide ties blind."""
+        data = super().to_representation(disagreement)
+        request = self.context.get("request")
+        readers = self.context.setdefault("_reads_labels", {})
+        if disagreement.campaign_id not in readers:
+            readers[disagreement.campaign_id] = bool(request) and selectors.can_read_labels(request.user,
+                                                                                            disagreement.campaign)
+        if not readers[disagreement.campaign_id]:
+            data["labels"], data["resolved_by"] = [], None
+        return data
 
 
 class GuidelineDisagreementsSerializer(serializers.Serializer):

@@ -9,15 +9,25 @@ class BenchmarkAdmin(admin.ModelAdmin):
     search_fields = ("slug", "name")
 
 
+class InUseReadOnly:
+    """A task or item that labels, gold, predictions or campaigns refer to is shown, not changed."""
+
+    def get_readonly_fields(self, request, obj=None):
+        fixed = super().get_readonly_fields(request, obj)
+        if obj is not None and obj.used_by():
+            return [f.name for f in obj._meta.concrete_fields if f.name != "id"]
+        return fixed
+
+
 @admin.register(Task)
-class TaskAdmin(admin.ModelAdmin):
+class TaskAdmin(InUseReadOnly, admin.ModelAdmin):
     list_display = ("slug", "benchmark", "name", "dimension")
     list_filter = ("benchmark", "dimension")
     search_fields = ("slug", "name")
 
 
 @admin.register(Item)
-class ItemAdmin(admin.ModelAdmin):
+class ItemAdmin(InUseReadOnly, admin.ModelAdmin):
     list_display = ("external_id", "task", "content_hash", "created_at")
     list_filter = ("task__benchmark", "task")
     search_fields = ("external_id",)

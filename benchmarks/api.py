@@ -6,8 +6,8 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
 from .models import Benchmark, Item, Task
-from .permissions import IsStaffOrReadOnly, can_see_gold
-from .serializers import BenchmarkSerializer, ItemSerializer, ItemWithoutGoldSerializer, TaskSerializer
+from .permissions import IsStaffOrReadOnly, gold_benchmarks, readable
+from .serializers import BenchmarkSerializer, ItemSerializer, TaskSerializer
 
 
 class ProtectedDeleteMixin:
@@ -22,19 +22,50 @@ class ProtectedDeleteMixin:
                             status=status.HTTP_409_CONFLICT)
 
 
-class BenchmarkViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet):
+class ReadableMixin:
+    """Staff and researchers read everything; campaign members what their roles give them
+    (benchmarks.permissions.readable); the rest is hidden (404)."""
+
+    kind = None
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):
+            return self.queryset
+        return readable(self.request.user, self.kind, super().get_queryset())
+
+
+class UnusedUpdateMixin:
+    """An item or task that labels, gold, predictions, batches or campaigns refer to is not changed
+    here (409), as the importer refuses changing a stored item: what was labelled stays what it was."""
+
+    def update(self, request, *args, **kwargs):
+        kinds = self.get_object().used_by()
+        if kinds:
+            return Response({"code": "in_use", "detail": f"Referred to by {', '.join(sorted(kinds))}; import a new "
+                                                         f"benchmark version instead of changing it."},
+                            status=status.HTTP_409_CONFLICT)
+        return super().update(request, *args, **kwargs)
+
+
+@extend_schema(description="Benchmarks: all for staff and researchers; campaign members read the benchmarks of "
+                           "their campaigns.")
+class BenchmarkViewSet(ReadableMixin, ProtectedDeleteMixin, viewsets.ModelViewSet):
     queryset = Benchmark.objects.all()
     serializer_class = BenchmarkSerializer
     permission_classes = [IsAuthenticated & IsStaffOrReadOnly]
     lookup_field = "slug"
     filterset_fields = ["language"]
+    kind = "benchmark"
 
 
-class TaskViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet):
+@extend_schema(description="Tasks: all for staff and researchers; campaign members read their campaigns' tasks. "
+                           "A task whose items are in use is not changed (409 in_use).")
+class TaskViewSet(ReadableMixin, UnusedUpdateMixin, ProtectedDeleteMixin, viewsets.ModelViewSet):
     queryset = Task.objects.select_related("benchmark")
     serializer_class = TaskSerializer
     permission_classes = [IsAuthenticated & IsStaffOrReadOnly]
     filterset_fields = {"benchmark__slug": ["exact"], "dimension": ["exact"]}
+    kind = "task"
 
 
 class ItemFilter(filters.FilterSet):
@@ -46,14 +77,20 @@ class ItemFilter(filters.FilterSet):
         fields = ["benchmark", "task", "external_id"]
 
 
-@extend_schema(description="Items; `source_gold` is present only for staff and researchers.")
-class ItemViewSet(ProtectedDeleteMixin, viewsets.ModelViewSet):
+@extend_schema(description="Items: all for staff and researchers; managers, trainers, experts and viewers read "
+                           "their campaigns' items; annotators and QC see items only through their leases and "
+                           "samples. `meta`, `source_gold` and `content_hash` are present only where the reader may "
+                           "read the benchmark's gold. An item in use (labels, gold, predictions, batches) is not "
+                           "changed (409 in_use).")
+class ItemViewSet(ReadableMixin, UnusedUpdateMixin, ProtectedDeleteMixin, viewsets.ModelViewSet):
     queryset = Item.objects.select_related("task").order_by("task_id", "external_id")
+    serializer_class = ItemSerializer
     permission_classes = [IsAuthenticated & IsStaffOrReadOnly]
     filterset_class = ItemFilter
+    kind = "item"
 
-    def get_serializer_class(self):
-        request = getattr(self, "request", None)
-        if request is not None and can_see_gold(request.user):
-            return ItemSerializer
-        return ItemWithoutGoldSerializer
+    def get_serializer_context(self):
+        context = super().get_serializer_context()
+        if not getattr(self, "swagger_fake_view", False):
+            context["gold_benchmarks"] = gold_benchmarks(self.request.user)
+        return context

@@ -24,6 +24,18 @@ def content_hash(dialogue, fields, meta, source_gold):
     return hash_of_encoded(*map(canonical_json, (dialogue, fields, meta, source_gold)))
 
 
+def referred_to_by(model, rows):
+    """Names of the kinds of rows (labels, gold, predictions, batches, campaigns, runs) that point at any of
+    `rows`, a queryset of `model`: one EXISTS query per relation, whichever app the relation comes from."""
+    kinds = set()
+    for relation in model._meta.get_fields(include_hidden=True):
+        other = relation.related_model
+        if relation.auto_created and not relation.concrete and not other._meta.auto_created:
+            if other._base_manager.filter(**{f"{relation.field.name}__in": rows}).exists():
+                kinds.add(str(other._meta.verbose_name_plural))
+    return kinds
+
+
 class Benchmark(models.Model):
     slug = models.SlugField(max_length=100, unique=True)
     name = models.CharField(max_length=200)
@@ -56,6 +68,12 @@ class Task(models.Model):
     def __str__(self):
         return f"{self.benchmark.slug}/{self.slug}"
 
+    def used_by(self):
+        """What refers to the task or to one of its items: a task in use is not changed (its items' labels
+        were given under its form)."""
+        own = referred_to_by(Task, Task.objects.filter(pk=self.pk)) - {str(Item._meta.verbose_name_plural)}
+        return own | referred_to_by(Item, self.items.all())
+
     @property
     def primary_key(self):
         return self.form["primary"]
@@ -85,6 +103,11 @@ class Item(models.Model):
 
     def __str__(self):
         return f"{self.task_id}:{self.external_id}"
+
+    def used_by(self):
+        """What refers to the item (labels, gold, predictions, batches): an item in use is not changed, as
+        the importer refuses changing a stored item."""
+        return referred_to_by(Item, Item.objects.filter(pk=self.pk))
 
     def compute_hash(self):
         return content_hash(self.dialogue, self.fields, self.meta, self.source_gold)

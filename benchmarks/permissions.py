@@ -1,17 +1,48 @@
 from rest_framework import permissions
 
 RESEARCHER_GROUP = "researchers"
-# Apps that know more roles add a check here (annotation: campaign viewers, managers and experts), so
-# that benchmarks imports none of them.
-GOLD_VISIBILITY_CHECKS = []
+# What campaign members read of benchmarks. The annotation app registers a function of the user that
+# returns Q objects over Benchmark ("benchmark"), Task ("task"), Item ("item"), and the benchmarks
+# whose source gold and item meta they read ("gold"), so that benchmarks imports none of it.
+MEMBER_SCOPES = []
 
 
 def can_see_gold(user):
-    """Staff and researchers see source gold; annotators never do (it would bias their labels)."""
+    """Staff and researchers read every benchmark, its items with source gold and meta, and benchmark-wide
+    reports. Everyone else reads what their campaign roles give them (`readable`, `gold_benchmarks`)."""
     if not user or not user.is_authenticated:
         return False
-    return (user.is_staff or user.groups.filter(name=RESEARCHER_GROUP).exists()
-            or any(check(user) for check in GOLD_VISIBILITY_CHECKS))
+    return user.is_staff or user.groups.filter(name=RESEARCHER_GROUP).exists()
+
+
+def _member_rule(user, kind):
+    rules = [scope(user)[kind] for scope in MEMBER_SCOPES]
+    if not rules:
+        return None
+    rule = rules[0]
+    for other in rules[1:]:
+        rule |= other
+    return rule
+
+
+def readable(user, kind, queryset):
+    """The rows of `queryset` (benchmarks, tasks or items: `kind`) that the user may read."""
+    if not user or not user.is_authenticated:
+        return queryset.none()
+    if can_see_gold(user):
+        return queryset
+    rule = _member_rule(user, kind)
+    return queryset.none() if rule is None else queryset.filter(rule)
+
+
+def gold_benchmarks(user):
+    """Ids of the benchmarks whose source gold (and item meta) the user reads; None: all of them."""
+    if can_see_gold(user):
+        return None
+    from .models import Benchmark
+
+    rule = _member_rule(user, "gold") if user and user.is_authenticated else None
+    return set() if rule is None else set(Benchmark.objects.filter(rule).values_list("pk", flat=True))
 
 
 class IsStaffOrReadOnly(permissions.BasePermission):

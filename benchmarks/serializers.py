@@ -41,7 +41,15 @@ class ItemSerializer(serializers.ModelSerializer):
         return value
 
 
-class ItemWithoutGoldSerializer(ItemSerializer):
-    # The content hash covers the gold too: with the other fields known, it would give the gold away.
-    class Meta(ItemSerializer.Meta):
-        fields = [f for f in ItemSerializer.Meta.fields if f not in ("source_gold", "content_hash")]
+    # Shown only where the reader may read the benchmark's gold: meta can name the answer (which system
+    # wrote which side), and the content hash covers the gold (with the other fields known, trying each
+    # answer against it would give the gold away).
+    WITH_GOLD = ("meta", "source_gold", "content_hash")
+
+    def to_representation(self, item):
+        data = super().to_representation(item)
+        gold = self.context.get("gold_benchmarks", set())  # ids, or None for every benchmark
+        if gold is not None and item.task.benchmark_id not in gold:
+            for key in self.WITH_GOLD:
+                data.pop(key, None)
+        return data

@@ -15,9 +15,9 @@ from benchmarks.models import Benchmark
 from benchmarks.permissions import can_see_gold
 from modeleval.models import ModelSpec
 from modeleval.permissions import can_evaluate_models
+from reports.access import check_report_access, readable_report_campaigns, report_for
 from reports.render import FORMATS
 from reports.selectors import ScopeError
-from reports.service import make_report
 
 from .throttling import clear_failures, client_address, record_failure, seconds_blocked
 
@@ -79,9 +79,11 @@ def home(request):
     user = request.user
     roles_by = selectors.roles_by_campaign(user)
     campaigns = []
+    with_report = readable_report_campaigns(user)
     for campaign in selectors.visible_campaigns(user).order_by("name"):
         roles = selectors.roles_of(user, campaign) if user.is_staff else frozenset(roles_by.get(campaign.pk, ()))
-        campaigns.append({"campaign": campaign, "roles": sorted(roles), "waiting": waiting_for(user, campaign, roles)})
+        campaigns.append({"campaign": campaign, "roles": sorted(roles), "waiting": waiting_for(user, campaign, roles),
+                          "report": campaign.pk in with_report})
     reports = Benchmark.objects.order_by("slug") if can_see_gold(user) else Benchmark.objects.none()
     from .manage import may_manage  # the manager's pages build on this module's helpers
 
@@ -131,7 +133,7 @@ def review_figures(request, pk):
 def disagreements(request, pk):
     campaign, roles = campaign_with_role(request.user, pk, selectors.READ_DISAGREEMENTS, "see its disagreements")
     # A gold panel's experts vote blind: they may decide disagreements but the queue shows no names.
-    blind = selectors.votes_blind(request.user, campaign, roles)
+    blind = not selectors.can_read_labels(request.user, campaign)
     return render(request, "frontend/disagreements.html", {
         "campaign": campaign, "can_resolve": bool(roles & selectors.RESOLVE), "blind": blind,
         "tasks": {t.pk: t.form for t in campaign.tasks.all()}})
@@ -141,7 +143,8 @@ def disagreements(request, pk):
 def dashboard(request, pk):
     campaign, roles = campaign_with_role(request.user, pk, selectors.READ_BATCHES, "see its dashboard")
     return render(request, "frontend/dashboard.html", {"campaign": campaign,
-                                                       "with_report": can_see_gold(request.user),
+                                                       "with_report": campaign.pk in readable_report_campaigns(
+                                                           request.user, [campaign.benchmark_id]),
                                                        "can_export": bool(roles & CanReadLabels().allowed(campaign))})
 
 
@@ -154,17 +157,22 @@ def runs(request):
 
 
 def report_benchmark(request, slug):
-    if not can_see_gold(request.user):
-        raise PermissionDenied("Reports are for staff and researchers.")
-    return get_object_or_404(Benchmark, slug=slug)
+    """The benchmark and campaign id of a report page, when the user may read that report (reports.access)."""
+    campaign = request.GET.get("campaign", "")
+    campaign = int(campaign) if campaign.isascii() and campaign.isdigit() and len(campaign) < 10 else None
+    try:
+        check_report_access(request.user, slug, campaign)
+    except ScopeError as error:
+        raise PermissionDenied(str(error)) from None
+    return get_object_or_404(Benchmark, slug=slug), campaign
 
 
 @login_required
 def report(request, slug):
-    benchmark = report_benchmark(request, slug)
+    benchmark, campaign = report_benchmark(request, slug)
     query = f"benchmark={benchmark.slug}"
-    if campaign := request.GET.get("campaign", ""):
-        query += f"&campaign={int(campaign)}" if campaign.isdigit() else ""
+    if campaign is not None:
+        query += f"&campaign={campaign}"
     downloads = [(fmt, f"/api/v1/reports/?{query}&format={fmt}", f"report-{benchmark.slug}.{FORMATS[fmt][2]}")
                  for fmt in REPORT_DOWNLOADS]
     return render(request, "frontend/report.html", {"benchmark": benchmark, "query": query, "downloads": downloads})
@@ -174,10 +182,9 @@ def report(request, slug):
 @xframe_options_sameorigin
 def report_embed(request, slug):
     """The HTML report in a frame of the report page (the API's own responses may not be framed)."""
-    benchmark = report_benchmark(request, slug)
-    campaign = request.GET.get("campaign", "")
+    benchmark, campaign = report_benchmark(request, slug)
     try:
-        data = make_report(benchmark.slug, int(campaign) if campaign.isdigit() else None)
+        data = report_for(request.user, benchmark.slug, campaign)
     except ScopeError as error:
         return HttpResponse(str(error), status=error.status, content_type="text/plain")
     response = HttpResponse(FORMATS["html"][0](data), content_type="text/html; charset=utf-8")

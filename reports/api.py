@@ -1,32 +1,21 @@
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import renderers, serializers
-from rest_framework.exceptions import APIException, NotFound
-from rest_framework.permissions import BasePermission, IsAuthenticated
+from rest_framework.exceptions import APIException, NotFound, PermissionDenied
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from benchmarks.permissions import can_see_gold
-
+from .access import report_for
 from .build import ReportOptions
 from .readable import GAP_RULES
 from .render import FORMATS
 from .selectors import ScopeError
-from .service import make_report
 
 
 class InvalidScope(APIException):
     status_code = 400
     default_code = "invalid_scope"
-
-
-class CanReadReports(BasePermission):
-    """Reports show gold and everyone's labels: staff and researchers only."""
-
-    message = "Reports are for staff and researchers."
-
-    def has_permission(self, request, view):
-        return can_see_gold(request.user)
 
 
 class ReportRenderer(renderers.BaseRenderer):
@@ -70,10 +59,13 @@ class ReportQuery(serializers.Serializer):
     ],
     responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR,
                (200, "text/html"): OpenApiTypes.STR, (200, "application/x-latex"): OpenApiTypes.STR},
-    description="The human-versus-model report; keys are documented in reports/SCHEMA.md.",
+    description="The human-versus-model report; keys are documented in reports/SCHEMA.md. A campaign's report is "
+                "for staff and the campaign's managers, viewers and experts (not a gold panel's voting experts); a "
+                "benchmark-wide one for staff and researchers, without the annotators of campaigns they cannot read "
+                "(reports/access.py).",
 )
 class ReportView(APIView):
-    permission_classes = [IsAuthenticated & CanReadReports]
+    permission_classes = [IsAuthenticated]
     # DRF picks the renderer from ?format=, so each format is a renderer; JSON first as the default.
     renderer_classes = [renderer(fmt) for fmt in FORMATS]
 
@@ -83,9 +75,9 @@ class ReportView(APIView):
         try:
             scope = {k: v for k, v in query.validated_data.items() if k not in ReportQuery.OPTIONS}
             chosen = {k: v for k, v in query.validated_data.items() if k in ReportQuery.OPTIONS}
-            report = make_report(**scope, options=ReportOptions(**chosen))
+            report = report_for(request.user, **scope, options=ReportOptions(**chosen))
         except ScopeError as error:
-            raise (NotFound if error.status == 404 else InvalidScope)(str(error)) from None
+            raise {404: NotFound, 403: PermissionDenied}.get(error.status, InvalidScope)(str(error)) from None
         fmt = request.accepted_renderer.format
         response = Response(report)
         if fmt != "json":

@@ -56,3 +56,28 @@ def build_world():
 @pytest.fixture
 def world(db):
     return build_world()
+
+
+def add_second_campaign(world):
+    """A second campaign on the same benchmark where none of the world's roles is a member: its own
+    annotators (named so that a leak is easy to spot), labels of its first batch, and an unfrozen draft gold
+    version; and a second benchmark with no campaign at all."""
+    staff = world.users["staff"]
+    others = {name: User.objects.create_user(name, password="pw") for name in ("zeta-annotator", "zeta-viewer")}
+    campaign = make_campaign(staff, others, "diqad-demo", roles={"zeta-annotator": "annotator",
+                                                               "zeta-viewer": "viewer"}, overlap=1, batch_size=4)
+    first, _ = actions.cut_batches(campaign, actor=staff)
+    while (lease := actions.lease_next_item(campaign, annotator=others["zeta-annotator"])).assignment.batch_item.batch \
+            == first:
+        submit_score(lease.assignment, others["zeta-annotator"], 1)
+    draft = actions.create_gold_version(campaign, actor=staff, method="source")
+    import_items(DEMO_DATA / "dialogbench_sample.jsonl", "dialogbench", "db-demo")
+    world.users.update(others)
+    world.pks.update(campaign2=campaign.pk, draft2=draft.pk, gold1=world.gold.pk)
+    world.campaign2, world.draft2 = campaign, draft
+    return world
+
+
+@pytest.fixture
+def two_campaigns(world):
+    return add_second_campaign(world)

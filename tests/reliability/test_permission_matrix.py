@@ -17,21 +17,21 @@ from .conftest import ROLES
 # "viewer" is a campaign viewer, "researcher" is in the researchers group with no campaign role.
 MATRIX = {
     ("api-token", "post"):                            "YYYYYYYY",
-    ("benchmark-list", "get"):                        "nYYYYYYY",
+    ("benchmark-list", "get"):                        "nnYYYYYY",
     ("benchmark-list", "post"):                       "nnnnnnnY",
-    ("benchmark-detail", "get"):                      "nYYYYYYY",
+    ("benchmark-detail", "get"):                      "nnYYYYYY",
     ("benchmark-detail", "put"):                      "nnnnnnnY",
     ("benchmark-detail", "patch"):                    "nnnnnnnY",
     ("benchmark-detail", "delete"):                   "nnnnnnnY",
-    ("task-list", "get"):                             "nYYYYYYY",
+    ("task-list", "get"):                             "nnYYYYYY",
     ("task-list", "post"):                            "nnnnnnnY",
-    ("task-detail", "get"):                           "nYYYYYYY",
+    ("task-detail", "get"):                           "nnYYYYYY",
     ("task-detail", "put"):                           "nnnnnnnY",
     ("task-detail", "patch"):                         "nnnnnnnY",
     ("task-detail", "delete"):                        "nnnnnnnY",
-    ("item-list", "get"):                             "nYYYYYYY",
+    ("item-list", "get"):                             "nnnnYYYY",
     ("item-list", "post"):                            "nnnnnnnY",
-    ("item-detail", "get"):                           "nYYYYYYY",
+    ("item-detail", "get"):                           "nnnnYYYY",
     ("item-detail", "put"):                           "nnnnnnnY",
     ("item-detail", "patch"):                         "nnnnnnnY",
     ("item-detail", "delete"):                        "nnnnnnnY",
@@ -95,8 +95,8 @@ MATRIX = {
     ("disagreement-answers", "get"):                  "nnnnYYnY",
     ("assignment-flag", "post"):                      "nnYnnnnn",
     ("annotation-amend", "post"):                     "nnYnnnnn",
-    # Reports show gold: staff, researchers, and members who read gold in a campaign and label in none.
-    ("report", "get"):                                "nnnnYYYY",
+    # A benchmark-wide report: staff and researchers (campaign reports: SCOPE_MATRIX below).
+    ("report", "get"):                                "nnnnnnYY",
 }
 QUERIES = {"report": {"benchmark": "diqad-demo"}, "evalrun-modes": {"benchmark": "diqad-demo"}}
 # A body for writes whose refusal depends on it (the campaign named in the body decides the role).
@@ -173,4 +173,92 @@ def test_role_matrix(world):
             if refused != (expected == "n"):
                 wrong.append(f"{method.upper()} {url} {role}: expected {'refused' if expected == 'n' else 'allowed'}, "
                              f"got {status} {response.content[:150]!r}")
+    assert not wrong, "\n".join(wrong)
+
+
+# ---------------------------------------------------------------- across two campaigns
+# Reports, source gold, gold versions and baseline for every role of the world's campaign ("campaign 1"),
+# against campaign 1 and a second campaign on the same benchmark where none of them has a role (fixture
+# `two_campaigns`: its own annotators and labels, and an unfrozen draft gold version). Allowed: a 200 that
+# shows the thing; refused: anything else below 500 (401, 403, 404, a redirect to sign in, an empty list,
+# items without `source_gold`).
+SCOPE_MATRIX = {
+    "report of campaign 1":                              "nnnnYYnY",
+    "report of campaign 2":                              "nnnnnnnY",
+    "benchmark-wide report":                             "nnnnnnYY",
+    "report page of campaign 1":                         "nnnnYYnY",
+    "report page of campaign 2":                         "nnnnnnnY",
+    "report embed of campaign 1":                        "nnnnYYnY",
+    "report embed of campaign 2":                        "nnnnnnnY",
+    "benchmark-wide report page":                        "nnnnnnYY",
+    "source gold of the campaigns' benchmark":           "nnnnYYYY",
+    "source gold of a benchmark without campaigns":      "nnnnnnYY",
+    "gold versions of campaign 1 (list)":                "nnnnYYnY",
+    "gold versions of campaign 2 (list)":                "nnnnnnnY",
+    "draft gold version of campaign 2":                  "nnnnnnnY",
+    "draft gold labels of campaign 2":                   "nnnnnnnY",
+    "gold labels of campaign 1":                         "nnnnYYnY",
+    "baseline of campaign 1":                            "nnnnYYnY",
+    "baseline of campaign 1 on campaign 2's draft":      "nnnnnnnn",
+    "baseline of campaign 2":                            "nnnnnnnY",
+}
+
+
+def _report(campaign=None):
+    return {"benchmark": "diqad-demo", **({"campaign": campaign} if campaign else {})}
+
+
+def _rows(response):
+    rows = rows_of(response)
+    return rows if isinstance(rows, list) else []
+
+
+def scope_probes(pks):
+    """name -> (url, query, shows(response)): what each SCOPE_MATRIX row asks and what counts as shown."""
+    c1, c2 = pks["campaign"], pks["campaign2"]
+    ok = lambda response: response.status_code == 200  # noqa: E731
+    listed = lambda response: response.status_code == 200 and bool(_rows(response))  # noqa: E731
+    gold = lambda response: listed(response) and "source_gold" in _rows(response)[0]  # noqa: E731
+    return {
+        "report of campaign 1": ("/api/v1/reports/", _report(c1), ok),
+        "report of campaign 2": ("/api/v1/reports/", _report(c2), ok),
+        "benchmark-wide report": ("/api/v1/reports/", _report(), ok),
+        "report page of campaign 1": ("/reports/diqad-demo/", {"campaign": c1}, ok),
+        "report page of campaign 2": ("/reports/diqad-demo/", {"campaign": c2}, ok),
+        "report embed of campaign 1": ("/reports/diqad-demo/embed/", {"campaign": c1}, ok),
+        "report embed of campaign 2": ("/reports/diqad-demo/embed/", {"campaign": c2}, ok),
+        "benchmark-wide report page": ("/reports/diqad-demo/", {}, ok),
+        "source gold of the campaigns' benchmark": ("/api/v1/items/", {"benchmark": "diqad-demo"}, gold),
+        "source gold of a benchmark without campaigns": ("/api/v1/items/", {"benchmark": "db-demo"}, gold),
+        "gold versions of campaign 1 (list)": ("/api/v1/gold-versions/", {"campaign": c1}, listed),
+        "gold versions of campaign 2 (list)": ("/api/v1/gold-versions/", {"campaign": c2}, listed),
+        "draft gold version of campaign 2": (f"/api/v1/gold-versions/{pks['draft2']}/", {}, ok),
+        "draft gold labels of campaign 2": (f"/api/v1/gold-versions/{pks['draft2']}/labels/", {}, listed),
+        "gold labels of campaign 1": (f"/api/v1/gold-versions/{pks['gold1']}/labels/", {}, listed),
+        "baseline of campaign 1": (f"/api/v1/campaigns/{c1}/baseline/", {}, ok),
+        "baseline of campaign 1 on campaign 2's draft": (f"/api/v1/campaigns/{c1}/baseline/",
+                                                         {"gold_version": pks["draft2"]}, ok),
+        "baseline of campaign 2": (f"/api/v1/campaigns/{c2}/baseline/", {}, ok),
+    }
+
+
+@pytest.mark.django_db
+def test_scope_matrix_across_two_campaigns(two_campaigns):
+    world = two_campaigns
+    probes = scope_probes(world.pks)
+    assert set(probes) == set(SCOPE_MATRIX)
+    wrong = []
+    for name, row in SCOPE_MATRIX.items():
+        url, query, shows = probes[name]
+        for role, expected in zip(ROLES, row):
+            client = APIClient()
+            client.raise_request_exception = False
+            if world.users[role] is not None:
+                client.force_login(world.users[role])
+            response = client.get(url, query)
+            if response.status_code >= 500:
+                wrong.append(f"{name} {role}: server error {response.status_code}")
+            elif shows(response) != (expected == "Y"):
+                wrong.append(f"{name} {role}: expected {'shown' if expected == 'Y' else 'refused'}, got "
+                             f"{response.status_code} {response.content[:150]!r}")
     assert not wrong, "\n".join(wrong)

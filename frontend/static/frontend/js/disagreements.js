@@ -9,12 +9,15 @@ import { choicesOf, describeAnswers } from "./form.js";
 const root = document.getElementById("queue");
 const campaignId = root.dataset.campaign;
 const canResolve = Boolean(root.dataset.resolve);
+const blind = Boolean(root.dataset.blind);
 const forms = config("task-forms");
 const notice = document.getElementById("notice");
 const deciding = new Set();
 const labelOf = (choices, value) => choices.find((c) => JSON.stringify(c.value) === JSON.stringify(value))?.label ?? JSON.stringify(value);
 
 function answerList(form, item, given) {
+  // A gold panel's voters get no one's answers from the server: they decide without seeing the votes.
+  if (blind && !given.answers.length) return el("p", { class: "muted blind" }, "The panel votes blind: the answers are not shown.");
   return el("ul", { class: "labels" }, given.answers.map((a) => {
     const parts = describeAnswers(form, item, a.answers);
     const main = parts.find((p) => p.primary);

@@ -1,0 +1,75 @@
+"""Who reads which report: one home for the rule, asked by the API, the report pages and the home page.
+
+- A campaign's report: staff, and those who read that campaign's labels and gold (its managers, viewers
+  and experts; not a gold panel's voting experts, not people who label on the benchmark):
+  annotation.selectors.can_read_gold.
+- A benchmark-wide report: staff and researchers (benchmarks.permissions.can_see_gold), without the
+  names and per-person figures of the annotators of campaigns they cannot read.
+"""
+from annotation import selectors
+from annotation.models import Campaign
+from benchmarks.permissions import can_see_gold
+
+from .build import ReportOptions
+from .selectors import ScopeError
+from .service import make_report
+
+
+def check_report_access(user, benchmark_slug, campaign_id=None):
+    """Nothing when `user` may read the report; ScopeError otherwise (404 for a campaign they are not a member
+    of, as for one that does not exist; 403 when they may see the campaign but not its report)."""
+    if campaign_id in (None, ""):
+        if not can_see_gold(user):
+            raise ScopeError("Benchmark-wide reports are for staff and researchers; members read their "
+                             "campaigns' reports.", status=403)
+        return
+    campaign = Campaign.objects.filter(pk=campaign_id, benchmark__slug=benchmark_slug).first()
+    if campaign is None or not selectors.roles_of(user, campaign):
+        raise ScopeError(f"no campaign {campaign_id} in benchmark {benchmark_slug!r}")
+    if not selectors.can_read_gold(user, campaign):
+        raise ScopeError("A campaign's report is for staff and the campaign's managers, viewers and experts "
+                         "(not the voting experts of a gold panel, nor people who label on the benchmark).",
+                         status=403)
+
+
+def readable_report_campaigns(user, benchmark_ids=None):
+    """Ids of the campaigns (optionally of some benchmarks) whose reports the user may read."""
+    campaigns = Campaign.objects.all()
+    if benchmark_ids is not None:
+        campaigns = campaigns.filter(benchmark_id__in=benchmark_ids)
+    return selectors.campaigns_with_readable_gold(user, campaigns)
+
+
+def without_people_of(report, campaign_ids):
+    """The report less the annotators' names and per-person figures of `campaign_ids`: their rows in
+    `annotators`, and their entries in every `human_raters` list (which pool campaigns)."""
+    hidden = set(campaign_ids)
+    if not hidden:
+        return report
+    names = {row["annotator"] for row in report["annotators"] if row["campaign_id"] in hidden}
+    report["annotators"] = [row for row in report["annotators"] if row["campaign_id"] not in hidden]
+
+    def walk(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "human_raters" and isinstance(value, list):
+                    node[key] = [entry for entry in value if entry.get("rater") not in names]
+                elif not key.startswith("_"):
+                    walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(report)
+    report["scope"]["people_hidden_for_campaigns"] = sorted(hidden)
+    return report
+
+
+def report_for(user, benchmark, campaign=None, gold_version=None, options=ReportOptions()):
+    """The report `user` may read: refused (ScopeError) or built, and cut to what they may read."""
+    check_report_access(user, benchmark, campaign)
+    report = make_report(benchmark, campaign, gold_version, options)
+    if campaign in (None, "") and not user.is_staff:
+        shown = {c["campaign_id"] for c in report["campaigns"]}
+        report = without_people_of(report, shown - readable_report_campaigns(user))
+    return report
