@@ -8,6 +8,7 @@ from rest_framework.views import APIView
 
 from benchmarks.permissions import can_see_gold
 
+from .limits import ReportBusy, report_slot
 from .render import FORMATS
 from .selectors import ScopeError
 from .service import make_report
@@ -64,11 +65,16 @@ class ReportView(APIView):
 
     def get(self, request):
         query = ReportQuery(data=request.query_params)
-        query.is_valid(raise_exception=True)
+        if not query.is_valid():
+            return Response({"code": "invalid_query", "detail": "Some parameters are not valid.", "errors": query.errors},
+                            status=400)
         try:
-            report = make_report(**query.validated_data)
+            with report_slot(request):
+                report = make_report(**query.validated_data)
         except ScopeError as error:
             raise (NotFound if error.status == 404 else InvalidScope)(str(error)) from None
+        except ReportBusy as busy:
+            return Response(busy.as_dict(), status=429, headers={"Retry-After": str(busy.retry_after)})
         fmt = request.accepted_renderer.format
         response = Response(report)
         if fmt != "json":

@@ -55,3 +55,13 @@ def build_world():
 @pytest.fixture
 def world(db):
     return build_world()
+
+
+@pytest.fixture
+def empty_cache():
+    """A clean cache (sign-in and report counters) before and after the test."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()

@@ -125,7 +125,7 @@ function refused(error) {
   } else if (error.code === "invalid_answers") {
     form.showErrors(body.errors);
     say(notice, body.detail, "error");
-  } else if (["already_submitted", "lease_closed"].includes(error.code)) {
+  } else if (["already_submitted", "lease_closed", "lease_expired"].includes(error.code)) {
     say(notice, `${body.detail} Loading the next item.`, "warn");
     next();
   } else {
