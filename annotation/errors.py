@@ -12,6 +12,7 @@ OWN_WORK = "own_work"
 TOO_EARLY = "too_early"
 ALREADY_SUBMITTED = "already_submitted"
 LEASE_CLOSED = "lease_closed"
+LEASE_EXPIRED = "lease_expired"
 INVALID_ANSWERS = "invalid_answers"
 SUBMISSION_ID_REUSED = "submission_id_reused"
 # Batches and QC
