@@ -3,6 +3,7 @@ and subset (the row's other identifiers as key=value pairs), with the reason whe
 import csv
 import io
 import numbers
+import re
 
 from ..build import public
 
@@ -12,6 +13,17 @@ IDENTIFIERS = {"task", "question", "quality", "model", "run_id", "campaign_id", 
                "round", "state", "annotator", "annotator_id", "source", "position", "dimension", "domain", "mode",
                "rule", "name", "label", "primary", "krippendorff_level", "band", "tie_rule", "system"}
 SUBSET_KEYS = ("rater_group", "campaign", "batch", "round", "annotator", "dimension", "domain", "source", "position")
+# A spreadsheet runs a cell starting with one of these as a formula (OWASP "CSV injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def neutralise(value):
+    """A text cell that a spreadsheet would run as a formula, prefixed with a single quote (OWASP); numbers,
+    negative ones included, and text that is a plain number stay as they are."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS) and not NUMBER.fullmatch(value):
+        return "'" + value
+    return value
 
 
 def _is_value(value):
@@ -91,5 +103,5 @@ def render_csv(report):
     writer.writeheader()
     for row in rows(report):
         # csv writes None as "" and True/False as words; undefined figures keep their reason column.
-        writer.writerow(row)
+        writer.writerow({key: neutralise(value) for key, value in row.items()})
     return out.getvalue()
