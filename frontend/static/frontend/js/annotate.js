@@ -126,8 +126,8 @@ function refused(error) {
     form.showErrors(body.errors);
     say(notice, body.detail, "error");
   } else if (["already_submitted", "lease_closed", "lease_expired"].includes(error.code)) {
-    say(notice, `${body.detail} Loading the next item.`, "warn");
-    next();
+    // Showing the next item clears the notice: say it once the next item is there.
+    next().then(() => say(notice, `${body.detail} Here is the next item.`, "warn"));
   } else {
     say(notice, body.detail || `Refused (${error.status}).`, "error");
   }
