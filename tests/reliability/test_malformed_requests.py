@@ -49,3 +49,15 @@ def test_number_parameters_that_are_not_numbers(world, value):
     for page in ("/reports/diqad-demo/", "/reports/diqad-demo/embed/"):
         answer = staff.get(page, {"campaign": value})
         assert answer.status_code == 400 and b"invalid_campaign" in answer.content, (page, answer.status_code)
+
+
+@pytest.mark.django_db
+def test_report_of_a_benchmark_without_items(world):
+    from benchmarks.models import Benchmark
+
+    Benchmark.objects.create(slug="empty", name="Nothing imported yet")
+    staff = Client()
+    staff.force_login(world.users["staff"])
+    for fmt in ("json", "csv"):
+        answer = staff.get("/api/v1/reports/", {"benchmark": "empty", "format": fmt})
+        assert answer.status_code == 200, (fmt, answer.status_code)
