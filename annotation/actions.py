@@ -17,7 +17,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Exists, F, Max, OuterRef
 from django.utils import timezone
 
-from benchmarks.formschema import excluding_values, primary_values, question, validate_answers
+from benchmarks.formschema import excluding_values, is_one_of, primary_values, question, validate_answers
 from benchmarks.models import Benchmark, Item
 
 from . import errors, signals
@@ -26,7 +26,7 @@ from .models import (FINAL_STATUSES, HOLDS_PERSON, HOLDS_SLOT, Annotation, Assig
                      BatchState, Campaign, CampaignSettings, Disagreement, DisagreementStatus, Event, GoldLabel,
                      GoldMethod, GoldVersion, ItemFlag, ItemStatus, LeaseStatus, Membership, Policy, Protocol,
                      QCReview, QCSampleItem, Role)
-from .qc import draw_sample, evaluate_sample
+from .qc import draw_sample, evaluate_sample, new_sample_secret, sample_seed
 from .rules import item_outcome
 from .selectors import RESOLVE, open_lease, roles_of
 
@@ -102,8 +102,7 @@ def _review(batch):
 
 def _check_value(item, value):
     allowed = primary_values(item.task.form, item.fields)
-    # Compared with their types: JSON true is not the score 1.
-    if allowed is not None and not any(value == a and type(value) is type(a) for a in allowed):
+    if allowed is not None and not is_one_of(value, allowed):
         raise ActionError(errors.INVALID_VALUE, f"Expected one of {allowed} for {item.task.form['primary']!r}, "
                           f"got {value!r}.", status=400, allowed=allowed)
 
@@ -316,6 +315,10 @@ def lease_next_item(campaign, *, annotator, now=None):
     require_role(annotator, campaign, {campaign.worker_role}, "take items")
     now = now or timezone.now()
     with transaction.atomic():
+        # One live lease per person per campaign: the same person's concurrent calls wait here for each other
+        # (their membership row, locked before any batch), so the second one finds the first one's lease.
+        list(Membership.objects.select_for_update().filter(campaign=campaign, user=annotator,
+                                                           role=campaign.worker_role).values_list("pk", flat=True))
         live = open_lease(campaign, annotator, now)
         if live:
             return Lease(live, resumed=True)
@@ -435,6 +438,11 @@ def submit_annotation(assignment, *, annotator, answers, client_submission_id, n
             if assignment.status != LeaseStatus.LEASED:
                 raise ActionError(errors.LEASE_CLOSED, f"This lease is {assignment.status}; ask for the next item.")
             settings = assignment.settings
+            if now >= assignment.expires_at:
+                late = math.ceil((now - assignment.expires_at).total_seconds())
+                raise ActionError(errors.LEASE_EXPIRED, f"Your time on this item ran out {late} s ago (an item is "
+                                  f"kept for you {settings.lease_minutes} min); this answer was not saved.",
+                                  seconds_late=late, lease_minutes=settings.lease_minutes)
             waited = (now - assignment.served_at).total_seconds()
             if waited < settings.min_reading_seconds:
                 left = math.ceil((settings.min_reading_seconds - waited) * 10) / 10
@@ -532,7 +540,8 @@ def _require_batch_labeller(batch, actor):
 
 
 def hand_in_batch(batch, *, actor):
-    """annotating -> handed_in once every item has a final label; draws the seeded QC sample."""
+    """annotating -> handed_in once every item has a final label; draws the QC sample with a secret drawn
+    now (annotation/qc.py new_sample_secret), so that annotators cannot predict it."""
     require_role(actor, batch.campaign, {Role.MANAGER, batch.campaign.worker_role}, "hand in a batch")
     return _hand_in(batch, actor=actor, by_hand=True)
 
@@ -554,9 +563,13 @@ def _hand_in(batch, *, actor, reason="", by_hand=False):
                               pending=status[ItemStatus.PENDING], disagreements=status[ItemStatus.DISAGREEMENT])
         settings = batch.settings
         candidates = list(items.filter(status=ItemStatus.LABELLED).values_list("pk", "final_value"))
-        chosen = draw_sample(candidates, settings.qc_sample_size, f"{settings.seed}:{batch.pk}:{batch.round}",
+        secret, public_seed = new_sample_secret(), f"{settings.seed}:{batch.pk}:{batch.round}"
+        chosen = draw_sample(candidates, settings.qc_sample_size, sample_seed(public_seed, secret),
                              stratify=settings.qc_stratify)
-        review = QCReview.objects.create(campaign_id=batch.campaign_id, batch=batch, round=batch.round)
+        review = QCReview.objects.create(
+            campaign_id=batch.campaign_id, batch=batch, round=batch.round, sample_secret=secret,
+            sample_inputs={"public_seed": public_seed, "size": settings.qc_sample_size,
+                           "stratify": settings.qc_stratify, "candidates": jsonable(candidates)})
         finals = dict(candidates)
         QCSampleItem.objects.bulk_create([
             QCSampleItem(review=review, batch_item_id=pk, position=i, annotator_value=finals[pk])

@@ -181,11 +181,13 @@ class CampaignViewSet(CodedErrorsMixin, mixins.ListModelMixin, mixins.RetrieveMo
         version = None
         wanted = request.query_params.get("gold_version")
         if wanted:
+            if not (wanted.isascii() and wanted.isdigit()):
+                raise ActionError("invalid_parameter", "gold_version must be a gold version id (digits).", status=400)
             # Frozen versions of the benchmark, or this campaign's own drafts (another campaign's draft is
             # its managers' work in progress).
             versions = GoldVersion.objects.filter(Q(frozen_at__isnull=False) | Q(campaign=campaign),
                                                   benchmark_id=campaign.benchmark_id)
-            version = versions.filter(pk=int(wanted)).first() if wanted.isdigit() else None
+            version = versions.filter(pk=int(wanted)).first()
             if version is None:
                 raise ActionError("not_found", "No such gold version for this benchmark.", status=404)
         return Response(selectors.baseline_scores(campaign, version))

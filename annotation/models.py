@@ -366,6 +366,10 @@ class QCReview(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     decided_at = models.DateTimeField(null=True, blank=True)
+    # The draw's inputs, for audit only (annotation/audit.py); never serialised for annotators.
+    sample_secret = models.CharField(max_length=64, blank=True, help_text="Drawn at hand-in; never shown")
+    sample_inputs = models.JSONField(default=dict, blank=True,
+                                     help_text="public seed, size, stratify and the (item, label) candidates")
 
     class Meta:
         ordering = ["batch_id", "round"]

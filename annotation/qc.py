@@ -5,6 +5,7 @@ class of a sampled item is the QC's label. A class absent from the sample has no
 nothing. Thresholds compare as exact fractions so that 92/100 against 0.92 is never lost to rounding.
 """
 import random
+import secrets
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
@@ -100,3 +101,16 @@ def draw_sample(candidates, size, seed, stratify=False):
     for key in sorted(groups):
         chosen += rng.sample(groups[key], min(shares[key], len(groups[key])))
     return sorted(chosen)
+
+
+def new_sample_secret():
+    """The secret drawn at hand-in that, with the public seed, decides the QC sample. Annotators see the
+    campaign seed, the sample size and the batch ids, so a draw from those alone could be predicted
+    before labelling (and the sampled items labelled with care); the secret is stored on the QC review
+    and never shown to annotators, so that an audit can draw the same sample again."""
+    return secrets.token_hex(32)
+
+
+def sample_seed(public_seed, secret):
+    """The seed of the QC draw: the public part (campaign seed, batch, round) and the hand-in's secret."""
+    return f"{public_seed}:{secret}" if secret else public_seed

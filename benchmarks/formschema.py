@@ -83,6 +83,16 @@ def validate_form(form):
     return form
 
 
+def same_value(a, b):
+    """Equal and of the same type: JSON true is not the score 1, nor 2.0 the option 2 (True == 1 in Python)."""
+    return type(a) is type(b) and a == b
+
+
+def is_one_of(value, allowed):
+    """`value in allowed`, compared with types (same_value)."""
+    return any(same_value(value, a) for a in allowed)
+
+
 def question(form, key):
     return next(q for q in form["questions"] if q["key"] == key)
 
@@ -115,7 +125,7 @@ def excluding_values(question_spec):
 
 def is_shown(question_spec, answers):
     condition = question_spec.get("shown_if")
-    return condition is None or answers.get(condition["key"]) in condition["in"]
+    return condition is None or is_one_of(answers.get(condition["key"]), condition["in"])
 
 
 def validate_answers(form, answers, item_fields=None, dialogue_length=None):
@@ -147,13 +157,13 @@ def validate_answers(form, answers, item_fields=None, dialogue_length=None):
         value = answers[key]
         if qtype == "single_choice":
             allowed = option_values(spec, item_fields)
-            if value not in allowed:
+            if not is_one_of(value, allowed):
                 errors[key] = f"expected one of {allowed}, got {value!r}"
-            elif value in excluding_values(spec):
+            elif is_one_of(value, excluding_values(spec)):
                 excluded_by.add(key)
         elif qtype == "multi_choice":
             allowed = option_values(spec, item_fields)
-            if not isinstance(value, list) or any(v not in allowed for v in value) or len(set(map(repr, value))) != len(value):
+            if not isinstance(value, list) or any(not is_one_of(v, allowed) for v in value) or len(set(map(repr, value))) != len(value):
                 errors[key] = f"expected a list of distinct values from {allowed}"
         elif qtype == "scale":
             low, high = spec["scale"]["min"], spec["scale"]["max"]

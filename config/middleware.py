@@ -1,6 +1,7 @@
 """A database that is restarting or failing over is a passing outage, not a server error."""
 import logging
 
+from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.http import HttpResponse, JsonResponse
 
@@ -31,3 +32,23 @@ class DatabaseUnavailableMiddleware:
             response = HttpResponse(DETAIL, status=503, content_type="text/plain; charset=utf-8")
         response["Retry-After"] = str(RETRY_AFTER_S)
         return response
+
+
+class BodySizeLimitMiddleware:
+    """A request whose declared body is larger than MAX_BODY_BYTES answers 413 before anything reads it
+    (`{"code": "body_too_large"}` under /api/). Bodies without a length are read as empty by Django."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        if length > settings.MAX_BODY_BYTES:
+            detail = f"The request body is {length} bytes; at most {settings.MAX_BODY_BYTES} are accepted."
+            if request.path.startswith("/api/"):
+                return JsonResponse({"code": "body_too_large", "detail": detail}, status=413)
+            return HttpResponse(detail, status=413, content_type="text/plain; charset=utf-8")
+        return self.get_response(request)

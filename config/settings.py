@@ -66,6 +66,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.middleware.BodySizeLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -138,6 +139,16 @@ CACHES = {
 }
 LOGIN_FAILURE_LIMIT = int(os.environ.get("HB_LOGIN_FAILURE_LIMIT", "5"))
 LOGIN_FAILURE_WINDOW_SECONDS = int(os.environ.get("HB_LOGIN_FAILURE_WINDOW", "300"))
+# Abuse limits (README "Abuse limits"). API tokens expire this many days after they were issued.
+API_TOKEN_DAYS = int(os.environ.get("HB_API_TOKEN_DAYS", "30"))
+# The most rows one page of any API list may carry, whatever ?limit= asks for.
+MAX_PAGE_SIZE = int(os.environ.get("HB_MAX_PAGE_SIZE", "500"))
+# The largest request body accepted (bytes); a larger one is refused with 413 before it is read.
+MAX_BODY_BYTES = int(os.environ.get("HB_MAX_BODY_BYTES", str(5 * 1024 * 1024)))
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_BODY_BYTES
+# Reports are computed per request: at most this many at once per user, and this rate per user.
+REPORT_CONCURRENCY_PER_USER = int(os.environ.get("HB_REPORT_CONCURRENCY", "2"))
+REPORT_RATE = os.environ.get("HB_REPORT_RATE", "30/min")
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -177,7 +188,7 @@ if PRODUCTION and env_bool("HB_HTTPS", True):
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        "frontend.tokens.ExpiringTokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PARSER_CLASSES": [
@@ -186,7 +197,7 @@ REST_FRAMEWORK = {
         "config.parsers.MultiPartBodyParser",
     ],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "config.pagination.CappedLimitOffsetPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_THROTTLE_RATES": {"login": os.environ.get("HB_LOGIN_THROTTLE", "10/min")},

@@ -5,6 +5,8 @@ from csp.decorators import csp_update
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
 from frontend.api import ThrottledObtainAuthToken
+from frontend.throttling import throttled_sign_in
+from frontend.views import sign_in_refused
 
 api_v1 = [
     path("auth/token/", ThrottledObtainAuthToken.as_view(), name="api-token"),
@@ -18,6 +20,8 @@ api_v1 = [
 docs_policy = csp_update({"style-src": [UNSAFE_INLINE], "worker-src": ["blob:"]})
 
 urlpatterns = [
+    # The admin's sign-in goes through the same throttle as the site's and the API's.
+    path("admin/login/", throttled_sign_in(admin.site.login, sign_in_refused)),
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

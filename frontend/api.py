@@ -1,27 +1,35 @@
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
-from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 
-from .throttling import clear_failures, client_address, record_failure, seconds_blocked
+from .throttling import guard
+from .tokens import issue_token
 
 
-@extend_schema(tags=["auth"], description="Exchange a username and password for an API token. "
-                                          "Repeated failures for one username and address are refused with 429.")
+def _refused(code, detail, status_code=status.HTTP_400_BAD_REQUEST):
+    return Response({"code": code, "detail": detail}, status=status_code)
+
+
+@extend_schema(tags=["auth"], description="Exchange a username and password for an API token (it expires after "
+                                          "API_TOKEN_DAYS and when the password changes). Sign-in attempts share "
+                                          "the site's throttle: repeated failures are refused with 429.")
 class ThrottledObtainAuthToken(ObtainAuthToken):
+    # The project's parsers (ObtainAuthToken names DRF's own): NUL, lone surrogates, deep nesting refused.
+    parser_classes = api_settings.DEFAULT_PARSER_CLASSES
+
     def post(self, request, *args, **kwargs):
-        username, address = str(request.data.get("username", "")), client_address(request)
-        wait = seconds_blocked(username, address)
-        if wait:
-            return Response({"code": "throttled", "detail": f"Too many failed attempts; try again in {wait} seconds."},
-                            status=status.HTTP_429_TOO_MANY_REQUESTS, headers={"Retry-After": str(wait)})
-        serializer = self.get_serializer(data=request.data)
-        if not serializer.is_valid():
-            record_failure(username, address)
-            return Response({"code": "invalid_credentials", "detail": "Unable to sign in with the given username and password."},
-                            status=status.HTTP_400_BAD_REQUEST)
-        user = serializer.validated_data["user"]
-        clear_failures(username, address)
-        token, _ = Token.objects.get_or_create(user=user)
-        return Response({"token": token.key})
+        data = request.data
+        if not hasattr(data, "get") or not all(isinstance(data.get(key, ""), str) for key in ("username", "password")):
+            return _refused("invalid_body", 'Send an object {"username": "...", "password": "..."} of two strings.')
+        serializer = self.get_serializer(data=data)
+
+        def attempt():
+            if not serializer.is_valid():
+                return _refused("invalid_credentials", "Unable to sign in with the given username and password."), False
+            return Response({"token": issue_token(serializer.validated_data["user"]).key}), True
+
+        return guard(request, data.get("username", ""), attempt,
+                     lambda wait: _refused("throttled", f"Too many failed attempts; try again in {wait} seconds.",
+                                           status.HTTP_429_TOO_MANY_REQUESTS))

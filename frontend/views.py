@@ -3,7 +3,7 @@ writes through the REST API, so the rules stay in the apps' actions and selector
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpResponse, JsonResponse
+from django.http import HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 
@@ -16,35 +16,30 @@ from benchmarks.permissions import can_see_gold
 from modeleval.models import ModelSpec
 from modeleval.permissions import can_evaluate_models
 from reports.access import check_report_access, readable_report_campaigns, report_for
+from reports.limits import ReportBusy, report_slot
 from reports.render import FORMATS
 from reports.selectors import ScopeError
 
-from .throttling import clear_failures, client_address, record_failure, seconds_blocked
+from .throttling import guard
 
 REPORT_DOWNLOADS = ("csv", "json", "latex")
 
 
 class ThrottledLoginView(auth_views.LoginView):
-    """Django's sign-in, refusing further attempts after repeated failures for a username and address."""
+    """Django's sign-in under the one sign-in throttle (frontend/throttling.py)."""
 
     def post(self, request, *args, **kwargs):
-        username, address = request.POST.get("username", ""), client_address(request)
-        wait = seconds_blocked(username, address)
-        if wait:
-            response = render(request, "registration/login.html",
-                              {"form": self.get_form(), "throttled_seconds": wait, "next": request.POST.get("next", "")},
-                              status=429)
-            response["Retry-After"] = str(wait)
-            return response
-        return super().post(request, *args, **kwargs)
+        def attempt():
+            response = super(ThrottledLoginView, self).post(request, *args, **kwargs)
+            return response, response.status_code == 302 and request.user.is_authenticated
 
-    def form_invalid(self, form):
-        record_failure(self.request.POST.get("username", ""), client_address(self.request))
-        return super().form_invalid(form)
+        return guard(request, request.POST.get("username", ""), attempt, lambda wait: sign_in_refused(request, wait))
 
-    def form_valid(self, form):
-        clear_failures(form.get_user().get_username(), client_address(self.request))
-        return super().form_valid(form)
+
+def sign_in_refused(request, wait):
+    """The sign-in page saying how long to wait (the throttle sets 429 and Retry-After)."""
+    return render(request, "registration/login.html",
+                  {"throttled_seconds": wait, "next": request.POST.get("next", "")})
 
 
 def campaign_with_role(user, pk, allowed, what):
@@ -156,20 +151,32 @@ def runs(request):
                                                   "benchmarks": Benchmark.objects.order_by("slug")})
 
 
-def report_benchmark(request, slug):
-    """The benchmark and campaign id of a report page, when the user may read that report (reports.access)."""
-    campaign = request.GET.get("campaign", "")
-    campaign = int(campaign) if campaign.isascii() and campaign.isdigit() and len(campaign) < 10 else None
+def report_benchmark(request, slug, campaign):
+    """The benchmark of a report page, when the user may read that report (reports.access)."""
     try:
         check_report_access(request.user, slug, campaign)
     except ScopeError as error:
         raise PermissionDenied(str(error)) from None
-    return get_object_or_404(Benchmark, slug=slug), campaign
+    return get_object_or_404(Benchmark, slug=slug)
+
+
+def campaign_parameter(request):
+    """?campaign= of a report page: a campaign id, None when absent, or the 400 answer for anything else."""
+    raw = request.GET.get("campaign", "")
+    if raw == "":
+        return None
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 18:
+        return HttpResponseBadRequest("invalid_campaign: campaign must be a campaign id (digits).",
+                                      content_type="text/plain; charset=utf-8")
+    return int(raw)
 
 
 @login_required
 def report(request, slug):
-    benchmark, campaign = report_benchmark(request, slug)
+    campaign = campaign_parameter(request)
+    if isinstance(campaign, HttpResponse):
+        return campaign
+    benchmark = report_benchmark(request, slug, campaign)
     query = f"benchmark={benchmark.slug}"
     if campaign is not None:
         query += f"&campaign={campaign}"
@@ -182,11 +189,19 @@ def report(request, slug):
 @xframe_options_sameorigin
 def report_embed(request, slug):
     """The HTML report in a frame of the report page (the API's own responses may not be framed)."""
-    benchmark, campaign = report_benchmark(request, slug)
+    campaign = campaign_parameter(request)
+    if isinstance(campaign, HttpResponse):
+        return campaign
+    benchmark = report_benchmark(request, slug, campaign)
     try:
-        data = report_for(request.user, benchmark.slug, campaign)
+        with report_slot(request):
+            data = report_for(request.user, benchmark.slug, campaign)
     except ScopeError as error:
         return HttpResponse(str(error), status=error.status, content_type="text/plain")
+    except ReportBusy as busy:
+        response = HttpResponse(busy.detail, status=429, content_type="text/plain; charset=utf-8")
+        response["Retry-After"] = str(busy.retry_after)
+        return response
     response = HttpResponse(FORMATS["html"][0](data), content_type="text/html; charset=utf-8")
     # The report is a document of its own: no scripts, its own inline styles.
     response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"

@@ -55,6 +55,10 @@ def register_model(name, source=ModelSpec.PACKAGED, *, user=None, **fields) -> M
     if ModelSpec.objects.filter(name=name).exists():
         raise RunError("model_exists", f"a model named {name!r} is already registered")
     try:
+        prompting.check_chat_template(fields.get("chat_template", ""))
+    except ValueError as error:
+        raise RunError("bad_template", str(error)) from None
+    try:
         sha = source_sha256(source)
     except FileNotFoundError as error:
         raise RunError("model_source_missing", f"model files not found: {error}") from None
@@ -203,11 +207,13 @@ def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=Non
         raise RunError("no_items", "no items match the run's tasks and selection")
     _check_settings(mode, resolved, tasks, ids, position_policy)
     template = prompt_template or default
-    if resolved.get("preset"):
-        try:
-            prompting.preset_prompts(template)
-        except ValueError as error:
-            raise RunError("bad_settings", str(error)) from None
+    try:
+        if resolved.get("preset"):
+            prompting.preset_prompts(template)  # a JSON object of task -> the study's own prompt
+        else:
+            prompting.check_run_templates(mode, template, resolved)
+    except ValueError as error:
+        raise RunError("bad_template", str(error)) from None
     if position_policy != PositionPolicy.AS_IS and "{options}" not in template and "{option_str}" not in template:
         # Option texts scored after a prompt that does not show them score the same in any order.
         raise RunError("bad_settings", f"position policy {position_policy} needs a prompt that shows the options "

@@ -18,6 +18,7 @@ run's template is then the study's prompts per task as JSON (`scorers.dialogbenc
 from __future__ import annotations
 
 import json
+import string
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -84,6 +85,58 @@ PRESETS = {
 }
 RULES = ("acc", "acc_norm", "per_token")
 PAIRWISE_RULES = ("consistent", "sum")
+
+
+# The fields each mode's prompt template is filled with (render_mc; scorers rating, pairwise, single),
+# and the fields of the rating modes' instruction (scoring._rating_requests).
+TEMPLATE_FIELDS = {
+    "loglikelihood": {"instruction", "dialogue", "extras", "question", "options"},
+    "generate": {"instruction", "dialogue", "extras", "question", "options"},
+    "rating": {"context", "response", "answer", "quality"},
+    "yes_no": {"context", "response", "answer", "quality"},
+    "pairwise": {"conversation_1", "conversation_2"},
+    "single_judge": {"dialogue"},
+}
+INSTRUCTION_FIELDS = {"quality", "low", "high"}
+
+
+def check_template(template: str, allowed, what: str = "prompt template") -> None:
+    """Refuse a str.format template that could do more than put known fields in place: unknown or
+    positional fields, attribute or index access ({dialogue.__class__}, {options[0]}), format specs
+    ({dialogue:>2000000000} pads to gigabytes) and conversions (!r, !s, !a). ValueError says which."""
+    if not isinstance(template, str):
+        raise ValueError(f"{what} must be text")
+    try:
+        parts = list(string.Formatter().parse(template))
+    except ValueError as error:
+        raise ValueError(f"{what}: {error} (write a literal brace as {{{{ or }}}})") from None
+    for _, field, spec, conversion in parts:
+        if field is None:
+            continue
+        if field not in allowed:
+            raise ValueError(f"{what}: unknown field {{{field}}}; the fields are {sorted(allowed)}")
+        if spec or conversion:
+            raise ValueError(f"{what}: {{{field}}} may not carry a format spec or conversion "
+                             f"({'!' + conversion if conversion else ':' + spec})")
+
+
+def check_run_templates(mode: str, template: str, settings: Mapping) -> None:
+    """The run's prompt template, and the instruction where a rating mode formats it."""
+    if mode in TEMPLATE_FIELDS:
+        check_template(template, TEMPLATE_FIELDS[mode])
+    if mode in RATING_MODES:
+        check_template(settings.get("instruction", ""), INSTRUCTION_FIELDS, "instruction")
+
+
+def check_chat_template(text: str) -> None:
+    """A model's Jinja chat template must parse in the sandbox the tokenizer renders it in."""
+    from jinja2.exceptions import TemplateSyntaxError
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    try:
+        ImmutableSandboxedEnvironment().parse(text or "")
+    except TemplateSyntaxError as error:
+        raise ValueError(f"chat template, line {error.lineno}: {error.message}") from None
 
 
 def language_of(code: str) -> str:

@@ -2,6 +2,7 @@ from rest_framework import serializers
 
 from benchmarks.models import Benchmark
 
+from . import prompting
 from .models import ChunkState, Dtype, EvalRun, Mode, ModelSpec, PositionPolicy, Prediction, RunChunk, RunEvent
 
 
@@ -13,6 +14,13 @@ class ModelSpecSerializer(serializers.ModelSerializer):
         fields = ["id", "name", "source", "sha256", "revision", "dtype", "device", "max_length", "use_chat_template",
                   "chat_template", "created_at"]
         read_only_fields = ["sha256", "created_at"]
+
+    def validate_chat_template(self, value):
+        try:
+            prompting.check_chat_template(value)
+        except ValueError as error:
+            raise serializers.ValidationError(str(error)) from None
+        return value
 
 
 class RunProgressSerializer(serializers.Serializer):

@@ -8,6 +8,7 @@ from rest_framework.views import APIView
 
 from .access import report_for
 from .build import ReportOptions
+from .limits import ReportBusy, report_slot
 from .readable import GAP_RULES
 from .render import FORMATS
 from .selectors import ScopeError
@@ -71,13 +72,18 @@ class ReportView(APIView):
 
     def get(self, request):
         query = ReportQuery(data=request.query_params)
-        query.is_valid(raise_exception=True)
+        if not query.is_valid():
+            return Response({"code": "invalid_query", "detail": "Some parameters are not valid.", "errors": query.errors},
+                            status=400)
         try:
             scope = {k: v for k, v in query.validated_data.items() if k not in ReportQuery.OPTIONS}
             chosen = {k: v for k, v in query.validated_data.items() if k in ReportQuery.OPTIONS}
-            report = report_for(request.user, **scope, options=ReportOptions(**chosen))
+            with report_slot(request):
+                report = report_for(request.user, **scope, options=ReportOptions(**chosen))
         except ScopeError as error:
             raise {404: NotFound, 403: PermissionDenied}.get(error.status, InvalidScope)(str(error)) from None
+        except ReportBusy as busy:
+            return Response(busy.as_dict(), status=429, headers={"Retry-After": str(busy.retry_after)})
         fmt = request.accepted_renderer.format
         response = Response(report)
         if fmt != "json":

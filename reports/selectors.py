@@ -15,6 +15,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import EmptyResultSet
 from django.db import connections
 from django.db.models import BooleanField, Case, CharField, ExpressionWrapper, F, Func, IntegerField, Q, When
 from django.db.models.fields.json import KT, KeyTransform
@@ -124,7 +125,10 @@ def _decode(kind, raw_column):
 
 def _copied_columns(queryset, names):
     compiler = queryset.query.get_compiler(using=queryset.db)
-    sql, params = compiler.as_sql()
+    try:
+        sql, params = compiler.as_sql()
+    except EmptyResultSet:  # a filter on an empty list (a benchmark without items): nothing to copy
+        return {name: [] for name in names}
     kinds = [_kind(expression.output_field) for expression, _, _ in compiler.select]
     statement = f"COPY ({sql}) TO STDOUT"
     with connections[queryset.db].cursor() as cursor:

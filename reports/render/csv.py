@@ -4,6 +4,8 @@ import csv
 import io
 import numbers
 
+from benchmarks.spreadsheet import safe_cell
+
 from ..build import public
 
 COLUMNS = ["section", "task", "question", "model", "subset", "metric", "value", "undefined_reason", "rule", "flag"]
@@ -13,8 +15,6 @@ IDENTIFIERS = {"task", "question", "quality", "model", "run_id", "campaign_id", 
                "rule", "name", "label", "primary", "krippendorff_level", "band", "tie_rule", "system", "small_sample",
                "gap_interval", "pooled_gap_interval", "ceiling_rule"}
 SUBSET_KEYS = ("rater_group", "campaign", "batch", "round", "annotator", "dimension", "domain", "source", "position")
-
-
 def _is_value(value):
     return value is None or isinstance(value, (numbers.Number, bool))
 
@@ -105,5 +105,5 @@ def render_csv(report):
     writer.writeheader()
     for row in rows(report):
         # csv writes None as "" and True/False as words; undefined figures keep their reason column.
-        writer.writerow(row)
+        writer.writerow({key: safe_cell(value) for key, value in row.items()})
     return out.getvalue()

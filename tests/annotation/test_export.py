@@ -95,7 +95,7 @@ def test_dashboard_links_the_export_for_label_readers_only(client, rejected_once
 
 
 @pytest.mark.parametrize(("cell", "written"), [
-    ("=1+1", "'=1+1"), ("+1", "'+1"), ("-cmd", "'-cmd"), ("@SUM(A1)", "'@SUM(A1)"), ("\tx", "'\tx"),
+    ("=1+1", "'=1+1"), ("+1", "+1"), ("+1e", "'+1e"), ("-cmd", "'-cmd"), ("@SUM(A1)", "'@SUM(A1)"), ("\tx", "'\tx"),
     ("plain", "plain"), (-1, -1), (2.5, 2.5), ("", "")])
 def test_spreadsheet_cells(cell, written):
     assert safe_cell(cell) == written

@@ -81,3 +81,11 @@ def add_second_campaign(world):
 @pytest.fixture
 def two_campaigns(world):
     return add_second_campaign(world)
+@pytest.fixture
+def empty_cache():
+    """A clean cache (sign-in and report counters) before and after the test."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()

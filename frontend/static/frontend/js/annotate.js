@@ -166,11 +166,12 @@ async function refused(error) {
   } else if (error.code === "invalid_answers") {
     form.showErrors(body.errors);
     say(notice, body.detail, "error");
-  } else if (["already_submitted", "lease_closed"].includes(error.code)) {
-    // Another tab or window got there first (or the lease ran out): say so, then show the next item.
+  } else if (["already_submitted", "lease_closed", "lease_expired"].includes(error.code)) {
+    // Another tab or window got there first, or the lease ran out: say so once the next item is shown
+    // (showing it clears the notice).
     const done = error.code === "already_submitted"
       ? "This item was already submitted, in another tab or window; the answers given here were not saved."
-      : `${body.detail} The answers given here were not saved.`;
+      : error.code === "lease_closed" ? `${body.detail} The answers given here were not saved.` : body.detail;
     await next();
     say(notice, `${done} Now showing your next item.`, "warn");
   } else {

@@ -1,0 +1,50 @@
+"""API tokens: they expire API_TOKEN_DAYS after they were issued, and a password change deletes them.
+
+A token is a password stand-in: one taken from a laptop or a log must not work for ever, and someone
+who changes their password after a leak must be able to count on every old token being dead."""
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db.models.signals import post_save
+from django.dispatch import receiver
+from django.utils import timezone
+from rest_framework.authentication import TokenAuthentication
+from rest_framework.authtoken.models import Token
+from rest_framework.exceptions import AuthenticationFailed
+
+
+def expires_at(token):
+    return token.created + timedelta(days=settings.API_TOKEN_DAYS)
+
+
+def is_expired(token, now=None):
+    return (now or timezone.now()) >= expires_at(token)
+
+
+def issue_token(user):
+    """The user's token, a new one when the old one has expired."""
+    token = Token.objects.filter(user=user).first()
+    if token is not None and is_expired(token):
+        token.delete()
+        token = None
+    return token or Token.objects.create(user=user)
+
+
+class ExpiringTokenAuthentication(TokenAuthentication):
+    """DRF's token authentication, refusing tokens past their lifetime with the code `token_expired`."""
+
+    def authenticate_credentials(self, key):
+        user, token = super().authenticate_credentials(key)
+        if is_expired(token):
+            raise AuthenticationFailed({"code": "token_expired",
+                                        "detail": f"This token expired on {expires_at(token):%Y-%m-%d %H:%M} UTC; "
+                                                  "sign in again for a new one."})
+        return user, token
+
+
+@receiver(post_save, sender=get_user_model(), dispatch_uid="tokens-die-with-the-password")
+def delete_tokens_on_password_change(sender, instance, **kwargs):
+    # set_password() keeps the new raw password on the instance until the save that stores it.
+    if getattr(instance, "_password", None) is not None:
+        Token.objects.filter(user=instance).delete()

@@ -1,0 +1,72 @@
+"""Limits on report generation per user: reports are computed per request (seconds of CPU each), so one
+user may have at most REPORT_CONCURRENCY_PER_USER reports computing at once and start at most
+REPORT_RATE of them (settings); beyond either the answer is 429 with Retry-After. The counters live in
+Django's cache (Redis in production, shared by every web process); when the cache is unreachable,
+reports are served unlimited rather than refused for everyone."""
+import logging
+from contextlib import contextmanager
+
+from django.conf import settings
+from django.core.cache import cache
+from rest_framework.throttling import UserRateThrottle
+
+logger = logging.getLogger(__name__)
+# A slot held by a process that died is forgotten after this long.
+SLOT_TTL_S = 600
+BUSY_RETRY_AFTER_S = 5
+
+
+class ReportBusy(Exception):
+    def __init__(self, detail, retry_after):
+        super().__init__(detail)
+        self.detail, self.retry_after = detail, max(1, int(retry_after))
+
+    def as_dict(self):
+        return {"code": "too_many_reports", "detail": self.detail, "retry_after": self.retry_after}
+
+
+class ReportRateThrottle(UserRateThrottle):
+    scope = "report"
+
+    def get_rate(self):
+        return settings.REPORT_RATE
+
+
+def _running_key(user):
+    return f"reports-running:{user.pk}"
+
+
+@contextmanager
+def report_slot(request):
+    """Hold one of the signed-in user's report slots while a report is computed; ReportBusy when the user
+    is over the rate or already has REPORT_CONCURRENCY_PER_USER reports computing."""
+    user, key, held = request.user, _running_key(request.user), False
+    try:
+        throttle = ReportRateThrottle()
+        if not throttle.allow_request(request, None):
+            raise ReportBusy(f"At most {settings.REPORT_RATE} reports per user; try again in "
+                             f"{int(throttle.wait() or 1)} seconds.", throttle.wait() or 1)
+        cache.add(key, 0, SLOT_TTL_S)
+        running = cache.incr(key)
+        held = True
+        if running > settings.REPORT_CONCURRENCY_PER_USER:
+            raise ReportBusy(f"{settings.REPORT_CONCURRENCY_PER_USER} of your reports are being computed already; "
+                             f"try again in a few seconds.", BUSY_RETRY_AFTER_S)
+    except ReportBusy:
+        _release(key, held)
+        raise
+    except Exception as error:  # noqa: BLE001 (each cache backend raises its own connection errors)
+        logger.warning("report limits skipped for %s, the cache is unreachable: %r", user, error)
+    try:
+        yield
+    finally:
+        _release(key, held)
+
+
+def _release(key, held):
+    if not held:
+        return
+    try:
+        cache.decr(key)
+    except Exception as error:  # noqa: BLE001 (a missing key, an unreachable cache)
+        logger.warning("report slot not released: %r", error)
