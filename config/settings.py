@@ -232,3 +232,13 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
 }
+
+# Models behind an OpenAI-compatible API (modeleval.apiclient): each request's timeout and its retries
+# with exponential backoff on connection errors, 429 and 5xx (a Retry-After header is honoured). Their
+# chunks go to the `cpu` queue; the number of requests in flight per chunk is the model's `concurrency`.
+MODELEVAL_API_CLIENT = {
+    "timeout": float(os.environ.get("HB_API_TIMEOUT", "120")),
+    "max_retries": int(os.environ.get("HB_API_MAX_RETRIES", "4")),
+    "backoff_s": float(os.environ.get("HB_API_BACKOFF", "0.5")),
+    "max_backoff_s": float(os.environ.get("HB_API_MAX_BACKOFF", "30")),
+}

@@ -1,0 +1,147 @@
+"""The API backend's parts that need no server: retries, the key, the cache, refusals, DiQAD's prompt."""
+import json
+import math
+
+import httpx
+import pytest
+
+from benchmarks.formschema import rating_scale
+from benchmarks.importers.diqad import quality_form
+from modeleval import actions, apiclient
+from modeleval.apiscoring import ApiModel
+from modeleval.models import ApiResponse, Backend, ModelSpec
+from modeleval.scorers import diqad
+
+
+def endpoint(**kwargs):
+    return apiclient.Endpoint("http://127.0.0.1:9/v1", "m", sleep=lambda s: None, **kwargs)
+
+
+def client(handler):
+    return httpx.Client(transport=httpx.MockTransport(handler))
+
+
+def test_retries_with_backoff_on_429_and_5xx_then_answers():
+    statuses = iter([429, 503, 200])
+    seen = []
+
+    def handler(request):
+        seen.append(request)
+        status = next(statuses)
+        return httpx.Response(status, json={"ok": status} if status == 200 else {"error": "busy"},
+                              headers={"retry-after": "0"} if status == 429 else {})
+
+    waits = []
+    ep = apiclient.Endpoint("http://127.0.0.1:9/v1", "m", sleep=waits.append, backoff_s=1, max_backoff_s=8)
+    assert ep.post("/chat/completions", {"x": 1}, client(handler)) == {"ok": 200}
+    assert len(seen) == 3 and seen[0].url == "http://127.0.0.1:9/v1/chat/completions"
+    assert waits[0] == 0.0  # Retry-After honoured
+    assert 0.5 <= waits[1] <= 2  # then exponential backoff with jitter
+
+
+def test_gives_up_after_max_retries_and_never_retries_a_bad_request():
+    calls = []
+
+    def busy(request):
+        calls.append(1)
+        return httpx.Response(500, text="down")
+
+    with pytest.raises(apiclient.ApiError, match="gave up after 3 attempts") as error:
+        endpoint(max_retries=2).post("/completions", {}, client(busy))
+    assert error.value.retryable and len(calls) == 3
+    calls.clear()
+
+    def bad(request):
+        calls.append(1)
+        return httpx.Response(400, text="no such parameter")
+
+    with pytest.raises(apiclient.ApiError, match="HTTP 400") as error:
+        endpoint(max_retries=5).post("/completions", {}, client(bad))
+    assert not error.value.retryable and len(calls) == 1
+
+
+def test_key_read_from_the_named_variable_and_sent_only_in_the_header(monkeypatch):
+    headers = []
+
+    def handler(request):
+        headers.append(request.headers.get("authorization"))
+        return httpx.Response(200, json={})
+
+    ep = endpoint(key_env="HB_TEST_KEY")
+    with pytest.raises(apiclient.ApiError, match="HB_TEST_KEY .* is not set") as error:
+        ep.post("/completions", {}, client(handler))
+    assert not error.value.retryable
+    monkeypatch.setenv("HB_TEST_KEY", "sk-secret-123")
+    body = {"model": "m", "prompt": "hi"}
+    ep.post("/completions", body, client(handler))
+    assert headers == ["Bearer sk-secret-123"]
+    assert "sk-secret" not in json.dumps(body) and "sk-secret" not in apiclient.request_key(ep.base_url, "/c", body)
+
+
+def test_key_env_must_be_a_name_never_a_key(db):
+    with pytest.raises(actions.RunError, match="name an environment variable") as error:
+        actions.register_api_model("x", "http://127.0.0.1:9/v1", "m", api_key_env="sk-abc/123=")
+    assert error.value.code == "bad_key_env" and not ModelSpec.objects.exists()
+
+
+def test_word_probabilities_from_top_logprobs_follow_a_whitespace_token():
+    top = {"2": math.log(0.1), " ": math.log(0.5), "x": math.log(0.4)}
+    after_space = {"1": math.log(0.6), "2": math.log(0.2)}
+    probs = apiclient.word_probs_from_top(top, ["0", "1", "2"], follow={" ": after_space})
+    assert probs == pytest.approx({"0": 0.0, "1": 0.5 * 0.6, "2": 0.1 + 0.5 * 0.2})
+    assert apiclient.whitespace_tokens(top) == [" "]
+
+
+def test_modes_refused_with_the_probe_reason():
+    caps = {"chat": {"ok": True}, "completions": {"ok": True}, "top_logprobs": {"ok": False, "reason": "none given"},
+            "prompt_logprobs": {"ok": False, "reason": "prompt log-probabilities are wrong"}}
+    assert apiclient.mode_refusal(caps, "generate") is None
+    assert apiclient.mode_refusal(caps, "rating", {"read": "generation"}) is None
+    assert "top_logprobs" in apiclient.mode_refusal(caps, "rating") and "none given" in apiclient.mode_refusal(
+        caps, "yes_no")
+    assert apiclient.mode_refusal(caps, "loglikelihood").endswith("prompt log-probabilities are wrong")
+    assert "not available" in apiclient.mode_refusal(caps, "selfchat")
+
+
+def test_responses_cached_by_exact_request_and_stored_as_they_arrive(db):
+    spec = ModelSpec.objects.create(name="api", backend=Backend.API, endpoint="http://127.0.0.1:9/v1", api_model="m",
+                                    concurrency=2, capabilities={"chat": {"ok": True}})
+    asked = []
+
+    def handler(request):
+        body = json.loads(request.content)
+        asked.append(body["messages"][-1]["content"])
+        if body["messages"][-1]["content"] == "fail":
+            return httpx.Response(400, text="bad")
+        return httpx.Response(200, json={"choices": [{"message": {"content": "re: " + asked[-1]}}],
+                                         "usage": {"prompt_tokens": 3, "completion_tokens": 2}})
+
+    model = ApiModel(spec)
+    model.endpoint.sleep = lambda s: None
+    real_post = model.endpoint.post
+    model.endpoint.post = lambda path, body, c=None: real_post(path, body, client(handler))
+    assert model.chat(["a", "b", "a"]) == {"a": "re: a", "b": "re: b"}
+    assert sorted(asked) == ["a", "b"] and ApiResponse.objects.count() == 2
+    with pytest.raises(apiclient.ApiError):
+        model.chat(["c", "fail"])
+    assert ApiResponse.objects.count() == 3  # "c" was paid for: kept although its batch failed
+    again = ApiModel(spec)
+    again.endpoint.post = model.endpoint.post
+    asked.clear()
+    assert again.chat(["a", "b", "c"])["c"] == "re: c" and asked == []  # nothing asked twice
+    assert [call["cached"] for call in again.calls["a"]] == [True]
+    assert set(ApiResponse.objects.values_list("fetched", flat=True)) == {1}
+    assert "authorization" not in json.dumps(list(ApiResponse.objects.values("request", "response"))).lower()
+
+
+def test_diqad_prompt_and_score_extraction():
+    turns = [{"speaker": "user", "text": "Hi?"}, {"speaker": "expert", "text": "Hello."}]
+    assert json.loads(diqad.dialogue_json(turns)) == [{"role": "user", "content": "Hi?"},
+                                                       {"role": "assistant", "content": "Hello."}]
+    values = rating_scale(next(q for q in quality_form()["questions"] if q["key"] == "score"))
+    assert values == [0, 1, 2]  # exclusion codes (-1, -2, abandon) left out
+    assert diqad.extract_score("score: 2", values) == 2
+    assert diqad.extract_score("I think... Score：1. Actually score: 0", values) == 0
+    assert diqad.extract_score("The answer is good, 2", values) == 2
+    assert diqad.extract_score("score: -1", values) is None
+    assert diqad.extract_score("between 1 and 2", values) is None
