@@ -9,8 +9,12 @@ to the model's `concurrency`, each retried with backoff by `apiclient.Endpoint.p
 """
 from __future__ import annotations
 
+import random
+import time
+import uuid
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
 
 import httpx
 from django.conf import settings
@@ -24,6 +28,55 @@ from .models import ApiResponse, ModelSpec
 
 def endpoint_of(spec: ModelSpec) -> apiclient.Endpoint:
     return apiclient.Endpoint(spec.endpoint, spec.api_model, spec.api_key_env, **settings.MODELEVAL_API_CLIENT)
+
+
+# Atomic in Redis: drop expired leases, then take a slot if one is free.
+TAKE_SLOT = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[3]) then
+  redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]), ARGV[4])
+  return 1
+end
+return 0
+"""
+
+
+class ModelSlots:
+    """At most `limit` requests in flight for one model across every worker process and machine on
+    the same Redis: a sorted set of leases (a random token scored by its expiry), so that the slot of
+    a worker killed mid-request frees itself when its lease runs out."""
+
+    def __init__(self, url: str, model_name: str, limit: int, lease_s: float):
+        import redis
+
+        self.redis, self.key = redis.Redis.from_url(url), f"hb:api-slots:{model_name}"
+        self.limit, self.lease_s = limit, lease_s
+        self._take = self.redis.register_script(TAKE_SLOT)
+
+    @contextmanager
+    def hold(self):
+        token = uuid.uuid4().hex
+        while not self._take(keys=[self.key], args=[time.time(), self.lease_s, self.limit, token]):
+            time.sleep(0.05 + random.random() / 10)
+        try:
+            yield
+        finally:
+            self.redis.zrem(self.key, token)
+
+
+@contextmanager
+def _unlimited():
+    yield
+
+
+def slots_of(spec: ModelSpec):
+    """The model's cross-process request limit where workers share a Redis broker; else the thread
+    pool of each chunk is the only limit (one process: the embedded default)."""
+    url = settings.CELERY_BROKER_URL
+    if url.startswith(("redis://", "rediss://")):
+        lease = settings.MODELEVAL_API_CLIENT["timeout"] * (settings.MODELEVAL_API_CLIENT["max_retries"] + 1) + 60
+        return ModelSlots(url, spec.name, spec.concurrency, lease).hold
+    return _unlimited
 
 
 def _store(endpoint, key, path, body, answer):
@@ -40,6 +93,7 @@ class ApiModel:
     def __init__(self, spec: ModelSpec):
         self.spec = spec
         self.endpoint = endpoint_of(spec)
+        self.slot = slots_of(spec)
         self.calls: dict[str, list[dict]] = defaultdict(list)  # prompt text -> the requests it needed
 
     def fetch(self, requests: list[tuple[str, str, dict]]) -> list[dict]:
@@ -56,7 +110,7 @@ class ApiModel:
             limits = httpx.Limits(max_connections=workers, max_keepalive_connections=workers)
             with httpx.Client(timeout=self.endpoint.timeout, limits=limits) as client, \
                     ThreadPoolExecutor(workers) as pool:
-                futures = {pool.submit(self.endpoint.post, path, body, client): key
+                futures = {pool.submit(self._post, path, body, client): key
                            for key, (path, body) in missing.items()}
                 for future in as_completed(futures):
                     key = futures[future]
@@ -79,6 +133,10 @@ class ApiModel:
                                  "cached": key in known, "usage": apiclient.usage(answer)})
             out.append(answer)
         return out
+
+    def _post(self, path, body, client):
+        with self.slot():
+            return self.endpoint.post(path, body, client)
 
     # --- what the scorers ask ------------------------------------------------------------
 

@@ -145,3 +145,35 @@ def test_diqad_prompt_and_score_extraction():
     assert diqad.extract_score("The answer is good, 2", values) == 2
     assert diqad.extract_score("score: -1", values) is None
     assert diqad.extract_score("between 1 and 2", values) is None
+
+
+def test_request_slots_shared_across_processes_through_redis():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from django.conf import settings
+
+    from modeleval.apiscoring import ModelSlots
+
+    if not settings.CELERY_BROKER_URL.startswith("redis://"):
+        pytest.skip("needs CELERY_BROKER_URL (Redis)")
+    # Two limiters over the same key stand for two worker processes.
+    limiters = [ModelSlots(settings.CELERY_BROKER_URL, "slots-test", 2, 60) for _ in range(2)]
+    limiters[0].redis.delete(limiters[0].key)
+    inside, most = [0], [0]
+    import threading
+    import time
+
+    lock = threading.Lock()
+
+    def request(n):
+        with limiters[n % 2].hold():
+            with lock:
+                inside[0] += 1
+                most[0] = max(most[0], inside[0])
+            time.sleep(0.05)
+            with lock:
+                inside[0] -= 1
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(request, range(16)))
+    assert most[0] == 2 and limiters[0].redis.zcard(limiters[0].key) == 0
