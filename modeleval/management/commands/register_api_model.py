@@ -13,8 +13,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("name", help="name of the model here (a slug)")
-        parser.add_argument("--endpoint", required=True, help='base URL up to "/v1", e.g. http://127.0.0.1:8000/v1')
-        parser.add_argument("--api-model", required=True, help='the "model" the endpoint expects in requests')
+        parser.add_argument("--endpoint", default="", help='base URL up to "/v1", e.g. http://127.0.0.1:8000/v1')
+        parser.add_argument("--api-model", default="", help='the "model" the endpoint expects in requests')
         parser.add_argument("--key-env", default="", help="NAME of the environment variable holding the key "
                                                           "(never the key itself); empty for none")
         parser.add_argument("--concurrency", type=int, default=4, help="requests in flight at once")
@@ -27,6 +27,8 @@ class Command(BaseCommand):
             if reprobe:
                 spec = actions.reprobe_model(actions.model_named(name), reference=reference or None)
             else:
+                if not (endpoint and api_model):
+                    raise CommandError("--endpoint and --api-model are required to register a model")
                 spec = actions.register_api_model(name, endpoint, api_model, api_key_env=key_env,
                                                   concurrency=concurrency, reference=reference)
         except actions.RunError as error:
