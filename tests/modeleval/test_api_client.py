@@ -177,3 +177,48 @@ def test_request_slots_shared_across_processes_through_redis():
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(request, range(16)))
     assert most[0] == 2 and limiters[0].redis.zcard(limiters[0].key) == 0
+
+
+def fake_openai(request):
+    """An OpenAI-compatible endpoint in miniature: chat answers "score: 1"; a completion's next token is
+    " " (p=0.5) or "2" (p=0.2), and after a trailing space "1" (p=0.8) or "2" (p=0.1)."""
+    body = json.loads(request.content)
+    usage = {"prompt_tokens": 10, "completion_tokens": 1}
+    if request.url.path.endswith("/chat/completions"):
+        return httpx.Response(200, json={"choices": [{"message": {"content": "score: 1"}}], "usage": usage})
+    top = ({"1": math.log(0.8), "2": math.log(0.1)} if body["prompt"].endswith(" ")
+           else {" ": math.log(0.5), "2": math.log(0.2), "\n": math.log(0.1)})
+    return httpx.Response(200, json={"choices": [{"text": " ", "logprobs": {"top_logprobs": [top]}}], "usage": usage})
+
+
+def test_diqad_runs_through_an_api_model(db, monkeypatch):
+    from benchmarks.actions import import_items
+    from benchmarks.models import Benchmark
+    from modeleval import apiscoring, runner, selectors
+    from modeleval.models import Prediction, RunState
+    from tests.conftest import DEMO_DATA
+
+    real_client = httpx.Client
+    monkeypatch.setattr(apiscoring.httpx, "Client",
+                        lambda **kw: real_client(transport=httpx.MockTransport(fake_openai)))
+    import_items(DEMO_DATA / "diqad_sample.jsonl", "diqad", "dq")
+    benchmark = Benchmark.objects.get(slug="dq")
+    spec = ModelSpec.objects.create(name="fake", backend=Backend.API, endpoint="http://127.0.0.1:9/v1",
+                                    api_model="m", capabilities={"chat": {"ok": True}, "top_logprobs": {"ok": True}})
+    run = runner.run_sync(actions.start_run(model=spec, benchmark=benchmark, mode="rating", enqueue=False,
+                                            settings={"preset": "diqad"}, chunk_size=3))
+    assert run.state == RunState.FINISHED, run.reason
+    row = Prediction.objects.filter(run=run).first()
+    # p(1) = 0.5 * 0.8, p(2) = 0.2 + 0.5 * 0.1, p(0) = 0
+    assert row.probabilities["raw"] == pytest.approx({"0": 0.0, "1": 0.4, "2": 0.25})
+    assert row.answer == "1" and [c["request"]["prompt"] for c in row.api_calls] == [row.prompt, row.prompt + " "]
+    usage = selectors.api_usage(run)
+    assert usage["requests"] == 16 and usage["prompt_tokens"] == 160 and usage["cached"] == 0
+    again = runner.run_sync(actions.start_run(model=spec, benchmark=benchmark, mode="rating", enqueue=False,
+                                              settings={"preset": "diqad"}))
+    assert selectors.api_usage(again)["requests"] == 0 and selectors.api_usage(again)["cached"] == 16
+    generated = runner.run_sync(actions.start_run(model=spec, benchmark=benchmark, mode="rating", enqueue=False,
+                                                  settings={"preset": "diqad", "read": "generation"}))
+    assert {p.answer for p in Prediction.objects.filter(run=generated)} == {"1"}
+    with pytest.raises(actions.RunError, match="needs prompt_logprobs, which was not probed"):
+        actions.start_run(model=spec, benchmark=benchmark, mode="loglikelihood", enqueue=False)
