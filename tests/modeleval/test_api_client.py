@@ -222,3 +222,32 @@ def test_diqad_runs_through_an_api_model(db, monkeypatch):
     assert {p.answer for p in Prediction.objects.filter(run=generated)} == {"1"}
     with pytest.raises(actions.RunError, match="needs prompt_logprobs, which was not probed"):
         actions.start_run(model=spec, benchmark=benchmark, mode="loglikelihood", enqueue=False)
+
+
+@pytest.mark.parametrize("echo, ok", [([-11.5, -0.34, -2.4, -0.45, -0.26], True),
+                                      ([-9.6, -10.5, -11.2, -11.8, -8.5], False)])
+def test_probe_trusts_prompt_logprobs_only_when_they_match_the_reference(monkeypatch, echo, ok):
+    tokens = ["The", " capital", " of", " France", " is", " Paris"]
+    reference = list(zip(tokens, [None, -11.5, -0.34, -2.4, -0.45, -0.26]))
+
+    def handler(request):
+        body = json.loads(request.content)
+        if request.url.path.endswith("/chat/completions"):
+            return httpx.Response(200, json={"choices": [{"message": {"content": "OK"}}]})
+        if body.get("echo"):
+            offsets = [0, 3, 11, 14, 21, 24, 30]
+            return httpx.Response(200, json={"choices": [{"text": body["prompt"] + ".", "logprobs": {
+                "tokens": tokens + ["."], "token_logprobs": [None, *echo, -1.0], "text_offset": offsets}}]})
+        return httpx.Response(200, json={"choices": [{"text": " Paris", "logprobs": {
+            "top_logprobs": [{" Paris": -0.26, " the": -2.0}]}}]})
+
+    real_client = httpx.Client
+    monkeypatch.setattr(apiclient.httpx, "Client", lambda **kw: real_client(transport=httpx.MockTransport(handler)))
+    found = apiclient.probe(endpoint(), reference)
+    assert found["chat"]["ok"] and found["completions"]["ok"] and found["top_logprobs"]["ok"]
+    assert found["prompt_logprobs"]["ok"] is ok and found["prompt_logprobs"]["logprobs"][1:] == echo
+    if not ok:
+        assert found["prompt_logprobs"]["reason"].startswith("ApiError: prompt log-probabilities of "
+                                                             "'The capital of France is Paris' are wrong: the "
+                                                             "endpoint gives -9.60, -10.50")
+        assert "loglikelihood needs prompt_logprobs" in apiclient.mode_refusal(found, "loglikelihood")
