@@ -182,3 +182,16 @@ def validate_answers(form, answers, item_fields=None, dialogue_length=None):
     if errors:
         raise ValidationError(errors)
     return excluded_by
+
+
+def rating_scale(question_spec):
+    """The values a question can be rated on, low to high: a scale's integers, or the numeric options of
+    a single choice with its exclusion codes left out (DiQAD's quality: 0, 1, 2); None otherwise."""
+    if question_spec["type"] == "scale":
+        return list(range(question_spec["scale"]["min"], question_spec["scale"]["max"] + 1))
+    options = question_spec.get("options")
+    if question_spec["type"] == "single_choice" and isinstance(options, list):
+        values = [o["value"] for o in options if not o.get("excludes")]
+        if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            return sorted(values)
+    return None

@@ -252,3 +252,13 @@ LOGGING = {
     "filters": {"one_line_403": {"()": "config.logfilters.OneLineForbidden"}},
     "loggers": {"django.request": {"filters": ["one_line_403"]}},
 }
+
+# Models behind an OpenAI-compatible API (modeleval.apiclient): each request's timeout and its retries
+# with exponential backoff on connection errors, 429 and 5xx (a Retry-After header is honoured). Their
+# chunks go to the `cpu` queue; the number of requests in flight per chunk is the model's `concurrency`.
+MODELEVAL_API_CLIENT = {
+    "timeout": float(os.environ.get("HB_API_TIMEOUT", "120")),
+    "max_retries": int(os.environ.get("HB_API_MAX_RETRIES", "4")),
+    "backoff_s": float(os.environ.get("HB_API_BACKOFF", "0.5")),
+    "max_backoff_s": float(os.environ.get("HB_API_MAX_BACKOFF", "30")),
+}

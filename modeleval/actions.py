@@ -11,18 +11,19 @@ from collections import Counter
 from django.db import transaction
 from django.utils import timezone
 
-from benchmarks.formschema import CHOICE_TYPES, question
+from benchmarks.formschema import CHOICE_TYPES, question, rating_scale
 from benchmarks.models import Item, Task
 
 from . import prompting
-from .models import (ACTIVE_RUN_STATES, ChunkState, EvalRun, Mode, ModelSpec, PositionPolicy, RunChunk, RunEvent,
-                     RunState)
+from .models import (ACTIVE_RUN_STATES, Backend, ChunkState, EvalRun, Mode, ModelSpec, PositionPolicy, RunChunk,
+                     RunEvent, RunState)
 from .scorers import loading
 from .scorers.pairwise import BOTH, NEITHER, ONE, TWO
 from .scorers.prompts import template_hash
 
 PACKAGED_NAME = "smollm2-135m-instruct"
 GPU_QUEUE = "gpu"
+CPU_QUEUE = "cpu"  # models behind an API: the worker waits on the network, not on a GPU
 BROKER_UNAVAILABLE = "broker_unavailable"
 PAIRWISE_LABELS = (ONE, TWO, BOTH, NEITHER)
 PAIRWISE_SECOND = "conversation_2"  # the field holding an arena item's second conversation
@@ -71,6 +72,71 @@ def register_packaged_model(name=PACKAGED_NAME) -> ModelSpec:
         name, ModelSpec.PACKAGED, revision=loading.PACKAGED_FILE)
 
 
+def _probe(spec_fields, reference):
+    from django.utils import timezone
+
+    from . import apiclient
+
+    endpoint = apiclient.Endpoint(spec_fields["endpoint"], spec_fields["api_model"], spec_fields["api_key_env"],
+                                  max_retries=1)
+    try:
+        ref = None
+        if reference:
+            from .apiscoring import reference_logprobs
+
+            ref = reference_logprobs(reference)
+        found = apiclient.probe(endpoint, ref)
+    except apiclient.ApiError as error:
+        raise RunError("probe_failed", f"the endpoint could not be probed: {error}") from None
+    except FileNotFoundError as error:
+        raise RunError("model_source_missing", f"reference model files not found: {error}") from None
+    if not any(found[name]["ok"] for name in ("chat", "completions")):
+        reasons = "; ".join(f"{name}: {found[name].get('reason')}" for name in ("chat", "completions"))
+        raise RunError("probe_failed", f"the endpoint answers neither chat nor completions: {reasons}")
+    return {**found, "probed_at": timezone.now().isoformat(), "reference": reference or ""}
+
+
+def register_api_model(name, endpoint, api_model, *, api_key_env="", concurrency=4, reference="", user=None,
+                       revision="") -> ModelSpec:
+    """A model behind an OpenAI-compatible endpoint (`endpoint` up to "/v1"), probed for what it can
+    serve before it is stored: chat, completions, top log-probabilities, and prompt log-probabilities
+    checked against the endpoint's own next-token figures and, with `reference` (a local source of
+    the same weights, e.g. "packaged"), against that checkpoint scored in-process. The key is read
+    from the environment variable `api_key_env` at each request and never stored."""
+    import re
+
+    from .models import API_KEY_ENV_PATTERN
+
+    if ModelSpec.objects.filter(name=name).exists():
+        raise RunError("model_exists", f"a model named {name!r} is already registered")
+    if not re.match(r"^https?://", endpoint or ""):
+        raise RunError("bad_endpoint", f"endpoint must be an http(s) URL up to /v1, got {endpoint!r}")
+    if api_key_env and not re.match(API_KEY_ENV_PATTERN, api_key_env):
+        raise RunError("bad_key_env", f"api_key_env must name an environment variable, got {api_key_env!r} "
+                                      "(give the variable's name, never the key)")
+    if not api_model:
+        raise RunError("bad_api_model", "api_model (the model name the endpoint expects) is required")
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise RunError("bad_settings", "concurrency must be a positive integer")
+    fields = {"endpoint": endpoint.rstrip("/"), "api_model": api_model, "api_key_env": api_key_env}
+    capabilities = _probe(fields, reference)
+    return ModelSpec.objects.create(name=name, backend=Backend.API, source=fields["endpoint"], sha256="",
+                                    revision=revision, concurrency=concurrency, capabilities=capabilities,
+                                    created_by=user, **fields)
+
+
+def reprobe_model(spec: ModelSpec, *, reference=None) -> ModelSpec:
+    """Probe an API model again (the server was upgraded) and store what it can serve now."""
+    if not spec.is_api:
+        raise RunError("not_api", f"model {spec.name} is not behind an API")
+    if reference is None:
+        reference = spec.capabilities.get("reference", "")
+    spec.capabilities = _probe({"endpoint": spec.endpoint, "api_model": spec.api_model,
+                                "api_key_env": spec.api_key_env}, reference)
+    spec.save(update_fields=["capabilities"])
+    return spec
+
+
 def model_named(name) -> ModelSpec:
     """A registered model by name; the packaged default is registered on first use."""
     spec = ModelSpec.objects.filter(name=name).first()
@@ -95,8 +161,8 @@ def mode_unsuited(task, mode) -> str | None:
     if mode in prompting.MC_MODES and not (spec["type"] in CHOICE_TYPES and spec.get("options") == "item"):
         return (f"task {task}: mode {mode} needs a choice question whose options come from "
                 f"the items; the primary question {spec['key']!r} is {spec['type']}")
-    if mode == Mode.RATING and spec["type"] != "scale":
-        return (f"task {task}: rating mode needs a scale as primary question "
+    if mode == Mode.RATING and rating_scale(spec) is None:
+        return (f"task {task}: rating mode needs a scale or numeric choice as primary question "
                 f"(or settings.quality naming one), {spec['key']!r} is {spec['type']}")
     if mode == Mode.PAIRWISE and not (spec["type"] == "single_choice" and isinstance(spec.get("options"), list)
                                       and {str(o["value"]) for o in spec["options"]} == set(PAIRWISE_LABELS)):
@@ -137,8 +203,9 @@ def _check_settings(mode, settings, tasks, item_ids, policy):
                     spec = question(task.form, settings["quality"])
                 except StopIteration:
                     raise RunError("bad_settings", f"task {task} has no question {settings['quality']!r}") from None
-                if mode == Mode.RATING and spec["type"] != "scale":
-                    raise RunError("mode_unsuited", f"task {task}: {spec['key']!r} is not a scale")
+                if mode == Mode.RATING and rating_scale(spec) is None:
+                    raise RunError("mode_unsuited", f"task {task}: {spec['key']!r} is neither a scale nor a numeric "
+                                                    "choice")
         fewshot = settings["fewshot"]
         if fewshot["strategy"] != "none" and fewshot["k"] > 0:
             for task in tasks:
@@ -178,7 +245,8 @@ def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=Non
               enqueue=True) -> EvalRun:
     """Create a run over the benchmark's items (all tasks, or `tasks`; `item_ids` and a per-task
     `limit` narrow it), cut it into chunks of `chunk_size` items, and, on commit, put each chunk
-    on the `gpu` queue (`enqueue=False` leaves them for `runner.run_sync`)."""
+    on the `gpu` queue, or the `cpu` queue for a model behind an API (`enqueue=False` leaves them for
+    `runner.run_sync`)."""
     if mode == Mode.SELFCHAT:
         raise RunError("bad_mode", SELFCHAT_REFUSAL)
     if mode not in Mode.values:
@@ -194,6 +262,11 @@ def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=Non
         if missing := wanted - {t.slug for t in task_qs}:
             raise RunError("unknown_task", f"benchmark {benchmark} has no task {sorted(missing)}")
     tasks = list(task_qs)
+    if model.is_api:
+        from .apiclient import mode_refusal
+
+        if refused := mode_refusal(model.capabilities, mode, settings):
+            raise RunError("mode_unsupported", f"model {model.name}: {refused}")
     for task in tasks:
         if mode in prompting.MC_MODES or not (settings or {}).get("quality"):
             _check_task(task, mode)
@@ -208,7 +281,7 @@ def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=Non
     _check_settings(mode, resolved, tasks, ids, position_policy)
     template = prompt_template or default
     try:
-        if resolved.get("preset"):
+        if resolved.get("preset") in prompting.PRESETS:
             prompting.preset_prompts(template)  # a JSON object of task -> the study's own prompt
         else:
             prompting.check_run_templates(mode, template, resolved)
@@ -244,9 +317,10 @@ def enqueue_chunks(run_id):
     from .tasks import score_chunk  # the task module imports this one
 
     chunk_ids = RunChunk.objects.filter(run_id=run_id, state=ChunkState.PENDING).order_by("index")
+    queue = CPU_QUEUE if EvalRun.objects.filter(pk=run_id, model__backend=Backend.API).exists() else GPU_QUEUE
     try:
         for chunk_id in chunk_ids.values_list("pk", flat=True):
-            score_chunk.apply_async((chunk_id,), queue=GPU_QUEUE)
+            score_chunk.apply_async((chunk_id,), queue=queue)
     except BrokerUnreachable as error:
         with transaction.atomic():
             run = EvalRun.objects.select_for_update().get(pk=run_id)

@@ -38,6 +38,12 @@ class ModelSpecViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.
     def perform_create(self, serializer):
         data = dict(serializer.validated_data)
         try:
+            if data.get("backend") == "api":
+                serializer.instance = actions.register_api_model(
+                    data["name"], data.get("endpoint", ""), data.get("api_model", ""),
+                    api_key_env=data.get("api_key_env", ""), concurrency=data.get("concurrency", 4),
+                    user=self.request.user, revision=data.get("revision", ""))
+                return
             serializer.instance = actions.register_model(data.pop("name"), data.pop("source", ModelSpec.PACKAGED),
                                                          user=self.request.user, **data)
         except actions.RunError as error:

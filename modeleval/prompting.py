@@ -22,7 +22,7 @@ import string
 from dataclasses import dataclass
 from typing import Mapping
 
-from .scorers import dialogbench, prompts
+from .scorers import dialogbench, diqad, prompts
 from .scorers.positions import circular_permutations, permute_options
 
 MC_MODES = ("loglikelihood", "generate")
@@ -59,7 +59,12 @@ TEMPLATES = {
     ("yes_no", "en", ""): ("yes-no-shot-en/1", prompts.YES_NO_SHOT),
     ("pairwise", "en", ""): ("pairwise-ai-judge-en/1", prompts.PAIRWISE_AI_JUDGE),
     ("single_judge", "en", ""): ("single-ai-judge-en/1", prompts.SINGLE_AI_JUDGE),
+    ("rating", "en", "diqad"): ("diqad-quality-fewshot-en/1", diqad.SHOT),
+    ("yes_no", "en", "diqad"): ("diqad-verification-fewshot-en/1", diqad.VERIFICATION_SHOT),
 }
+# Rating presets: a study's own prompt style, chosen by settings.preset.
+RATING_PRESETS = ("", "diqad")
+RATING_READS = ("probabilities", "generation")
 
 # batch_size None: the scorers' default for the device (1 on CPU, where padding only adds work).
 COMMON_DEFAULTS = {"batch_size": None}
@@ -67,8 +72,11 @@ MODE_DEFAULTS = {
     # rule: which pick is the run's `answer` (DialogBench: lowest mean token NLL = "per_token").
     "loglikelihood": {"continuation": "text", "rule": "per_token"},
     "generate": {"max_new_tokens": 16, "system": ""},
-    "rating": {"quality": "", "top_k": 3, "fewshot": {"strategy": "none", "k": 0, "fixed_ids": []}},
-    "yes_no": {"quality": "", "fewshot": {"strategy": "none", "k": 0, "fixed_ids": []}},
+    # read: the rating from the score tokens' probabilities, or generated and read back ("score: N").
+    "rating": {"quality": "", "top_k": 3, "fewshot": {"strategy": "none", "k": 0, "fixed_ids": []},
+               "preset": "", "dialogue_format": "text", "read": "probabilities", "max_new_tokens": 8, "system": ""},
+    "yes_no": {"quality": "", "fewshot": {"strategy": "none", "k": 0, "fixed_ids": []},
+               "preset": "", "dialogue_format": "text"},
     # rule: how the verdicts of the two orders combine (scorers.pairwise.combine_orders).
     "pairwise": {"max_new_tokens": 16, "system": "", "rule": "consistent",
                  "fewshot": {"strategy": "none", "k": 0, "fixed_ids": []}},
@@ -160,6 +168,9 @@ def resolve_settings(mode: str, language: str, given: Mapping | None) -> dict:
             raise ValueError(f"unknown preset {preset!r}; expected one of {sorted(PRESETS)}")
         defaults = {**defaults, **PRESETS[preset][mode], "preset": preset}
         defaults.pop("instruction")  # the preset's prompts carry their own
+    if mode in RATING_MODES and preset == "diqad":
+        defaults["dialogue_format"] = "json"
+        defaults["instruction"] = diqad.INSTRUCTION if mode == "rating" else diqad.VERIFICATION_INSTRUCTION
     if unknown := sorted(set(given) - set(defaults)):
         raise ValueError(f"unknown settings {unknown} for mode {mode}; expected some of {sorted(defaults)}")
     resolved = {**defaults, **given}
@@ -174,6 +185,13 @@ def resolve_settings(mode: str, language: str, given: Mapping | None) -> dict:
             raise ValueError(f"rule must be one of {RULES}")
         if preset and resolved["continuation"] != "text":
             raise ValueError(f"the {preset} preset scores the option text (continuation \"text\")")
+    if mode in RATING_MODES:
+        if resolved["preset"] not in RATING_PRESETS:
+            raise ValueError(f"preset must be one of {RATING_PRESETS}")
+        if resolved["dialogue_format"] not in ("text", "json"):
+            raise ValueError('dialogue_format must be "text" or "json"')
+        if mode == "rating" and resolved["read"] not in RATING_READS:
+            raise ValueError(f"read must be one of {RATING_READS}")
     if mode == "pairwise" and resolved["rule"] not in PAIRWISE_RULES:
         raise ValueError(f"rule must be one of {PAIRWISE_RULES}")
     size = resolved["batch_size"]
@@ -184,7 +202,7 @@ def resolve_settings(mode: str, language: str, given: Mapping | None) -> dict:
 
 def default_template(mode: str, settings: Mapping) -> tuple[str, str]:
     """(version, template text) for a mode and its settings."""
-    variant = settings.get("continuation", "") if mode == "loglikelihood" else ""
+    variant = settings.get("continuation", "") if mode == "loglikelihood" else settings.get("preset", "")
     language = settings.get("language", "en")
     if settings.get("preset") == dialogbench.PRESET:
         form = preset_form(mode)

@@ -26,7 +26,7 @@ from .models import ChunkState, EvalRun, Prediction, RunChunk, RunState
 
 RETRY_DELAY_S = 2  # times the attempt number: 2 s, 4 s, ...
 PREDICTION_FIELDS = ("chunk", "gold", "options", "prompt", "raw_output", "answer", "answer_norm", "answer_per_token",
-                     "parse_status", "correct", "rating", "probabilities", "fewshot_ids")
+                     "parse_status", "correct", "rating", "probabilities", "fewshot_ids", "api_calls")
 
 
 class RetryChunk(Exception):

@@ -10,19 +10,25 @@ import json
 
 from django.conf import settings
 
-from benchmarks.formschema import question
+from benchmarks.formschema import question, rating_scale
 
+from . import apiclient
 from .models import Mode, ModelSpec, ParseStatus
 from .prompting import context_and_response, render_mc, variants
-from .scorers import dialogbench, generation, loading, loglikelihood, loops, pairwise, prompts, rating, single
+from .scorers import dialogbench, diqad, generation, loading, loglikelihood, loops, pairwise, prompts, rating, single
 
 
 class PermanentError(Exception):
     """No retry can help (the weights on this machine are not the ones registered)."""
 
 
-def load(spec: ModelSpec) -> loading.LoadedModel:
-    """The spec's model, loaded once per process and kept for every later chunk."""
+def load(spec: ModelSpec):
+    """The spec's model, loaded once per process and kept for every later chunk; for a model behind
+    an API, a client (`apiscoring.ApiModel`) that records the requests of this chunk."""
+    if spec.is_api:
+        from .apiscoring import ApiModel
+
+        return ApiModel(spec)
     loaded = loading.get_model(spec.source, cache_dir=settings.MODEL_CACHE_DIR, dtype=spec.dtype, device=spec.device)
     if loaded.info.sha256 != spec.sha256:
         raise PermanentError(f"model {spec.name}: {loaded.info.source} has sha256 {loaded.info.sha256}, "
@@ -34,8 +40,17 @@ def score_items(run, items) -> list[dict]:
     """Prediction fields (item, variant, options, answer, ...) for each item and option order.
     Prompts are built before the model loads, so a malformed item fails fast."""
     build, score = SCORERS[run.mode]
+    if run.model.is_api and (refused := apiclient.mode_refusal(run.model.capabilities, run.mode, run.settings)):
+        raise PermanentError(f"model {run.model.name}: {refused}")
     requests = build(run, items)
-    return score(run, load(run.model), requests) if requests else []
+    if not requests:
+        return []
+    loaded = load(run.model)
+    rows = score(run, loaded, requests)
+    if run.model.is_api:
+        for row in rows:
+            row["api_calls"] = loaded.calls_for(row)
+    return rows
 
 
 def _batch(run) -> dict:
@@ -100,14 +115,36 @@ def chat_text(tokenizer, spec: ModelSpec, user: str, system: str = "") -> str:
     return tokenizer.apply_chat_template(messages, chat_template=template, tokenize=False, add_generation_prompt=True)
 
 
+def _replies(run, loaded, users):
+    """({user prompt: the text the model reads}, {that text: greedy reply}); each distinct text is
+    generated once. A model behind an API reads the user prompt itself (its server applies the chat
+    template, and the system prompt goes in the request)."""
+    s = run.settings
+    if run.model.is_api:
+        replies = loaded.chat(list(users), system=s["system"], max_new_tokens=s["max_new_tokens"])
+        return {user: user for user in users}, replies
+    texts = {user: chat_text(loaded.tokenizer, run.model, user, s["system"]) for user in users}
+    unique = list(dict.fromkeys(texts.values()))
+    replies = dict(zip(unique, generation.generate(loaded.model, loaded.tokenizer, unique,
+                                                   max_new_tokens=s["max_new_tokens"], chat=False, **_batch(run))
+                       if unique else []))
+    return texts, replies
+
+
+def _word_probs(run, loaded, texts, words):
+    if run.model.is_api:
+        return loaded.word_probs(list(texts), words)
+    return rating.word_probs(loaded.model, loaded.tokenizer, texts, words, **_batch(run))
+
+
 def _score_generate(run, loaded, requests):
     s = run.settings
-    texts = [chat_text(loaded.tokenizer, run.model, user, s["system"]) for _, _, user in requests]
-    replies = generation.generate(loaded.model, loaded.tokenizer, texts, max_new_tokens=s["max_new_tokens"],
-                                  chat=False, **_batch(run))
+    shown, replies = _replies(run, loaded, [user for _, _, user in requests])
     rows = []
     preset = s.get("preset") == dialogbench.PRESET
-    for (item, variant, _), text, reply in zip(requests, texts, replies):
+    for item, variant, user in requests:
+        text = shown[user]
+        reply = replies[text]
         extra = {}
         if preset:
             # DialogBench's own rules: the easy answer is the run's, the hard one is kept beside it.
@@ -142,10 +179,18 @@ def _selector(run, task, key):
         for item in Item.objects.filter(task=task).exclude(source_gold=None).order_by("external_id"):
             value = (item.source_gold or {}).get(key)
             if value is not None:
-                context, response = context_and_response(item)
+                context, response = _shown(run, item)
                 pool.append(rating.Example(item.external_id, context, response, _label(value)))
     return rating.FewShotSelector(pool, fewshot["strategy"], fewshot["k"], seed=run.seed,
                                   fixed_ids=fewshot.get("fixed_ids") or ())
+
+
+def _shown(run, item) -> tuple[str, str]:
+    """(context, response) as a rating prompt shows them; with dialogue_format "json", the whole
+    dialogue as DiQAD's role/content JSON and no separate response."""
+    if run.settings.get("dialogue_format") == "json":
+        return diqad.dialogue_json(item.dialogue), ""
+    return context_and_response(item)
 
 
 def _label(value) -> str:
@@ -158,17 +203,18 @@ def _rating_requests(run, items):
     s, selectors, requests = run.settings, {}, []
     for item in items:
         key, label, spec = _quality(run, item.task)
-        if run.mode == Mode.RATING and spec["type"] != "scale":
-            raise ValueError(f"task {item.task}: rating mode needs a scale question, {key!r} is {spec['type']}")
+        if run.mode == Mode.RATING and rating_scale(spec) is None:
+            raise ValueError(f"task {item.task}: rating mode needs a scale or numeric choice question, {key!r} is "
+                             f"{spec['type']}")
         if item.task_id not in selectors:
             selectors[item.task_id] = _selector(run, item.task, key)
-        context, response = context_and_response(item)
+        context, response = _shown(run, item)
         query = rating.Example(item.external_id, context, response)
         shots = selectors[item.task_id].select(query)
-        scale = spec.get("scale") or {}
+        values = rating_scale(spec) or [None]
         # "Rate the overall of the response" would not read as English.
         named = "overall quality" if key == "overall" else label.lower()
-        instruction = s["instruction"].format(quality=named, low=scale.get("min"), high=scale.get("max"))
+        instruction = s["instruction"].format(quality=named, low=values[0], high=values[-1])
         built = rating.build_prompt(query, shots, instruction=instruction, shot_template=run.prompt_template,
                                     quality=label)
         gold = (item.source_gold or {}).get(key)
@@ -177,13 +223,16 @@ def _rating_requests(run, items):
 
 
 def _score_rating(run, loaded, requests):
+    if run.settings.get("read") == "generation":
+        return _score_rating_generated(run, loaded, requests)
     rows = []
     # One scorer call per scale, as the valid rating tokens depend on it.
-    for scale in {(spec["scale"]["min"], spec["scale"]["max"]) for _, _, spec, _ in requests}:
-        group = [r for r in requests if (r[2]["scale"]["min"], r[2]["scale"]["max"]) == scale]
-        ratings = tuple(range(scale[0], scale[1] + 1))
-        scores = rating.rating_scores(loaded.model, loaded.tokenizer, [b.text for _, b, _, _ in group], ratings,
-                                      top_k=run.settings["top_k"], **_batch(run))
+    for ratings in {tuple(rating_scale(spec)) for _, _, spec, _ in requests}:
+        group = [r for r in requests if tuple(rating_scale(r[2])) == ratings]
+        words = [str(r) for r in ratings]
+        probs = _word_probs(run, loaded, [b.text for _, b, _, _ in group], words)
+        scores = [rating.rating_from_probs({r: row[w] for r, w in zip(ratings, words)}, run.settings["top_k"])
+                  for row in probs]
         for (item, built, _, gold), score in zip(group, scores):
             likeliest = max(sorted(score.raw), key=lambda r: score.raw[r])  # ties: the lower rating
             rows.append({"item": item, "variant": "", "gold": gold, "prompt": built.text, "rating": score.expected,
@@ -194,14 +243,30 @@ def _score_rating(run, loaded, requests):
     return sorted(rows, key=lambda row: order[row["item"].pk])
 
 
+def _score_rating_generated(run, loaded, requests):
+    """The rating generated and read back ("score: N"); an unreadable reply has no rating (and counts
+    as wrong against gold)."""
+    shown, replies = _replies(run, loaded, [built.text for _, built, _, _ in requests])
+    rows = []
+    for item, built, spec, gold in requests:
+        text = shown[built.text]
+        reply = replies[text]
+        value = diqad.extract_score(reply, rating_scale(spec))
+        rows.append({"item": item, "variant": "", "gold": gold, "prompt": text, "raw_output": reply,
+                     "rating": None if value is None else float(value), "answer": "" if value is None else str(value),
+                     "correct": None,
+                     "parse_status": ParseStatus.UNPARSABLE if value is None else ParseStatus.PARSED,
+                     "fewshot_ids": list(built.example_ids)})
+    return rows
+
+
 def _keyed(probs):
     return {str(int(r)): p for r, p in sorted(probs.items())}
 
 
 def _score_yes_no(run, loaded, requests):
     words = rating.YES_WORDS + rating.NO_WORDS
-    probs = rating.word_probs(loaded.model, loaded.tokenizer, [b.text for _, b, _, _ in requests], words,
-                              **_batch(run))
+    probs = _word_probs(run, loaded, [b.text for _, b, _, _ in requests], words)
     rows = []
     for (item, built, _, gold), row in zip(requests, probs):
         p_yes, p_no = sum(row[w] for w in rating.YES_WORDS), sum(row[w] for w in rating.NO_WORDS)
@@ -277,14 +342,9 @@ def _pairwise_requests(run, items):
 
 def _score_pairwise(run, loaded, requests):
     s = run.settings
-    texts = {user: chat_text(loaded.tokenizer, run.model, user, s["system"])
-             for _, _, orders, _ in requests if orders for user in orders}
     # An item offered in both orders asks the same two questions as its twin (when both read the same
     # examples, as zero-shot): each prompt is generated once.
-    unique = list(dict.fromkeys(texts.values()))
-    replies = dict(zip(unique, generation.generate(loaded.model, loaded.tokenizer, unique,
-                                                   max_new_tokens=s["max_new_tokens"], chat=False, **_batch(run))
-                       if unique else []))
+    texts, replies = _replies(run, loaded, [user for _, _, orders, _ in requests if orders for user in orders])
     rows = []
     for item, decided, orders, shot_ids in requests:
         row = {"item": item, "variant": "", "gold": "", "correct": None, "fewshot_ids": shot_ids}
@@ -323,14 +383,8 @@ def _single_requests(run, items):
 
 
 def _score_single(run, loaded, requests):
-    s = run.settings
-    texts = {user: chat_text(loaded.tokenizer, run.model, user, s["system"])
-             for _, steps in requests for _, user in steps if user}
     # Dialogues sharing their first N utterances (the same seed) ask the same question: generated once.
-    unique = list(dict.fromkeys(texts.values()))
-    replies = dict(zip(unique, generation.generate(loaded.model, loaded.tokenizer, unique,
-                                                   max_new_tokens=s["max_new_tokens"], chat=False, **_batch(run))
-                       if unique else []))
+    texts, replies = _replies(run, loaded, [user for _, steps in requests for _, user in steps if user])
     rows = []
     for item, steps in requests:
         verdicts = []

@@ -93,3 +93,21 @@ def run_modes(benchmark) -> list[dict]:
             reasons = [reason for task in tasks if (reason := mode_unsuited(task, mode))]
         modes.append({"mode": mode, "label": label, "available": not reasons, "reasons": reasons})
     return modes
+
+
+def api_usage(run) -> dict:
+    """Requests and tokens of a run on a model behind an API: those answered by the endpoint (paid) and
+    those answered from the response cache, from the calls stored on its predictions."""
+    figures = {"requests": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0,
+               "cached_prompt_tokens": 0, "cached_completion_tokens": 0}
+    seen = set()
+    for calls in Prediction.objects.filter(run=run).values_list("api_calls", flat=True):
+        for call in calls or []:
+            if call["cache_key"] in seen:  # one request shared by several rows (pairwise twins) is paid once
+                continue
+            seen.add(call["cache_key"])
+            prefix = "cached_" if call.get("cached") else ""
+            figures["cached" if call.get("cached") else "requests"] += 1
+            for name in ("prompt_tokens", "completion_tokens"):
+                figures[prefix + name] += (call.get("usage") or {}).get(name, 0)
+    return figures

@@ -66,6 +66,9 @@ def run_selfchat(*, model: ModelSpec, seeds_path, limit=None, utterances=selfcha
     """Generate a dialogue from each seed of `seeds_path` (the first `limit`) and record them."""
     if limit is not None and limit < 1:
         raise RunError("bad_settings", "limit must be positive")
+    if model.is_api:
+        raise RunError("mode_unsupported", f"model {model.name}: self-chat through an API endpoint is not "
+                                           "implemented; run it with a local model")
     settings = resolve_settings(utterances=utterances, system_prompt=system_prompt, max_new_tokens=max_new_tokens,
                                 similarity=similarity, threshold=threshold, batch_size=batch_size)
     seeds = read_seeds(seeds_path, limit)

@@ -12,8 +12,9 @@ class ModelSpecSerializer(serializers.ModelSerializer):
     class Meta:
         model = ModelSpec
         fields = ["id", "name", "source", "sha256", "revision", "dtype", "device", "max_length", "use_chat_template",
-                  "chat_template", "created_at"]
-        read_only_fields = ["sha256", "created_at"]
+                  "chat_template", "backend", "endpoint", "api_model", "api_key_env", "concurrency", "capabilities",
+                  "created_at"]
+        read_only_fields = ["sha256", "capabilities", "created_at"]
 
     def validate_chat_template(self, value):
         try:

@@ -1,4 +1,5 @@
-"""Celery tasks on the `gpu` queue. Thin: the work and its bookkeeping are in `modeleval.runner`.
+"""Celery tasks on the `gpu` queue (the `cpu` queue for models behind an API). Thin: the work and its
+bookkeeping are in `modeleval.runner`.
 
 Nothing here imports torch: the worker's parent process only routes messages, and each pool
 process loads the model on its first chunk (`scoring.load`) and keeps it.

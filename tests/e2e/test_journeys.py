@@ -234,8 +234,7 @@ def test_diqad_production_journey(people, tmp_path):
 
     for name, page in annotators.items():
         page.goto("/")
-        # WAITS FOR the annotator's page to show the QC's rejection reason in round 2 (annotator pages:
-        # "in round 2 the QC's rejection reason is shown"); until then this assertion fails.
+        # Round 2: the annotator's page shows why QC sent the batch back.
         page.locator("a.action", has_text=re.compile("Label items|Resume labelling")).first.click()
         expect(page.locator("main")).to_contain_text(REASON)
         shot(page, f"diqad-17-{name}-round2-reason", "Label", "#item:not([hidden]) .turn")

@@ -107,11 +107,11 @@ class Worker:
     """A real `celery worker` on the gpu queue in its own process group, so that SIGKILL takes the
     parent and its pool process down together, as when a machine dies."""
 
-    def __init__(self, env, log_path: Path, name: str):
+    def __init__(self, env, log_path: Path, name: str, queue: str = "gpu"):
         self.log_path = log_path
         self.log = open(log_path, "w")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "gpu", "-c", "1", "--pool", "prefork",
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queue, "-c", "1", "--pool", "prefork",
              "--prefetch-multiplier=1", "-n", f"{name}@%h", "--without-mingle", "--without-gossip",
              "--loglevel", "info"],
             env=env, cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -155,8 +155,8 @@ def start_worker(worker_env, tmp_path_factory):
     """start_worker(name, **env) -> Worker; every worker still alive is stopped after the module."""
     started, folder = [], tmp_path_factory.mktemp("workers")
 
-    def start(name, **extra_env):
-        worker = Worker({**worker_env, **extra_env}, folder / f"{name}.log", name)
+    def start(name, queue="gpu", **extra_env):
+        worker = Worker({**worker_env, **extra_env}, folder / f"{name}.log", name, queue)
         started.append(worker)
         return worker
 

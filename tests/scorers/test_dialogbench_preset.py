@@ -60,7 +60,7 @@ def test_preset_settings():
         prompting.resolve_settings("loglikelihood", "en", {"preset": "dialogbench", "continuation": "letter"})
     with pytest.raises(ValueError, match="unknown preset"):
         prompting.resolve_settings("generate", "en", {"preset": "mmlu"})
-    with pytest.raises(ValueError, match="unknown settings"):
+    with pytest.raises(ValueError, match="preset must be one of"):  # rating modes have presets of their own
         prompting.resolve_settings("rating", "en", {"preset": "dialogbench"})
     with pytest.raises(ValueError, match="JSON object of task name -> prompt"):
         prompting.preset_prompts("{dialogue}\nAnswer:")

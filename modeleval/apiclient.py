@@ -1,0 +1,297 @@
+"""Models behind an OpenAI-compatible endpoint (OpenAI, vLLM, SGLang, TGI, llama.cpp's server):
+requests with retries, and the probe of what an endpoint can serve correctly.
+
+Django-free and torch-free. The key is read from the environment variable the spec names at the
+moment of each request, sent in the Authorization header only, and never returned, stored or
+logged: requests are recorded by their JSON body alone.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import random
+import time
+from dataclasses import dataclass
+from typing import Callable, Mapping, Sequence
+
+import httpx
+
+# Worth asking again: rate limited, or the server (or a proxy in front of it) failed or is restarting.
+RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+CHAT = "/chat/completions"
+COMPLETIONS = "/completions"
+
+# Capabilities a probe checks, and the modes that need each one.
+CAPABILITIES = ("chat", "completions", "top_logprobs", "prompt_logprobs")
+PROBE_PROMPT = "The capital of France is"
+PROBE_TEXT = "The capital of France is Paris"
+PROBE_TOLERANCE = 0.1  # nats per token between the endpoint's prompt log-probabilities and a reference
+TOP_LOGPROBS = 20  # OpenAI's maximum for chat; completions servers differ (llama.cpp takes more, OpenAI 5)
+
+
+class ApiError(Exception):
+    """The endpoint did not answer usefully; `retryable` when asking again later may help."""
+
+    def __init__(self, message: str, *, status: int | None = None, retryable: bool = True):
+        self.status, self.retryable = status, retryable
+        super().__init__(message)
+
+
+def request_key(endpoint: str, path: str, body: Mapping) -> str:
+    """The cache key of one exact request: endpoint, path and canonical JSON body (never the key)."""
+    canonical = json.dumps({"endpoint": endpoint.rstrip("/"), "path": path, "body": body}, sort_keys=True,
+                           ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+@dataclass
+class Endpoint:
+    base_url: str
+    model: str
+    key_env: str = ""
+    timeout: float = 120.0
+    max_retries: int = 4
+    backoff_s: float = 0.5  # first wait; doubled at each retry, with jitter, capped at max_backoff_s
+    max_backoff_s: float = 30.0
+    sleep: Callable[[float], None] = time.sleep
+
+    def _headers(self) -> dict:
+        headers = {"Content-Type": "application/json"}
+        if self.key_env:
+            key = os.environ.get(self.key_env)
+            if not key:
+                raise ApiError(f"the environment variable {self.key_env} (this model's key) is not set",
+                               retryable=False)
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    def url(self, path: str) -> str:
+        return self.base_url.rstrip("/") + path
+
+    def wait_s(self, attempt: int, retry_after: str | None = None) -> float:
+        if retry_after:
+            try:
+                return min(self.max_backoff_s, max(0.0, float(retry_after)))
+            except ValueError:
+                pass
+        return min(self.max_backoff_s, self.backoff_s * 2 ** attempt) * (0.5 + random.random() / 2)
+
+    def post(self, path: str, body: Mapping, client: httpx.Client | None = None) -> dict:
+        """The JSON answer to one request, retried with backoff on connection errors, 429 and 5xx.
+        Other 4xx answers are refused at once (asking again would get the same answer)."""
+        last = None
+        for attempt in range(self.max_retries + 1):
+            if attempt:
+                self.sleep(self.wait_s(attempt - 1, getattr(last, "retry_after", None)))
+            try:
+                if client is None:
+                    with httpx.Client(timeout=self.timeout) as own:
+                        response = own.post(self.url(path), json=body, headers=self._headers())
+                else:
+                    response = client.post(self.url(path), json=body, headers=self._headers())
+            except httpx.TransportError as error:
+                last = ApiError(f"{self.url(path)}: {type(error).__name__}: {error}")
+                continue
+            if response.status_code == 200:
+                try:
+                    return response.json()
+                except ValueError:
+                    last = ApiError(f"{self.url(path)}: the answer is not JSON: {response.text[:200]!r}")
+                    continue
+            error = ApiError(f"{self.url(path)}: HTTP {response.status_code}: {response.text[:300]}",
+                             status=response.status_code, retryable=response.status_code in RETRY_STATUS)
+            if not error.retryable:
+                raise error
+            error.retry_after = response.headers.get("retry-after")
+            last = error
+        raise ApiError(f"gave up after {self.max_retries + 1} attempts: {last}", status=getattr(last, "status", None))
+
+
+# --- request bodies and answers ------------------------------------------------------------
+
+
+def chat_body(model: str, user: str, *, system: str = "", max_tokens: int = 16, **extra) -> dict:
+    messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": user}]
+    return {"model": model, "messages": messages, "max_tokens": max_tokens, "temperature": 0, **extra}
+
+
+def completion_body(model: str, prompt: str, *, max_tokens: int = 1, **extra) -> dict:
+    return {"model": model, "prompt": prompt, "max_tokens": max_tokens, "temperature": 0, **extra}
+
+
+def chat_text(response: Mapping) -> str:
+    try:
+        return response["choices"][0]["message"]["content"] or ""
+    except (KeyError, IndexError, TypeError):
+        raise ApiError(f"no message in the chat answer: {json.dumps(response)[:200]}", retryable=False) from None
+
+
+def completion_text(response: Mapping) -> str:
+    try:
+        return response["choices"][0]["text"] or ""
+    except (KeyError, IndexError, TypeError):
+        raise ApiError(f"no text in the completion answer: {json.dumps(response)[:200]}", retryable=False) from None
+
+
+def next_token_logprobs(response: Mapping) -> dict[str, float]:
+    """The top log-probabilities of the first generated token of a completion answer (OpenAI's
+    legacy `logprobs` shape: `top_logprobs` a list of {token: logprob})."""
+    try:
+        top = response["choices"][0]["logprobs"]["top_logprobs"][0]
+    except (KeyError, IndexError, TypeError):
+        top = None
+    if not isinstance(top, dict) or not top:
+        raise ApiError("the completion answer holds no top_logprobs", retryable=False)
+    return {str(token): float(lp) for token, lp in top.items()}
+
+
+def usage(response: Mapping) -> dict:
+    got = response.get("usage") or {}
+    return {"prompt_tokens": int(got.get("prompt_tokens") or 0),
+            "completion_tokens": int(got.get("completion_tokens") or 0)}
+
+
+def word_probs_from_top(top: Mapping[str, float], words: Sequence[str], spellings=("{}", " {}"),
+                        follow: Mapping[str, Mapping[str, float]] | None = None) -> dict[str, float]:
+    """Each word's probability as the next text, summed over its spellings, read from the top
+    log-probabilities; a spelling the tokenizer splits into a whitespace token and the word ("
+    3" -> " ", "3") is read as p(" ") * p("3" | " ") from `follow[" "]`, the top log-probabilities
+    after the prompt and that whitespace. Words outside the top list count as 0."""
+    follow = follow or {}
+    row = dict.fromkeys(words, 0.0)
+    for word in words:
+        for spelling in spellings:
+            text = spelling.format(word)
+            if text in top:
+                row[word] += math.exp(top[text])
+                continue
+            for prefix, after in follow.items():
+                if text.startswith(prefix) and text[len(prefix):] in after:
+                    row[word] += math.exp(top[prefix] + after[text[len(prefix):]])
+    return row
+
+
+def whitespace_tokens(top: Mapping[str, float]) -> list[str]:
+    """Top tokens that are whitespace only: the prefixes worth following one token further."""
+    return [token for token in top if token and not token.strip()]
+
+
+# --- the probe ---------------------------------------------------------------------------
+
+
+def _check(capabilities, name, test):
+    try:
+        capabilities[name] = {"ok": True, **(test() or {})}
+    except (ApiError, KeyError, IndexError, TypeError, ValueError) as error:
+        capabilities[name] = {"ok": False, "reason": f"{type(error).__name__}: {error}"}
+
+
+def echo_logprobs(endpoint: Endpoint, text: str, client=None) -> list[tuple[str, float | None]]:
+    """(token, log-probability) of each prompt token as the endpoint reports them (echo)."""
+    answer = endpoint.post(COMPLETIONS, completion_body(endpoint.model, text, max_tokens=1, echo=True, logprobs=1),
+                           client)
+    logprobs = answer["choices"][0]["logprobs"]
+    tokens, values, offsets = logprobs["tokens"], logprobs["token_logprobs"], logprobs.get("text_offset")
+    if offsets is not None:  # keep the prompt's tokens only (the generated one comes after)
+        pairs = [(t, v) for t, v, o in zip(tokens, values, offsets) if o < len(text)]
+    else:
+        pairs = list(zip(tokens, values))[:-1]
+    if not pairs or all(v is None for _, v in pairs):
+        raise ApiError("echo returned no prompt log-probabilities", retryable=False)
+    return [(str(t), None if v is None else float(v)) for t, v in pairs]
+
+
+def probe(endpoint: Endpoint, reference: Sequence[tuple[str, float]] | None = None,
+          tolerance: float = PROBE_TOLERANCE) -> dict:
+    """What the endpoint serves, each {ok, reason}: chat, completions, top_logprobs (of the next
+    token, for rating and yes/no), prompt_logprobs (echo, for log-likelihood modes). Prompt
+    log-probabilities are trusted only when they agree, token by token within `tolerance`, with
+    the log-probabilities the same endpoint gives the same token when generating it, and with
+    `reference` ((token, logprob) of PROBE_TEXT computed in-process from the same weights) when
+    one is given."""
+    capabilities: dict = {}
+    with httpx.Client(timeout=endpoint.timeout) as client:
+        _check(capabilities, "chat", lambda: {"sample": chat_text(endpoint.post(
+            CHAT, chat_body(endpoint.model, "Say OK.", max_tokens=4), client))})
+        _check(capabilities, "completions", lambda: {"sample": completion_text(endpoint.post(
+            COMPLETIONS, completion_body(endpoint.model, PROBE_PROMPT, max_tokens=2), client))})
+        top: dict = {}
+
+        def top_logprobs():
+            top.update(next_token_logprobs(endpoint.post(
+                COMPLETIONS, completion_body(endpoint.model, PROBE_PROMPT, logprobs=TOP_LOGPROBS), client)))
+            if len(top) < 2:
+                raise ApiError(f"asked for {TOP_LOGPROBS} top log-probabilities, got {len(top)}", retryable=False)
+            return {"n": len(top)}
+
+        _check(capabilities, "top_logprobs", top_logprobs)
+
+        def prompt_logprobs():
+            pairs = echo_logprobs(endpoint, PROBE_TEXT, client)
+            figures = evidence
+            figures.update(tokens=[t for t, _ in pairs], logprobs=[v for _, v in pairs])
+            if reference is not None:
+                figures["reference"] = [v for _, v in reference]
+                # Compared from the end: an endpoint may show a begin-of-text token first.
+                n = len(reference) - 1
+                mine, theirs = pairs[-n:], reference[1:]
+                if len(pairs) < n or [t for t, _ in mine] != [t for t, _ in theirs] or any(v is None for _, v in mine):
+                    raise ApiError(f"the endpoint splits {PROBE_TEXT!r} into {[t for t, _ in pairs]}, the reference "
+                                   f"into {[t for t, _ in reference]}", retryable=False)
+                worst = max(abs(a - b) for (_, a), (_, b) in zip(mine, theirs))
+                figures["max_difference"] = worst
+                if worst > tolerance:
+                    got = ", ".join(f"{v:.2f}" for _, v in mine)
+                    expected = ", ".join(f"{v:.2f}" for _, v in theirs)
+                    raise ApiError(f"prompt log-probabilities of {PROBE_TEXT!r} are wrong: the endpoint gives "
+                                   f"{got} where the same weights in-process give {expected} (largest difference "
+                                   f"{worst:.2f} > {tolerance})", retryable=False)
+            # Then the endpoint against itself: the last prompt token's echo figure and the figure the same
+            # endpoint gives that token as the next token after the rest of the prompt.
+            last_token, last = pairs[-1]
+            if top and last_token in top:
+                figures["self_check"] = {"token": last_token, "echo": last, "generated": top[last_token]}
+                if last is None or abs(last - top[last_token]) > tolerance:
+                    raise ApiError(f"the echo log-probability of {last_token!r} ({last}) differs from the one the "
+                                   f"endpoint gives it as next token ({top[last_token]:.4f}) by more than "
+                                   f"{tolerance}", retryable=False)
+            if reference is None and "self_check" not in figures:
+                raise ApiError("prompt log-probabilities could not be checked: no reference given and the "
+                               "next-token figures do not cover the prompt's last token", retryable=False)
+            return figures
+
+        evidence: dict = {}
+        _check(capabilities, "prompt_logprobs", prompt_logprobs)
+        capabilities["prompt_logprobs"] = {**evidence, **capabilities["prompt_logprobs"]}
+    return capabilities
+
+
+# Modes and what they need from the endpoint (read = "generation" rates by chat).
+MODE_NEEDS = {
+    "generate": "chat",
+    "pairwise": "chat",
+    "single_judge": "chat",
+    "rating": "top_logprobs",
+    "yes_no": "top_logprobs",
+    "loglikelihood": "prompt_logprobs",
+}
+
+
+def mode_refusal(capabilities: Mapping, mode: str, settings: Mapping | None = None) -> str | None:
+    """Why an endpoint with these capabilities cannot serve the mode correctly, or None when it can."""
+    if mode == "loglikelihood" and (capabilities.get("prompt_logprobs") or {}).get("ok"):
+        return ("log-likelihood through an API endpoint is not implemented: its prompt log-probabilities "
+                "passed the probe, score this model in-process instead")
+    if mode not in MODE_NEEDS:
+        return f"mode {mode} is not available for models behind an API"
+    need = MODE_NEEDS[mode]
+    if mode == "rating" and (settings or {}).get("read") == "generation":
+        need = "chat"
+    found = capabilities.get(need)
+    if not found:
+        return f"mode {mode} needs {need}, which was not probed for this model: probe it again"
+    if not found.get("ok"):
+        return f"mode {mode} needs {need}, which the endpoint cannot serve correctly: {found.get('reason')}"
+    return None
