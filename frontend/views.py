@@ -1,5 +1,7 @@
 """Pages. Each view checks who may open the page and hands the page its ids; the page's JS reads and
 writes through the REST API, so the rules stay in the apps' actions and selectors."""
+from urllib.parse import urlencode
+
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -16,6 +18,9 @@ from benchmarks.permissions import can_see_gold
 from modeleval.models import ModelSpec
 from modeleval.permissions import can_evaluate_models
 from reports.access import check_report_access, readable_report_campaigns, report_for
+from reports.api import ReportQuery
+from reports.build import ReportOptions
+from reports.readable import GAP_RULES, RULES
 from reports.limits import ReportBusy, report_slot
 from reports.render import FORMATS
 from reports.selectors import ScopeError
@@ -171,31 +176,46 @@ def campaign_parameter(request):
     return int(raw)
 
 
+def report_choices(request):
+    """The reader's choices on a report page (the rule for the gap, the small-sample thresholds), checked by
+    the API's own query rules; the 400 answer for a bad one."""
+    given = {key: request.GET[key] for key in ReportQuery.OPTIONS if request.GET.get(key, "") != ""}
+    query = ReportQuery(data={"benchmark": "page", **given})
+    if not query.is_valid():
+        return HttpResponseBadRequest(f"invalid_query: {dict(query.errors)}", content_type="text/plain; charset=utf-8")
+    return {key: value for key, value in query.validated_data.items() if key in ReportQuery.OPTIONS}
+
+
 @login_required
 def report(request, slug):
-    campaign = campaign_parameter(request)
-    if isinstance(campaign, HttpResponse):
-        return campaign
+    campaign, choices = campaign_parameter(request), report_choices(request)
+    for refusal in (campaign, choices):
+        if isinstance(refusal, HttpResponse):
+            return refusal
     benchmark = report_benchmark(request, slug, campaign)
-    query = f"benchmark={benchmark.slug}"
-    if campaign is not None:
-        query += f"&campaign={campaign}"
+    query = urlencode({"benchmark": benchmark.slug, **({"campaign": campaign} if campaign is not None else {}),
+                       **choices})
     downloads = [(fmt, f"/api/v1/reports/?{query}&format={fmt}", f"report-{benchmark.slug}.{FORMATS[fmt][2]}")
                  for fmt in REPORT_DOWNLOADS]
-    return render(request, "frontend/report.html", {"benchmark": benchmark, "query": query, "downloads": downloads})
+    defaults = ReportOptions()
+    rules = [(rule, "run: each run's own rule" if rule == "run" else RULES[rule]) for rule in GAP_RULES]
+    return render(request, "frontend/report.html", {
+        "benchmark": benchmark, "query": query, "downloads": downloads, "campaign": campaign, "rules": rules,
+        "chosen": {key: choices.get(key, getattr(defaults, key)) for key in ReportQuery.OPTIONS}})
 
 
 @login_required
 @xframe_options_sameorigin
 def report_embed(request, slug):
     """The HTML report in a frame of the report page (the API's own responses may not be framed)."""
-    campaign = campaign_parameter(request)
-    if isinstance(campaign, HttpResponse):
-        return campaign
+    campaign, choices = campaign_parameter(request), report_choices(request)
+    for refusal in (campaign, choices):
+        if isinstance(refusal, HttpResponse):
+            return refusal
     benchmark = report_benchmark(request, slug, campaign)
     try:
         with report_slot(request):
-            data = report_for(request.user, benchmark.slug, campaign)
+            data = report_for(request.user, benchmark.slug, campaign, options=ReportOptions(**choices))
     except ScopeError as error:
         return HttpResponse(str(error), status=error.status, content_type="text/plain")
     except ReportBusy as busy:

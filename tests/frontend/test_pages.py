@@ -137,3 +137,20 @@ def test_live_qc_figures_follow_the_rule(client, campaign, people, staff):
     figures = client.get(f"/batches/{batch.pk}/review/figures/").json()
     assert figures["n"] == 4 and figures["correct"] == 3 and figures["passed"] is False
     assert figures["per_class"]["1"]["accuracy"] == 0.0 and figures["sample"] == 4
+
+
+def test_report_page_lets_the_reader_choose_the_rule_and_the_flags(client, campaign, staff):
+    signed_in(client, staff)
+    page = client.get("/reports/hostile/", {"rule": "acc", "min_items": "5"}).content.decode()
+    assert re.search(r'<option value="acc" selected>', page) and 'name="min_items" min="0" value="5"' in page
+    frame = re.search(r'id="report-frame"[^>]*src="([^"]+)"', page, re.S).group(1)
+    assert "rule=acc" in frame and "min_items=5" in frame
+    assert "/api/v1/reports/?benchmark=hostile&amp;rule=acc&amp;min_items=5&amp;format=csv" in page
+    embed = client.get("/reports/hostile/embed/", {"rule": "acc", "min_items": "5"}).content.decode()
+    assert "acc for every log-likelihood run" in embed  # the report says which rule its gap uses
+    plain = client.get("/reports/hostile/embed/").content.decode()
+    assert "each run&#x27;s own rule" in plain or "each run's own rule" in plain
+    for bad in ({"rule": "best"}, {"min_items": "-1"}, {"min_raters": "x"}):
+        for url in ("/reports/hostile/", "/reports/hostile/embed/"):
+            answer = client.get(url, bad)
+            assert answer.status_code == 400 and b"invalid_query" in answer.content, (url, bad)
