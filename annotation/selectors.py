@@ -5,6 +5,7 @@ from collections import Counter, defaultdict
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
+from benchmarks.models import shown_meta
 from metrics.aggregation import m_of_k_correct, mean_of_raters_accuracy
 
 from .guidelines import render_guidelines
@@ -85,14 +86,10 @@ def seconds_until_submit_allowed(assignment, now=None):
     return max(0.0, math.ceil((assignment.settings.min_reading_seconds - waited) * 10) / 10)
 
 
-# Item metadata an annotator may see; the rest (source system, source ids) could give the answer away.
-SHOWN_META = ("domain", "language", "personality")
-
-
 def item_view(item):
-    """An item as a worker sees it: no gold, only the metadata in SHOWN_META."""
+    """An item as a worker sees it: no gold, only the metadata in benchmarks' SHOWN_META."""
     return {"id": item.pk, "external_id": item.external_id, "dialogue": item.dialogue, "fields": item.fields,
-            "meta": {key: item.meta[key] for key in SHOWN_META if key in item.meta}}
+            "meta": shown_meta(item)}
 
 
 def lease_view(assignment, now=None):
@@ -470,5 +467,5 @@ def worker_progress(batch, annotator):
     done = sum(1 for row in labels if row["n"] >= (overlap or 1))
     mine = Annotation.objects.filter(batch_item__batch_id=batch_id, round=round_,
                                      annotator=getattr(annotator, "pk", annotator)).count()
-    return {"batch": number, "round": round_, "state": state, "done": done, "total": total, "left": total - done,
-            "mine": mine}
+    return {"batch": number, "batch_id": batch_id, "round": round_, "state": state, "done": done, "total": total,
+            "left": total - done, "mine": mine}

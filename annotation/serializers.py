@@ -4,7 +4,7 @@ from django.contrib.auth import get_user_model
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from benchmarks.models import Benchmark
+from benchmarks.models import Benchmark, shown_meta
 
 from . import selectors
 from .models import (Annotation, Assignment, Batch, BatchItem, Campaign, CampaignSettings, Disagreement, Event,
@@ -213,7 +213,7 @@ class QCSampleItemSerializer(serializers.ModelSerializer):
         item = entry.batch_item.item
         return {"id": item.pk, "external_id": item.external_id, "dialogue": item.dialogue, "fields": item.fields,
                 "form": item.task.form,
-                "meta": {key: item.meta[key] for key in selectors.SHOWN_META if key in item.meta}}
+                "meta": shown_meta(item)}
 
 
 class QCReviewSerializer(serializers.ModelSerializer):

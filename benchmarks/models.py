@@ -119,3 +119,12 @@ class Item(models.Model):
     def clean(self):
         if not isinstance(self.dialogue, list):
             raise ValidationError({"dialogue": "expected a list of {speaker, text} turns"})
+
+
+# Item metadata anyone who reads the item may see; the rest (source system, source ids) could give the
+# answer away.
+SHOWN_META = ("domain", "language", "personality")
+
+
+def shown_meta(item):
+    return {key: item.meta[key] for key in SHOWN_META if key in (item.meta or {})}

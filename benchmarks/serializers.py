@@ -2,7 +2,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
 from .formschema import validate_form
-from .models import Benchmark, Item, Task
+from .models import Benchmark, Item, Task, shown_meta
 
 
 class BenchmarkSerializer(serializers.ModelSerializer):
@@ -43,8 +43,8 @@ class ItemSerializer(serializers.ModelSerializer):
 
     # Shown only where the reader may read the benchmark's gold: meta can name the answer (which system
     # wrote which side), and the content hash covers the gold (with the other fields known, trying each
-    # answer against it would give the gold away).
-    WITH_GOLD = ("meta", "source_gold", "content_hash")
+    # answer against it would give the gold away). Elsewhere meta is cut to SHOWN_META, as on a lease.
+    WITH_GOLD = ("source_gold", "content_hash")
 
     def to_representation(self, item):
         data = super().to_representation(item)
@@ -52,4 +52,5 @@ class ItemSerializer(serializers.ModelSerializer):
         if gold is not None and item.task.benchmark_id not in gold:
             for key in self.WITH_GOLD:
                 data.pop(key, None)
+            data["meta"] = shown_meta(item)
         return data

@@ -175,6 +175,7 @@ def qc_review(page, prefix, campaign, value_label, decide, reason, step):
     page.fill("#reason", reason)
     shot(page, f"{prefix}-{step}", "QC", "#figures #overall")
     page.click(f"#{decide}")
+    page.click("#ask-confirm")  # accept and reject ask for confirmation first
     page.wait_for_selector("#notice.ok")
 
 

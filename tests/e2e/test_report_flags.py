@@ -2,6 +2,7 @@
 figure, the gold it cites and why, and the "How to read this report" section are visible."""
 import pytest
 
+from annotation.models import Membership
 from benchmarks.actions import import_items
 from benchmarks.models import Benchmark, Item
 from tests.conftest import DEMO_DATA
@@ -31,7 +32,8 @@ def test_demo_human_baseline_report_shows_its_flags(page):
                "options": factories.options_for({k: -1.0 if k == i.source_gold["answer"] else -2.0
                                                  for k in i.fields["options"]})}
         for n, i in enumerate(items)})
-    make_user("researcher1", researcher=True)
+    # A campaign's report is for its managers, viewers and experts (reports.access): the researcher views it.
+    Membership.objects.create(campaign=campaign, user=make_user("researcher1", researcher=True), role="viewer")
     sign_in(page, "researcher1")
     page.goto(f"/reports/dialogbench-demo/embed/?campaign={campaign.pk}")
     expect(page.locator("#how-to-read")).to_be_visible()

@@ -34,7 +34,7 @@ def test_run_form_offers_only_the_modes_the_tasks_support(page, researcher):
     assert offered_modes(page) == ["loglikelihood", "generate", "yes_no"]
     page.select_option("#benchmark", "dq-demo")
     expect(page.locator("#modes-missing li[data-mode='loglikelihood']")).to_contain_text("options come from the items")
-    assert offered_modes(page) == ["yes_no"]
+    assert offered_modes(page) == ["rating", "yes_no"]  # DiQAD's quality is a numeric choice: rated
     expect(page.locator("#modes-missing li[data-mode='pairwise']")).to_contain_text("BotChat")
     for width in (1366, 800):
         page.set_viewport_size({"width": width, "height": 900})

@@ -82,7 +82,8 @@ def test_annotators_a_qc_and_a_model_run_under_load_keep_exactly_k_labels(web, s
         for _ in range(BATCH):
             actions.submit_annotation(actions.lease_next_item(campaign, annotator=person).assignment,
                                       annotator=person, answers=MC_ANSWERS, client_submission_id=sid())
-    actions.hand_in_batch(first, actor=staff)
+    first.refresh_from_db()
+    assert first.state == "handed_in"  # by itself, once its last item had its final label (auto_hand_in)
     actions.update_settings(campaign, actor=staff, changes={"min_reading_seconds": READ_SECONDS})
     load_items = BatchItem.objects.filter(campaign=campaign).exclude(batch=first)
     assert load_items.count() == ITEMS and not load_items.exclude(status=ItemStatus.PENDING).exists()

@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 
 from annotation import actions
 from annotation.models import Annotation, Assignment, Campaign, Disagreement, Event, Membership
-from benchmarks.models import Item, Task
+from benchmarks.models import SHOWN_META, Item, Task
 from tests.annotation.conftest import DIQAD_ANSWERS, make_campaign, submit_score
 
 from .test_permission_matrix import MATRIX, QUERIES, url_for
@@ -50,10 +50,12 @@ def test_labellers_read_items_only_through_their_leases(world):
         assert api(user).get(f"/api/v1/items/{item}/").status_code == 404
     shown = api(viewer).get(f"/api/v1/items/{item}/").json()
     assert {"meta", "source_gold", "content_hash"} <= set(shown)
-    # A viewer who also labels on the benchmark reads the items without meta, gold or hash.
+    # A viewer who also labels on the benchmark reads the items without gold or hash, and only the meta a
+    # lease shows (benchmarks.models.SHOWN_META: domain, language, personalities).
     actions.add_member(world.campaign, actor=world.users["staff"], user=annotator, role="viewer")
     shown = api(annotator).get(f"/api/v1/items/{item}/").json()
-    assert "dialogue" in shown and not {"meta", "source_gold", "content_hash"} & set(shown)
+    assert "dialogue" in shown and not {"source_gold", "content_hash"} & set(shown)
+    assert set(shown["meta"]) <= set(SHOWN_META)
     # Benchmarks and tasks: those of the user's campaigns.
     assert [b["slug"] for b in api(annotator).get("/api/v1/benchmarks/").json()["results"]] == ["diqad-demo"]
     assert api(world.users["user"]).get("/api/v1/tasks/").json()["count"] == 0

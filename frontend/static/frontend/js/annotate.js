@@ -44,7 +44,9 @@ function startCountdown(seconds) {
   countdown = setInterval(tick, 250);
 }
 
-const complete = (p) => p && p.state === "annotating" && p.pending === 0 && p.disagreements === 0;
+// Every item has all its labels of this round (a labeller's progress carries no outcomes, so a batch with
+// a disagreement still open is refused by the server, which says how many items wait).
+const complete = (p) => p && p.state === "annotating" && p.total > 0 && p.done === p.total;
 const handedIn = (p) => (p && p.state === "handed_in" ? ` Batch ${p.batch} is complete and was handed in to QC.` : "");
 
 function showProgress(progress) {
