@@ -103,18 +103,15 @@ def wait_for(predicate, timeout, what, workers=(), every=0.2):
     pytest.fail(f"timed out after {timeout} s waiting for {what}\n{logs}")
 
 
-class Worker:
-    """A real `celery worker` on the gpu queue in its own process group, so that SIGKILL takes the
-    parent and its pool process down together, as when a machine dies."""
+class LoggedProcess:
+    """A child process in its own process group with its output in a log file, so that SIGKILL takes the
+    whole group down together, as when a machine dies."""
 
-    def __init__(self, env, log_path: Path, name: str, queue: str = "gpu"):
+    def __init__(self, args, log_path: Path, *, mode="w", **popen):
         self.log_path = log_path
-        self.log = open(log_path, "w")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queue, "-c", "1", "--pool", "prefork",
-             "--prefetch-multiplier=1", "-n", f"{name}@%h", "--without-mingle", "--without-gossip",
-             "--loglevel", "info"],
-            env=env, cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.log = open(log_path, mode)
+        self.proc = subprocess.Popen(args, cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT,
+                                     start_new_session=True, **popen)
 
     def kill(self):
         os.killpg(self.proc.pid, signal.SIGKILL)
@@ -124,9 +121,22 @@ class Worker:
         stop_process_group(self.proc)
         self.log.close()
 
+    def tail(self, lines=30):
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
+
+class Worker(LoggedProcess):
+    """A real `celery worker` on the gpu queue (or `queue`)."""
+
+    def __init__(self, env, log_path: Path, name: str, queue: str = "gpu"):
+        super().__init__(
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queue, "-c", "1", "--pool", "prefork",
+             "--prefetch-multiplier=1", "-n", f"{name}@%h", "--without-mingle", "--without-gossip",
+             "--loglevel", "info"],
+            log_path, env=env)
+
     def log_tail(self, lines=40):
-        text = self.log_path.read_text(errors="replace").splitlines()
-        return f"--- {self.log_path.name} ---\n" + "\n".join(text[-lines:])
+        return f"--- {self.log_path.name} ---\n" + self.tail(lines)
 
 
 @pytest.fixture(scope="module")

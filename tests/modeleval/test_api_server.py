@@ -5,9 +5,7 @@ import importlib.util
 import json
 import os
 import re
-import signal
 import socket
-import subprocess
 import sys
 import time
 
@@ -22,10 +20,9 @@ from modeleval.models import ApiResponse, ChunkState, EvalRun, Prediction, RunSt
 from modeleval.scorers import loading, selfchat
 from modeleval.scorers.prompts import template_hash
 from modeleval.selfchat import _record
-from perf._services import stop_process_group
 from tests.conftest import ROOT
 
-from .conftest import wait_for
+from .conftest import LoggedProcess, wait_for
 
 pytestmark = [pytest.mark.model, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 HAS_SERVER = importlib.util.find_spec("llama_cpp") is not None
@@ -40,19 +37,17 @@ def free_port():
         return s.getsockname()[1]
 
 
-class LlamaServer:
-    """`python -m llama_cpp.server` on 127.0.0.1 only, in its own process group (SIGKILL takes it down
-    as a crash would)."""
+class LlamaServer(LoggedProcess):
+    """`python -m llama_cpp.server` on 127.0.0.1 only (SIGKILL takes it down as a crash would); both lives
+    of a restarted server write to one log."""
 
     def __init__(self, port, log_path):
-        self.port, self.log_path = port, log_path
-        self.log = open(log_path, "a")
-        self.proc = subprocess.Popen(
+        self.port = port
+        super().__init__(
             [sys.executable, "-m", "llama_cpp.server", "--model", str(loading.packaged_model_path()),
              "--model_alias", ALIAS, "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
              "--n_threads", "1", "--verbose", "False"],
-            cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
-            env={**os.environ, "OMP_NUM_THREADS": "1"})
+            log_path, mode="a", env={**os.environ, "OMP_NUM_THREADS": "1"})
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -74,17 +69,6 @@ class LlamaServer:
         self.log.flush()
         text = self.log_path.read_text(errors="replace")
         return len(re.findall(r'"POST /v1/(?:chat/)?completions HTTP/1.1" 200', text))
-
-    def kill(self):
-        os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(timeout=30)
-
-    def stop(self):
-        stop_process_group(self.proc)
-        self.log.close()
-
-    def tail(self, lines=30):
-        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
 
 
 @pytest.fixture
