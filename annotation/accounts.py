@@ -8,6 +8,8 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
 
+from benchmarks.permissions import staff_or_holder
+
 from . import errors
 from .actions import add_member, record_event, require_role, set_member_active
 from .errors import ActionError
@@ -16,7 +18,7 @@ from .models import Membership, Role
 
 def may_create_accounts(user):
     """Staff, or holders of auth.add_user."""
-    return bool(user and user.is_authenticated and (user.is_staff or user.has_perm("auth.add_user")))
+    return staff_or_holder(user, "auth.add_user")
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from benchmarks.formschema import excluding_values, is_one_of, primary_values, question, validate_answers
 from benchmarks.models import Benchmark, Item
+from benchmarks.permissions import staff_or_holder
 
 from . import errors, signals
 from .errors import ActionError
@@ -903,7 +904,7 @@ def pin_gold_version(campaign, version, *, actor, reason=""):
 
 
 def may_choose_benchmark_gold(user):
-    return bool(user and user.is_authenticated and (user.is_staff or user.has_perm("annotation.choose_benchmark_gold")))
+    return staff_or_holder(user, "annotation.choose_benchmark_gold")
 
 
 def choose_benchmark_gold(benchmark, version, *, actor, reason=""):

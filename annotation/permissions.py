@@ -6,6 +6,8 @@ The actions check roles again, so the pages and commands that call them directly
 """
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
+from benchmarks.permissions import staff_or_holder
+
 from .models import Campaign, Role
 from .selectors import (READ_BATCHES, READ_DISAGREEMENTS, READ_GOLD, READ_LABELS, READ_QC, RESOLVE, reading_roles,
                         roles_of)
@@ -82,7 +84,7 @@ class ReadOnly(BasePermission):
 
 def can_create_campaigns(user):
     """Staff, or holders of annotation.add_campaign (who become the new campaign's manager)."""
-    return bool(user and user.is_authenticated and (user.is_staff or user.has_perm("annotation.add_campaign")))
+    return staff_or_holder(user, "annotation.add_campaign")
 
 
 class CanCreateCampaign(BasePermission):

@@ -50,6 +50,11 @@ class IsStaffOrReadOnly(permissions.BasePermission):
         return request.method in permissions.SAFE_METHODS or bool(request.user and request.user.is_staff)
 
 
+def staff_or_holder(user, permission):
+    """Staff, or a signed-in user granted `permission` ("app.codename"): who may do a site-wide write."""
+    return bool(user and user.is_authenticated and (user.is_staff or user.has_perm(permission)))
+
+
 def can_import_items(user):
     """Who may load data into benchmarks from the browser: staff, or holders of benchmarks.add_item."""
-    return bool(user and user.is_authenticated and (user.is_staff or user.has_perm("benchmarks.add_item")))
+    return staff_or_holder(user, "benchmarks.add_item")
