@@ -469,3 +469,24 @@ def worker_progress(batch, annotator):
                                      annotator=getattr(annotator, "pk", annotator)).count()
     return {"batch": number, "batch_id": batch_id, "round": round_, "state": state, "done": done, "total": total,
             "left": total - done, "mine": mine}
+
+
+def accepted_final_labels(tasks):
+    """Training data for classifiers: {item id: (final label, checked)} for the items of `tasks` whose
+    batch was accepted, labelled (not excluded) in a production campaign. `checked` marks items that a
+    QC sample or a gold panel looked at: they are kept out of training unless a run allows them.
+    An item accepted in two campaigns keeps its first campaign's label."""
+    from .models import QCSampleItem
+
+    rows = (BatchItem.objects.filter(item__task__in=tasks, batch__state=BatchState.ACCEPTED,
+                                     status=ItemStatus.LABELLED, final_value__isnull=False)
+            .exclude(campaign__protocol=Protocol.GOLD_PANEL).order_by("campaign_id", "item_id")
+            .values_list("item_id", "final_value"))
+    checked = set(QCSampleItem.objects.filter(batch_item__item__task__in=tasks)
+                  .values_list("batch_item__item_id", flat=True))
+    checked |= set(BatchItem.objects.filter(item__task__in=tasks, campaign__protocol=Protocol.GOLD_PANEL)
+                   .values_list("item_id", flat=True))
+    labels = {}
+    for item_id, value in rows:
+        labels.setdefault(item_id, (value, item_id in checked))
+    return labels

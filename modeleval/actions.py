@@ -152,12 +152,20 @@ def model_named(name) -> ModelSpec:
 
 
 SELFCHAT_REFUSAL = "a self-chat run writes items rather than scoring them: use run_selfchat (manage.py selfchat)"
+# DiQAD's classifier input (scorers.classifier.render_dialogue), named on training and classify runs.
+TRAIN_INPUT_VERSION, TRAIN_INPUT = prompting.TEMPLATES[(Mode.CLASSIFY, "en", "")]
+TRAIN_REFUSAL = "a training run trains a classifier rather than scoring: use start_training (manage.py train)"
 
 
 def mode_unsuited(task, mode) -> str | None:
     """Why `mode` cannot score `task` by its primary question, or None when it can. The run form
     offers a benchmark's modes by this rule (`selectors.run_modes`), and `start_run` refuses by it."""
     spec = question(task.form, task.primary_key)
+    if mode == Mode.TRAIN:
+        return TRAIN_REFUSAL if rating_scale(spec) is None else None
+    if mode == Mode.CLASSIFY and rating_scale(spec) is None:
+        return (f"task {task}: classify mode needs a scale or numeric choice as primary question, "
+                f"{spec['key']!r} is {spec['type']}")
     if mode in prompting.MC_MODES and not (spec["type"] in CHOICE_TYPES and spec.get("options") == "item"):
         return (f"task {task}: mode {mode} needs a choice question whose options come from "
                 f"the items; the primary question {spec['key']!r} is {spec['type']}")
@@ -258,6 +266,11 @@ def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=Non
     `runner.run_sync`)."""
     if mode == Mode.SELFCHAT:
         raise RunError("bad_mode", SELFCHAT_REFUSAL)
+    if mode == Mode.TRAIN:
+        raise RunError("bad_mode", TRAIN_REFUSAL)
+    if (mode == Mode.CLASSIFY) != (model.trained_by_id is not None):
+        raise RunError("mode_unsuited", f"model {model.name}: classify mode is for classifiers trained here, and "
+                                        "only that mode scores with them")
     if mode not in Mode.values:
         raise RunError("bad_mode", f"mode must be one of {Mode.values}")
     if position_policy not in PositionPolicy.values:
@@ -326,6 +339,8 @@ def enqueue_chunks(run_id):
     from .tasks import score_chunk  # the task module imports this one
 
     chunk_ids = RunChunk.objects.filter(run_id=run_id, state=ChunkState.PENDING).order_by("index")
+    if EvalRun.objects.filter(pk=run_id, mode=Mode.TRAIN).exists():
+        chunk_ids = chunk_ids[:1]  # each starts from the checkpoint of the one before: one at a time
     queue = CPU_QUEUE if EvalRun.objects.filter(pk=run_id, model__backend=Backend.API).exists() else GPU_QUEUE
     try:
         for chunk_id in chunk_ids.values_list("pk", flat=True):
@@ -362,3 +377,63 @@ def cancel_run(run: EvalRun, *, user=None, reason="") -> EvalRun:
 def fail_run(run: EvalRun, reason: str, *, chunk=None, **figures) -> bool:
     """Called by the runner inside its transaction (the run row already locked)."""
     return _stop(run, RunState.FAILED, reason, chunk=chunk, **figures)
+
+
+# --- training ----------------------------------------------------------------------------
+
+
+@transaction.atomic
+def start_training(*, model: ModelSpec, benchmark, question_key="", settings=None, seed=0, max_attempts=3,
+                   user=None, enqueue=True) -> EvalRun:
+    """A training run (DiQAD's supervised baseline): a classification head on `model`'s checkpoint
+    trained on the accepted, non-excluded final labels of the benchmark's task for `question_key`
+    (its primary question by default), with a seeded stratified split stored on the run and
+    DiQAD's recipe as default settings (`training.DEFAULTS`). Chunks of optimiser steps go to the
+    `gpu` queue one after another (`enqueue=False` leaves them for `runner.run_sync`)."""
+    from annotation.selectors import accepted_final_labels
+
+    from . import training
+
+    if model.is_api or model.trained_by_id:
+        raise RunError("mode_unsuited", f"model {model.name}: training needs a local base checkpoint")
+    try:
+        resolved = training.resolve(settings)
+    except training.TrainingError as error:
+        raise RunError("bad_settings", str(error)) from None
+    tasks = list(Task.objects.filter(benchmark=benchmark).order_by("slug"))
+    if len(tasks) != 1:
+        raise RunError("bad_settings", f"training needs a benchmark with one task; {benchmark} has {len(tasks)}")
+    task = tasks[0]
+    key = question_key or resolved["question"] or task.primary_key
+    if key != task.primary_key:
+        # Final labels are settled for the primary question only (annotation.actions).
+        raise RunError("bad_settings", f"task {task}: final labels exist for the primary question "
+                                       f"{task.primary_key!r} only, not {key!r}")
+    try:
+        labels = training.labels_of(task, key)
+        labelled = {pk: (str(value), checked) for pk, (value, checked) in accepted_final_labels(tasks).items()
+                    if str(value) in labels}
+    except training.TrainingError as error:
+        raise RunError("bad_settings", str(error)) from None
+    if not labelled:
+        raise RunError("no_items", f"task {task}: no accepted final labels of {key!r} to train on")
+    try:
+        domains = dict(Item.objects.filter(pk__in=labelled).values_list("pk", "meta__domain"))
+        split = training.draw_split(labelled, domains, resolved, seed)
+    except training.TrainingError as error:
+        raise RunError("bad_settings", str(error)) from None
+    resolved.update(question=key, labels=labels)
+    chunks = training.plan(split, resolved, seed)
+    selection = {"split": split, "labels": {str(pk): labelled[pk][0] for pk in sorted(labelled)}}
+    run = EvalRun.objects.create(
+        model=model, benchmark=benchmark, selection=selection, mode=Mode.TRAIN, settings=resolved,
+        prompt_template=TRAIN_INPUT, prompt_sha256=template_hash(TRAIN_INPUT), prompt_version=TRAIN_INPUT_VERSION,
+        seed=seed, chunk_size=resolved["steps_per_chunk"] * resolved["batch_size"], max_attempts=max_attempts,
+        items_total=sum(len(c["ids"]) for c in chunks), chunks_total=len(chunks), created_by=user)
+    run.tasks.set(tasks)
+    RunChunk.objects.bulk_create(RunChunk(run=run, index=n, item_ids=c["ids"]) for n, c in enumerate(chunks))
+    record(run, "created", actor=user, items=len(labelled), chunks=len(chunks), model_sha256=model.sha256,
+           **{name: len(ids) for name, ids in split.items()})
+    if enqueue:
+        transaction.on_commit(lambda: enqueue_chunks(run.pk))
+    return run

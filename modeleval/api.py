@@ -12,7 +12,7 @@ from . import actions, selectors
 from .models import EvalRun, ModelSpec, Prediction
 from .permissions import IsResearcherOrStaff, IsStaffToWrite
 from .serializers import (EvalRunSerializer, ModelSpecSerializer, PredictionSerializer, RunChunkSerializer,
-                          RunEventSerializer, RunModeSerializer, StartRunSerializer)
+                          RunEventSerializer, RunModeSerializer, StartRunSerializer, StartTrainingSerializer)
 
 BROKER_RETRY_AFTER_S = 60
 
@@ -75,9 +75,24 @@ class EvalRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         form = StartRunSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         data = form.validated_data
+        return self._started(lambda: actions.start_run(**{
+            **data, "prompt_template": data["prompt_template"] or None,
+            "prompt_version": data["prompt_version"] or None}, user=request.user))
+
+    @extend_schema(request=StartTrainingSerializer, responses={201: EvalRunSerializer}, description=(
+        "Train a classifier on the benchmark's accepted final labels (DiQAD's supervised baseline); "
+        "the trained model then scores the test split in a `classify` run."))
+    @action(detail=False, methods=["post"], filterset_class=None)
+    def train(self, request):
+        form = StartTrainingSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = dict(form.validated_data)
+        return self._started(lambda: actions.start_training(question_key=data.pop("question"), **data,
+                                                            user=request.user))
+
+    def _started(self, start):
         try:
-            run = actions.start_run(**{**data, "prompt_template": data["prompt_template"] or None,
-                                       "prompt_version": data["prompt_version"] or None}, user=request.user)
+            run = start()
         except actions.RunError as error:
             if error.code == actions.BROKER_UNAVAILABLE:  # a passing outage: the same request can be sent again
                 return Response({"code": error.code, "detail": str(error)}, status=status.HTTP_503_SERVICE_UNAVAILABLE,

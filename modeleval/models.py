@@ -58,6 +58,9 @@ class ModelSpec(models.Model):
     concurrency = models.PositiveSmallIntegerField(default=4, help_text="API models: requests in flight at once")
     capabilities = models.JSONField(default=dict, blank=True, help_text=(
         "API models: what the probe found the endpoint serves ({name: {ok, reason}}), and when"))
+    trained_by = models.ForeignKey("EvalRun", null=True, blank=True, on_delete=models.PROTECT,
+                                   related_name="trained_models",
+                                   help_text="Classifiers trained here: the training run whose best checkpoint this is")
     created_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -89,6 +92,8 @@ class Mode(models.TextChoices):
     PAIRWISE = "pairwise", "two conversations, judged in both orders"
     SINGLE_JUDGE = "single_judge", "one dialogue shown up to each N: is any utterance machine-written, the first one"
     SELFCHAT = "selfchat", "the model writes both sides of a dialogue on from a chat seed (BotChat)"
+    TRAIN = "train", "a classifier trained on accepted final labels (DiQAD's supervised baseline)"
+    CLASSIFY = "classify", "a trained classifier's label for each item"
 
 
 class PositionPolicy(models.TextChoices):

@@ -60,6 +60,8 @@ TEMPLATES = {
     ("pairwise", "en", ""): ("pairwise-ai-judge-en/1", prompts.PAIRWISE_AI_JUDGE),
     ("single_judge", "en", ""): ("single-ai-judge-en/1", prompts.SINGLE_AI_JUDGE),
     ("rating", "en", "diqad"): ("diqad-quality-fewshot-en/1", diqad.SHOT),
+    ("classify", "en", ""): ("diqad-classifier-input/1",
+                             "question:{user turn}response:{expert turn}... spliced, truncated from the left"),
     ("yes_no", "en", "diqad"): ("diqad-verification-fewshot-en/1", diqad.VERIFICATION_SHOT),
     ("rating", "en", huynh.PRESET): ("huynh-rating-fewshot-en/1", huynh.RATING_SHOT),
     ("yes_no", "en", huynh.PRESET): ("huynh-yes-no-fewshot-en/1", huynh.YES_NO_SHOT),
@@ -71,6 +73,8 @@ RATING_READS = ("probabilities", "generation")
 # batch_size None: the scorers' default for the device (1 on CPU, where padding only adds work).
 COMMON_DEFAULTS = {"batch_size": None}
 MODE_DEFAULTS = {
+    # quality: the question the classifier was trained on (its labels are the model's own).
+    "classify": {"quality": ""},
     # rule: which pick is the run's `answer` (DialogBench: lowest mean token NLL = "per_token").
     "loglikelihood": {"continuation": "text", "rule": "per_token"},
     "generate": {"max_new_tokens": 16, "system": ""},

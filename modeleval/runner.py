@@ -21,8 +21,9 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from .actions import fail_run, record
-from .models import ChunkState, EvalRun, Prediction, RunChunk, RunState
+from .actions import enqueue_chunks, fail_run, record
+from .models import ChunkState, EvalRun, Mode, Prediction, RunChunk, RunState
+from .training import SYNC_WORKER
 
 RETRY_DELAY_S = 2  # times the attempt number: 2 s, 4 s, ...
 PREDICTION_FIELDS = ("chunk", "gold", "options", "prompt", "raw_output", "answer", "answer_norm", "answer_per_token",
@@ -144,9 +145,18 @@ def process_chunk(chunk_id: int, worker: str = "") -> str:
     if claim is None:
         return "skipped"
     try:
-        rows = scoring.score_items(claim.run, _items(claim.chunk))
+        if claim.run.mode == Mode.TRAIN:
+            from .training import train_chunk
+
+            rows = train_chunk(claim.run, claim.chunk)
+        else:
+            rows = scoring.score_items(claim.run, _items(claim.chunk))
         # Inside the try: rows the database refuses are this chunk's failure too, not a lost message.
-        return "done" if complete_chunk(chunk_id, rows) else "skipped"
+        if not complete_chunk(chunk_id, rows):
+            return "skipped"
+        if claim.run.mode == Mode.TRAIN and not worker.startswith(SYNC_WORKER):
+            enqueue_chunks(claim.run.pk)  # a training run's chunks run one after the other
+        return "done"
     except scoring.PermanentError as error:
         with transaction.atomic():
             run, chunk = _locked(chunk_id)
@@ -170,7 +180,7 @@ def _items(chunk):
 def run_sync(run: EvalRun, on_chunk=None, worker: str | None = None) -> EvalRun:
     """Score a run's pending chunks in this process, in order, retrying at once (no queue to wait
     on); `on_chunk(run)` is called after each chunk, e.g. to draw progress."""
-    worker = worker or f"sync@{socket.gethostname()}"
+    worker = worker or f"{SYNC_WORKER}{socket.gethostname()}"
     for chunk_id in run.chunks.filter(state=ChunkState.PENDING).order_by("index").values_list("pk", flat=True):
         while True:
             try:

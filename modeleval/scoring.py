@@ -15,7 +15,7 @@ from benchmarks.formschema import question, rating_scale
 from . import apiclient
 from .models import Mode, ModelSpec, ParseStatus
 from .prompting import context_and_response, render_mc, variants
-from .scorers import dialogbench, diqad, generation, huynh, loading, loglikelihood, loops, pairwise, prompts, rating, single
+from .scorers import classifier, dialogbench, diqad, generation, huynh, loading, loglikelihood, loops, pairwise, prompts, rating, single
 
 
 class PermanentError(Exception):
@@ -29,11 +29,27 @@ def load(spec: ModelSpec):
         from .apiscoring import ApiModel
 
         return ApiModel(spec)
+    if spec.trained_by_id:
+        return _classifier(spec)
     loaded = loading.get_model(spec.source, cache_dir=settings.MODEL_CACHE_DIR, dtype=spec.dtype, device=spec.device)
     if loaded.info.sha256 != spec.sha256:
         raise PermanentError(f"model {spec.name}: {loaded.info.source} has sha256 {loaded.info.sha256}, "
                              f"registered as {spec.sha256}; register the new files as a new model")
     return loaded
+
+
+_classifiers: dict = {}
+
+
+def _classifier(spec: ModelSpec):
+    """A classifier trained here, loaded once per process, its folder checked against the registered hash."""
+    key = (spec.source, spec.sha256)
+    if key not in _classifiers:
+        sha = loading.folder_sha256(loading.resolve_source(spec.source))
+        if sha != spec.sha256:
+            raise PermanentError(f"model {spec.name}: {spec.source} has sha256 {sha}, registered as {spec.sha256}")
+        _classifiers[key] = classifier.load_classifier(spec.source)
+    return _classifiers[key]
 
 
 def score_items(run, items) -> list[dict]:
@@ -455,6 +471,31 @@ def _score_single(run, loaded, requests):
     return rows
 
 
+# --- classifiers trained here ------------------------------------------------------------
+
+
+def _classify_requests(run, items):
+    key = run.settings["quality"]
+    return [(item, classifier.render_dialogue(item.dialogue), (item.source_gold or {}).get(key)) for item in items]
+
+
+def _score_classify(run, loaded, requests):
+    """The likeliest class, the expected value over the classes and their probabilities."""
+    model, tokenizer = loaded
+    labels = [model.config.id2label[i] for i in range(model.config.num_labels)]
+    probs = classifier.predict(model, tokenizer, [text for _, text, _ in requests],
+                               max_length=run.model.max_length, **_batch(run))
+    rows = []
+    for (item, text, gold), row in zip(requests, probs):
+        answer = labels[max(range(len(row)), key=row.__getitem__)]
+        gold = "" if gold is None else _label(gold)
+        rows.append({"item": item, "variant": "", "gold": gold, "prompt": text, "answer": answer,
+                     "correct": (answer == gold) if gold else None, "parse_status": ParseStatus.SCORED,
+                     "rating": sum(float(label) * p for label, p in zip(labels, row)),
+                     "probabilities": {"raw": dict(zip(labels, row))}})
+    return rows
+
+
 SCORERS = {
     Mode.LOGLIKELIHOOD: (_mc_requests, _score_loglikelihood),
     Mode.GENERATE: (_mc_requests, _score_generate),
@@ -462,4 +503,5 @@ SCORERS = {
     Mode.YES_NO: (_rating_requests, _score_yes_no),
     Mode.PAIRWISE: (_pairwise_requests, _score_pairwise),
     Mode.SINGLE_JUDGE: (_single_requests, _score_single),
+    Mode.CLASSIFY: (_classify_requests, _score_classify),
 }

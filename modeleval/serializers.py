@@ -78,6 +78,20 @@ class StartRunSerializer(serializers.Serializer):
     max_attempts = serializers.IntegerField(min_value=1, max_value=20, default=3)
 
 
+class StartTrainingSerializer(serializers.Serializer):
+    """What `actions.start_training` takes, by name and slug."""
+
+    model = serializers.SlugRelatedField(slug_field="name", queryset=ModelSpec.objects.all(),
+                                         help_text="The local base model the classification head goes on")
+    benchmark = serializers.SlugRelatedField(slug_field="slug", queryset=Benchmark.objects.all())
+    question = serializers.CharField(required=False, allow_blank=True, default="",
+                                     help_text="The question trained on; the primary one when empty")
+    settings = serializers.DictField(required=False, default=dict,
+                                     help_text="Training settings; DiQAD's recipe for those left out")
+    seed = serializers.IntegerField(default=0)
+    max_attempts = serializers.IntegerField(min_value=1, max_value=20, default=3)
+
+
 class RunModeSerializer(serializers.Serializer):
     mode = serializers.CharField()
     label = serializers.CharField()
