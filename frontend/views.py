@@ -15,7 +15,8 @@ from annotation.permissions import CanReadLabels
 from annotation.qc import evaluate_sample
 from benchmarks.models import Benchmark
 from benchmarks.permissions import can_see_gold
-from modeleval.models import ModelSpec
+from modeleval import training
+from modeleval.models import Backend, ModelSpec
 from modeleval.permissions import can_evaluate_models
 from reports.access import check_report_access, readable_report_campaigns, report_for
 from reports.api import ReportQuery
@@ -152,8 +153,10 @@ def dashboard(request, pk):
 def runs(request):
     if not can_evaluate_models(request.user):
         raise PermissionDenied("Model runs are for staff and researchers.")
-    return render(request, "frontend/runs.html", {"models": ModelSpec.objects.order_by("name"),
-                                                  "benchmarks": Benchmark.objects.order_by("slug")})
+    return render(request, "frontend/runs.html", {
+        "models": ModelSpec.objects.order_by("name"), "benchmarks": Benchmark.objects.order_by("slug"),
+        "base_models": ModelSpec.objects.filter(backend=Backend.LOCAL, trained_by=None).order_by("name"),
+        "training": training.DEFAULTS})
 
 
 def report_benchmark(request, slug, campaign):

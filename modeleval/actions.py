@@ -154,7 +154,7 @@ def model_named(name) -> ModelSpec:
 SELFCHAT_REFUSAL = "a self-chat run writes items rather than scoring them: use run_selfchat (manage.py selfchat)"
 # DiQAD's classifier input (scorers.classifier.render_dialogue), named on training and classify runs.
 TRAIN_INPUT_VERSION, TRAIN_INPUT = prompting.TEMPLATES[(Mode.CLASSIFY, "en", "")]
-TRAIN_REFUSAL = "a training run trains a classifier rather than scoring: use start_training (manage.py train)"
+TRAIN_REFUSAL = "a training run trains a classifier rather than scoring: use Train a classifier (manage.py train)"
 
 
 def mode_unsuited(task, mode) -> str | None:

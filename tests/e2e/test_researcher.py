@@ -4,6 +4,7 @@ import pytest
 from benchmarks.actions import import_items
 from modeleval import actions as model_actions
 from modeleval import runner
+from benchmarks.models import Benchmark
 from modeleval.models import EvalRun, ModelSpec
 from tests.conftest import DEMO_DATA
 from tests.modeleval.test_runs import fake_rows
@@ -148,3 +149,40 @@ def test_report_page_uses_the_pages_scroll(page, researcher):
     expect(page.locator("#report-frame")).to_have_attribute("data-width", "1366")
     frame_height, report_height, _, _, body = report_fits(page)
     assert report_height <= frame_height + 1 and frame_height - body < 100
+
+
+def test_a_classifier_is_trained_from_the_runs_page_with_the_recipe_as_settings(page, researcher, monkeypatch,
+                                                                                tmp_path):
+    from tests.modeleval.test_training import accept_labels, write_items
+
+    monkeypatch.setattr(model_actions, "enqueue_chunks", lambda run_id: None)  # no worker: the form is the subject
+    write_items(tmp_path / "train.jsonl")
+    import_items(tmp_path / "train.jsonl", "diqad", "dq-train")
+    accept_labels(Benchmark.objects.get(slug="dq-train"))
+    sign_in(page, "researcher")
+    page.goto("/runs/")
+    expect(page.locator("#train-learning-rate")).to_have_value("0.00001")  # DiQAD's recipe
+    expect(page.locator("#train-batch-size")).to_have_value("16")
+    expect(page.locator("#train-epochs")).to_have_value("10")
+    page.select_option("#train-base", "no-weights")
+    page.select_option("#train-benchmark", "dq-train")
+    page.fill("#train-epochs", "2")
+    page.fill("#train-test", "40")
+    page.fill("#train-validation", "24")
+    page.fill("#train-max-length", "64")
+    page.fill("#train-seed", "4")
+    page.click("#train")
+    expect(page.locator("#notice")).to_contain_text("Training run")
+    run = EvalRun.objects.get(mode="train")
+    assert run.seed == 4 and run.settings["epochs"] == 2 and run.settings["learning_rate"] == 1e-5
+    assert run.settings["max_length"] == 64 and run.settings["include_checked"] is False
+    assert len(run.selection["split"]["test"]) == 40 and len(run.selection["split"]["validation"]) == 24
+    row = page.locator(f"#runs tr[data-run='{run.pk}']")
+    expect(row.locator(".scored")).to_have_text(f"0 / {run.items_total} examples trained · chunk 0 of "
+                                                f"{run.chunks_total}")
+    shot(page, "runs-training", "Model runs", "#start-training")
+
+    page.fill("#train-holdout", "nowhere")
+    page.click("#train")
+    expect(page.locator("#notice")).to_contain_text("no labelled item has domain 'nowhere'")
+    assert EvalRun.objects.filter(mode="train").count() == 1

@@ -12,6 +12,9 @@ const moving = (run) => ACTIVE.includes(run.state) || run.progress.chunks_runnin
 
 function progressText(run) {
   const p = run.progress;
+  if (run.mode === "train") {
+    return `${p.items_done} / ${p.items_total} examples trained · chunk ${p.chunks_done} of ${p.chunks_total}`;
+  }
   if (ACTIVE.includes(run.state) || run.state === "finished") {
     return `${p.items_done} / ${p.items_total} items scored · chunk ${p.chunks_done} of ${p.chunks_total}`;
   }
@@ -103,6 +106,12 @@ async function loadModes() {
   if (!offered.length) say(notice, `No mode can score every task of ${benchmark}.`, "warn");
 }
 
+function refused(error) {
+  if (!(error instanceof ApiError)) throw error;
+  const detail = error.body.detail || Object.entries(error.body).map(([k, v]) => `${k}: ${v}`).join("; ");
+  say(notice, `Refused: ${detail}`, "error");
+}
+
 $("start-run").addEventListener("submit", async (event) => {
   event.preventDefault();
   const limit = $("limit").value;
@@ -117,9 +126,26 @@ $("start-run").addEventListener("submit", async (event) => {
     say(notice, `Run ${run.id} started on ${run.progress.items_total} items in ${run.progress.chunks_total} chunks.`, "ok");
     return;
   } catch (error) {
-    if (!(error instanceof ApiError)) throw error;
-    const detail = error.body.detail || Object.entries(error.body).map(([k, v]) => `${k}: ${v}`).join("; ");
-    say(notice, `Refused: ${detail}`, "error");
+    refused(error);
+  }
+  await refresh();
+});
+// Training: the recipe's fields as the run's settings; numbers stay numbers, an empty one is left out.
+$("start-training").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const form = new FormData(event.target);
+  const settings = { include_checked: $("train-include-checked").checked };
+  for (const name of ["learning_rate", "batch_size", "epochs", "max_grad_norm", "max_length", "validation", "test",
+    "steps_per_chunk"]) {
+    if (form.get(name) !== "") settings[name] = Number(form.get(name));
+  }
+  if (form.get("holdout_domain")) settings.holdout_domain = form.get("holdout_domain");
+  const body = { model: form.get("model"), benchmark: form.get("benchmark"), seed: Number(form.get("seed")), settings };
+  try {
+    const run = await api("/api/v1/runs/train/", { method: "POST", body });
+    say(notice, `Training run ${run.id} started: ${run.progress.items_total} examples in ${run.progress.chunks_total} chunks.`, "ok");
+  } catch (error) {
+    refused(error);
   }
   await refresh();
 });
