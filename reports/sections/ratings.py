@@ -18,7 +18,7 @@ from ..forms import rating_values
 from ..readable import flag
 from ..rows import Rows
 
-RATING_MODES = ("rating", "yes_no")
+RATING_MODES = ("rating", "yes_no", "classify")  # classify: classifiers trained here (DiQAD)
 
 
 def rating_class(answer, rating, values):

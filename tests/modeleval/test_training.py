@@ -14,6 +14,9 @@ from benchmarks.models import Benchmark, Item
 from modeleval import actions, runner
 from modeleval.models import ChunkState, EvalRun, Mode, ModelSpec, Prediction, RunState
 from modeleval.scorers.classifier import render_dialogue
+from reports.build import public
+from reports.render.tables import diqad_tables
+from reports.service import make_report
 
 from .conftest import client_for, wait_for
 
@@ -151,6 +154,13 @@ def test_trained_classifier_beats_the_majority_class(packaged, trainable, capsys
     assert accuracy > 18 / 40, accuracy  # the majority class ("2") is 18 of the 40 test items
     out = capsys.readouterr().out
     assert f"model {spec.name}" in out and "validation accuracy" in out
+
+    # The report's DiQAD table has the trained classifier, on the test split, against gold.
+    report = public(make_report("dq-train", None))
+    row = next(r for r in report["ratings"]["models"] if r["run_id"] == scored.pk)
+    assert row["n_gold"] == 40 and row["gold_accuracy"] == pytest.approx(accuracy)
+    table = diqad_tables(report)[0]
+    assert [c.text() for c in table.rows[0]][:2] == [row["model"], f"{100 * accuracy:.2f}"]
 
 
 @pytest.mark.django_db(transaction=True)

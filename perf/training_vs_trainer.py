@@ -1,0 +1,130 @@
+"""Training throughput: the training run's step loop versus a plain `transformers.Trainer`.
+
+    python perf/training_vs_trainer.py [--examples 160] [--layers 2] [--max-length 64] [--threads 1] [--rounds 2]
+
+Both sides train the same classification head on the packaged SmolLM2-135M (its first `--layers`
+blocks, float32, CPU, the same torch thread count) on the same DiQAD-shaped examples, rendered as
+DiQAD does, with the same settings: batch 16, AdamW at 1e-5 with weight decay 0.01, gradients
+clipped at 1.0, a constant learning rate, one epoch, inputs cut from the left to `--max-length`:
+
+* ours: `modeleval.scorers.classifier.train_step` over the batches in order, as a training chunk
+  runs them (tokenised per batch, padded to the batch's longest), plus one checkpoint save at the end
+  (weights, tokenizer, optimiser state), which a chunk also pays;
+* Trainer: `transformers.Trainer` on the same examples (pre-tokenised, padded per batch by
+  `DataCollatorWithPadding`, no evaluation, no saving, no logging).
+
+The sides take turns `--rounds` times and the best time of each is kept, so a busy neighbour on the
+shared cores slows both alike. Prints a markdown section for perf/RESULTS.md.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+SETTINGS = {"learning_rate": 1e-5, "batch_size": 16, "max_grad_norm": 1.0, "weight_decay": 0.01}
+LABELS = ["0", "1", "2"]
+
+
+def examples(n, seed=0):
+    from modeleval.scorers.classifier import render_dialogue
+
+    rng = random.Random(seed)
+    words = "the car rent tax court deposit brake engine refund contract lawyer bank loan fee".split()
+    rows = []
+    for _ in range(n):
+        turns = [{"speaker": "user" if t % 2 == 0 else "expert",
+                  "text": " ".join(rng.choice(words) for _ in range(rng.randint(8, 30)))} for t in range(4)]
+        rows.append((render_dialogue(turns), rng.randrange(3)))
+    return rows
+
+
+def ours(base, rows, args):
+    from modeleval.scorers import classifier
+
+    model, tokenizer = classifier.new_classifier(base, LABELS, seed=0, layers=args.layers)
+    optimizer = classifier.optimizer_for(model, SETTINGS)
+    settings = {**SETTINGS, "max_length": args.max_length}
+    start = time.perf_counter()
+    size = SETTINGS["batch_size"]
+    for step, first in enumerate(range(0, len(rows), size)):
+        batch = rows[first:first + size]
+        classifier.train_step(model, optimizer, tokenizer, [t for t, _ in batch], [y for _, y in batch], settings,
+                              seed=step)
+    with tempfile.TemporaryDirectory() as folder:
+        classifier.save_checkpoint(Path(folder), model, tokenizer, optimizer, {})
+    return time.perf_counter() - start
+
+
+def trainer(base, rows, args):
+    from transformers import DataCollatorWithPadding, Trainer, TrainingArguments
+
+    from modeleval.scorers import classifier
+
+    model, tokenizer = classifier.new_classifier(base, LABELS, seed=0, layers=args.layers)
+    data = [{**tokenizer(text, truncation=True, max_length=args.max_length), "label": label} for text, label in rows]
+    with tempfile.TemporaryDirectory() as out:
+        training_args = TrainingArguments(
+            output_dir=out, per_device_train_batch_size=SETTINGS["batch_size"], learning_rate=SETTINGS["learning_rate"],
+            weight_decay=SETTINGS["weight_decay"], max_grad_norm=SETTINGS["max_grad_norm"], num_train_epochs=1,
+            lr_scheduler_type="constant", save_strategy="no", eval_strategy="no", report_to=[], logging_strategy="no",
+            use_cpu=True, seed=0, dataloader_num_workers=0, disable_tqdm=True)
+        run = Trainer(model=model, args=training_args, train_dataset=data,
+                      data_collator=DataCollatorWithPadding(tokenizer))
+        start = time.perf_counter()
+        run.train()
+        return time.perf_counter() - start
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--examples", type=int, default=160)
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--max-length", type=int, default=64)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+
+    import torch
+
+    from modeleval.scorers import loading
+
+    torch.set_num_threads(args.threads)
+    base = loading.get_model("packaged").info.loaded_from
+    loading.clear_model_cache()
+    rows = examples(args.examples)
+    best = {"ours": float("inf"), "Trainer": float("inf")}
+    for _ in range(args.rounds):
+        best["ours"] = min(best["ours"], ours(base, rows, args))
+        best["Trainer"] = min(best["Trainer"], trainer(base, rows, args))
+    rate = {side: args.examples / seconds for side, seconds in best.items()}
+    import transformers
+
+    command = " ".join(["python perf/training_vs_trainer.py", *sys.argv[1:]])
+    print(f"""
+## Training throughput: the training run's loop versus transformers.Trainer
+
+{datetime.date.today().isoformat()}, `{command}` on {platform.machine()} ({os.cpu_count()} cores, shared),
+torch {torch.__version__}, transformers {transformers.__version__}, {args.threads} thread(s); packaged
+SmolLM2-135M, first {args.layers} blocks, {args.examples} examples, max length {args.max_length}, batch 16,
+AdamW 1e-5, clipping 1.0, one epoch; best of {args.rounds} alternating rounds.
+
+| side | seconds | examples/s | ratio to Trainer |
+| --- | --- | --- | --- |
+| ours (`classifier.train_step` loop + one checkpoint) | {best['ours']:.1f} | {rate['ours']:.2f} | {rate['ours'] / rate['Trainer']:.2f} |
+| `transformers.Trainer` | {best['Trainer']:.1f} | {rate['Trainer']:.2f} | 1.00 |
+""")
+
+
+if __name__ == "__main__":
+    main()
