@@ -3,14 +3,14 @@ study listed with where it differs; a Korean benchmark without the preset is ref
 in English."""
 import pytest
 
+from benchmarks.importers.dialogbench import multiple_choice_form
 from benchmarks.models import Benchmark, Item, Task
 from modeleval import actions, scoring, studies
 from modeleval.actions import RunError
 from modeleval.models import ModelSpec
 from modeleval.scorers import kodialogbench
 
-FORM = {"primary": "answer", "questions": [{"key": "answer", "type": "single_choice", "label": "Answer",
-                                            "options": [{"value": k, "label": k} for k in "ABCDE"]}]}
+FORM = multiple_choice_form()  # options come from the items
 
 
 @pytest.fixture
@@ -22,7 +22,7 @@ def korean(db):
     Item.objects.create(task=emotion, external_id="e1", dialogue=turns, source_gold={"answer": "A"},
                         fields={"question": "화자2의 감정은?", "options": {"A": "기쁨", "B": "슬픔", "C": "분노"}})
     Item.objects.create(task=response, external_id="r1", dialogue=turns, source_gold={"answer": "B"},
-                        fields={"next_speaker": "A", "options": {"A": "비가 와.", "B": "축하해!", "C": "배고파.",
+                        fields={"next_speaker": "A", "question": "화자1의 다음 말로 알맞은 것은?", "options": {"A": "비가 와.", "B": "축하해!", "C": "배고파.",
                                                                  "D": "몰라.", "E": "안녕."}})
     return bench
 
