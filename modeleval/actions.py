@@ -154,6 +154,8 @@ def model_named(name) -> ModelSpec:
 SELFCHAT_REFUSAL = "a self-chat run writes items rather than scoring them: use run_selfchat (manage.py selfchat)"
 # DiQAD's classifier input (scorers.classifier.render_dialogue), named on training and classify runs.
 TRAIN_INPUT_VERSION, TRAIN_INPUT = prompting.TEMPLATES[(Mode.CLASSIFY, "en", "")]
+CLASSIFY_REFUSAL = ("classify mode scores with a classifier trained here; its training run starts it on the test "
+                    "split (Train a classifier)")
 TRAIN_REFUSAL = "a training run trains a classifier rather than scoring: use Train a classifier (manage.py train)"
 
 
@@ -268,9 +270,10 @@ def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=Non
         raise RunError("bad_mode", SELFCHAT_REFUSAL)
     if mode == Mode.TRAIN:
         raise RunError("bad_mode", TRAIN_REFUSAL)
-    if (mode == Mode.CLASSIFY) != (model.trained_by_id is not None):
-        raise RunError("mode_unsuited", f"model {model.name}: classify mode is for classifiers trained here, and "
-                                        "only that mode scores with them")
+    if mode == Mode.CLASSIFY and model.trained_by_id is None:
+        raise RunError("mode_unsuited", CLASSIFY_REFUSAL)
+    if mode != Mode.CLASSIFY and model.trained_by_id is not None:
+        raise RunError("mode_unsuited", f"model {model.name} is a classifier trained here: it scores in classify mode")
     if mode not in Mode.values:
         raise RunError("bad_mode", f"mode must be one of {Mode.values}")
     if position_policy not in PositionPolicy.values:

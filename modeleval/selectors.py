@@ -10,7 +10,7 @@ from collections import defaultdict
 from django.db.models import Count, Q
 
 from . import studies
-from .actions import SELFCHAT_REFUSAL, TRAIN_REFUSAL, mode_unsuited
+from .actions import CLASSIFY_REFUSAL, SELFCHAT_REFUSAL, TRAIN_REFUSAL, mode_unsuited
 from .models import ChunkState, EvalRun, Mode, ParseStatus, Prediction
 from .scorers.positions import accuracy_by_position
 
@@ -104,6 +104,8 @@ def run_modes(benchmark) -> list[dict]:
             reasons = [SELFCHAT_REFUSAL]
         elif mode == Mode.TRAIN:
             reasons = [TRAIN_REFUSAL]
+        elif mode == Mode.CLASSIFY:  # a model matter, and the models offered here are the prompted ones
+            reasons = [CLASSIFY_REFUSAL]
         elif not tasks:
             reasons = [f"benchmark {benchmark.slug} has no tasks"]
         else:
