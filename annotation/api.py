@@ -4,16 +4,16 @@ Every refusal carries {"code", "detail"}. Querysets hide the campaigns a user is
 within a campaign the role decides (403).
 """
 from django.db.models import Q
-from django.http import Http404
 from django_filters import rest_framework as filters
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
-from rest_framework import exceptions, mixins, status, viewsets
+from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from core.errors import ActionError, Code
+
 from . import actions, selectors
-from .errors import ActionError
 from .models import (Annotation, Assignment, Batch, BatchState, Campaign, Disagreement, GoldVersion, Membership,
                      QCReview, Role)
 from .permissions import (CanCreateCampaign, CanReadBatches, CanReadBatchWork, CanReadDisagreements, CanReadGold,
@@ -40,21 +40,8 @@ def read_body(serializer_class, request):
     return serializer.validated_data
 
 
-class CodedErrorsMixin:
-    """Action errors and DRF's own errors both come out as {"code", "detail", ...}."""
-
-    def handle_exception(self, exc):
-        if isinstance(exc, ActionError):
-            return Response(exc.as_dict(), status=exc.status)
-        response = super().handle_exception(exc)
-        data = response.data
-        if isinstance(exc, exceptions.ValidationError):
-            response.data = {"code": "invalid", "detail": "Some fields are not valid.", "errors": data}
-        elif isinstance(data, dict) and "detail" in data and "code" not in data:
-            code = exc.get_codes() if isinstance(exc, exceptions.APIException) else "error"
-            code = "not_found" if isinstance(exc, Http404) else code if isinstance(code, str) else "error"
-            response.data = {"code": code, "detail": data["detail"]}
-        return response
+class CampaignScopedMixin:
+    """Querysets cut to the user's campaigns. Refusals are answered by core.api.exception_handler."""
 
     def get_queryset(self):
         # The schema generator has no signed-in user; it only needs the model.
@@ -89,7 +76,7 @@ class CampaignFilter(filters.FilterSet):
 
 @extend_schema_view(list=extend_schema(description="Campaigns where you are a member (all of them for staff)."),
                     retrieve=extend_schema(responses={200: CampaignSerializer, 404: ErrorSerializer}))
-class CampaignViewSet(CodedErrorsMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class CampaignViewSet(CampaignScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     queryset = Campaign.objects.none()
     serializer_class = CampaignSerializer
     permission_classes = [IsMember]
@@ -182,14 +169,14 @@ class CampaignViewSet(CodedErrorsMixin, mixins.ListModelMixin, mixins.RetrieveMo
         wanted = request.query_params.get("gold_version")
         if wanted:
             if not (wanted.isascii() and wanted.isdigit()):
-                raise ActionError("invalid_parameter", "gold_version must be a gold version id (digits).", status=400)
+                raise ActionError(Code.INVALID_PARAMETER, "gold_version must be a gold version id (digits).")
             # Frozen versions of the benchmark, or this campaign's own drafts (another campaign's draft is
             # its managers' work in progress).
             versions = GoldVersion.objects.filter(Q(frozen_at__isnull=False) | Q(campaign=campaign),
                                                   benchmark_id=campaign.benchmark_id)
             version = versions.filter(pk=int(wanted)).first()
             if version is None:
-                raise ActionError("not_found", "No such gold version for this benchmark.", status=404)
+                raise ActionError(Code.NOT_FOUND, "No such gold version for this benchmark.")
         return Response(selectors.baseline_scores(campaign, version))
 
     @extend_schema(request=GoldVersionCreateSerializer, responses={201: GoldVersionSerializer, **ERRORS},
@@ -213,7 +200,7 @@ class CampaignViewSet(CodedErrorsMixin, mixins.ListModelMixin, mixins.RetrieveMo
             version = (GoldVersion.objects.filter(benchmark_id=campaign.benchmark_id, number=data["gold_version"])
                        .first())
             if version is None:
-                raise ActionError("not_found", "No such gold version for this benchmark.", status=404)
+                raise ActionError(Code.NOT_FOUND, "No such gold version for this benchmark.")
         campaign = actions.pin_gold_version(campaign, version, actor=request.user, reason=data["reason"])
         return Response({"campaign": campaign.pk,
                          "pinned_gold": campaign.pinned_gold.citation if campaign.pinned_gold else "source"})
@@ -244,7 +231,7 @@ class OwnMembership(IsOwner):
         return obj.user_id == request.user.pk
 
 
-class MembershipViewSet(CodedErrorsMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class MembershipViewSet(CampaignScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     queryset = Membership.objects.none()
     serializer_class = MembershipSerializer
     permission_classes = [IsManager]
@@ -284,7 +271,7 @@ class MembershipViewSet(CodedErrorsMixin, mixins.ListModelMixin, mixins.Retrieve
         return Response(MembershipSerializer(membership).data)
 
 
-class BatchViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
+class BatchViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
     queryset = Batch.objects.none()
     serializer_class = BatchSerializer
     permission_classes = [CanReadBatches]
@@ -327,7 +314,7 @@ class BatchViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
                   .prefetch_related("sample__batch_item__item__task", "sample__qc_by").select_related("reviewer")
                   .first())
         if review is None:
-            raise ActionError("not_found", "This batch has not been handed in yet.", status=404)
+            raise ActionError(Code.NOT_FOUND, "This batch has not been handed in yet.")
         return Response(self.qc_view(batch, QCReviewSerializer(review).data))
 
     def qc_view(self, batch, data):
@@ -389,7 +376,7 @@ class BatchViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
         return self.batch_response(batch)
 
 
-class AssignmentViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
+class AssignmentViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
     """Leases. Annotators see their own; managers see their campaigns'."""
 
     queryset = Assignment.objects.none()
@@ -455,7 +442,7 @@ class AnnotationFilter(filters.FilterSet):
         fields = ["campaign", "batch", "round", "annotator", "superseded", "item"]
 
 
-class AnnotationViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
+class AnnotationViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
     """Labels are written only by submitting; nobody edits them here. Annotators read only their own."""
 
     queryset = Annotation.objects.none()
@@ -493,7 +480,7 @@ class DisagreementFilter(filters.FilterSet):
         fields = ["campaign", "status", "round", "guideline_version", "batch"]
 
 
-class DisagreementViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
+class DisagreementViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
     queryset = Disagreement.objects.none()
     serializer_class = DisagreementSerializer
     permission_classes = [CanReadDisagreements]
@@ -524,7 +511,7 @@ class DisagreementViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
         return Response(selectors.disagreement_answers(disagreement, blind))
 
 
-class GoldVersionViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
+class GoldVersionViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
     queryset = GoldVersion.objects.none()
     serializer_class = GoldVersionSerializer
     permission_classes = [CanReadGold]

@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "csp",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "core",
     "benchmarks",
     "annotation",
     "modeleval",
@@ -201,6 +202,7 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_THROTTLE_RATES": {"login": os.environ.get("HB_LOGIN_THROTTLE", "10/min")},
+    "EXCEPTION_HANDLER": "core.api.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "HumanBaseline API",

@@ -15,6 +15,8 @@ from annotation.permissions import CanReadLabels
 from annotation.qc import evaluate_sample
 from benchmarks.models import Benchmark
 from benchmarks.permissions import can_see_gold
+from core.api import http_status
+from core.errors import ActionError
 from modeleval.models import ModelSpec
 from modeleval.permissions import can_evaluate_models
 from reports.access import check_report_access, readable_report_campaigns, report_for
@@ -23,7 +25,6 @@ from reports.build import ReportOptions
 from reports.readable import GAP_RULES, RULES
 from reports.limits import ReportBusy, report_slot
 from reports.render import FORMATS
-from reports.selectors import ScopeError
 
 from .throttling import guard
 
@@ -160,7 +161,7 @@ def report_benchmark(request, slug, campaign):
     """The benchmark of a report page, when the user may read that report (reports.access)."""
     try:
         check_report_access(request.user, slug, campaign)
-    except ScopeError as error:
+    except ActionError as error:
         raise PermissionDenied(str(error)) from None
     return get_object_or_404(Benchmark, slug=slug)
 
@@ -216,12 +217,12 @@ def report_embed(request, slug):
     try:
         with report_slot(request):
             data = report_for(request.user, benchmark.slug, campaign, options=ReportOptions(**choices))
-    except ScopeError as error:
-        return HttpResponse(str(error), status=error.status, content_type="text/plain")
     except ReportBusy as busy:
-        response = HttpResponse(busy.detail, status=429, content_type="text/plain; charset=utf-8")
+        response = HttpResponse(busy.detail, status=http_status(busy), content_type="text/plain; charset=utf-8")
         response["Retry-After"] = str(busy.retry_after)
         return response
+    except ActionError as error:
+        return HttpResponse(str(error), status=http_status(error), content_type="text/plain")
     response = HttpResponse(FORMATS["html"][0](data), content_type="text/html; charset=utf-8")
     # The report is a document of its own: no scripts, its own inline styles.
     response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"

@@ -9,27 +9,26 @@
 from annotation import selectors
 from annotation.models import Campaign
 from benchmarks.permissions import can_see_gold
+from core.errors import ActionError, Code
 
 from .build import ReportOptions
-from .selectors import ScopeError
 from .service import make_report
 
 
 def check_report_access(user, benchmark_slug, campaign_id=None):
-    """Nothing when `user` may read the report; ScopeError otherwise (404 for a campaign they are not a member
+    """Nothing when `user` may read the report; ActionError otherwise (404 for a campaign they are not a member
     of, as for one that does not exist; 403 when they may see the campaign but not its report)."""
     if campaign_id in (None, ""):
         if not can_see_gold(user):
-            raise ScopeError("Benchmark-wide reports are for staff and researchers; members read their "
-                             "campaigns' reports.", status=403)
+            raise ActionError(Code.FORBIDDEN, "Benchmark-wide reports are for staff and researchers; members "
+                              "read their campaigns' reports.")
         return
     campaign = Campaign.objects.filter(pk=campaign_id, benchmark__slug=benchmark_slug).first()
     if campaign is None or not selectors.roles_of(user, campaign):
-        raise ScopeError(f"no campaign {campaign_id} in benchmark {benchmark_slug!r}")
+        raise ActionError(Code.NOT_FOUND, f"no campaign {campaign_id} in benchmark {benchmark_slug!r}")
     if not selectors.can_read_gold(user, campaign):
-        raise ScopeError("A campaign's report is for staff and the campaign's managers, viewers and experts "
-                         "(not the voting experts of a gold panel, nor people who label on the benchmark).",
-                         status=403)
+        raise ActionError(Code.FORBIDDEN, "A campaign's report is for staff and the campaign's managers, viewers "
+                          "and experts (not the voting experts of a gold panel, nor people who label on the benchmark).")
 
 
 def readable_report_campaigns(user, benchmark_ids=None):
@@ -66,7 +65,7 @@ def without_people_of(report, campaign_ids):
 
 
 def report_for(user, benchmark, campaign=None, gold_version=None, options=ReportOptions()):
-    """The report `user` may read: refused (ScopeError) or built, and cut to what they may read."""
+    """The report `user` may read: refused (ActionError) or built, and cut to what they may read."""
     check_report_access(user, benchmark, campaign)
     report = make_report(benchmark, campaign, gold_version, options)
     if campaign in (None, "") and not user.is_staff:

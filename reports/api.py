@@ -1,22 +1,15 @@
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import renderers, serializers
-from rest_framework.exceptions import APIException, NotFound, PermissionDenied
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .access import report_for
 from .build import ReportOptions
-from .limits import ReportBusy, report_slot
+from .limits import report_slot
 from .readable import GAP_RULES
 from .render import FORMATS
-from .selectors import ScopeError
-
-
-class InvalidScope(APIException):
-    status_code = 400
-    default_code = "invalid_scope"
 
 
 class ReportRenderer(renderers.BaseRenderer):
@@ -75,15 +68,10 @@ class ReportView(APIView):
         if not query.is_valid():
             return Response({"code": "invalid_query", "detail": "Some parameters are not valid.", "errors": query.errors},
                             status=400)
-        try:
-            scope = {k: v for k, v in query.validated_data.items() if k not in ReportQuery.OPTIONS}
-            chosen = {k: v for k, v in query.validated_data.items() if k in ReportQuery.OPTIONS}
-            with report_slot(request):
-                report = report_for(request.user, **scope, options=ReportOptions(**chosen))
-        except ScopeError as error:
-            raise {404: NotFound, 403: PermissionDenied}.get(error.status, InvalidScope)(str(error)) from None
-        except ReportBusy as busy:
-            return Response(busy.as_dict(), status=429, headers={"Retry-After": str(busy.retry_after)})
+        scope = {k: v for k, v in query.validated_data.items() if k not in ReportQuery.OPTIONS}
+        chosen = {k: v for k, v in query.validated_data.items() if k in ReportQuery.OPTIONS}
+        with report_slot(request):
+            report = report_for(request.user, **scope, options=ReportOptions(**chosen))
         fmt = request.accepted_renderer.format
         response = Response(report)
         if fmt != "json":

@@ -11,7 +11,7 @@ from django.db import connection
 
 from annotation import actions
 from annotation import qc as qc_module
-from annotation.errors import ActionError
+from core.errors import ActionError
 from annotation.models import Annotation, Assignment, QCReview
 from annotation.serializers import QCReviewSerializer
 from benchmarks.formschema import validate_answers
