@@ -613,7 +613,7 @@ def markdown(figures: dict, command: str) -> str:
         {c['ours_fallback_options']}. Same answers: {'yes' if same else '**no**'} (acc {c['acc']['ours']:.3f} /
         {c['acc']['lm_eval']:.3f}, acc_norm {c['acc_norm']['ours']:.3f} / {c['acc_norm']['lm_eval']:.3f},
         ours / lm-eval)."""))
-    parts.append(fill(f"""How: one forward pass per item reads its context once followed by every option's
+    parts.append(fill("""How: one forward pass per item reads its context once followed by every option's
         tokens but its last; an attention mask lets each option see the context and itself only, and its
         positions restart where the context ends, so each option is scored as if it alone followed the
         context. Vocabulary logits are taken only at the rows that predict option tokens. lm-eval runs

@@ -6,7 +6,7 @@ import json
 import uuid
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.db import transaction
 from rest_framework.test import APIClient
 
