@@ -11,7 +11,7 @@ from annotation.models import Campaign
 from benchmarks.permissions import can_see_gold
 from core.errors import ActionError, Code
 
-from .build import ReportOptions
+from .contract import ReportOptions
 from .service import make_report
 
 

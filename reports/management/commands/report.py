@@ -2,7 +2,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from core.errors import ActionError
-from reports.build import ReportOptions
+from reports.contract import ReportOptions
 from reports.readable import GAP_RULES
 from reports.render import FORMATS, render
 from reports.service import make_report
