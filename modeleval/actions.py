@@ -11,15 +11,15 @@ from collections import Counter
 from django.db import transaction
 from django.utils import timezone
 
-from benchmarks.formschema import CHOICE_TYPES, question, rating_scale
+from benchmarks.formschema import question, rating_scale
 from benchmarks.models import Item, Task
 from core.errors import ActionError, Code
 
 from . import prompting
 from .lifecycle import fail_run, record, stop_run
+from .modes import PAIRWISE_LABELS, SELFCHAT_REFUSAL, mode_unsuited
 from .models import Backend, ChunkState, EvalRun, Mode, ModelSpec, PositionPolicy, RunChunk, RunEventKind, RunState
 from .scorers import huynh, loading
-from .scorers.pairwise import BOTH, NEITHER, ONE, TWO
 from .scorers.prompts import template_hash
 from .tasks import score_chunk
 
@@ -27,9 +27,7 @@ PACKAGED_NAME = "smollm2-135m-instruct"
 GPU_QUEUE = "gpu"
 CPU_QUEUE = "cpu"  # models behind an API: the worker waits on the network, not on a GPU
 BROKER_UNAVAILABLE = Code.BROKER_UNAVAILABLE
-PAIRWISE_LABELS = (ONE, TWO, BOTH, NEITHER)
 PAIRWISE_SECOND = "conversation_2"  # the field holding an arena item's second conversation
-SINGLE_INDEX = "first_ai_turn"  # the single-dialogue form's question naming the first machine utterance
 
 
 class RunError(ActionError):
@@ -141,30 +139,6 @@ def model_named(name) -> ModelSpec:
 
 
 # --- runs --------------------------------------------------------------------------------
-
-
-SELFCHAT_REFUSAL = "a self-chat run writes items rather than scoring them: use run_selfchat (manage.py selfchat)"
-
-
-def mode_unsuited(task, mode) -> str | None:
-    """Why `mode` cannot score `task` by its primary question, or None when it can. The run form
-    offers a benchmark's modes by this rule (`selectors.run_modes`), and `start_run` refuses by it."""
-    spec = question(task.form, task.primary_key)
-    if mode in prompting.MC_MODES and not (spec["type"] in CHOICE_TYPES and spec.get("options") == "item"):
-        return (f"task {task}: mode {mode} needs a choice question whose options come from "
-                f"the items; the primary question {spec['key']!r} is {spec['type']}")
-    if mode == Mode.RATING and rating_scale(spec) is None:
-        return (f"task {task}: rating mode needs a scale or numeric choice as primary question "
-                f"(or settings.quality naming one), {spec['key']!r} is {spec['type']}")
-    if mode == Mode.PAIRWISE and not (spec["type"] == "single_choice" and isinstance(spec.get("options"), list)
-                                      and {str(o["value"]) for o in spec["options"]} == set(PAIRWISE_LABELS)):
-        return (f"task {task}: pairwise mode needs BotChat's question (which conversation "
-                f"involves a machine: {', '.join(PAIRWISE_LABELS)}) as primary question")
-    if mode == Mode.SINGLE_JUDGE and not (spec["type"] == "boolean" and any(
-            q["key"] == SINGLE_INDEX and q["type"] == "index" for q in task.form.get("questions", []))):
-        return (f"task {task}: single_judge mode needs BotChat's single-dialogue question "
-                f"(is any utterance machine-written, and {SINGLE_INDEX!r}) as primary question")
-    return None
 
 
 def _check_task(task, mode):
