@@ -20,6 +20,7 @@ from django.utils import timezone
 from benchmarks.formschema import excluding_values, is_one_of, primary_values, question, validate_answers
 from benchmarks.models import Benchmark, Item
 from benchmarks.permissions import staff_or_holder
+from metrics import median_reading_seconds
 
 from core.errors import ActionError, Code
 
@@ -27,9 +28,9 @@ from .models import (FINAL_STATUSES, HOLDS_PERSON, HOLDS_SLOT, Annotation, Assig
                      BatchState, Campaign, CampaignSettings, Disagreement, DisagreementStatus, Event, EventKind,
                      GoldLabel, GoldMethod, GoldVersion, ItemFlag, ItemStatus, LeaseStatus, Membership, Policy,
                      Protocol, QCReview, QCSampleItem, Role)
-from .qc import draw_sample, evaluate_sample, new_sample_secret, sample_seed
+from .qc import draw_sample, new_sample_secret, sample_seed
 from .rules import item_outcome
-from .selectors import RESOLVE, open_lease, roles_of
+from .selectors import RESOLVE, open_lease, qc_figures, roles_of, seconds_until_submit_allowed
 
 TRANSITIONS = {
     BatchState.OPEN: {BatchState.ANNOTATING},
@@ -441,8 +442,8 @@ def submit_annotation(assignment, *, annotator, answers, client_submission_id, n
                                   f"kept for you {settings.lease_minutes} min); this answer was not saved.",
                                   seconds_late=late, lease_minutes=settings.lease_minutes)
             waited = (now - assignment.served_at).total_seconds()
-            if waited < settings.min_reading_seconds:
-                left = math.ceil((settings.min_reading_seconds - waited) * 10) / 10
+            left = seconds_until_submit_allowed(assignment, now)
+            if left > 0:
                 raise ActionError(Code.TOO_EARLY, f"Read the dialogue for {left:g} more seconds before answering.",
                                   seconds_left=left, min_reading_seconds=settings.min_reading_seconds)
             item, form = assignment.item, assignment.item.task.form
@@ -572,13 +573,12 @@ def _hand_in(batch, *, actor, reason="", by_hand=False):
             QCSampleItem(review=review, batch_item_id=pk, position=i, annotator_value=finals[pk])
             for i, pk in enumerate(chosen, start=1)])
         round_labels = Annotation.objects.filter(batch_item__batch=batch, round=batch.round)
-        dwell = [d for d in round_labels.values_list("dwell_seconds", flat=True) if d is not None]
         _transition(batch, BatchState.HANDED_IN, actor=actor, kind=EventKind.HANDED_IN, reason=reason, figures={
             "items": sum(status.values()), "labelled": status[ItemStatus.LABELLED],
             "excluded": status[ItemStatus.EXCLUDED],
             "by_method": dict(Counter(items.values_list("final_method", flat=True))),
             "annotations": round_labels.count(),
-            "median_dwell_seconds": sorted(dwell)[len(dwell) // 2] if dwell else None,
+            "median_dwell_seconds": median_reading_seconds(round_labels.values_list("dwell_seconds", flat=True)),
             "qc_sample": len(chosen), "stratified": settings.qc_stratify})
     return review
 
@@ -624,17 +624,11 @@ def record_qc_label(batch, *, actor, batch_item_id, value, note=""):
     return entry
 
 
-def _decision(review, settings):
-    sample = list(review.sample.values_list("qc_value", "annotator_value", "qc_at"))
-    labelled = [(qc, ann) for qc, ann, at in sample if at is not None]
-    return evaluate_sample(labelled, settings.overall_threshold, settings.class_threshold), len(labelled), len(sample)
-
-
 def accept_batch(batch, *, actor, reason="", override_reason=""):
     """in_review -> accepted. Below the thresholds only with an override reason, and flagged."""
     with transaction.atomic():
         batch, review = _reviewing(batch, actor)
-        decision, labelled, size = _decision(review, batch.settings)
+        decision, labelled, size = qc_figures(review, batch.settings)
         if labelled < size:
             raise ActionError(Code.SAMPLE_INCOMPLETE, f"{size - labelled} of {size} sampled items have no QC label "
                               "yet.", labelled=labelled, sample=size)
@@ -660,7 +654,7 @@ def reject_batch(batch, *, actor, reason):
         raise ActionError(Code.REASON_REQUIRED, "Say why the batch is rejected.")
     with transaction.atomic():
         batch, review = _reviewing(batch, actor)
-        decision, labelled, size = _decision(review, batch.settings)
+        decision, labelled, size = qc_figures(review, batch.settings)
         against_rule = decision.passed and labelled == size
         review.decision, review.reason, review.figures = "rejected", reason, jsonable(decision.to_dict())
         review.decided_at = timezone.now()

@@ -6,12 +6,13 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from benchmarks.models import shown_meta
-from metrics.aggregation import m_of_k_correct, mean_of_raters_accuracy
+from metrics.aggregation import human_baseline
 
 from .guidelines import render_guidelines
+from .qc import evaluate_sample
 
-from .models import (HOLDS_PERSON, Annotation, Assignment, BatchItem, BatchState, Campaign, Disagreement, GoldLabel,
-                     ItemFlag, ItemStatus, Membership, Protocol, QCReview, Role)
+from .models import (HOLDS_PERSON, Annotation, Assignment, BatchItem, BatchState, Campaign, Disagreement,
+                     DisagreementStatus, GoldLabel, ItemFlag, ItemStatus, Membership, Protocol, QCReview, Role)
 
 # Roles that may read each kind of campaign data (gold, QC data and other people's labels are the
 # sensitive ones: annotators see only their own leases and labels).
@@ -139,6 +140,32 @@ def disagreements_by_guideline(campaign):
     return result
 
 
+def waiting_for(user, campaign, roles):
+    """What waits for this person in one campaign (their home page): items to label and their open lease,
+    batches to review, open disagreements, whether they see the dashboard."""
+    waiting = {}
+    if campaign.worker_role in roles:
+        progress = campaign_progress(campaign)
+        waiting["to_label"] = sum(b["pending"] for b in progress["batches"]
+                                  if b["state"] in (BatchState.OPEN, BatchState.ANNOTATING))
+        waiting["lease"] = open_lease(campaign, user)
+    if Role.QC in roles:
+        waiting["to_review"] = list(campaign.batches.filter(state__in=(BatchState.HANDED_IN, BatchState.IN_REVIEW))
+                                    .order_by("number"))
+    if roles & READ_DISAGREEMENTS:
+        waiting["disagreements"] = campaign.disagreements.filter(status=DisagreementStatus.OPEN).count()
+    waiting["dashboard"] = bool(roles & READ_BATCHES)
+    return waiting
+
+
+def qc_figures(review, settings):
+    """The QC acceptance rule applied to the sample labels given so far: (decision, labelled, sample size).
+    Accepting and rejecting decide with it, and the review page shows it live."""
+    sample = list(review.sample.values_list("qc_value", "annotator_value", "qc_at"))
+    labelled = [(qc, ann) for qc, ann, at in sample if at is not None]
+    return evaluate_sample(labelled, settings.overall_threshold, settings.class_threshold), len(labelled), len(sample)
+
+
 def current_annotations(campaign):
     return Annotation.objects.filter(campaign=campaign, superseded_at__isnull=True)
 
@@ -148,10 +175,10 @@ def baseline_scores(campaign, gold_version=None):
 
     majority: an item counts as correct when at least m = floor(k/2)+1 raters are right (DialogBench,
     2 of 3); mean_of_raters: the mean of each rater's accuracy (KoDialogBench). Gold is the item's
-    source gold, or the labels of `gold_version` when given. Items without gold are counted, not scored.
+    source gold, or the labels of `gold_version` when given. Items without gold, and items nobody answered yet,
+    are counted, not scored (metrics.human_baseline, the rule the report uses).
     """
     k = campaign.settings.overlap
-    m = k // 2 + 1
     gold_labels = None
     if gold_version is not None:
         gold_labels = dict(GoldLabel.objects.filter(version=gold_version).values_list("item_id", "value"))
@@ -175,16 +202,15 @@ def baseline_scores(campaign, gold_version=None):
             if value is not None:
                 gold.append(value)
                 scored.append(item)
-        raters = sorted({a for item in scored for a in answers.get(item.pk, {})})
-        rows = [[answers.get(item.pk, {}).get(r) for r in raters] for item in scored]
-        majority = m_of_k_correct(rows, gold, m)
-        by_rater = {rater: [row[i] for row in rows] for i, rater in enumerate(raters)}
-        per_rater = mean_of_raters_accuracy(by_rater, gold, missing="skip")
+        labels = [answers.get(item.pk, {}) for item in scored]
+        baseline = human_baseline(labels, gold, k)
+        majority, per_rater = baseline.majority, baseline.mean_of_raters
+        n_raters = len(per_rater.raters)
         tasks.append({
             "task": task.slug, "n_items": len(items), "n_scored": len(scored),
             "n_without_gold": len(items) - len(scored),
-            "n_raters": len(raters), "complete": all(None not in row for row in rows) and len(raters) >= k,
-            "majority": {"accuracy": majority.accuracy, "n_correct": majority.n_correct, "m": m, "k": k,
+            "n_raters": n_raters, "complete": n_raters >= k and all(len(a) == n_raters and None not in a.values() for a in labels),
+            "majority": {"accuracy": majority.accuracy, "n_correct": majority.n_correct, "m": baseline.m, "k": k,
                          "rule": majority.rule},
             "mean_of_raters": {"accuracy": per_rater.accuracy, "std": per_rater.std, "raters": [
                 {"rater": usernames.get(r.rater, str(r.rater)), "accuracy": r.accuracy, "n_correct": r.n_correct,
