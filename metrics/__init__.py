@@ -1,6 +1,15 @@
 """Pure statistics for the human-versus-model comparison; no Django, nothing else of ours."""
 from ._common import as_number
-from .aggregation import majority_vote, m_of_k_correct, mean_of_raters_accuracy, mean_rating_per_item
+from .aggregation import (
+    HumanBaseline,
+    human_baseline,
+    m_of_k_correct,
+    majority_size,
+    majority_vote,
+    mean_of_raters_accuracy,
+    mean_rating_per_item,
+    median_reading_seconds,
+)
 from .agreement import (
     cohen_kappa,
     cohen_kappa_by_pair,
@@ -29,6 +38,7 @@ from .selfchat import length_stats, pass_at_n, pass_at_n_stepwise
 
 __all__ = [
     "STRATIFIED",
+    "HumanBaseline",
     "accuracy_with_wilson",
     "as_number",
     "bootstrap_ci",
@@ -41,15 +51,18 @@ __all__ = [
     "elo",
     "fleiss_kappa",
     "fleiss_kappa_counts",
+    "human_baseline",
     "krippendorff_alpha",
     "landis_koch_band",
     "leave_one_out_correlations",
     "length_stats",
     "m_of_k_correct",
+    "majority_size",
     "majority_vote",
     "mcnemar_exact",
     "mean_of_raters_accuracy",
     "mean_rating_per_item",
+    "median_reading_seconds",
     "paired_bootstrap_gap",
     "paired_bootstrap_gaps",
     "pass_at_n",

@@ -6,7 +6,7 @@ from collections import defaultdict
 import numpy as np
 
 from benchmarks.models import canonical_json
-from metrics import cohen_kappa_by_pair, peer_pairs
+from metrics import cohen_kappa_by_pair, median_reading_seconds, peer_pairs
 
 from ..contract import ReportOptions
 from ..figures import new_row, put
@@ -83,8 +83,7 @@ def annotator_section(rows: Rows, options: ReportOptions):
         defined = [k for k in kappas.get((campaign_id, annotator_id), []) if k is not None]
         put(row, "peer_kappa", float(np.mean(defined)) if defined else None,
             "kappa is undefined with every peer (a single category)" if pairs.any() else no_peer)
-        times = dwell[now & ~np.isnan(dwell)]
-        put(row, "median_reading_seconds", float(np.median(times)) if times.size else None,
+        put(row, "median_reading_seconds", median_reading_seconds(dwell[now]),
             "no reading time recorded (imported labels)")
         row["rounds_caused"] = len(caused)
         row["rejected_rounds"] = len(rounds[campaign_id, annotator_id] & rejected)

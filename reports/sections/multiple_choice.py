@@ -8,9 +8,9 @@ import numpy as np
 
 from metrics import (
     STRATIFIED,
-    m_of_k_correct,
+    human_baseline,
+    majority_size,
     mcnemar_exact,
-    mean_of_raters_accuracy,
     paired_bootstrap_gap,
     paired_bootstrap_gaps,
     stratified_interval,
@@ -49,9 +49,10 @@ def mc_task(rows: Rows, task, t_index, options: ReportOptions):
     raters = sorted({a for answers in labels for a in answers})
     columns = {r: [answers.get(r) for answers in labels] for r in raters}
     k = rows.overlap() or (Counter(map(len, labels)).most_common(1)[0][0] if answered else 0)
-    m = k // 2 + 1
-    majority = m_of_k_correct([list(a.values()) for a in labels], gold, m) if answered else None
-    per_rater = mean_of_raters_accuracy(columns, gold) if answered else None
+    baseline = human_baseline(labels, gold, k) if answered else None
+    m = majority_size(k)
+    majority = baseline.majority if baseline else None
+    per_rater = baseline.mean_of_raters if baseline else None
     human = np.array(majority.item_correct if majority else [], dtype=bool)
     no_humans = "no human answers on this task's items"
 
