@@ -14,6 +14,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 def test_report_page_follows_the_computation_and_shows_a_stale_report_as_stale(page, settings, tmp_path):
     settings.REPORTS_COMPUTE_IN_REQUEST = False
+    env = worker_environment()  # empties this session's queue: before anything is queued
     bench, campaign = demo_benchmark("dialogbench-demo")
     make_user("report-reader").__class__.objects.filter(username="report-reader").update(is_staff=True)
     sign_in(page, "report-reader")
@@ -24,12 +25,11 @@ def test_report_page_follows_the_computation_and_shows_a_stale_report_as_stale(p
     expect(page.locator("#report-frame")).to_be_hidden()
     shot(page, "report-queued", "Report", "#report-status")
 
-    env = worker_environment()
     worker = Worker(env, tmp_path / "cpu.log", "reports", queue="cpu")
     try:
         expect(status).to_be_hidden(timeout=60_000)
         frame = page.frame_locator("#report-frame")
-        expect(frame.locator("#how-to-read")).to_be_visible()
+        expect(frame.locator("#how-to-read")).to_be_visible(timeout=60_000)  # the HTML and its plots
     finally:
         worker.stop()
 
@@ -39,12 +39,12 @@ def test_report_page_follows_the_computation_and_shows_a_stale_report_as_stale(p
     expect(status).to_be_visible(timeout=20_000)
     expect(status).to_contain_text("Stale: the data changed at")
     expect(status).to_have_attribute("data-stale", "1")
-    expect(page.frame_locator("#report-frame").locator("#how-to-read")).to_be_visible()
+    expect(page.frame_locator("#report-frame").locator("#how-to-read")).to_be_visible(timeout=60_000)
     shot(page, "report-stale", "Report", "#report-status")
 
     worker = Worker(env, tmp_path / "cpu-2.log", "reports-2", queue="cpu")
     try:
         expect(status).to_be_hidden(timeout=60_000)
-        expect(page.frame_locator("#report-frame").locator("#how-to-read")).to_be_visible()
+        expect(page.frame_locator("#report-frame").locator("#how-to-read")).to_be_visible(timeout=60_000)
     finally:
         worker.stop()
