@@ -351,18 +351,21 @@ def lease_next_item(campaign, *, annotator, now=None):
 
 
 def _lease_next_item(campaign, annotator, now):
-    # One statement checks the role and serialises the same person's concurrent calls (their membership row,
-    # locked before any batch item, so the second call finds the first one's lease: one live lease per person
-    # per campaign); it also brings their live lease and the first batch being annotated.
+    # One live lease per person per campaign: the same person's concurrent calls wait here for each other (their
+    # membership row, locked before any batch item), so the second one finds the first one's lease. The same
+    # statement checks the role. What comes after the lock is read in the next statement: a subquery of the
+    # locking statement would see the database as it was before the wait.
+    locked = (Membership.objects.select_for_update()
+              .filter(campaign=campaign, user=annotator, role=campaign.worker_role, active=True)
+              .values_list("pk", flat=True).first())
+    if locked is None:
+        raise forbidden({campaign.worker_role}, "take items")
     first_batch = (Batch.objects.filter(campaign=campaign, state=BatchState.ANNOTATING).order_by("number")
                    .values("pk")[:1])
-    me = (Membership.objects.select_for_update(of=("self",))
-          .filter(campaign=campaign, user=annotator, role=campaign.worker_role, active=True)
+    me = (Campaign.objects.filter(pk=campaign.pk)
           .annotate(live=Subquery(live_leases(campaign, annotator, now).values("pk")[:1]),
                     first_batch=Subquery(first_batch))
-          .values("live", "first_batch").first())
-    if me is None:
-        raise forbidden({campaign.worker_role}, "take items")
+          .values("live", "first_batch").get())
     if me["live"]:
         return Lease(Assignment.objects.select_related(*LEASE_RELATIONS).get(pk=me["live"]), resumed=True)
     first_batch = me["first_batch"]

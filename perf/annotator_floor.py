@@ -21,12 +21,13 @@ TOKEN = ('SELECT t.key, t.user_id, t.created, u.id, u.password, u.last_login, u.
 CAMPAIGN = ('SELECT c.*, b.* FROM annotation_campaign c JOIN benchmarks_benchmark b ON c.benchmark_id = b.id '
             'WHERE c.id IN (SELECT m.campaign_id FROM annotation_membership m WHERE m.active AND m.user_id = %s) '
             'AND c.id = %s LIMIT 21')
+LOCK_ME = ("SELECT m.id FROM annotation_membership m WHERE m.active AND m.campaign_id = %(c)s "
+           "AND m.role = 'annotator' AND m.user_id = %(user)s ORDER BY m.campaign_id, m.role, m.user_id LIMIT 1 "
+           "FOR UPDATE")
 ME = ("SELECT (SELECT a.id FROM annotation_assignment a WHERE a.annotator_id = %(user)s AND a.campaign_id = %(c)s "
       "AND a.expires_at > %(now)s AND a.status = 'leased' ORDER BY a.served_at LIMIT 1) AS live, "
       "(SELECT b.id FROM annotation_batch b WHERE b.campaign_id = %(c)s AND b.state = 'annotating' "
-      "ORDER BY b.number LIMIT 1) AS first_batch FROM annotation_membership m WHERE m.active "
-      "AND m.campaign_id = %(c)s AND m.role = 'annotator' AND m.user_id = %(user)s "
-      "ORDER BY m.campaign_id, m.role, m.user_id LIMIT 1 FOR UPDATE")
+      "ORDER BY b.number LIMIT 1) AS first_batch FROM annotation_campaign c WHERE c.id = %(c)s LIMIT 21")
 FREE_ITEM = ("SELECT bi.id AS lease_item, bi.campaign_id AS lease_campaign, bi.item_id AS lease_dialogue, "
              "bi.taken AS lease_taken, b.round AS lease_round, b.settings_id AS lease_settings, bi.*, (SELECT a.slot FROM annotation_assignment a WHERE a.batch_item_id = bi.id "
              "AND a.round = b.round AND a.status IN ('leased', 'submitted') ORDER BY 1 DESC LIMIT 1) AS top_slot, "
@@ -38,6 +39,8 @@ FREE_ITEM = ("SELECT bi.id AS lease_item, bi.campaign_id AS lease_campaign, bi.i
              "WHERE a.annotator_id = %(user)s AND a.batch_item_id = bi.id AND a.round = b.round "
              "AND a.status IN ('leased', 'submitted', 'released') LIMIT 1) "
              "ORDER BY bi.position LIMIT 1 FOR UPDATE OF bi SKIP LOCKED")
+SLOTS = ("SELECT a.slot FROM annotation_assignment a WHERE a.batch_item_id = %s AND a.round = %s "
+         "AND a.status IN ('leased', 'submitted')")
 LEASE = ("INSERT INTO annotation_assignment (campaign_id, batch_item_id, item_id, annotator_id, round, slot, "
          "settings_id, status, served_at, expires_at, closed_at) "
          "VALUES (%s, %s, %s, %s, %s, %s, %s, 'leased', %s, %s, NULL) RETURNING id")
@@ -97,7 +100,10 @@ class FloorClient:
         conn.execute(TOKEN, (self.token,)).fetchone()
         conn.execute(CAMPAIGN, (self.user_id, self.campaign_id)).fetchone()
         with conn.transaction():
-            live, first_batch = conn.execute(ME, {"user": self.user_id, "c": self.campaign_id, "now": now}).fetchone()
+            me = {"user": self.user_id, "c": self.campaign_id, "now": now}
+            if conn.execute(LOCK_ME, me).fetchone() is None:
+                raise RuntimeError("not an annotator of this campaign")
+            live, first_batch = conn.execute(ME, me).fetchone()
             if live:
                 self.codes[200] += 1
                 return live
@@ -110,10 +116,12 @@ class FloorClient:
             item = dict(zip([c.name for c in cur.description], row))
             bi_id, campaign_id, item_id, taken = (item["lease_item"], item["lease_campaign"], item["lease_dialogue"],
                                                   item["lease_taken"])
-            if (item["top_slot"] or 0) != taken:
-                raise RuntimeError("the floor leases only in slot order (no lease is given back in this load)")
+            slot = taken + 1
+            if (item["top_slot"] or 0) != taken:  # a look from before the lock: read the slots (as Django does)
+                used = {r[0] for r in conn.execute(SLOTS, (bi_id, item["lease_round"]))}
+                slot = min(s for s in range(1, item["needed"] + 1) if s not in used)
             round_, settings_id, lease_minutes = item["lease_round"], item["lease_settings"], item["lease_minutes"]
-            assignment = conn.execute(LEASE, (campaign_id, bi_id, item_id, self.user_id, round_, taken + 1,
+            assignment = conn.execute(LEASE, (campaign_id, bi_id, item_id, self.user_id, round_, slot,
                                               settings_id, now, now + timedelta(minutes=lease_minutes))).fetchone()[0]
             conn.execute(TAKEN, (bi_id,))
         self.codes[200] += 1

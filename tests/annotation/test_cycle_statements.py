@@ -14,8 +14,9 @@ from .conftest import DIQAD_ANSWERS, make_campaign, sid
 
 # Statements of one request as the database sees them, authentication (the token's row) and the transaction's
 # BEGIN and COMMIT included, as a client that does not show progress asks (?progress=0):
-# token, campaign, BEGIN, membership lock with the live lease, item lock, lease insert, taken + 1, COMMIT
-NEXT_BUDGET = 8
+# token, campaign, BEGIN, membership lock (the role), live lease and first batch, item lock, lease insert,
+# taken + 1, COMMIT
+NEXT_BUDGET = 9
 # token, assignment, BEGIN, item lock with the lease, lease closed, label insert, the round's labels, COMMIT;
 # on the item's last label also its outcome and the automatic hand-in check
 SUBMIT_BUDGET = 10
