@@ -10,9 +10,8 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 
 from annotation import selectors
-from annotation.models import Assignment, Batch, BatchState, Campaign, DisagreementStatus, Role
+from annotation.models import Assignment, Batch, Campaign, Role
 from annotation.permissions import CanReadLabels
-from annotation.qc import evaluate_sample
 from benchmarks.models import Benchmark
 from benchmarks.permissions import can_see_gold
 from modeleval.models import ModelSpec
@@ -57,23 +56,6 @@ def campaign_with_role(user, pk, allowed, what):
     return campaign, roles
 
 
-def waiting_for(user, campaign, roles):
-    """What waits for this person in one campaign, composed from existing reads."""
-    waiting = {}
-    if campaign.worker_role in roles:
-        progress = selectors.campaign_progress(campaign)
-        waiting["to_label"] = sum(b["pending"] for b in progress["batches"]
-                                  if b["state"] in (BatchState.OPEN, BatchState.ANNOTATING))
-        waiting["lease"] = selectors.open_lease(campaign, user)
-    if Role.QC in roles:
-        waiting["to_review"] = list(campaign.batches.filter(state__in=(BatchState.HANDED_IN, BatchState.IN_REVIEW))
-                                    .order_by("number"))
-    if roles & selectors.READ_DISAGREEMENTS:
-        waiting["disagreements"] = campaign.disagreements.filter(status=DisagreementStatus.OPEN).count()
-    waiting["dashboard"] = bool(roles & selectors.READ_BATCHES)
-    return waiting
-
-
 @login_required
 def home(request):
     user = request.user
@@ -82,7 +64,7 @@ def home(request):
     with_report = readable_report_campaigns(user)
     for campaign in selectors.visible_campaigns(user).order_by("name"):
         roles = selectors.roles_of(user, campaign) if user.is_staff else frozenset(roles_by.get(campaign.pk, ()))
-        campaigns.append({"campaign": campaign, "roles": sorted(roles), "waiting": waiting_for(user, campaign, roles),
+        campaigns.append({"campaign": campaign, "roles": sorted(roles), "waiting": selectors.waiting_for(user, campaign, roles),
                           "report": campaign.pk in with_report})
     reports = Benchmark.objects.order_by("slug") if can_see_gold(user) else Benchmark.objects.none()
     from .manage import may_manage  # the manager's pages build on this module's helpers
@@ -123,10 +105,8 @@ def review_figures(request, pk):
     review = batch.reviews.order_by("-round").first()
     if review is None:
         return JsonResponse({"code": "not_found", "detail": "This batch has not been handed in yet."}, status=404)
-    pairs = review.sample.filter(qc_at__isnull=False).values_list("qc_value", "annotator_value")
-    settings = batch.settings
-    decision = evaluate_sample(pairs, settings.overall_threshold, settings.class_threshold)
-    return JsonResponse({"round": review.round, "sample": review.sample.count(), **decision.to_dict()})
+    decision, _, size = selectors.qc_figures(review, batch.settings)
+    return JsonResponse({"round": review.round, "sample": size, **decision.to_dict()})
 
 
 @login_required
