@@ -20,6 +20,7 @@ from django.utils import timezone
 from benchmarks.formschema import excluding_values, is_one_of, primary_values, question, validate_answers
 from benchmarks.models import Benchmark, Item
 from benchmarks.permissions import staff_or_holder
+from metrics import median_reading_seconds
 
 from . import errors, signals
 from .errors import ActionError
@@ -29,7 +30,7 @@ from .models import (FINAL_STATUSES, HOLDS_PERSON, HOLDS_SLOT, Annotation, Assig
                      QCReview, QCSampleItem, Role)
 from .qc import draw_sample, evaluate_sample, new_sample_secret, sample_seed
 from .rules import item_outcome
-from .selectors import RESOLVE, open_lease, roles_of
+from .selectors import RESOLVE, open_lease, roles_of, seconds_until_submit_allowed
 
 TRANSITIONS = {
     BatchState.OPEN: {BatchState.ANNOTATING},
@@ -445,8 +446,8 @@ def submit_annotation(assignment, *, annotator, answers, client_submission_id, n
                                   f"kept for you {settings.lease_minutes} min); this answer was not saved.",
                                   seconds_late=late, lease_minutes=settings.lease_minutes)
             waited = (now - assignment.served_at).total_seconds()
-            if waited < settings.min_reading_seconds:
-                left = math.ceil((settings.min_reading_seconds - waited) * 10) / 10
+            left = seconds_until_submit_allowed(assignment, now)
+            if left > 0:
                 raise ActionError(errors.TOO_EARLY, f"Read the dialogue for {left:g} more seconds before answering.",
                                   seconds_left=left, min_reading_seconds=settings.min_reading_seconds)
             item, form = assignment.item, assignment.item.task.form
@@ -576,13 +577,12 @@ def _hand_in(batch, *, actor, reason="", by_hand=False):
             QCSampleItem(review=review, batch_item_id=pk, position=i, annotator_value=finals[pk])
             for i, pk in enumerate(chosen, start=1)])
         round_labels = Annotation.objects.filter(batch_item__batch=batch, round=batch.round)
-        dwell = [d for d in round_labels.values_list("dwell_seconds", flat=True) if d is not None]
         _transition(batch, BatchState.HANDED_IN, actor=actor, kind="handed_in", reason=reason, figures={
             "items": sum(status.values()), "labelled": status[ItemStatus.LABELLED],
             "excluded": status[ItemStatus.EXCLUDED],
             "by_method": dict(Counter(items.values_list("final_method", flat=True))),
             "annotations": round_labels.count(),
-            "median_dwell_seconds": sorted(dwell)[len(dwell) // 2] if dwell else None,
+            "median_dwell_seconds": median_reading_seconds(round_labels.values_list("dwell_seconds", flat=True)),
             "qc_sample": len(chosen), "stratified": settings.qc_stratify})
     return review
 

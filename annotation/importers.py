@@ -23,7 +23,8 @@ from .models import Annotation, Batch, BatchItem, BatchState, Campaign, ItemStat
 
 # Imported campaigns whose "raters" are positions in a file, not people: rater i is whoever gave the
 # i-th rating of each item (FED has no worker ids). Reports mark them and keep them out of per-person tables.
-RATERS_ARE_POSITIONS = frozenset({"import:fed"})
+FED_SOURCE = "import:fed"
+RATERS_ARE_POSITIONS = frozenset({FED_SOURCE})
 
 
 @dataclass
@@ -95,7 +96,7 @@ def import_fed_ratings(path, benchmark_slug):
     n_raters = max(len(answers) for _, answers in rows)
     with transaction.atomic():
         raters = external_raters("fed", n_raters)
-        source = "import:fed"
+        source = FED_SOURCE
         campaign = Campaign.objects.filter(benchmark=benchmark, source=source).first()
         if campaign is None:
             campaign = actions.create_campaign(

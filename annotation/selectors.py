@@ -6,7 +6,7 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from benchmarks.models import shown_meta
-from metrics.aggregation import m_of_k_correct, mean_of_raters_accuracy
+from metrics.aggregation import human_baseline
 
 from .guidelines import render_guidelines
 
@@ -148,10 +148,10 @@ def baseline_scores(campaign, gold_version=None):
 
     majority: an item counts as correct when at least m = floor(k/2)+1 raters are right (DialogBench,
     2 of 3); mean_of_raters: the mean of each rater's accuracy (KoDialogBench). Gold is the item's
-    source gold, or the labels of `gold_version` when given. Items without gold are counted, not scored.
+    source gold, or the labels of `gold_version` when given. Items without gold, and items nobody answered yet,
+    are counted, not scored (metrics.human_baseline, the rule the report uses).
     """
     k = campaign.settings.overlap
-    m = k // 2 + 1
     gold_labels = None
     if gold_version is not None:
         gold_labels = dict(GoldLabel.objects.filter(version=gold_version).values_list("item_id", "value"))
@@ -175,16 +175,15 @@ def baseline_scores(campaign, gold_version=None):
             if value is not None:
                 gold.append(value)
                 scored.append(item)
-        raters = sorted({a for item in scored for a in answers.get(item.pk, {})})
-        rows = [[answers.get(item.pk, {}).get(r) for r in raters] for item in scored]
-        majority = m_of_k_correct(rows, gold, m)
-        by_rater = {rater: [row[i] for row in rows] for i, rater in enumerate(raters)}
-        per_rater = mean_of_raters_accuracy(by_rater, gold, missing="skip")
+        labels = [answers.get(item.pk, {}) for item in scored]
+        baseline = human_baseline(labels, gold, k)
+        majority, per_rater = baseline.majority, baseline.mean_of_raters
+        n_raters = len(per_rater.raters)
         tasks.append({
             "task": task.slug, "n_items": len(items), "n_scored": len(scored),
             "n_without_gold": len(items) - len(scored),
-            "n_raters": len(raters), "complete": all(None not in row for row in rows) and len(raters) >= k,
-            "majority": {"accuracy": majority.accuracy, "n_correct": majority.n_correct, "m": m, "k": k,
+            "n_raters": n_raters, "complete": n_raters >= k and all(len(a) == n_raters and None not in a.values() for a in labels),
+            "majority": {"accuracy": majority.accuracy, "n_correct": majority.n_correct, "m": baseline.m, "k": k,
                          "rule": majority.rule},
             "mean_of_raters": {"accuracy": per_rater.accuracy, "std": per_rater.std, "raters": [
                 {"rater": usernames.get(r.rater, str(r.rater)), "accuracy": r.accuracy, "n_correct": r.n_correct,

@@ -19,7 +19,7 @@ from modeleval.models import ModelSpec
 from modeleval.permissions import can_evaluate_models
 from reports.access import check_report_access, readable_report_campaigns, report_for
 from reports.api import ReportQuery
-from reports.build import ReportOptions
+from reports.contract import ReportOptions
 from reports.readable import GAP_RULES, RULES
 from reports.limits import ReportBusy, report_slot
 from reports.render import FORMATS

@@ -1,19 +1,33 @@
 """Pure statistics for the human-versus-model comparison; no Django, nothing else of ours."""
-from .aggregation import majority_vote, m_of_k_correct, mean_of_raters_accuracy, mean_rating_per_item
+from ._common import as_number
+from .aggregation import (
+    HumanBaseline,
+    human_baseline,
+    m_of_k_correct,
+    majority_size,
+    majority_vote,
+    mean_of_raters_accuracy,
+    mean_rating_per_item,
+    median_reading_seconds,
+)
 from .agreement import (
     cohen_kappa,
+    cohen_kappa_by_pair,
     fleiss_kappa,
     fleiss_kappa_counts,
     krippendorff_alpha,
     landis_koch_band,
+    peer_pairs,
     per_item_agreement,
     percent_agreement,
 )
 from .bootstrap import bootstrap_ci
 from .comparison import (
+    STRATIFIED,
     accuracy_with_wilson,
     classification_metrics,
     correlations,
+    leave_one_out_correlations,
     mcnemar_exact,
     paired_bootstrap_gap,
     paired_bootstrap_gaps,
@@ -23,28 +37,37 @@ from .ratings import bradley_terry, bradley_terry_bootstrap, elo, win_tie_lose
 from .selfchat import length_stats, pass_at_n, pass_at_n_stepwise
 
 __all__ = [
+    "STRATIFIED",
+    "HumanBaseline",
     "accuracy_with_wilson",
+    "as_number",
     "bootstrap_ci",
     "bradley_terry",
     "bradley_terry_bootstrap",
     "classification_metrics",
     "cohen_kappa",
+    "cohen_kappa_by_pair",
     "correlations",
     "elo",
     "fleiss_kappa",
     "fleiss_kappa_counts",
+    "human_baseline",
     "krippendorff_alpha",
     "landis_koch_band",
+    "leave_one_out_correlations",
     "length_stats",
     "m_of_k_correct",
+    "majority_size",
     "majority_vote",
     "mcnemar_exact",
     "mean_of_raters_accuracy",
     "mean_rating_per_item",
+    "median_reading_seconds",
     "paired_bootstrap_gap",
     "paired_bootstrap_gaps",
     "pass_at_n",
     "pass_at_n_stepwise",
+    "peer_pairs",
     "per_item_agreement",
     "percent_agreement",
     "stratified_interval",

@@ -41,6 +41,13 @@ def to_float(value: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def as_number(value: Any) -> float | None:
+    """A rating as a float (yes/no count as 1/0); None, text, lists and dicts are not numbers."""
+    if value is None or isinstance(value, (list, dict, str)):
+        return None
+    return float(value)
+
+
 def is_number(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 

@@ -1,9 +1,10 @@
 """Turning several people's answers into one: majority vote, expert panels, rater means."""
 from __future__ import annotations
 
+import statistics
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Iterable, Literal, Mapping, Sequence
 
 import numpy as np
 
@@ -138,3 +139,44 @@ def mean_rating_per_item(ratings_by_item: Sequence[Sequence[Any]]) -> ItemMeans:
         means.append(float(np.mean(values)) if values else None)
         counts.append(len(values))
     return ItemMeans(means, counts)
+
+
+def majority_size(k: int) -> int:
+    """m of a panel of k: the smallest strict majority, k // 2 + 1 (DialogBench: 2 of 3; 3 of 4)."""
+    return k // 2 + 1
+
+
+@dataclass(frozen=True)
+class HumanBaseline(Result):
+    k: int  # raters per item, from the campaign's settings
+    m: int  # majority_size(k)
+    majority: PanelAccuracy
+    mean_of_raters: MeanOfRaters
+
+
+def human_baseline(labels: Sequence[Mapping[Any, Any]], gold: Sequence[Any], k: int) -> HumanBaseline:
+    """The human baseline scored both ways, the one rule the API and the report share.
+
+    `labels[i]` maps rater -> answer on item i (raters who did not answer are absent), aligned with `gold`;
+    items nobody answered are left out.
+    majority: an item is right when at least m = majority_size(k) answers match gold; mean_of_raters: each
+    rater's accuracy on the items they answered, averaged.
+    """
+    # Items nobody has answered yet are not scored: a baseline in progress is not a baseline of wrong answers.
+    answered = [n for n, answers in enumerate(labels) if answers]
+    labels, gold = [labels[n] for n in answered], [gold[n] for n in answered]
+    raters = sorted({rater for answers in labels for rater in answers})
+    majority = m_of_k_correct([list(answers.values()) for answers in labels], gold, majority_size(k))
+    by_rater = {rater: [answers.get(rater) for answers in labels] for rater in raters}
+    return HumanBaseline(k, majority_size(k), majority, mean_of_raters_accuracy(by_rater, gold, missing="skip"))
+
+
+def median_reading_seconds(seconds: Iterable[float | None]) -> float | None:
+    """The median reading time shown on the dashboard, in the hand-in event and in the report.
+
+    The standard library's `statistics.median`: the middle value, or the mean of the two middle values when
+    their number is even (as numpy's median). Times not recorded (None, NaN: imported labels) are left out;
+    None when none is left.
+    """
+    times = [float(t) for t in seconds if not is_missing(t)]
+    return statistics.median(times) if times else None

@@ -290,6 +290,42 @@ def cohen_kappa(
     return Agreement(name, value, n_pairs, left_out, 2, n_cat, reason)
 
 
+def peer_pairs(campaign: np.ndarray, item: np.ndarray, rnd: np.ndarray,
+               eligible: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every ordered pair (i, j), i != j, of eligible labels given to the same item in the same round
+    of the same campaign, as two arrays of label indices (vectorised: a large report has millions)."""
+    idx = np.flatnonzero(eligible)
+    idx = idx[np.lexsort((rnd[idx], item[idx], campaign[idx]))]
+    c, it, r = campaign[idx], item[idx], rnd[idx]
+    starts_here = np.r_[True, (c[1:] != c[:-1]) | (it[1:] != it[:-1]) | (r[1:] != r[:-1])][:idx.size]
+    starts = np.flatnonzero(starts_here)
+    group = np.cumsum(starts_here) - 1
+    size = np.diff(np.r_[starts, idx.size])[group]
+    offset = np.arange(idx.size) - starts[group]
+    firsts, seconds = [np.array([], int)], [np.array([], int)]
+    for shift in range(1, int(size.max()) if idx.size else 1):
+        # Rotating each group by `shift` pairs every label with another of its group exactly once.
+        ok = shift < size
+        firsts.append(idx[ok])
+        seconds.append(idx[(starts[group] + (offset + shift) % size)[ok]])
+    return np.concatenate(firsts), np.concatenate(seconds)
+
+
+def cohen_kappa_by_pair(keys: np.ndarray, first: np.ndarray,
+                        second: np.ndarray) -> list[tuple[tuple[int, ...], Agreement]]:
+    """Cohen's kappa per rater pair: row n pairs label first[n] with second[n] under the pair named by
+    keys[n] (a row of ints, e.g. campaign, rater, rater); one (key, kappa) per distinct key, in key order."""
+    keys = np.asarray(keys)
+    if not len(keys):
+        return []
+    groups, inverse = np.unique(keys, axis=0, return_inverse=True)
+    order = np.argsort(inverse, kind="stable")
+    bounds = np.r_[0, np.cumsum(np.bincount(inverse.ravel(), minlength=len(groups)))]
+    return [(tuple(int(k) for k in key), cohen_kappa(first[order[bounds[g]:bounds[g + 1]]],
+                                                    second[order[bounds[g]:bounds[g + 1]]]))
+            for g, key in enumerate(groups)]
+
+
 def _pairwise(item: list[Any]) -> float | None:
     """Share of agreeing ordered rater pairs on one item."""
     n = len(item)

@@ -13,7 +13,7 @@ from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
-from ._common import Result, check_confidence, is_missing, percentile_interval, plain, to_float
+from ._common import Result, as_number, check_confidence, is_missing, percentile_interval, plain, to_float
 from .bootstrap import resample_indices
 
 
@@ -155,6 +155,24 @@ def correlations(x: Sequence[Any], y: Sequence[Any]) -> Correlations:
 
     return Correlations(pack(stats.spearmanr(xs, ys)), pack(stats.pearsonr(xs, ys)),
                         pack(stats.kendalltau(xs, ys, variant="b")), n, dropped)
+
+
+def leave_one_out_correlations(per_item: dict[Any, dict[Any, Any]],
+                               items: Sequence[Any]) -> list[tuple[Any, Correlations]]:
+    """Each rater against the mean of the other raters on the same items (the human ceiling of a rating
+    task): per_item maps item -> {rater: rating}; ratings that are not numbers are left out."""
+    raters = sorted({r for i in items for r in per_item.get(i, {})}, key=str)
+    out = []
+    for rater in raters:
+        mine, others = [], []
+        for i in items:
+            ratings = per_item.get(i, {})
+            rest = [as_number(v) for r, v in ratings.items() if r != rater and as_number(v) is not None]
+            if rater in ratings and as_number(ratings[rater]) is not None and rest:
+                mine.append(as_number(ratings[rater]))
+                others.append(float(np.mean(rest)))
+        out.append((rater, correlations(mine, others)))
+    return out
 
 
 @dataclass(frozen=True)

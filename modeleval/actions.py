@@ -17,7 +17,7 @@ from benchmarks.models import Item, Task
 from . import prompting
 from .models import (ACTIVE_RUN_STATES, Backend, ChunkState, EvalRun, Mode, ModelSpec, PositionPolicy, RunChunk,
                      RunEvent, RunState)
-from .scorers import loading
+from .scorers import huynh, loading
 from .scorers.pairwise import BOTH, NEITHER, ONE, TWO
 from .scorers.prompts import template_hash
 
@@ -210,7 +210,16 @@ def _check_settings(mode, settings, tasks, item_ids, policy):
         if fewshot["strategy"] != "none" and fewshot["k"] > 0:
             for task in tasks:
                 key = settings["quality"] or task.primary_key
-                if not Item.objects.filter(task=task).filter(**{f"source_gold__{key}__isnull": False}).exists():
+                if settings.get("preset") == huynh.PRESET:
+                    # Huynh et al.'s examples carry the FED raters' ratings (scoring._huynh_pool).
+                    from annotation.importers import FED_SOURCE
+                    from annotation.models import Annotation
+
+                    if not Annotation.objects.filter(item__task=task, campaign__source=FED_SOURCE).exists():
+                        raise RunError("no_examples", f"task {task}: the huynh preset's examples take their rating "
+                                                      "from imported FED ratings (import_ratings --format fed), and "
+                                                      "there are none")
+                elif not Item.objects.filter(task=task).filter(**{f"source_gold__{key}__isnull": False}).exists():
                     raise RunError("no_examples", f"task {task}: few-shot examples need items with a published "
                                                   f"{key!r} label, and there are none")
     if mode == Mode.PAIRWISE:

@@ -31,7 +31,7 @@ from .selfchat import TASK_SLUG as SELFCHAT_TASK
 
 TASK_SLUG = "arena"
 HUMAN = "human"  # the system name of real dialogues
-# BotChat (b): the picked conversation is the one judged to involve a machine (reports/build.py
+# BotChat (b): the picked conversation is the one judged to involve a machine (reports/forms.py
 # reads "1" as a loss for conversation 1, "2" as its win, both/neither as a tie).
 PAIRWISE_FORM = {
     "primary": "involves_ai",

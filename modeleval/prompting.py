@@ -22,7 +22,7 @@ import string
 from dataclasses import dataclass
 from typing import Mapping
 
-from .scorers import dialogbench, diqad, prompts
+from .scorers import dialogbench, diqad, huynh, prompts
 from .scorers.positions import circular_permutations, permute_options
 
 MC_MODES = ("loglikelihood", "generate")
@@ -61,9 +61,11 @@ TEMPLATES = {
     ("single_judge", "en", ""): ("single-ai-judge-en/1", prompts.SINGLE_AI_JUDGE),
     ("rating", "en", "diqad"): ("diqad-quality-fewshot-en/1", diqad.SHOT),
     ("yes_no", "en", "diqad"): ("diqad-verification-fewshot-en/1", diqad.VERIFICATION_SHOT),
+    ("rating", "en", huynh.PRESET): ("huynh-rating-fewshot-en/1", huynh.RATING_SHOT),
+    ("yes_no", "en", huynh.PRESET): ("huynh-yes-no-fewshot-en/1", huynh.YES_NO_SHOT),
 }
 # Rating presets: a study's own prompt style, chosen by settings.preset.
-RATING_PRESETS = ("", "diqad")
+RATING_PRESETS = ("", "diqad", huynh.PRESET)
 RATING_READS = ("probabilities", "generation")
 
 # batch_size None: the scorers' default for the device (1 on CPU, where padding only adds work).
@@ -74,9 +76,10 @@ MODE_DEFAULTS = {
     "generate": {"max_new_tokens": 16, "system": ""},
     # read: the rating from the score tokens' probabilities, or generated and read back ("score: N").
     "rating": {"quality": "", "top_k": 3, "fewshot": {"strategy": "none", "k": 0, "fixed_ids": []},
-               "preset": "", "dialogue_format": "text", "read": "probabilities", "max_new_tokens": 8, "system": ""},
+               "preset": "", "dialogue_format": "text", "read": "probabilities", "max_new_tokens": 8, "system": "",
+               "seeds": []},
     "yes_no": {"quality": "", "fewshot": {"strategy": "none", "k": 0, "fixed_ids": []},
-               "preset": "", "dialogue_format": "text"},
+               "preset": "", "dialogue_format": "text", "seeds": []},
     # rule: how the verdicts of the two orders combine (scorers.pairwise.combine_orders).
     "pairwise": {"max_new_tokens": 16, "system": "", "rule": "consistent",
                  "fewshot": {"strategy": "none", "k": 0, "fixed_ids": []}},
@@ -171,6 +174,11 @@ def resolve_settings(mode: str, language: str, given: Mapping | None) -> dict:
     if mode in RATING_MODES and preset == "diqad":
         defaults["dialogue_format"] = "json"
         defaults["instruction"] = diqad.INSTRUCTION if mode == "rating" else diqad.VERIFICATION_INSTRUCTION
+    if mode in RATING_MODES and preset == huynh.PRESET:
+        # Huynh et al.: 3 examples chosen at random, the choice repeated over seeds (one variant each).
+        defaults["fewshot"] = {"strategy": "random", "k": huynh.K, "fixed_ids": []}
+        defaults["seeds"] = list(huynh.SEEDS)
+        defaults["instruction"] = huynh.RATING_INSTRUCTION if mode == "rating" else huynh.YES_NO_INSTRUCTION
     if unknown := sorted(set(given) - set(defaults)):
         raise ValueError(f"unknown settings {unknown} for mode {mode}; expected some of {sorted(defaults)}")
     resolved = {**defaults, **given}
@@ -192,6 +200,10 @@ def resolve_settings(mode: str, language: str, given: Mapping | None) -> dict:
             raise ValueError('dialogue_format must be "text" or "json"')
         if mode == "rating" and resolved["read"] not in RATING_READS:
             raise ValueError(f"read must be one of {RATING_READS}")
+        seeds = resolved["seeds"]
+        if not isinstance(seeds, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in seeds) \
+                or len(set(seeds)) != len(seeds):
+            raise ValueError("seeds must be a list of distinct integers (empty: the run's seed only)")
     if mode == "pairwise" and resolved["rule"] not in PAIRWISE_RULES:
         raise ValueError(f"rule must be one of {PAIRWISE_RULES}")
     size = resolved["batch_size"]

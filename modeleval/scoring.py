@@ -15,7 +15,7 @@ from benchmarks.formschema import question, rating_scale
 from . import apiclient
 from .models import Mode, ModelSpec, ParseStatus
 from .prompting import context_and_response, render_mc, variants
-from .scorers import dialogbench, diqad, generation, loading, loglikelihood, loops, pairwise, prompts, rating, single
+from .scorers import dialogbench, diqad, generation, huynh, loading, loglikelihood, loops, pairwise, prompts, rating, single
 
 
 class PermanentError(Exception):
@@ -173,6 +173,8 @@ def _selector(run, task, key):
     from benchmarks.models import Item
 
     fewshot = run.settings["fewshot"]
+    if run.settings.get("preset") == huynh.PRESET:
+        return _huynh_pool(run, task, key)
     pool = []
     if fewshot["strategy"] != "none" and fewshot["k"] > 0:
         # Only items with a published label can serve as examples (their label is what the shot shows).
@@ -190,7 +192,40 @@ def _shown(run, item) -> tuple[str, str]:
     dialogue as DiQAD's role/content JSON and no separate response."""
     if run.settings.get("dialogue_format") == "json":
         return diqad.dialogue_json(item.dialogue), ""
+    if run.settings.get("preset") == huynh.PRESET:
+        return huynh.render_item(item.dialogue, (item.fields or {}).get("response")), ""
     return context_and_response(item)
+
+
+def _huynh_pool(run, task, key):
+    """Huynh et al.'s examples: the task's items with their raters' mean rating (rounded to the scale), each
+    with its conversation's turns so that `_huynh_shots` can leave out the rated item's conversation."""
+    from .selectors import human_ratings
+
+    pool = []
+    for item, ratings in human_ratings(task, key):
+        value = huynh.example_rating(ratings)
+        if value is not None:
+            context, response = _shown(run, item)
+            answer = _label(value) if run.mode == Mode.RATING else ("yes" if value > _midpoint(task, key) else "no")
+            pool.append((rating.Example(item.external_id, context, response, answer), huynh.item_turns(item.dialogue, None)))
+    return pool
+
+
+def _midpoint(task, key):
+    values = rating_scale(question(task.form, key)) or [0, 1]
+    return (values[0] + values[-1]) / 2
+
+
+def _huynh_shots(run, pool, item, query, seed):
+    """Examples for `item` drawn with `seed`, never from its own conversation."""
+    fewshot = run.settings["fewshot"]
+    mine = huynh.item_turns(item.dialogue, None)
+    allowed = [example for example, turns in pool if not huynh.same_conversation(mine, turns)]
+    ids = {example.id for example in allowed}
+    selector = rating.FewShotSelector(allowed, fewshot["strategy"], fewshot["k"], seed=seed,
+                                      fixed_ids=[i for i in fewshot.get("fixed_ids") or () if i in ids])
+    return selector.select(query)
 
 
 def _label(value) -> str:
@@ -210,15 +245,25 @@ def _rating_requests(run, items):
             selectors[item.task_id] = _selector(run, item.task, key)
         context, response = _shown(run, item)
         query = rating.Example(item.external_id, context, response)
-        shots = selectors[item.task_id].select(query)
         values = rating_scale(spec) or [None]
         # "Rate the overall of the response" would not read as English.
         named = "overall quality" if key == "overall" else label.lower()
         instruction = s["instruction"].format(quality=named, low=values[0], high=values[-1])
-        built = rating.build_prompt(query, shots, instruction=instruction, shot_template=run.prompt_template,
-                                    quality=label)
         gold = (item.source_gold or {}).get(key)
-        requests.append((item, built, spec, "" if gold is None else _label(gold)))
+        gold = "" if gold is None else _label(gold)
+        # With seeds, the examples are drawn once per seed and each draw is a variant of the item.
+        for variant, seed in ([(huynh.seed_variant(x), x) for x in s["seeds"]] or [("", run.seed)]):
+            if s.get("preset") == huynh.PRESET:
+                shots = _huynh_shots(run, selectors[item.task_id], item, query, seed)
+            elif variant:
+                shots = rating.FewShotSelector(selectors[item.task_id].pool, s["fewshot"]["strategy"],
+                                               s["fewshot"]["k"], seed=seed,
+                                               fixed_ids=s["fewshot"].get("fixed_ids") or ()).select(query)
+            else:
+                shots = selectors[item.task_id].select(query)
+            built = rating.build_prompt(query, shots, instruction=instruction, shot_template=run.prompt_template,
+                                        quality=label)
+            requests.append((item, built, spec, gold, variant))
     return requests
 
 
@@ -227,32 +272,32 @@ def _score_rating(run, loaded, requests):
         return _score_rating_generated(run, loaded, requests)
     rows = []
     # One scorer call per scale, as the valid rating tokens depend on it.
-    for ratings in {tuple(rating_scale(spec)) for _, _, spec, _ in requests}:
+    for ratings in {tuple(rating_scale(spec)) for _, _, spec, _, _ in requests}:
         group = [r for r in requests if tuple(rating_scale(r[2])) == ratings]
         words = [str(r) for r in ratings]
-        probs = _word_probs(run, loaded, [b.text for _, b, _, _ in group], words)
+        probs = _word_probs(run, loaded, [b.text for _, b, _, _, _ in group], words)
         scores = [rating.rating_from_probs({r: row[w] for r, w in zip(ratings, words)}, run.settings["top_k"])
                   for row in probs]
-        for (item, built, _, gold), score in zip(group, scores):
+        for (item, built, _, gold, variant), score in zip(group, scores):
             likeliest = max(sorted(score.raw), key=lambda r: score.raw[r])  # ties: the lower rating
-            rows.append({"item": item, "variant": "", "gold": gold, "prompt": built.text, "rating": score.expected,
+            rows.append({"item": item, "variant": variant, "gold": gold, "prompt": built.text, "rating": score.expected,
                          "answer": str(likeliest), "correct": None, "parse_status": ParseStatus.SCORED,
                          "probabilities": {"raw": _keyed(score.raw), "top": _keyed(score.top)},
                          "fewshot_ids": list(built.example_ids)})
-    order = {r[0].pk: i for i, r in enumerate(requests)}
-    return sorted(rows, key=lambda row: order[row["item"].pk])
+    order = {(r[0].pk, r[4]): i for i, r in enumerate(requests)}
+    return sorted(rows, key=lambda row: order[row["item"].pk, row["variant"]])
 
 
 def _score_rating_generated(run, loaded, requests):
     """The rating generated and read back ("score: N"); an unreadable reply has no rating (and counts
     as wrong against gold)."""
-    shown, replies = _replies(run, loaded, [built.text for _, built, _, _ in requests])
+    shown, replies = _replies(run, loaded, [built.text for _, built, _, _, _ in requests])
     rows = []
-    for item, built, spec, gold in requests:
+    for item, built, spec, gold, variant in requests:
         text = shown[built.text]
         reply = replies[text]
         value = diqad.extract_score(reply, rating_scale(spec))
-        rows.append({"item": item, "variant": "", "gold": gold, "prompt": text, "raw_output": reply,
+        rows.append({"item": item, "variant": variant, "gold": gold, "prompt": text, "raw_output": reply,
                      "rating": None if value is None else float(value), "answer": "" if value is None else str(value),
                      "correct": None,
                      "parse_status": ParseStatus.UNPARSABLE if value is None else ParseStatus.PARSED,
@@ -266,13 +311,13 @@ def _keyed(probs):
 
 def _score_yes_no(run, loaded, requests):
     words = rating.YES_WORDS + rating.NO_WORDS
-    probs = _word_probs(run, loaded, [b.text for _, b, _, _ in requests], words)
+    probs = _word_probs(run, loaded, [b.text for _, b, _, _, _ in requests], words)
     rows = []
-    for (item, built, _, gold), row in zip(requests, probs):
+    for (item, built, _, gold, variant), row in zip(requests, probs):
         p_yes, p_no = sum(row[w] for w in rating.YES_WORDS), sum(row[w] for w in rating.NO_WORDS)
         g = rating.yes_no_from_probs(p_yes, p_no)
         answer = "yes" if g >= 0.5 else "no"
-        rows.append({"item": item, "variant": "", "gold": gold, "prompt": built.text, "rating": g, "answer": answer,
+        rows.append({"item": item, "variant": variant, "gold": gold, "prompt": built.text, "rating": g, "answer": answer,
                      "correct": (answer == gold) if gold in ("yes", "no") else None,
                      "parse_status": ParseStatus.SCORED, "probabilities": {"yes": p_yes, "no": p_no, "words": row},
                      "fewshot_ids": list(built.example_ids)})

@@ -9,6 +9,7 @@ from collections import defaultdict
 
 from django.db.models import Count, Q
 
+from . import studies
 from .actions import SELFCHAT_REFUSAL, mode_unsuited
 from .models import ChunkState, EvalRun, Mode, ParseStatus, Prediction
 from .scorers.positions import accuracy_by_position
@@ -22,6 +23,20 @@ def runs():
 def predictions(run_id=None):
     rows = Prediction.objects.select_related("item", "item__task")
     return rows.filter(run_id=run_id) if run_id is not None else rows
+
+
+def human_ratings(task, key) -> list:
+    """(item, [ratings]) of the task's items rated in imported FED ratings: each live annotation's answer to
+    `key`, missing answers left out; items in external id order."""
+    from annotation.importers import FED_SOURCE
+    from annotation.models import Annotation
+
+    by_item = defaultdict(list)
+    rows = (Annotation.objects.filter(item__task=task, campaign__source=FED_SOURCE, superseded_at=None, excluded=False)
+            .select_related("item").order_by("item__external_id", "slot"))
+    for annotation in rows:
+        by_item[annotation.item].append((annotation.answers or {}).get(key))
+    return [(item, [r for r in ratings if r is not None]) for item, ratings in by_item.items()]
 
 
 def _argmax(values):
@@ -91,7 +106,8 @@ def run_modes(benchmark) -> list[dict]:
             reasons = [f"benchmark {benchmark.slug} has no tasks"]
         else:
             reasons = [reason for task in tasks if (reason := mode_unsuited(task, mode))]
-        modes.append({"mode": mode, "label": label, "available": not reasons, "reasons": reasons})
+        modes.append({"mode": mode, "label": label, "available": not reasons, "reasons": reasons,
+                      "presets": studies.presets_for(mode)})
     return modes
 
 

@@ -2,7 +2,7 @@ from rest_framework import serializers
 
 from benchmarks.models import Benchmark
 
-from . import prompting
+from . import prompting, studies
 from .models import ChunkState, Dtype, EvalRun, Mode, ModelSpec, PositionPolicy, Prediction, RunChunk, RunEvent
 
 
@@ -44,13 +44,18 @@ class EvalRunSerializer(serializers.ModelSerializer):
     tasks = serializers.SlugRelatedField(slug_field="slug", many=True, read_only=True)
     progress = RunProgressSerializer(source="*", read_only=True)
     created_by = serializers.StringRelatedField()
+    protocol = serializers.SerializerMethodField(help_text="The study the run's preset follows and every setting "
+                                                           "that differs from its published protocol; null for none")
 
     class Meta:
         model = EvalRun
         fields = ["id", "model", "benchmark", "tasks", "selection", "mode", "settings", "prompt_template",
                   "prompt_sha256", "prompt_version", "seed", "position_policy", "chunk_size", "max_attempts", "state",
-                  "reason", "progress", "created_by", "created_at", "started_at", "finished_at"]
+                  "reason", "progress", "created_by", "created_at", "started_at", "finished_at", "protocol"]
         read_only_fields = fields
+
+    def get_protocol(self, run) -> dict | None:
+        return studies.protocol(run.mode, run.settings)
 
 
 class StartRunSerializer(serializers.Serializer):
@@ -78,6 +83,8 @@ class RunModeSerializer(serializers.Serializer):
     label = serializers.CharField()
     available = serializers.BooleanField()
     reasons = serializers.ListField(child=serializers.CharField(), help_text="Why the mode cannot score the tasks")
+    presets = serializers.ListField(child=serializers.DictField(), help_text="The studies a run of this mode can "
+                                                                             "follow: {preset, title}")
 
 
 class RunChunkSerializer(serializers.ModelSerializer):

@@ -10,7 +10,7 @@ from annotation import selectors
 from annotation.models import Campaign
 from benchmarks.permissions import can_see_gold
 
-from .build import ReportOptions
+from .contract import ReportOptions
 from .selectors import ScopeError
 from .service import make_report
 

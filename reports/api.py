@@ -7,7 +7,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .access import report_for
-from .build import ReportOptions
+from .contract import ReportOptions
 from .limits import ReportBusy, report_slot
 from .readable import GAP_RULES
 from .render import FORMATS

@@ -2,7 +2,7 @@
 the generated "How to read this report" section. Plain rows in, plain rows out (no ORM)."""
 from __future__ import annotations
 
-from metrics.comparison import STRATIFIED
+from metrics import STRATIFIED
 
 # The rule a model figure is scored by: the report option `rule` picks one for every log-likelihood
 # run ("run": each run's own setting); generation runs are always read by extraction.
@@ -14,7 +14,7 @@ RULES = {
 }
 GAP_RULES = ("run", "acc", "acc_norm", "per_token")
 # Prediction column holding each rule's pick for a log-likelihood run ("acc" depends on the run: see
-# reports.build.answer_column).
+# reports.sections.multiple_choice.answer_column).
 RULE_COLUMNS = {"acc_norm": "answer_norm", "per_token": "answer_per_token"}
 SMALL = "small sample"
 

@@ -1,7 +1,7 @@
 """The reads behind a report: one set-based query per table, whatever the number of items (14 for
 a benchmark, 15 with a campaign), plus the few that choose the gold and say why (reports.gold).
 
-Every function returns plain Python (dicts, lists, tuples) so that `reports.build` never touches
+Every function returns plain Python (dicts, lists, tuples) so that the report's builders never touch
 the ORM. The row-heavy tables (items, gold labels, annotations, predictions) are values_list
 querysets (`row_querysets`) read column-wise by `columns`: through COPY on PostgreSQL, through the
 ORM elsewhere.
@@ -25,9 +25,11 @@ from annotation.models import Annotation, Batch, Campaign, CampaignSettings, Gol
 from benchmarks.models import Benchmark, Item, Task
 from modeleval.models import EvalRun, Mode, Prediction, RunState
 
-from .build import LABEL_TYPES, SEED_UTTERANCES, ReportData, task_kind
+from .contract import ReportData
+from .forms import LABEL_TYPES, task_kind
 from .gold import GoldChoice, GoldRefused, resolve_gold
 from .provenance import code_version
+from .sections.selfchat import SEED_UTTERANCES
 
 
 class ScopeError(Exception):

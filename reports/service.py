@@ -1,5 +1,6 @@
 """One entry point for the API and the command: scope -> rows -> report dict."""
-from .build import ReportOptions, build_report
+from .build import build_report
+from .contract import ReportOptions
 from .selectors import report_data, resolve_scope
 
 

@@ -13,19 +13,19 @@ import re
 from .base import ImportFailure, ItemRecord, ParsedBenchmark, TaskSpec, check_turns, json_lines, parse_speaker_lines, require
 
 TASKS = {
-    # slug: (name, dimension)
+    # slug: (name, dimension); the dimensions are the paper's Table 2 (Ou et al., 2024).
     "knowledge_grounded_response_generation": ("Knowledge-grounded response generation", "correctness"),
     "intent_classification": ("Intent classification", "correctness"),
     "slot_filling": ("Slot filling", "correctness"),
-    "emotion_detection": ("Emotion detection", "correctness"),
+    "emotion_detection": ("Emotion detection", "consistency"),
     "personality_grounded_response_generation": ("Personality-grounded response generation", "consistency"),
     "multi_turn_response_generation": ("Multi-turn response generation", "coherence"),
-    "dialogue_summarization": ("Dialogue summarization", "correctness"),
-    "commonsense_aware_response_generation": ("Commonsense-aware response generation", "coherence"),
+    "dialogue_summarization": ("Dialogue summarization", "consistency"),
+    "commonsense_aware_response_generation": ("Commonsense-aware response generation", "correctness"),
     "dialogue_infilling": ("Dialogue infilling", "coherence"),
     "offensive_detection": ("Offensive detection", "safety"),
     "dialogue_nli": ("Dialogue natural language inference", "consistency"),
-    "relation_classification": ("Relation classification", "correctness"),
+    "relation_classification": ("Relation classification", "consistency"),
 }
 # Other names of the same tasks: the paper's display names, the names DialogBench's released code
 # uses (config/prompt.json keys) and its released data files' names (data/data_en, data/data_zh).

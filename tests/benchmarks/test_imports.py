@@ -84,6 +84,24 @@ def test_dialogbench_sample_tasks_gold_and_meta():
     assert Task.objects.get(slug="offensive_detection").dimension == "safety"
 
 
+def test_dialogbench_dimensions_are_the_papers_table_2():
+    """Ou et al. (2024), Table 2: emotion detection, summarisation and relation classification measure
+    consistency; commonsense-aware response generation measures correctness."""
+    from benchmarks.importers.dialogbench import TASKS
+
+    by_dimension = {}
+    for slug, (_, dimension) in TASKS.items():
+        by_dimension.setdefault(dimension, set()).add(slug)
+    assert by_dimension == {
+        "correctness": {"knowledge_grounded_response_generation", "intent_classification", "slot_filling",
+                        "commonsense_aware_response_generation"},
+        "coherence": {"multi_turn_response_generation", "dialogue_infilling"},
+        "consistency": {"personality_grounded_response_generation", "emotion_detection", "dialogue_summarization",
+                        "dialogue_nli", "relation_classification"},
+        "safety": {"offensive_detection"},
+    }
+
+
 @pytest.mark.django_db
 def test_diqad_form_enforces_conditional_reasons_and_exclusions():
     import_items(DEMO_DATA / "diqad_sample.jsonl", "diqad", "dq")

@@ -41,6 +41,33 @@ def test_run_form_offers_only_the_modes_the_tasks_support(page, researcher):
         shot(page, f"runs-modes-{width}", "Model runs", "#modes-missing li")
 
 
+def test_a_run_follows_a_study_picked_by_name_and_lists_where_it_differs(page, researcher, monkeypatch):
+    monkeypatch.setattr(model_actions, "enqueue_chunks", lambda run_id: None)  # nothing is scored here
+    sign_in(page, "researcher")
+    page.goto("/runs/")
+    page.select_option("#benchmark", "db-demo")
+    page.select_option("#mode", "generate")
+    expect(page.locator("#preset option[value='dialogbench']")).to_have_text("DialogBench (Ou et al., 2024)")
+    page.select_option("#preset", "dialogbench")
+    page.fill("#limit", "1")
+    page.click("#start")
+    expect(page.locator("#notice")).to_contain_text("started")
+    run = EvalRun.objects.get()
+    assert run.settings["preset"] == "dialogbench" and run.prompt_version == "dialogbench-sft-en/1"
+    cell = page.locator(f"#runs tr[data-run='{run.pk}'] .study")
+    expect(cell.locator("summary")).to_have_text("DialogBench (Ou et al., 2024): 2 differences")
+    cell.locator("summary").click()
+    expect(cell.locator("li")).to_have_count(2)
+    expect(cell.locator("li").nth(1)).to_contain_text("chat history: published src/qwen.py")
+    expect(cell).to_contain_text("kwai/DialogBench commit 239a5cc")
+    page.select_option("#mode", "loglikelihood")  # the choice follows the mode's studies
+    expect(page.locator("#preset")).to_have_value("dialogbench")
+    page.select_option("#mode", "yes_no")
+    expect(page.locator("#preset option")).to_have_count(2)  # none, and Huynh et al.'s FED preset
+    expect(page.locator("#preset")).to_have_value("")
+    shot(page, "runs-study", "Model runs", "#runs .study details[open]")
+
+
 def test_progress_moves_per_chunk_and_a_cancelled_run_shows_what_it_scored(page, researcher, monkeypatch):
     monkeypatch.setattr(model_actions, "enqueue_chunks", lambda run_id: None)  # this test plays the worker
     sign_in(page, "researcher")

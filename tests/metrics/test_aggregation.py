@@ -95,3 +95,22 @@ def test_mean_rating_ignores_missing(items):
 def test_mean_rating_rejects_text():
     with pytest.raises(ValueError):
         mean_rating_per_item([[1, "N/A (no answer)"]])
+
+
+def test_human_baseline_takes_m_from_k_and_leaves_unanswered_items_out():
+    from metrics import human_baseline
+
+    labels = [{"a": 1, "b": 1, "c": 0, "d": 0}, {"a": 1, "b": 1, "c": 1, "d": 0}, {}]
+    four = human_baseline(labels, [1, 1, 1], k=4)
+    assert (four.m, four.majority.n_items, four.majority.accuracy) == (3, 2, 0.5)
+    three = human_baseline([{r: v for r, v in a.items() if r != "d"} for a in labels], [1, 1, 1], k=3)
+    assert (three.m, three.majority.accuracy) == (2, 1.0)
+    assert four.mean_of_raters.accuracy == pytest.approx((1 + 1 + 0.5 + 0) / 4)
+
+
+def test_median_reading_seconds_is_the_two_middle_values_mean_as_numpy():
+    from metrics import median_reading_seconds
+
+    times = [12.0, None, 3.5, float("nan"), 40.0, 7.25]
+    assert median_reading_seconds(times) == np.median([12.0, 3.5, 40.0, 7.25]) == 9.625
+    assert median_reading_seconds([None]) is None

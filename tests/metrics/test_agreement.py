@@ -10,10 +10,12 @@ from statsmodels.stats import inter_rater
 
 from metrics.agreement import (
     cohen_kappa,
+    cohen_kappa_by_pair,
     fleiss_kappa,
     fleiss_kappa_counts,
     krippendorff_alpha,
     landis_koch_band,
+    peer_pairs,
     per_item_agreement,
     percent_agreement,
 )
@@ -290,3 +292,37 @@ def test_fleiss_takes_a_count_table_explicitly_and_refuses_the_ambiguous_one():
         fleiss_kappa_counts([[1.5, 0.5], [1, 1]])
     with pytest.raises(ValueError, match="neither categories"):
         fleiss_kappa(WIKIPEDIA_FLEISS, counts=True, categories=range(5))
+
+
+label_rows = st.lists(st.tuples(st.integers(1, 2), st.integers(1, 4), st.integers(1, 2), st.booleans()), max_size=40)
+
+
+@FAST
+@given(label_rows)
+def test_peer_pairs_are_every_ordered_pair_of_labels_on_one_item_in_one_round(rows):
+    campaign, item, rnd, eligible = (np.array([r[k] for r in rows], dtype=bool if k == 3 else np.int64)
+                                     for k in range(4))
+    first, second = peer_pairs(campaign, item, rnd, eligible)
+    expected = sorted((i, j) for i, j in itertools.permutations(range(len(rows)), 2)
+                      if eligible[i] and eligible[j] and rows[i][:3] == rows[j][:3])
+    assert sorted(zip(first.tolist(), second.tolist())) == expected
+
+
+@FAST
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2), st.integers(0, 2)), max_size=60))
+def test_cohen_kappa_by_pair_matches_sklearn_on_each_pair(rows):
+    keys = np.array([[r[0], 7] for r in rows], dtype=np.int64).reshape(-1, 2)
+    first, second = (np.array([r[k] for r in rows], dtype=np.int64) for k in (1, 2))
+    result = cohen_kappa_by_pair(keys, first, second)
+    assert [key for key, _ in result] == sorted({(r[0], 7) for r in rows})
+    for (pair, _), kappa in result:
+        mine = [r for r in rows if r[0] == pair]
+        a, b = [r[1] for r in mine], [r[2] for r in mine]
+        if len(set(a) | set(b)) == 1:
+            assert kappa.value is None
+            continue
+        with np.errstate(all="ignore"):
+            expected = cohen_kappa_score(a, b)
+        assert kappa.n_items == len(mine)
+        if math.isfinite(expected):
+            assert kappa.value == pytest.approx(expected)

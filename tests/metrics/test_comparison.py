@@ -11,6 +11,7 @@ from metrics.comparison import (
     accuracy_with_wilson,
     classification_metrics,
     correlations,
+    leave_one_out_correlations,
     mcnemar_exact,
     paired_bootstrap_gap,
 )
@@ -179,3 +180,17 @@ def test_paired_bootstrap_gaps_equal_the_single_model_gap_for_every_model():
         expected = paired_bootstrap_gap(human.tolist(), model.tolist(), n_resamples=500, seed=9, confidence=0.9)
         assert (gap, low, high) == (expected.gap, expected.low, expected.high)
     assert result.replicates.shape == (500, 3)
+
+
+def test_leave_one_out_correlations_match_scipy_against_the_other_raters_mean():
+    per_item = {1: {"a": 1, "b": 2, "c": 2}, 2: {"a": 3, "b": 3, "c": 5}, 3: {"a": 2, "b": 1},
+                4: {"a": 5, "b": 4, "c": 4, "d": "n/a"}, 5: {"a": 4, "c": 3}, 6: {"b": True, "c": 1}}
+    result = dict(leave_one_out_correlations(per_item, [1, 2, 3, 4, 5, 6]))
+    assert sorted(result) == ["a", "b", "c", "d"]
+    # a against the mean of b and c on the items where a and someone else rated.
+    a, rest = [1, 3, 2, 5, 4], [2, 4, 1, 4, 3]
+    assert result["a"].spearman.value == pytest.approx(stats.spearmanr(a, rest).statistic)
+    assert result["a"].pearson.value == pytest.approx(stats.pearsonr(a, rest).statistic)
+    b, rest = [2, 3, 1, 4, 1.0], [1.5, 4, 2, 4.5, 1]  # yes/no reads as 1/0
+    assert result["b"].pearson.value == pytest.approx(stats.pearsonr(b, rest).statistic)
+    assert result["d"].n == 0 and result["d"].spearman.value is None  # text is not a rating

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from metrics import bradley_terry, classification_metrics, cohen_kappa, elo
-from reports.build import ReportData, ReportOptions, build_report, public
+from reports.build import build_report, public
+from reports.contract import ReportData, ReportOptions
 from reports.render import render
 from reports.render.tables import DIQAD_COLUMNS, diqad_tables
 

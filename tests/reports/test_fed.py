@@ -14,7 +14,7 @@ from annotation.importers import import_ratings
 from benchmarks.actions import import_items
 from benchmarks.importers import fed
 from benchmarks.models import Benchmark, Item, Task
-from reports.build import ReportOptions
+from reports.contract import ReportOptions
 from reports.render import render
 from reports.service import make_report
 from tests.reports import factories

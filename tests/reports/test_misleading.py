@@ -13,7 +13,8 @@ from annotation.models import BatchItem
 from benchmarks.actions import import_items
 from benchmarks.models import Benchmark, Item
 from metrics import paired_bootstrap_gap
-from reports.build import ReportOptions, build_report, public
+from reports.build import build_report, public
+from reports.contract import ReportOptions
 from reports.render import render
 from tests.conftest import DEMO_DATA
 from tests.reports import factories

@@ -12,7 +12,7 @@ from statsmodels.stats.contingency_tables import mcnemar
 from benchmarks.actions import import_items
 from benchmarks.models import Benchmark, Item
 from metrics import m_of_k_correct, mean_of_raters_accuracy, paired_bootstrap_gap
-from reports.build import ReportOptions
+from reports.contract import ReportOptions
 from reports.render import render
 from reports.render.tables import dialogbench_table
 from reports.service import make_report

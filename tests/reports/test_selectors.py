@@ -8,7 +8,7 @@ from django.test.utils import CaptureQueriesContext
 
 from benchmarks.actions import import_items
 from benchmarks.models import Benchmark, Item
-from reports.build import ReportOptions
+from reports.contract import ReportOptions
 from reports.service import make_report
 from tests.reports import factories
 

@@ -19,7 +19,8 @@ from modeleval.scorers import pairwise, selfchat
 from modeleval.scorers.loops import loop_match
 from modeleval.scorers.prompts import template_hash
 from modeleval.selfchat import _record, run_selfchat
-from reports.build import PAIRWISE_OUTCOMES, ReportOptions
+from reports.contract import ReportOptions
+from reports.forms import PAIRWISE_OUTCOMES
 from reports.render import render
 from reports.service import make_report
 from tests.annotation.conftest import api, sid

@@ -15,7 +15,7 @@ from modeleval.models import Mode, ModelSpec, ParseStatus, Prediction
 from modeleval.scorers import selfchat, single
 from modeleval.scorers.prompts import template_hash
 from modeleval.selfchat import SEED_UTTERANCES, _record, run_selfchat
-from reports.build import ReportOptions
+from reports.contract import ReportOptions
 from reports.render import render
 from reports.service import make_report
 from tests.selfchat.test_arena import SEED_PAIRS, two_runs  # noqa: F401  (fixture)

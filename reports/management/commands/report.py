@@ -1,7 +1,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from reports.build import ReportOptions
+from reports.contract import ReportOptions
 from reports.readable import GAP_RULES
 from reports.render import FORMATS, render
 from reports.selectors import ScopeError

@@ -19,11 +19,26 @@ function progressText(run) {
   return `${p.items_done} of ${p.items_total} items scored before it stopped (${p.chunks_done} of ${p.chunks_total} chunks${still})`;
 }
 
+// The study a run follows and where it differs from the published protocol; a list the reader opened
+// stays open when the table is refreshed.
+const opened = new Set();
+function study(run) {
+  const p = run.protocol;
+  if (!p) return "";
+  const differences = p.differences.map((d) => el("li", {},
+    el("strong", {}, d.setting), `: published ${d.published}; here ${d.ours} (${d.why})`));
+  return el("details", { class: "protocol", open: opened.has(run.id),
+    ontoggle: (event) => { if (event.target.open) opened.add(run.id); else opened.delete(run.id); } },
+    el("summary", {}, `${p.title}: ${p.differences.length} difference${p.differences.length === 1 ? "" : "s"}`),
+    el("p", { class: "muted" }, `Preset ${p.preset}; ${p.source}`), el("ul", {}, ...differences));
+}
+
 function row(run) {
   const p = run.progress;
   const active = ACTIVE.includes(run.state);
   return el("tr", { dataset: { run: run.id, state: run.state } },
     el("td", {}, `#${run.id}`), el("td", {}, run.model), el("td", {}, run.benchmark), el("td", {}, run.mode),
+    el("td", { class: "study" }, study(run)),
     el("td", { class: `state ${run.state}` }, run.state, run.reason && run.state !== "finished" ? ` (${run.reason})` : ""),
     el("td", { class: "run-progress" },
       el("progress", { max: p.items_total || 1, value: p.items_done, "aria-label": `Run ${run.id} progress` }),
@@ -51,6 +66,17 @@ async function cancel(id) {
   await refresh();
 }
 
+// The studies the chosen mode can follow (the registry lives on the server: modeleval.studies).
+let presets = {};
+function showPresets() {
+  const select = $("preset");
+  const previous = select.value;
+  const offered = presets[$("mode").value] || [];
+  select.replaceChildren(el("option", { value: "" }, "none"),
+    ...offered.map((p) => el("option", { value: p.preset }, p.title)));
+  if (offered.some((p) => p.preset === previous)) select.value = previous;
+}
+
 // The modes the benchmark's tasks support (the rule lives on the server), and why the others are missing.
 let asked = 0;
 async function loadModes() {
@@ -65,6 +91,8 @@ async function loadModes() {
   const offered = modes.filter((m) => m.available);
   select.replaceChildren(...offered.map((m) => el("option", { value: m.mode, title: m.label }, m.mode.replace("_", " "))));
   if (offered.some((m) => m.mode === previous)) select.value = previous;
+  presets = Object.fromEntries(offered.map((m) => [m.mode, m.presets || []]));
+  showPresets();
   const others = modes.filter((m) => !m.available);
   missing.replaceChildren(
     others.length ? el("p", {}, `Not offered for ${benchmark}:`) : "",
@@ -82,6 +110,7 @@ $("start-run").addEventListener("submit", async (event) => {
   const body = { model: $("model").value, benchmark: $("benchmark").value, mode: $("mode").value,
     limit: limit ? Number(limit) : null };
   if (chunkSize) body.chunk_size = Number(chunkSize);
+  if ($("preset").value) body.settings = { preset: $("preset").value };
   try {
     const run = await api("/api/v1/runs/", { method: "POST", body });
     await refresh();
@@ -94,6 +123,7 @@ $("start-run").addEventListener("submit", async (event) => {
   }
   await refresh();
 });
+$("mode").addEventListener("change", showPresets);
 $("benchmark").addEventListener("change", () => { say(notice, ""); loadModes().catch((e) => say(notice, e.message, "error")); });
 
 // Enabled only once the handler above is attached and the modes are known: an early click must not

@@ -1,0 +1,138 @@
+"""Published studies as presets a researcher picks by name, and every place a run differs from them.
+
+A study names its preset (the run setting `preset`), the modes it scores, the settings it published
+per mode and the differences every run of the preset has (what cannot be done here as the study did
+it, with why). `differences(mode, settings)` lists both: the standing ones and each published
+setting the run changed. Runs carry the list (the runs page, the API) and reports name the preset
+beside it. Django-free, so that the web process and the workers read the same list.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .scorers import dialogbench, huynh
+
+
+@dataclass(frozen=True)
+class Difference:
+    setting: str
+    published: str
+    ours: str
+    why: str
+
+    def as_dict(self) -> dict:
+        return {"setting": self.setting, "published": self.published, "ours": self.ours, "why": self.why}
+
+
+@dataclass(frozen=True)
+class Study:
+    preset: str  # the value of settings["preset"]
+    title: str
+    source: str  # paper and code the preset follows
+    # mode -> {setting: published value}: a run that changes one is listed as differing there.
+    published: Mapping[str, Mapping[str, Any]]
+    # mode ("*" for every mode) -> differences every run of the preset has.
+    standing: Mapping[str, tuple[Difference, ...]] = field(default_factory=dict)
+
+    @property
+    def modes(self) -> tuple[str, ...]:
+        return tuple(self.published)
+
+    def differences(self, mode: str, settings: Mapping) -> list[Difference]:
+        found = [*self.standing.get("*", ()), *self.standing.get(mode, ())]
+        for key, value in self.published.get(mode, {}).items():
+            if key not in settings:
+                continue
+            ours = settings[key]
+            if isinstance(value, Mapping) and isinstance(ours, Mapping):
+                # Only the parts the study published: {"strategy", "k"} of a few-shot setting.
+                ours = {part: ours.get(part) for part in value}
+            if ours != value:
+                found.append(Difference(key, _shown(value), _shown(ours), "set for this run"))
+        return found
+
+
+def _shown(value) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+STUDIES: dict[str, Study] = {}
+
+
+def register(study: Study) -> Study:
+    if study.preset in STUDIES:
+        raise ValueError(f"a study already has the preset {study.preset!r}")
+    STUDIES[study.preset] = study
+    return study
+
+
+def study_of(settings: Mapping | None) -> Study | None:
+    return STUDIES.get((settings or {}).get("preset") or "")
+
+
+def protocol(mode: str, settings: Mapping | None) -> dict | None:
+    """What a run or report shows of its study: the preset, its source and the differences; None
+    for a run of no study."""
+    study = study_of(settings)
+    if study is None:
+        return None
+    return {"preset": study.preset, "title": study.title, "source": study.source,
+            "differences": [d.as_dict() for d in study.differences(mode, settings or {})]}
+
+
+def presets_for(mode: str) -> list[dict]:
+    """The studies a run of `mode` can follow, for the runs page."""
+    return [{"preset": s.preset, "title": s.title} for s in STUDIES.values() if mode in s.modes]
+
+
+register(Study(
+    preset=dialogbench.PRESET,
+    title="DialogBench (Ou et al., 2024)",
+    source="kwai/DialogBench commit 239a5cc: config/prompt.json, src/utils.py, src/baseEval.py",
+    published={
+        "loglikelihood": {"continuation": "text", "rule": "per_token"},
+        "generate": {"max_new_tokens": dialogbench.MAX_NEW_TOKENS, "system": ""},
+    },
+    standing={
+        "generate": (
+            Difference("chat history", "src/qwen.py: the dialogue as the chat's history turns, the question as "
+                       "the last query", "the prompt_SFT text as one user message",
+                       "the released data files' history/messages fields are not in the repository; prompt_SFT holds "
+                       "the same dialogue and question"),
+        ),
+        "*": (
+            Difference("human baseline", "3 experts on 50 items per task, an item right when 2 of 3 are",
+                       "as many raters as the campaign has, on the items they answered",
+                       "the paper's expert answers are not published; our annotators are counted the same way"),
+        ),
+    },
+))
+
+register(Study(
+    preset=huynh.PRESET,
+    title="LLMs as dialogue raters on FED (Huynh et al., 2023)",
+    source="Huynh et al., Understanding the Effectiveness of Very Large Language Models on Dialog Evaluation "
+           "(IWSDS 2023), section 3 and appendix; FED ratings (Mehri and Eskenazi, 2020)",
+    published={
+        "rating": {"fewshot": {"strategy": "random", "k": huynh.K}, "top_k": 3, "read": "probabilities"},
+        "yes_no": {"fewshot": {"strategy": "random", "k": huynh.K}},
+    },
+    standing={
+        "*": (
+            Difference("prompt wording", "the paper's appendix prompts",
+                       "huynh.RATING_INSTRUCTION / RATING_SHOT / YES_NO_SHOT",
+                       "the appendix text could not be read where this was built; the structure (instruction, "
+                       "shots with their answers, the query with an empty answer) is the paper's"),
+            Difference("repetitions", "random selection repeated, mean and standard deviation",
+                       f"{len(huynh.SEEDS)} seeds {list(huynh.SEEDS)}, one prediction variant per seed",
+                       "the paper does not state how many repetitions"),
+        ),
+        "yes_no": (
+            Difference("example answers", "yes or no per example", "yes when the raters' rounded mean is above the "
+                       "middle of the quality's scale", "FED holds scale ratings only"),
+        ),
+    },
+))

@@ -1,0 +1,117 @@
+"""The index over a report's plain rows that every section shares (no ORM here)."""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+import numpy as np
+
+from .contract import ReportData
+from .forms import task_kind
+
+GROUPS = {"annotators": "human annotators", "expert_panel": "expert panel (gold_panel campaigns)",
+          "imported": "imported external raters"}
+
+
+def rater_group(campaign):
+    if campaign["source"]:
+        return "imported"
+    return "expert_panel" if campaign["protocol"] == "gold_panel" else "annotators"
+
+
+class Rows:
+    """Lookups over the plain rows that every section shares."""
+
+    def __init__(self, data: ReportData):
+        self.data = data
+        items = data.items
+        self.tasks = {t["id"]: t for t in data.tasks}
+        self.kind = {t["id"]: task_kind(t["form"]) for t in data.tasks}
+        self.primary = {t["id"]: t["form"]["primary"] for t in data.tasks}
+        self.position = {i: n for n, i in enumerate(items["id"])}
+        self.item_task = dict(zip(items["id"], items["task_id"]))
+        self.external_id = dict(zip(items["id"], items["external_id"]))
+        self.domain = dict(zip(items["id"], items["domain"]))
+        self.n_options = dict(zip(items["id"], items["n_options"]))
+        self.items_of = defaultdict(list)
+        for item_id, task_id in zip(items["id"], items["task_id"]):
+            self.items_of[task_id].append(item_id)
+        if data.gold is not None:
+            self.gold = {i: data.gold.get(i) for i in items["id"]}
+        else:
+            self.gold = {i: (sg or {}).get(self.primary[t])
+                         for i, t, sg in zip(items["id"], items["task_id"], items["source_gold"])}
+        self.source_gold = dict(zip(items["id"], items["source_gold"])) if data.gold is None else {}
+        self.campaigns = {c["id"]: c for c in data.campaigns}
+        self.group = {c["id"]: rater_group(c) for c in data.campaigns}
+        # Whose answers are "the humans": the campaign in scope, else every campaign but gold panels
+        # (whose majority is the gold itself).
+        if data.campaign_id is not None:
+            self.human_campaigns = {data.campaign_id}
+        else:
+            self.human_campaigns = {c for c, g in self.group.items() if g != "expert_panel"}
+        # Campaigns whose raters made the gold are not scored against it (reports.gold).
+        self.human_campaigns -= {e["campaign_id"] for e in data.gold_choice.get("excluded_campaigns", [])}
+        self.position_campaigns = {c["id"] for c in data.campaigns if c.get("raters_are_positions")}
+        ann = data.annotations
+        self.position_raters = {a for c, a in zip(ann["campaign_id"], ann["annotator_id"])
+                                if c in self.position_campaigns}
+        self.n_annotations = len(ann["item_id"])
+        self.current = [i for i in range(self.n_annotations) if ann["current"][i]]
+        self.human_rows = [i for i in self.current if ann["campaign_id"][i] in self.human_campaigns]
+        self.human = defaultdict(dict)  # item -> {annotator: primary answer}
+        for i in self.human_rows:
+            self.human[ann["item_id"][i]][ann["annotator_id"][i]] = ann["value"][i]
+        self._by_position = {}  # (run, column, variant) -> the column over all item positions
+        self.runs = {r["id"]: r for r in data.runs}
+        self.run_label = run_labels(data.runs)
+        pred = data.predictions
+        self.predictions = defaultdict(dict)  # (run, variant) -> {item: row index}
+        for i, (run, item, variant) in enumerate(zip(pred["run_id"], pred["item_id"], pred["variant"])):
+            self.predictions[run, variant][item] = i
+
+    def aligned(self, run_id, column, positions, variant=""):
+        """One prediction column of a run at the given item positions (None where it has no prediction)."""
+        key = (run_id, column, variant)
+        if key not in self._by_position:
+            full = np.full(len(self.position), None, dtype=object)
+            where, values = self.predictions[run_id, variant], self.data.predictions[column]
+            if where:
+                column_values = np.empty(len(where), dtype=object)
+                column_values[:] = [values[j] for j in where.values()]
+                full[[self.position[i] for i in where]] = column_values
+            self._by_position[key] = full
+        return self._by_position[key][positions]
+
+    def gold_for(self, task, key):
+        """item -> gold of question `key`: a gold version labels the primary question only."""
+        if key == task["form"]["primary"]:
+            return {i: self.gold[i] for i in self.items_of[task["id"]]}
+        return {i: (self.source_gold.get(i) or {}).get(key) for i in self.items_of[task["id"]]}
+
+    def human_answers(self, key):
+        """item -> {annotator: answer to question `key`} from the human campaigns' current labels."""
+        column = self.data.annotations["answers"][key]
+        ann = self.data.annotations
+        out = defaultdict(dict)
+        for i in self.human_rows:
+            if column[i] is not None:
+                out[ann["item_id"][i]][ann["annotator_id"][i]] = column[i]
+        return out
+
+    def overlap(self):
+        """k of the human campaigns when they agree on one, else None."""
+        ks = {c["settings"][-1]["overlap"] for cid, c in self.campaigns.items()
+              if cid in self.human_campaigns and c["settings"]}
+        return ks.pop() if len(ks) == 1 else None
+
+    def runs_for(self, task_id, modes, as_is=True):
+        return [r for r in self.data.runs if r["mode"] in modes and task_id in r["task_ids"]
+                and (r["position_policy"] == "as_is") == as_is]
+
+
+def run_labels(runs):
+    """A readable, unique name per run: the model name, with the run id when a model ran twice."""
+    counts = Counter((r["model__name"], r["mode"]) for r in runs)
+    return {r["id"]: r["model__name"] if counts[r["model__name"], r["mode"]] == 1 else f"{r['model__name']}#{r['id']}"
+            for r in runs}
+

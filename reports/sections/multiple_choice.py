@@ -1,0 +1,264 @@
+"""Multiple-choice tasks: humans (m of k, mean of raters) against every model, the paired gap with its
+interval, positions, dimensions, domains and the item lists."""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+import numpy as np
+
+from metrics import (
+    STRATIFIED,
+    human_baseline,
+    majority_size,
+    mcnemar_exact,
+    paired_bootstrap_gap,
+    paired_bootstrap_gaps,
+    stratified_interval,
+)
+
+from ..contract import ReportOptions
+from ..figures import mean_or_none, new_row, put
+from ..readable import RULE_COLUMNS, flag, run_rule
+from ..rows import Rows
+
+MC_MODES = ("loglikelihood", "generate")
+
+
+def answer_column(run):
+    """Which prediction column holds lm-eval's acc pick for a log-likelihood run."""
+    return "answer" if run["settings"].get("rule") == "acc" else "acc_pick"
+
+
+def rule_column(run, rule):
+    """The prediction column holding a run's pick under `rule` (reports.readable.run_rule)."""
+    if rule == "generation" or rule == run["settings"].get("rule"):
+        return "answer"
+    return answer_column(run) if rule == "acc" else RULE_COLUMNS[rule]
+
+
+def mc_task(rows: Rows, task, t_index, options: ReportOptions):
+    """One multiple-choice task: humans by both rules, every model, gaps, positions."""
+    task_id = task["id"]
+    with_gold = [i for i in rows.items_of[task_id] if rows.gold[i] is not None]
+    answered = [i for i in with_gold if rows.human.get(i)]
+    items = answered or with_gold  # compare on the human sample; models-only tasks on all gold items
+    gold = [rows.gold[i] for i in items]
+    gold_text = np.array([str(g) for g in gold], dtype=object)  # model answers are option keys as text
+    positions = np.array([rows.position[i] for i in items], dtype=int)
+    labels = [rows.human.get(i, {}) for i in items]
+    raters = sorted({a for answers in labels for a in answers})
+    columns = {r: [answers.get(r) for answers in labels] for r in raters}
+    k = rows.overlap() or (Counter(map(len, labels)).most_common(1)[0][0] if answered else 0)
+    baseline = human_baseline(labels, gold, k) if answered else None
+    m = majority_size(k)
+    majority = baseline.majority if baseline else None
+    per_rater = baseline.mean_of_raters if baseline else None
+    human = np.array(majority.item_correct if majority else [], dtype=bool)
+    no_humans = "no human answers on this task's items"
+
+    row = new_row(task=task["slug"], name=task["name"], dimension=task["dimension"], n_items=len(items),
+                  n_items_with_gold=len(with_gold), n_human_raters=len(raters), k=k, m=m)
+    n_opts = [rows.n_options.get(i) for i in items]
+    put(row, "chance", mean_or_none([1 / n for n in n_opts if n]), "no item lists its options")
+    put(row, "human_majority", majority.accuracy if majority else None, no_humans)
+    put(row, "human_mean_of_raters", per_rater.accuracy if per_rater else None, no_humans)
+    row["human_raters_std"] = per_rater.std if per_rater else None
+    row["human_raters"] = [{"rater": rows.data.users.get(r.rater, str(r.rater)), "accuracy": r.accuracy,
+                            "n_answered": r.n_answered} for r in per_rater.raters] if per_rater else []
+
+    flag(row, [(len(items), options.min_items, "items")])
+    runs = rows.runs_for(task_id, MC_MODES)
+    rules = {r["id"]: run_rule(r, options.rule) for r in runs}
+    answers = {r["id"]: rows.aligned(r["id"], rule_column(r, rules[r["id"]]), positions) for r in runs}
+    flags = {r["id"]: answers[r["id"]] == gold_text for r in runs}  # None (missing) never equals gold
+    paired = paired_bootstrap_gaps(human, [flags[r["id"]] for r in runs], options.n_resamples, options.seed + t_index,
+                                   options.confidence) if answered else None
+    gaps = paired.gaps if paired else []
+    replicates = {r["id"]: paired.replicates[:, j] for j, r in enumerate(runs)} if gaps else {}
+    model_rows = []
+    for j, run in enumerate(runs):
+        status = rows.aligned(run["id"], "parse_status", positions)
+        loglik = run["mode"] == "loglikelihood"
+        n_missing = sum(s is None for s in status)
+        mrow = new_row(task=task["slug"], model=rows.run_label[run["id"]], run_id=run["id"], mode=run["mode"],
+                       rule=rules[run["id"]], n_items=len(items),
+                       n_predictions=len(items) - n_missing, n_missing=n_missing,
+                       parse_failures=int(np.sum(status == "unparsable")))
+        flag(mrow, [(len(items), options.min_items, "items")])
+        put(mrow, "accuracy", float(flags[run["id"]].mean()) if items else None, "no items")
+        picks = (("acc", answer_column(run)), ("acc_norm", "answer_norm"), ("acc_per_token", "answer_per_token"))
+        for key, column in picks:
+            right = rows.aligned(run["id"], column, positions) == gold_text
+            put(mrow, key, float(np.mean(right)) if loglik and items else None, "log-likelihood runs only")
+        if gaps:
+            gap, low, high = gaps[j]
+            mrow.update(gap=gap, gap_low=low, gap_high=high, gap_interval=paired.method)
+            test = mcnemar_exact(human, flags[run["id"]])
+            mrow.update(mcnemar_p=test.pvalue, human_only=test.human_only, model_only=test.model_only)
+            put(mrow, "gap_mean_of_raters", per_rater.accuracy - mrow["accuracy"]
+                if per_rater.accuracy is not None else None, "no rater answered")
+        else:
+            for key in ("gap", "gap_low", "gap_high", "mcnemar_p", "gap_mean_of_raters"):
+                put(mrow, key, None, no_humans)
+        model_rows.append(mrow)
+    return {"row": row, "models": model_rows, "items": items, "gold": gold, "human": human, "per_rater": per_rater,
+            "columns": columns, "flags": flags, "answers": answers, "runs": runs, "replicates": replicates,
+            "rules": {rows.run_label[r["id"]]: rules[r["id"]] for r in runs},
+            "positions": position_rows(rows, task, gold, human, runs, flags, answers, rules, options)}
+
+
+def position_rows(rows: Rows, task, gold, human, runs, flags, answers, rules, options):
+    """Accuracy by the gold answer's position (letter), for humans and models, the letters each
+    model picks, and accuracy with the gold forced to each position (position-policy runs)."""
+    out = []
+    by_letter = defaultdict(list)
+    for n, g in enumerate(gold):
+        by_letter[str(g)].append(n)
+    for letter in sorted(by_letter):
+        idx = by_letter[letter]
+        row = new_row(task=task["slug"], source="gold_position", position=letter, n_items=len(idx))
+        put(row, "human_majority", float(human[idx].mean()) if human.size else None, "no human answers")
+        row["models"] = {rows.run_label[r["id"]]: float(flags[r["id"]][idx].mean()) for r in runs}
+        row["model_rules"] = {rows.run_label[r["id"]]: rules[r["id"]] for r in runs}
+        out.append(flag(row, [(len(idx), options.min_items, "items")]))
+    pred = rows.data.predictions
+    for run in runs:
+        picks = Counter(a or "unparsable" for a in answers[run["id"]] if a is not None)
+        out.append(new_row(task=task["slug"], source="picked", model=rows.run_label[run["id"]], rule=rules[run["id"]],
+                           counts=dict(sorted(picks.items()))))
+    for run in rows.runs_for(task["id"], MC_MODES, as_is=False):
+        variants = sorted({v for (r, v) in rows.predictions if r == run["id"] and v})
+        task_items = set(rows.items_of[task["id"]])
+        for variant in variants:
+            idx = [j for i, j in rows.predictions[run["id"], variant].items() if i in task_items]
+            correct = [bool(pred["gold"][j]) and pred["answer"][j] == pred["gold"][j] for j in idx]
+            row = new_row(task=task["slug"], source="forced_position", position=variant,
+                          model=rows.run_label[run["id"]], run_id=run["id"], rule=run_rule(run, "run"),
+                          n_items=len(idx))
+            put(row, "accuracy", float(np.mean(correct)) if idx else None, "no predictions")
+            out.append(flag(row, [(len(idx), options.min_items, "items")]))
+    return out
+
+
+def overall_rows(results, labels, keys, options: ReportOptions):
+    """Unweighted mean over task results of each model's figures; the gap's interval two ways (within
+    tasks, and over the pooled items), and the exact McNemar test on the pooled items."""
+    out = []
+    for label in labels:
+        per_task = [(res, m) for res in results for m in res["models"] if m["model"] == label]
+        rules = sorted({m["rule"] for _, m in per_task})
+        row = new_row(model=label, rule=", ".join(rules), n_tasks=len(per_task),
+                      tasks=[res["row"]["task"] for res, _ in per_task])
+        for key in keys:
+            put(row, key, mean_or_none([m[key] for _, m in per_task]) if all(m[key] is not None for _, m in per_task)
+                else None, f"{key} is undefined on some task")
+        with_humans = [(res, m) for res, m in per_task if m["run_id"] in res["replicates"]]
+        row["n_items"] = sum(len(res["items"]) for res, _ in per_task)
+        if with_humans and len(with_humans) == len(per_task):
+            low, high = stratified_interval([res["replicates"][m["run_id"]] for res, m in per_task], options.confidence)
+            row.update(gap_low=low, gap_high=high, gap_interval=STRATIFIED)
+            human = np.concatenate([res["human"] for res, _ in per_task])
+            model = np.concatenate([res["flags"][m["run_id"]] for res, m in per_task])
+            pooled = paired_bootstrap_gap(human, model, options.n_resamples, options.seed, options.confidence)
+            test = mcnemar_exact(human, model)
+            row.update(pooled_gap=pooled.gap, pooled_gap_low=pooled.low, pooled_gap_high=pooled.high,
+                       pooled_gap_interval=f"{pooled.method} (item-level, pooled over the tasks)",
+                       pooled_mcnemar_p=test.pvalue, pooled_human_only=test.human_only,
+                       pooled_model_only=test.model_only)
+        else:
+            for key in ("gap_low", "gap_high", "pooled_gap", "pooled_gap_low", "pooled_gap_high", "pooled_mcnemar_p"):
+                put(row, key, None, "no human answers on some task")
+        out.append(flag(row, [(row["n_items"], options.min_items, "items")]))
+    return out
+
+
+def mc_section(rows: Rows, options: ReportOptions):
+    tasks = [t for t in rows.data.tasks if rows.kind[t["id"]] == "multiple_choice"]
+    if not tasks:
+        return None
+    results = [mc_task(rows, task, n, options) for n, task in enumerate(tasks)]
+    labels = list(dict.fromkeys(m["model"] for res in results for m in res["models"]))
+    human_keys = ("human_majority", "human_mean_of_raters", "chance")
+    overall = new_row(n_tasks=len(results), rule="unweighted mean of the tasks",
+                      n_items=sum(r["row"]["n_items"] for r in results))
+    for key in human_keys:
+        put(overall, key, mean_or_none([r["row"][key] for r in results])
+            if all(r["row"][key] is not None for r in results) else None, f"{key} is undefined on some task")
+    flag(overall, [(overall["n_items"], options.min_items, "items")])
+    model_keys = ("accuracy", "acc", "acc_norm", "acc_per_token", "gap", "gap_mean_of_raters")
+    overall["models"] = overall_rows(results, labels, model_keys, options)
+    model_rules = {label: rule for r in results for label, rule in r["rules"].items()}
+
+    dimensions = []
+    for dim in sorted({r["row"]["dimension"] for r in results}):
+        members = [r for r in results if r["row"]["dimension"] == dim]
+        row = new_row(dimension=dim, n_tasks=len(members), tasks=[r["row"]["task"] for r in members],
+                      n_items=sum(r["row"]["n_items"] for r in members),
+                      rule="unweighted mean of the dimension's tasks")
+        for key in human_keys:
+            put(row, key, mean_or_none([r["row"][key] for r in members]), f"{key} is undefined on every task")
+        row["models"] = {label: mean_or_none([m["accuracy"] for r in members for m in r["models"]
+                                              if m["model"] == label]) for label in labels}
+        row["model_rules"] = model_rules
+        dimensions.append(flag(row, [(row["n_items"], options.min_items, "items")]))
+    return {
+        "tasks": [r["row"] for r in results],
+        "models": [m for r in results for m in r["models"]],
+        "overall": overall,
+        "by_dimension": dimensions,
+        "by_domain": domain_rows(rows, results, labels, model_rules, options),
+        "positions": [p for r in results for p in r["positions"]],
+        "_results": results,
+    }
+
+
+def domain_rows(rows, results, labels, model_rules, options):
+    """Accuracy per item domain, pooled over the items of every task."""
+    pooled = defaultdict(lambda: {"human": [], "raters": defaultdict(lambda: [0, 0]), "models": defaultdict(list)})
+    for res in results:
+        domains = np.array([rows.domain.get(i) or "" for i in res["items"]], dtype=object)
+        gold = np.array(res["gold"], dtype=object)
+        raters = {r: np.array(column, dtype=object) for r, column in res["columns"].items()}
+        given = {r: np.array([a is not None for a in column]) for r, column in raters.items()}
+        for domain in set(domains):
+            mask = domains == domain
+            d = pooled[domain]
+            d["human"] += res["human"][mask].tolist() if res["human"].size else []
+            for rater, column in raters.items():
+                d["raters"][rater][0] += int(np.sum((column[mask] == gold[mask]) & given[rater][mask]))
+                d["raters"][rater][1] += int(np.sum(given[rater][mask]))
+            for run in res["runs"]:
+                d["models"][rows.run_label[run["id"]]] += res["flags"][run["id"]][mask].tolist()
+    out = []
+    for domain in sorted(pooled):
+        d = pooled[domain]
+        row = new_row(domain=domain, n_items=max([len(d["human"])] + [len(v) for v in d["models"].values()]),
+                      rule="pooled over the domain's items of every task")
+        put(row, "human_majority", float(np.mean(d["human"])) if d["human"] else None, "no human answers")
+        put(row, "human_mean_of_raters", mean_or_none([c / n for c, n in d["raters"].values() if n]),
+            "no human answers")
+        row["models"] = {label: float(np.mean(d["models"][label])) if d["models"].get(label) else None
+                         for label in labels}
+        row["model_rules"] = model_rules
+        out.append(flag(row, [(row["n_items"], options.min_items, "items")]))
+    return out
+
+
+def item_lists(rows: Rows, mc, limit):
+    """Items the human majority gets right and every model misses, and the reverse."""
+    lists = {"humans_right_models_wrong": [], "models_right_humans_wrong": []}
+    if mc is None:
+        return {**lists, "counts": {k: 0 for k in lists}, "limit": limit}
+    for res in mc["_results"]:
+        if not res["human"].size or not res["runs"]:
+            continue
+        stacked = np.stack([res["flags"][r["id"]] for r in res["runs"]], axis=1)
+        for key, mask in (("humans_right_models_wrong", res["human"] & ~stacked.any(axis=1)),
+                          ("models_right_humans_wrong", ~res["human"] & stacked.all(axis=1))):
+            for n in np.flatnonzero(mask):
+                item = res["items"][n]
+                lists[key].append({
+                    "task": res["row"]["task"], "item_id": item, "external_id": rows.external_id[item],
+                    "gold": res["gold"][n], "human_answers": dict(Counter(map(str, rows.human.get(item, {}).values()))),
+                    "model_answers": {rows.run_label[r["id"]]: res["answers"][r["id"]][n] for r in res["runs"]}})
+    return {"counts": {k: len(v) for k, v in lists.items()}, "limit": limit, **{k: v[:limit] for k, v in lists.items()}}

@@ -1,0 +1,137 @@
+"""Rating tasks: the human ceiling, each model's correlation with the mean human rating, and its
+agreement with gold."""
+from __future__ import annotations
+
+from benchmarks.formschema import excluding_values
+from metrics import (
+    as_number,
+    classification_metrics,
+    cohen_kappa,
+    correlations,
+    leave_one_out_correlations,
+    mean_rating_per_item,
+)
+
+from ..contract import ReportOptions
+from ..figures import mean_or_none, new_row, put
+from ..forms import rating_values
+from ..readable import flag
+from ..rows import Rows
+
+RATING_MODES = ("rating", "yes_no")
+
+
+def rating_class(answer, rating, values):
+    """The model's rating as one of the valid values: its answer when valid, else the nearest to its
+    expected rating."""
+    for v in values:
+        spelled = ("yes" if v else "no") if isinstance(v, bool) else str(v)
+        if answer not in (None, "") and answer in (spelled, str(v)):
+            return v
+    if rating is None:
+        return None
+    return min(values, key=lambda v: (abs(float(v) - rating), float(v)))
+
+
+
+def rating_quality(rows: Rows, task, spec, runs, options: ReportOptions):
+    key, values = spec["key"], rating_values(spec)
+    items = rows.items_of[task["id"]]
+    per_item = rows.human_answers(key) if key in rows.data.annotations["answers"] else {}
+    excluded = excluding_values(spec)
+    per_item = {i: {r: v for r, v in a.items() if v not in excluded} for i, a in per_item.items()}
+    means = dict(zip(items, mean_rating_per_item([[as_number(v) for v in per_item.get(i, {}).values()]
+                                                   for i in items]).means))
+    gold = rows.gold_for(task, key)
+    row = new_row(task=task["slug"], quality=key, label=spec.get("label", key), scale=values,
+                  n_items=len(items), n_rated=sum(m is not None for m in means.values()),
+                  n_gold=sum(g is not None for g in gold.values()))
+    ceiling = leave_one_out_correlations(per_item, items)
+    row["human_raters"] = []
+    positions = [r for r, _ in ceiling if r in rows.position_raters]
+    row["n_raters"], row["n_rating_positions"] = len(ceiling) - len(positions), len(positions)
+    for rater, corr in ceiling:
+        if rater in rows.position_raters:
+            continue  # a position is not a person: no per-rater row
+        entry = new_row(rater=rows.data.users.get(rater, str(rater)), n=corr.n)
+        for name, value in (("spearman", corr.spearman.value), ("spearman_p", corr.spearman.pvalue),
+                            ("pearson", corr.pearson.value)):
+            put(entry, name, value, corr.undefined_reason)
+        row["human_raters"].append(entry)
+    put(row, "human_ceiling_spearman", mean_or_none([c.spearman.value for _, c in ceiling]),
+        "fewer than 2 raters with overlapping items")
+    put(row, "human_ceiling_pearson", mean_or_none([c.pearson.value for _, c in ceiling]),
+        "fewer than 2 raters with overlapping items")
+    row["ceiling_rule"] = "mean over raters of each rater's correlation with the mean of the other raters" + (
+        " (raters here are rating positions, not people)" if positions else "")
+    flag(row, [(row["n_rated"], options.min_items, "rated items"),
+               (len(ceiling), options.min_raters, "raters or positions")])
+    models = []
+    pred = rows.data.predictions
+    for run in runs:
+        where = rows.predictions[run["id"], ""]
+        on = [i for i in items if i in where]
+        ratings = {i: pred["rating"][where[i]] for i in on}
+        mrow = new_row(task=task["slug"], quality=key, model=rows.run_label[run["id"]], run_id=run["id"],
+                       mode=run["mode"], n_predictions=len(on))
+        corr = correlations([ratings[i] for i in on], [means[i] for i in on])
+        for name in ("spearman", "pearson", "kendall_tau_b"):
+            put(mrow, name, getattr(corr, name).value, corr.undefined_reason)
+            put(mrow, f"{name}_p", getattr(corr, name).pvalue, corr.undefined_reason)
+        mrow["n_pairs"] = corr.n
+        flag(mrow, [(corr.n, options.min_items, "items")])
+        scored = [i for i in on if gold.get(i) is not None and gold[i] in values]
+        no_gold = ("no gold labels for this quality" if not any(g is not None for g in gold.values())
+                   else "no predicted item has gold")
+        if scored:
+            truth = [gold[i] for i in scored]
+            guess = [rating_class(pred["answer"][where[i]], ratings[i], values) for i in scored]
+            metrics_ = classification_metrics(truth, guess, labels=values)
+            kappa = cohen_kappa(truth, guess, labels=values)
+            vs_gold = correlations([ratings[i] for i in scored], [as_number(g) for g in truth])
+            put(mrow, "gold_accuracy", metrics_.accuracy, metrics_.undefined_reason)
+            put(mrow, "gold_uar", metrics_.uar, metrics_.undefined_reason)
+            put(mrow, "gold_kappa", kappa.value, kappa.undefined_reason)
+            put(mrow, "gold_spearman", vs_gold.spearman.value, vs_gold.undefined_reason)
+            put(mrow, "gold_pearson", vs_gold.pearson.value, vs_gold.undefined_reason)
+            put(mrow, "gold_precision", metrics_.macro_precision, metrics_.undefined_reason)
+            put(mrow, "gold_recall", metrics_.macro_recall, metrics_.undefined_reason)
+            put(mrow, "gold_f1", metrics_.macro_f1, metrics_.undefined_reason)
+            mrow["gold_majority_class_rate"] = metrics_.majority_class_rate
+            mrow["gold_per_class"] = [c.to_dict() for c in metrics_.per_class]
+            mrow["gold_confusion_matrix"] = metrics_.confusion_matrix
+        else:
+            for name in GOLD_KEYS:
+                put(mrow, name, None, no_gold)
+        mrow["n_gold"] = len(scored)
+        models.append(mrow)
+    ratings_by_run = {r["id"]: {i: pred["rating"][j] for i, j in rows.predictions[r["id"], ""].items()} for r in runs}
+    return row, models, {"means": means, "ratings": ratings_by_run}
+
+
+GOLD_KEYS = ("gold_accuracy", "gold_uar", "gold_kappa", "gold_spearman", "gold_pearson", "gold_precision",
+             "gold_recall", "gold_f1")
+
+
+def rating_section(rows: Rows, options: ReportOptions):
+    qualities, models, scatter = [], [], []
+    for task in rows.data.tasks:
+        if rows.kind[task["id"]] != "rating":
+            continue
+        runs = rows.runs_for(task["id"], RATING_MODES)
+        for spec in task["form"]["questions"]:
+            if rating_values(spec) is None:
+                continue
+            mine = [r for r in runs if (r["settings"].get("quality") or task["form"]["primary"]) == spec["key"]]
+            row, model_rows, points = rating_quality(rows, task, spec, mine, options)
+            qualities.append(row)
+            models += model_rows
+            for run in mine:
+                pts = [(points["means"][i], r) for i, r in points["ratings"][run["id"]].items()
+                       if points["means"].get(i) is not None and r is not None]
+                scatter.append({"task": task["slug"], "quality": spec["key"], "model": rows.run_label[run["id"]],
+                                "points": pts})
+    if not qualities:
+        return None
+    return {"qualities": qualities, "models": models, "_scatter": scatter,
+            "note": "gold_uar is the true mean of per-class recalls; precision, recall and F1 are macro averages"}

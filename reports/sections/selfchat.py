@@ -1,0 +1,65 @@
+"""Self-chat dialogues behind arena pairs: pass@N per system and judge, and utterance lengths."""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from metrics import length_stats, pass_at_n, pass_at_n_stepwise
+
+from ..figures import new_row, put
+
+SEED_UTTERANCES = 2  # BotChat's seeds: a real dialogue's first two utterances
+LENGTH_FIGURES = ("mean", "std", "median", "min", "max")
+
+
+def selfchat_section(dialogues):
+    """Per system, over the whole dialogues behind the pairs: pass@N as judged by the loop detector
+    (a dialogue fails from its loop start on), by people's single-dialogue labels (from the first
+    utterance they call machine-written on) and by each judge model (its latest single-dialogue
+    run on each dialogue, asked at each N), and the length of the utterances after the seed."""
+    if not dialogues or not dialogues["item_id"]:
+        return None
+    by_system = defaultdict(list)
+    for n, system in enumerate(dialogues["system"]):
+        by_system[system].append(n)
+    labelled = defaultdict(list)  # item -> first flagged index per label
+    for item, _, is_ai, first in dialogues["labels"]:
+        if not is_ai or isinstance(first, int):  # a "yes" that names no utterance cannot be placed
+            labelled[item].append(first if is_ai else None)
+    judge_runs = defaultdict(dict)  # "judge:<model>" -> item -> per-N verdicts
+    for item, _, model, steps in dialogues.get("judge_verdicts", []):  # in run order: the latest run wins
+        judge_runs[f"judge:{model}"][item] = steps
+    curves, lengths = [], []
+    for system in sorted(by_system, key=str):
+        indices = by_system[system]
+        utterances = [dialogues["utterances"][n] for n in indices]
+        ns = range(1, max(map(len, utterances)) + 1)
+        judged = {"loop_detector": [dialogues["loop_start"][n] for n in indices],
+                  "humans": [f for n in indices for f in labelled.get(dialogues["item_id"][n], [])]}
+        for judge, flagged in judged.items():
+            entry = new_row(system=system, judged_by=judge, n_dialogues=len(indices), n_judgements=len(flagged))
+            put(entry, "points", [p.to_dict() for p in pass_at_n(flagged, ns)] if flagged else None,
+                "no single-dialogue label on these dialogues")
+            curves.append(entry)
+        mine = {dialogues["item_id"][n] for n in indices}
+        for judge, verdicts in sorted(judge_runs.items()):
+            on = [steps for item, steps in verdicts.items() if item in mine]
+            if not on:
+                continue
+            entry = new_row(system=system, judged_by=judge, n_dialogues=len(indices), n_judgements=len(on),
+                            n_asked=sum(s["decided_by"] == "judge" for steps in on for s in steps),
+                            n_unparsable=sum(s["decided_by"] == "judge" and s["parsed"] is None
+                                             for steps in on for s in steps))
+            entry["points"] = [p.to_dict() for p in pass_at_n_stepwise(
+                [{s["n"]: bool(s["passed"]) for s in steps} for steps in on], ns)]
+            curves.append(entry)
+        after_seed = [u for n in indices for u in dialogues["utterances"][n][dialogues["seed_utterances"][n]:]]
+        row = new_row(system=system, n_dialogues=len(indices), n_utterances=len(after_seed))
+        for unit, stats in (("words", length_stats([len(u.split()) for u in after_seed])),
+                            ("chars", length_stats([len(u) for u in after_seed]))):
+            for figure in LENGTH_FIGURES:
+                put(row, f"{unit}_{figure}", getattr(stats, figure), "no utterance after the seed")
+        lengths.append(row)
+    return {"pass_at_n": curves, "utterance_length": lengths,
+            "note": "pass@N: share of judgements under which the first N utterances read as human; utterance "
+                    "lengths count the utterances after the seed's first two, in words (split on spaces) and "
+                    "characters; real dialogues are counted the same way"}
