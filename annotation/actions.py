@@ -28,9 +28,9 @@ from .models import (FINAL_STATUSES, HOLDS_PERSON, HOLDS_SLOT, Annotation, Assig
                      BatchState, Campaign, CampaignSettings, Disagreement, DisagreementStatus, Event, GoldLabel,
                      GoldMethod, GoldVersion, ItemFlag, ItemStatus, LeaseStatus, Membership, Policy, Protocol,
                      QCReview, QCSampleItem, Role)
-from .qc import draw_sample, evaluate_sample, new_sample_secret, sample_seed
+from .qc import draw_sample, new_sample_secret, sample_seed
 from .rules import item_outcome
-from .selectors import RESOLVE, open_lease, roles_of, seconds_until_submit_allowed
+from .selectors import RESOLVE, open_lease, qc_figures, roles_of, seconds_until_submit_allowed
 
 TRANSITIONS = {
     BatchState.OPEN: {BatchState.ANNOTATING},
@@ -629,17 +629,11 @@ def record_qc_label(batch, *, actor, batch_item_id, value, note=""):
     return entry
 
 
-def _decision(review, settings):
-    sample = list(review.sample.values_list("qc_value", "annotator_value", "qc_at"))
-    labelled = [(qc, ann) for qc, ann, at in sample if at is not None]
-    return evaluate_sample(labelled, settings.overall_threshold, settings.class_threshold), len(labelled), len(sample)
-
-
 def accept_batch(batch, *, actor, reason="", override_reason=""):
     """in_review -> accepted. Below the thresholds only with an override reason, and flagged."""
     with transaction.atomic():
         batch, review = _reviewing(batch, actor)
-        decision, labelled, size = _decision(review, batch.settings)
+        decision, labelled, size = qc_figures(review, batch.settings)
         if labelled < size:
             raise ActionError(errors.SAMPLE_INCOMPLETE, f"{size - labelled} of {size} sampled items have no QC label "
                               "yet.", labelled=labelled, sample=size)
@@ -665,7 +659,7 @@ def reject_batch(batch, *, actor, reason):
         raise ActionError(errors.REASON_REQUIRED, "Say why the batch is rejected.", status=400)
     with transaction.atomic():
         batch, review = _reviewing(batch, actor)
-        decision, labelled, size = _decision(review, batch.settings)
+        decision, labelled, size = qc_figures(review, batch.settings)
         against_rule = decision.passed and labelled == size
         review.decision, review.reason, review.figures = "rejected", reason, jsonable(decision.to_dict())
         review.decided_at = timezone.now()

@@ -9,9 +9,10 @@ from benchmarks.models import shown_meta
 from metrics.aggregation import human_baseline
 
 from .guidelines import render_guidelines
+from .qc import evaluate_sample
 
-from .models import (HOLDS_PERSON, Annotation, Assignment, BatchItem, BatchState, Campaign, Disagreement, GoldLabel,
-                     ItemFlag, ItemStatus, Membership, Protocol, QCReview, Role)
+from .models import (HOLDS_PERSON, Annotation, Assignment, BatchItem, BatchState, Campaign, Disagreement,
+                     DisagreementStatus, GoldLabel, ItemFlag, ItemStatus, Membership, Protocol, QCReview, Role)
 
 # Roles that may read each kind of campaign data (gold, QC data and other people's labels are the
 # sensitive ones: annotators see only their own leases and labels).
@@ -137,6 +138,32 @@ def disagreements_by_guideline(campaign):
                                "resolved_value": d.resolved_value, "reason": d.reason} for d in items],
         })
     return result
+
+
+def waiting_for(user, campaign, roles):
+    """What waits for this person in one campaign (their home page): items to label and their open lease,
+    batches to review, open disagreements, whether they see the dashboard."""
+    waiting = {}
+    if campaign.worker_role in roles:
+        progress = campaign_progress(campaign)
+        waiting["to_label"] = sum(b["pending"] for b in progress["batches"]
+                                  if b["state"] in (BatchState.OPEN, BatchState.ANNOTATING))
+        waiting["lease"] = open_lease(campaign, user)
+    if Role.QC in roles:
+        waiting["to_review"] = list(campaign.batches.filter(state__in=(BatchState.HANDED_IN, BatchState.IN_REVIEW))
+                                    .order_by("number"))
+    if roles & READ_DISAGREEMENTS:
+        waiting["disagreements"] = campaign.disagreements.filter(status=DisagreementStatus.OPEN).count()
+    waiting["dashboard"] = bool(roles & READ_BATCHES)
+    return waiting
+
+
+def qc_figures(review, settings):
+    """The QC acceptance rule applied to the sample labels given so far: (decision, labelled, sample size).
+    Accepting and rejecting decide with it, and the review page shows it live."""
+    sample = list(review.sample.values_list("qc_value", "annotator_value", "qc_at"))
+    labelled = [(qc, ann) for qc, ann, at in sample if at is not None]
+    return evaluate_sample(labelled, settings.overall_threshold, settings.class_threshold), len(labelled), len(sample)
 
 
 def current_annotations(campaign):

@@ -22,7 +22,7 @@ import string
 from dataclasses import dataclass
 from typing import Mapping
 
-from .scorers import dialogbench, diqad, huynh, prompts
+from .scorers import dialogbench, diqad, huynh, kodialogbench, prompts
 from .scorers.positions import circular_permutations, permute_options
 
 MC_MODES = ("loglikelihood", "generate")
@@ -93,6 +93,10 @@ PRESETS = {
         "loglikelihood": {"continuation": "text", "rule": "per_token"},
         "generate": {"max_new_tokens": dialogbench.MAX_NEW_TOKENS},
     },
+    # KoDialogBench: zero-shot log-likelihood, the highest summed log-likelihood wins, in one of its styles.
+    kodialogbench.PRESET: {
+        "loglikelihood": {"continuation": "text", "rule": "acc", "style": "direct"},
+    },
 }
 RULES = ("acc", "acc_norm", "per_token")
 PAIRWISE_RULES = ("consistent", "sum")
@@ -151,24 +155,30 @@ def check_chat_template(text: str) -> None:
 
 
 def language_of(code: str) -> str:
-    return "zh" if (code or "").lower().startswith("zh") else "en"
+    code = (code or "").lower()
+    return "zh" if code.startswith("zh") else "ko" if code.startswith("ko") else "en"
 
 
 def resolve_settings(mode: str, language: str, given: Mapping | None) -> dict:
     """The run's settings: the mode's defaults overridden by `given`; unknown keys are refused, so
     a typo cannot silently fall back to a default."""
     defaults = {**COMMON_DEFAULTS, **MODE_DEFAULTS[mode], "language": language}
+    given = dict(given or {})
+    preset = given.get("preset")
+    if mode in MC_MODES and language not in DEFAULT_INSTRUCTION and preset is None:
+        # Never an English template for items in another language.
+        raise ValueError(f"no {mode} template in language {language!r}; pick a study preset written in it "
+                         f"({', '.join(sorted(PRESETS))})")
     if mode in MC_MODES:
-        defaults["instruction"] = DEFAULT_INSTRUCTION[language]
+        defaults["instruction"] = DEFAULT_INSTRUCTION.get(language, "")
     if mode == "rating":
         defaults["instruction"] = prompts.RATING_INSTRUCTION
     if mode == "yes_no":
         defaults["instruction"] = prompts.YES_NO_INSTRUCTION
-    given = dict(given or {})
-    preset = given.get("preset")
     if preset is not None and mode in MC_MODES:
-        if preset not in PRESETS:
-            raise ValueError(f"unknown preset {preset!r}; expected one of {sorted(PRESETS)}")
+        if preset not in PRESETS or mode not in PRESETS[preset]:
+            offered = sorted(name for name, modes in PRESETS.items() if mode in modes)
+            raise ValueError(f"unknown preset {preset!r} for mode {mode}; expected one of {offered}")
         defaults = {**defaults, **PRESETS[preset][mode], "preset": preset}
         defaults.pop("instruction")  # the preset's prompts carry their own
     if mode in RATING_MODES and preset == "diqad":
@@ -193,6 +203,8 @@ def resolve_settings(mode: str, language: str, given: Mapping | None) -> dict:
             raise ValueError(f"rule must be one of {RULES}")
         if preset and resolved["continuation"] != "text":
             raise ValueError(f"the {preset} preset scores the option text (continuation \"text\")")
+        if preset == kodialogbench.PRESET and resolved["style"] not in kodialogbench.STYLES:
+            raise ValueError(f"style must be one of {kodialogbench.STYLES}")
     if mode in RATING_MODES:
         if resolved["preset"] not in RATING_PRESETS:
             raise ValueError(f"preset must be one of {RATING_PRESETS}")
@@ -216,6 +228,9 @@ def default_template(mode: str, settings: Mapping) -> tuple[str, str]:
     """(version, template text) for a mode and its settings."""
     variant = settings.get("continuation", "") if mode == "loglikelihood" else settings.get("preset", "")
     language = settings.get("language", "en")
+    if settings.get("preset") == kodialogbench.PRESET:
+        return (f"kodialogbench-{settings['style']}-ko/1",
+                json.dumps(kodialogbench.TEMPLATES, ensure_ascii=False, indent=4))
     if settings.get("preset") == dialogbench.PRESET:
         form = preset_form(mode)
         return (f"dialogbench-{form}-{language}/1",
@@ -305,6 +320,8 @@ def preset_prompts(template: str) -> dict:
 def render_mc(template: str, item, variant: Variant, settings: Mapping, mode: str = "") -> str:
     fields = item.fields or {}
     language = settings.get("language", "en")
+    if settings.get("preset") == kodialogbench.PRESET:
+        return kodialogbench.prompt_and_continuations(item.dialogue, fields, variant.options, settings["style"])[0]
     if settings.get("preset") == dialogbench.PRESET:
         return dialogbench.item_prompt(item.task.slug, fields, item.dialogue, variant.options,
                                        preset_form(mode), preset_prompts(template))

@@ -15,7 +15,7 @@ from benchmarks.formschema import question, rating_scale
 from . import apiclient
 from .models import Mode, ModelSpec, ParseStatus
 from .prompting import context_and_response, render_mc, variants
-from .scorers import dialogbench, diqad, generation, huynh, loading, loglikelihood, loops, pairwise, prompts, rating, single
+from .scorers import dialogbench, diqad, generation, huynh, kodialogbench, loading, loglikelihood, loops, pairwise, prompts, rating, single
 
 
 class PermanentError(Exception):
@@ -83,6 +83,10 @@ def _score_loglikelihood(run, loaded, requests):
         mc_items = [loglikelihood.MCItem(context, tuple(v.options.values()), delimiter="", add_special_tokens=True)
                     for _, v, context in requests]
         max_length = min(loglikelihood.max_length_of(loaded.model, loaded.tokenizer, max_length), dialogbench.MAX_LEN)
+    elif s.get("preset") == kodialogbench.PRESET:
+        # KoDialogBench's continuations: the class, the candidate utterance, or the option's number.
+        mc_items = [loglikelihood.MCItem(context, kodialogbench.prompt_and_continuations(
+                        item.dialogue, item.fields or {}, v.options, s["style"])[1]) for item, v, context in requests]
     else:
         mc_items = [loglikelihood.MCItem(context, tuple(v.options.values()) if by_text else tuple(v.options))
                     for _, v, context in requests]

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .scorers import dialogbench, huynh
+from .scorers import dialogbench, huynh, kodialogbench
 
 
 @dataclass(frozen=True)
@@ -133,6 +133,24 @@ register(Study(
         "yes_no": (
             Difference("example answers", "yes or no per example", "yes when the raters' rounded mean is above the "
                        "middle of the quality's scale", "FED holds scale ratings only"),
+        ),
+    },
+))
+
+register(Study(
+    preset=kodialogbench.PRESET,
+    title="KoDialogBench (Jang et al., 2024)",
+    source="Jang, Lee and Yu, KoDialogBench (LREC-COLING 2024), sections 3-4 and appendix B",
+    published={"loglikelihood": {"continuation": "text", "rule": "acc"}},
+    standing={
+        "*": (
+            Difference("template wording", "appendix B's Korean templates",
+                       "its markers (화자N:, 질문:, 정답:) joined by newlines; the class list after 보기:",
+                       "the appendix text could not be read where this was built; no repository of its code was "
+                       "found"),
+            Difference("human figure", "3 native speakers on the same 50 items per set, the mean of their "
+                       "accuracies", "the campaign's raters on the items they answered",
+                       "the speakers' answers are not published"),
         ),
     },
 ))

@@ -88,22 +88,25 @@ def dialogbench_table(report):
     for m in overall["models"]:
         per_task = {r["task"]: r for r in mc["models"] if r["model"] == m["model"]}
         rows.append([Cell(with_rule(m["model"], m.get("rule")), style="text"),
-                     *[cell(per_task[s], "accuracy", "percent") if s in per_task else Cell(None, "not run on this task")
-                       for s in slugs],
-                     cell(m, "accuracy", "percent")])
+                     *[cell(per_task[s], "accuracy_all_items", "percent") if s in per_task
+                       else Cell(None, "not run on this task") for s in slugs],
+                     cell(m, "accuracy_all_items", "percent")])
     return Table("dialogbench", f"Accuracy per task (%); models scored by {gap_rule_text(report)}", header, rows,
                  "Each model's rule in brackets (acc, acc_norm, per_token, generation with extraction); "
-                 "Avg is the unweighted mean of the tasks.")
+                 "Avg is the unweighted mean of the tasks. Models on every item of the task they scored (the "
+                 "study's figure), humans on the items they answered; the paired gap on those items is in the "
+                 "next table.")
 
 
 def mc_detail_table(report):
     mc = report.get("multiple_choice")
     if not mc or not mc["models"]:
         return None
-    header = ["Task", "Model", "Rule", "Items", "Accuracy", "acc", "acc_norm", "Gap", "Low", "High", "McNemar p",
-              "Parse failures", "Missing"]
+    header = ["Task", "Model", "Rule", "Items", "Accuracy", "All items", "Accuracy on all", "acc", "acc_norm", "Gap",
+              "Low", "High", "McNemar p", "Parse failures", "Missing"]
     rows = [[Cell(m["task"], style="text"), Cell(m["model"], style="text"), Cell(m["rule"], style="text"),
-             Cell(m["n_items"], style="int"), cell(m, "accuracy", "percent"), cell(m, "acc", "percent"),
+             Cell(m["n_items"], style="int"), cell(m, "accuracy", "percent"), cell(m, "n_items_all", "int"),
+             cell(m, "accuracy_all_items", "percent"), cell(m, "acc", "percent"),
              cell(m, "acc_norm", "percent"),
              cell(m, "gap", "percent"), cell(m, "gap_low", "percent"), cell(m, "gap_high", "percent"),
              cell(m, "mcnemar_p", "p"), cell(m, "parse_failures", "int"), cell(m, "n_missing", "int")]
@@ -112,17 +115,19 @@ def mc_detail_table(report):
         rows.append([Cell("overall (mean of tasks, within-task interval)", style="text"),
                      Cell(m["model"], style="text"),
                      Cell(m["rule"], style="text"), Cell(m["n_items"], style="int"),
-                     cell(m, "accuracy", "percent"), cell(m, "acc", "percent"), cell(m, "acc_norm", "percent"),
-                     cell(m, "gap", "percent"), cell(m, "gap_low", "percent"), cell(m, "gap_high", "percent"),
+                     cell(m, "accuracy", "percent"), Cell(None, "per task"), cell(m, "accuracy_all_items", "percent"),
+                     cell(m, "acc", "percent"), cell(m, "acc_norm", "percent"), cell(m, "gap", "percent"), cell(m, "gap_low", "percent"), cell(m, "gap_high", "percent"),
                      Cell(None, "see the pooled row"), Cell(None, "per task"), Cell(None, "per task")])
         rows.append([Cell("overall (pooled items, item-level interval)", style="text"), Cell(m["model"], style="text"),
                      Cell(m["rule"], style="text"), Cell(m["n_items"], style="int"),
-                     Cell(None, "per task"), Cell(None, "per task"), Cell(None, "per task"),
-                     cell(m, "pooled_gap", "percent"), cell(m, "pooled_gap_low", "percent"),
+                     Cell(None, "per task"), Cell(None, "per task"), Cell(None, "per task"), Cell(None, "per task"),
+                     Cell(None, "per task"), cell(m, "pooled_gap", "percent"), cell(m, "pooled_gap_low", "percent"),
                      cell(m, "pooled_gap_high", "percent"), cell(m, "pooled_mcnemar_p", "p"),
                      Cell(None, "per task"), Cell(None, "per task")])
     return Table("mc_models", f"Models against the human majority (%); gap scored by {gap_rule_text(report)}",
                  header, rows,
+                 "Accuracy and gap on the items humans answered (paired); All items and Accuracy on all: every item "
+                 "of the task the model scored, the study's own figure. "
                  "Gap = human (majority) minus model accuracy on the same items. Per task: paired percentile bootstrap "
                  "over the task's items, exact McNemar. Overall: the mean of the tasks with a within-task (stratified) "
                  "interval, and the pooled items with an item-level interval and the pooled exact McNemar.")
@@ -156,7 +161,8 @@ def position_table(report):
             for r in rows_in]
     forced = [p for p in mc["positions"] if p["source"] == "forced_position"]
     for r in forced:
-        rows.append([Cell(r["task"], style="text"), Cell(f"{r['position']} (forced, {r['model']})", style="text"),
+        where = "every position, pooled" if r["position"] == "all" else r["position"]
+        rows.append([Cell(r["task"], style="text"), Cell(f"{where} (forced, {r['model']})", style="text"),
                      Cell(r["n_items"], style="int"), Cell(None, "models only"),
                      *[cell(r, "accuracy", "percent") if m == r["model"] else Cell(None, "") for m in models]])
     return Table("positions", "Accuracy by position of the correct answer (%)", header, rows)
@@ -206,18 +212,23 @@ def correlation_table(report):
         return None
     models = list(dict.fromkeys(m["model"] for m in ratings["models"]))
     by = {(m["task"], m["quality"], m["model"]): m for m in ratings["models"]}
-    header = ["Task", "Quality", "Items", *[f"{m} rho" for m in models], *[f"{m} p" for m in models], "Human ceiling",
-              "Raters"]
+    seeded = {m["model"] for m in ratings["models"] if m.get("seeds")}
+    header = ["Task", "Quality", "Items", *[f"{m} rho" for m in models],
+              *[f"{m} rho sd" for m in models if m in seeded], *[f"{m} p" for m in models], "Human ceiling", "Raters"]
     rows = []
     for q in ratings["qualities"]:
         found = [by.get((q["task"], q["quality"], m)) for m in models]
         rows.append([Cell(q["task"], style="text"), Cell(q["label"], style="text"), Cell(q["n_rated"], style="int"),
                      *[cell(f, "spearman") if f else Cell(None, "not run") for f in found],
+                     *[cell(f, "spearman_std") if f else Cell(None, "not run")
+                       for m, f in zip(models, found) if m in seeded],
                      *[cell(f, "spearman_p", "p") if f else Cell(None, "not run") for f in found],
                      cell(q, "human_ceiling_spearman"),
                      Cell(f"{q['n_rating_positions']} positions" if q.get("n_rating_positions") else q.get("n_raters"),
                           style="text")])
-    return Table("correlations", "Spearman against the mean human rating", header, rows, q["ceiling_rule"])
+    note = q["ceiling_rule"] + ("; a run repeated over few-shot seeds shows the mean rho over its seeds and their "
+                                "standard deviation (sd, ddof 1)" if seeded else "")
+    return Table("correlations", "Spearman against the mean human rating", header, rows, note)
 
 
 def diqad_tables(report):

@@ -71,6 +71,10 @@ def mc_task(rows: Rows, task, t_index, options: ReportOptions):
     rules = {r["id"]: run_rule(r, options.rule) for r in runs}
     answers = {r["id"]: rows.aligned(r["id"], rule_column(r, rules[r["id"]]), positions) for r in runs}
     flags = {r["id"]: answers[r["id"]] == gold_text for r in runs}  # None (missing) never equals gold
+    # Models are scored on the whole task set, humans on their sample: a model's accuracy over every gold
+    # item it has a prediction for is the study's own figure, reported beside the paired one.
+    all_positions = np.array([rows.position[i] for i in with_gold], dtype=int)
+    all_gold = np.array([str(rows.gold[i]) for i in with_gold], dtype=object)
     paired = paired_bootstrap_gaps(human, [flags[r["id"]] for r in runs], options.n_resamples, options.seed + t_index,
                                    options.confidence) if answered else None
     gaps = paired.gaps if paired else []
@@ -86,6 +90,10 @@ def mc_task(rows: Rows, task, t_index, options: ReportOptions):
                        parse_failures=int(np.sum(status == "unparsable")))
         flag(mrow, [(len(items), options.min_items, "items")])
         put(mrow, "accuracy", float(flags[run["id"]].mean()) if items else None, "no items")
+        scored = np.array([s is not None for s in rows.aligned(run["id"], "parse_status", all_positions)], dtype=bool)
+        right = rows.aligned(run["id"], rule_column(run, rules[run["id"]]), all_positions) == all_gold
+        mrow["n_items_all"] = int(scored.sum())
+        put(mrow, "accuracy_all_items", float(right[scored].mean()) if scored.any() else None, "no predictions")
         picks = (("acc", answer_column(run)), ("acc_norm", "answer_norm"), ("acc_per_token", "answer_per_token"))
         for key, column in picks:
             right = rows.aligned(run["id"], column, positions) == gold_text
@@ -129,14 +137,22 @@ def position_rows(rows: Rows, task, gold, human, runs, flags, answers, rules, op
     for run in rows.runs_for(task["id"], MC_MODES, as_is=False):
         variants = sorted({v for (r, v) in rows.predictions if r == run["id"] and v})
         task_items = set(rows.items_of[task["id"]])
+        pooled = []
         for variant in variants:
             idx = [j for i, j in rows.predictions[run["id"], variant].items() if i in task_items]
             correct = [bool(pred["gold"][j]) and pred["answer"][j] == pred["gold"][j] for j in idx]
+            pooled += correct
             row = new_row(task=task["slug"], source="forced_position", position=variant,
                           model=rows.run_label[run["id"]], run_id=run["id"], rule=run_rule(run, "run"),
                           n_items=len(idx))
             put(row, "accuracy", float(np.mean(correct)) if idx else None, "no predictions")
             out.append(flag(row, [(len(idx), options.min_items, "items")]))
+        if variants:
+            # Every (item, forced position) pair counted once: the accuracy over all positions.
+            row = new_row(task=task["slug"], source="forced_position", position="all", model=rows.run_label[run["id"]],
+                          run_id=run["id"], rule=run_rule(run, "run"), n_items=len(pooled))
+            put(row, "accuracy", float(np.mean(pooled)) if pooled else None, "no predictions")
+            out.append(flag(row, [(len(pooled), options.min_items, "items")]))
     return out
 
 
@@ -185,7 +201,7 @@ def mc_section(rows: Rows, options: ReportOptions):
         put(overall, key, mean_or_none([r["row"][key] for r in results])
             if all(r["row"][key] is not None for r in results) else None, f"{key} is undefined on some task")
     flag(overall, [(overall["n_items"], options.min_items, "items")])
-    model_keys = ("accuracy", "acc", "acc_norm", "acc_per_token", "gap", "gap_mean_of_raters")
+    model_keys = ("accuracy", "accuracy_all_items", "acc", "acc_norm", "acc_per_token", "gap", "gap_mean_of_raters")
     overall["models"] = overall_rows(results, labels, model_keys, options)
     model_rules = {label: rule for r in results for label, rule in r["rules"].items()}
 
@@ -194,10 +210,11 @@ def mc_section(rows: Rows, options: ReportOptions):
         members = [r for r in results if r["row"]["dimension"] == dim]
         row = new_row(dimension=dim, n_tasks=len(members), tasks=[r["row"]["task"] for r in members],
                       n_items=sum(r["row"]["n_items"] for r in members),
-                      rule="unweighted mean of the dimension's tasks")
+                      rule="unweighted mean of the dimension's tasks; models on all their items, humans on "
+                           "their sample")
         for key in human_keys:
             put(row, key, mean_or_none([r["row"][key] for r in members]), f"{key} is undefined on every task")
-        row["models"] = {label: mean_or_none([m["accuracy"] for r in members for m in r["models"]
+        row["models"] = {label: mean_or_none([m["accuracy_all_items"] for r in members for m in r["models"]
                                               if m["model"] == label]) for label in labels}
         row["model_rules"] = model_rules
         dimensions.append(flag(row, [(row["n_items"], options.min_items, "items")]))

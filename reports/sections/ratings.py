@@ -2,6 +2,8 @@
 agreement with gold."""
 from __future__ import annotations
 
+import numpy as np
+
 from benchmarks.formschema import excluding_values
 from metrics import (
     as_number,
@@ -11,6 +13,7 @@ from metrics import (
     leave_one_out_correlations,
     mean_rating_per_item,
 )
+from modeleval.scorers.huynh import seed_variant
 
 from ..contract import ReportOptions
 from ..figures import mean_or_none, new_row, put
@@ -69,15 +72,25 @@ def rating_quality(rows: Rows, task, spec, runs, options: ReportOptions):
     models = []
     pred = rows.data.predictions
     for run in runs:
-        where = rows.predictions[run["id"], ""]
-        on = [i for i in items if i in where]
-        ratings = {i: pred["rating"][where[i]] for i in on}
+        # A run with seeds drew its few-shot examples once per seed, each draw a variant (Huynh et al.):
+        # its figures are the mean and standard deviation of the per-seed correlations.
+        variants = [seed_variant(s) for s in run["settings"].get("seeds") or []] or [first_variant(run)]
+        per_seed = []
+        for variant in variants:
+            where = rows.predictions[run["id"], variant]
+            on = [i for i in items if i in where]
+            ratings = {i: pred["rating"][where[i]] for i in on}
+            per_seed.append((variant, where, on, ratings,
+                             correlations([ratings[i] for i in on], [means[i] for i in on])))
+        _, where, on, ratings, corr = per_seed[0]
         mrow = new_row(task=task["slug"], quality=key, model=rows.run_label[run["id"]], run_id=run["id"],
                        mode=run["mode"], n_predictions=len(on))
-        corr = correlations([ratings[i] for i in on], [means[i] for i in on])
-        for name in ("spearman", "pearson", "kendall_tau_b"):
-            put(mrow, name, getattr(corr, name).value, corr.undefined_reason)
-            put(mrow, f"{name}_p", getattr(corr, name).pvalue, corr.undefined_reason)
+        if variant:
+            seeded_figures(mrow, per_seed)
+        else:
+            for name in ("spearman", "pearson", "kendall_tau_b"):
+                put(mrow, name, getattr(corr, name).value, corr.undefined_reason)
+                put(mrow, f"{name}_p", getattr(corr, name).pvalue, corr.undefined_reason)
         mrow["n_pairs"] = corr.n
         flag(mrow, [(corr.n, options.min_items, "items")])
         scored = [i for i in on if gold.get(i) is not None and gold[i] in values]
@@ -105,8 +118,29 @@ def rating_quality(rows: Rows, task, spec, runs, options: ReportOptions):
                 put(mrow, name, None, no_gold)
         mrow["n_gold"] = len(scored)
         models.append(mrow)
-    ratings_by_run = {r["id"]: {i: pred["rating"][j] for i, j in rows.predictions[r["id"], ""].items()} for r in runs}
+    ratings_by_run = {r["id"]: {i: pred["rating"][j] for i, j in rows.predictions[r["id"], first_variant(r)].items()}
+                      for r in runs}
     return row, models, {"means": means, "ratings": ratings_by_run}
+
+
+def first_variant(run):
+    seeds = run["settings"].get("seeds") or []
+    return seed_variant(seeds[0]) if seeds else ""
+
+
+def seeded_figures(mrow, per_seed):
+    """Mean and sample standard deviation (ddof 1) over the seeds of each correlation, and each seed's own."""
+    mrow["seeds"] = [{"variant": variant, "n": corr.n, **{name: getattr(corr, name).value
+                                                         for name in ("spearman", "pearson", "kendall_tau_b")}}
+                     for variant, _, _, _, corr in per_seed]
+    mrow["seed_rule"] = f"mean and standard deviation (ddof 1) over {len(per_seed)} seeds' example draws"
+    for name in ("spearman", "pearson", "kendall_tau_b"):
+        values = [s[name] for s in mrow["seeds"]]
+        defined = all(v is not None for v in values)
+        put(mrow, name, float(np.mean(values)) if defined else None, "undefined for some seed")
+        put(mrow, f"{name}_std", float(np.std(values, ddof=1)) if defined and len(values) > 1 else None,
+            "one seed, or undefined for some seed")
+        put(mrow, f"{name}_p", None, "a mean over seeds has no single p-value; each seed's is in seeds")
 
 
 GOLD_KEYS = ("gold_accuracy", "gold_uar", "gold_kappa", "gold_spearman", "gold_pearson", "gold_precision",

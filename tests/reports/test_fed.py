@@ -122,3 +122,32 @@ def test_packaged_model_rating_run_on_ten_fed_items(fed_report):
     else:
         assert row["spearman"] == pytest.approx(expected.statistic)
         assert row["spearman_p"] == pytest.approx(expected.pvalue)
+
+
+def test_a_run_repeated_over_seeds_reports_the_mean_and_sd_of_its_correlations(fed_report):
+    """Huynh et al. repeat the random choice of examples and give mean and standard deviation: a huynh run's
+    seed variants each get their Spearman against the mean human rating (scipy), the row their mean and sd;
+    the report names the preset and lists where the run differs from the study."""
+    bench = Benchmark.objects.get(slug="fed")
+    turn = Task.objects.get(benchmark=bench, slug="fed-turn")
+    items = list(Item.objects.filter(task=turn).order_by("external_id"))
+    human_mean = np.nanmean(file_matrix(fed_report)["fed-turn", "overall"], axis=1)
+    rng = np.random.default_rng(7)
+    draws = {seed: human_mean + rng.normal(0, 0.5 + seed, len(items)) for seed in (0, 1, 2)}
+    factories.model_run(bench, [turn], "huynh-model", {
+        (item.pk, f"seed-{seed}"): {"rating": float(r), "answer": ""}
+        for seed, values in draws.items() for item, r in zip(items, values)},
+        mode="rating", settings={"quality": "overall", "preset": "huynh", "seeds": [0, 1, 2], "top_k": 5,
+                                 "fewshot": {"strategy": "random", "k": 3, "fixed_ids": []}})
+    report = make_report("fed", options=ReportOptions(n_resamples=50))
+    row = next(m for m in report["ratings"]["models"] if m["model"] == "huynh-model" and m["quality"] == "overall")
+    rhos = [stats.spearmanr(draws[seed], human_mean).statistic for seed in (0, 1, 2)]
+    assert [s["spearman"] for s in row["seeds"]] == pytest.approx(rhos)
+    assert row["spearman"] == pytest.approx(np.mean(rhos))
+    assert row["spearman_std"] == pytest.approx(np.std(rhos, ddof=1))
+    assert row["spearman_p"] is None and row["n_pairs"] == len(items)
+    model = next(m for m in report["provenance"]["models"] if m["model"] == "huynh-model")
+    assert model["protocol"]["preset"] == "huynh"
+    assert {d["setting"] for d in model["protocol"]["differences"]} == {"prompt wording", "repetitions", "top_k"}
+    html = render(report, "html")
+    assert "follows LLMs as dialogue raters on FED" in html and "huynh-model rho sd" in html

@@ -185,3 +185,44 @@ def test_item_lists(mc):
     for entry in lists["models_right_humans_wrong"]:
         assert all(answer == entry["gold"] for answer in entry["model_answers"].values())
     assert lists["counts"]["humans_right_models_wrong"] == len(lists["humans_right_models_wrong"])
+
+
+def test_models_on_the_whole_set_and_the_gap_on_the_human_sample(db):
+    """DialogBench scores models on every item of a task and humans on a sample (Ou et al. 2024, section 4: 50
+    items per task): the study's model figure is the accuracy on all items, the gap is paired on the sample.
+    Here humans answer the even-numbered items only; a forced-position run pools its positions too."""
+    import_items(DEMO_DATA / "dialogbench_sample.jsonl", "dialogbench", "db")
+    bench = Benchmark.objects.get(slug="db")
+    items = list(Item.objects.filter(task__benchmark=bench).select_related("task").order_by("task__slug", "external_id"))
+    sample = {item.pk: rater_answers(n, item.source_gold["answer"], len(item.fields["options"]))
+              for n, item in enumerate(items) if n % 2 == 0}
+    factories.human_campaign(bench, sample)  # the items' published labels are the gold, sampled or not
+    predictions = {item.pk: loglik_prediction(n, item.source_gold["answer"], len(item.fields["options"]))
+                   for n, item in enumerate(items)}
+    tasks = list(bench.tasks.all())
+    factories.model_run(bench, tasks, "loglik-model", predictions)
+    forced = {}
+    for item in items:
+        for letter in item.fields["options"]:  # right when the gold is forced to A or B only
+            forced[item.pk, letter] = {"gold": letter, "answer": letter if letter in "AB" else "A"}
+    factories.model_run(bench, tasks, "forced-model", forced, position_policy="gold_at_each_position")
+    report = make_report("db", options=OPTIONS)
+    for slug in {item.task.slug for item in items}:
+        mine = [item for item in items if item.task.slug == slug]
+        right = {item.pk: predictions[item.pk]["answer"] == item.source_gold["answer"] for item in mine}
+        row = model_row(report, slug, "loglik-model")
+        answered = [item.pk for item in mine if item.pk in sample]
+        assert row["n_items"] == len(answered) and row["n_items_all"] == len(mine)
+        assert row["accuracy"] == pytest.approx(np.mean([right[i] for i in answered]))
+        assert row["accuracy_all_items"] == pytest.approx(np.mean(list(right.values())))
+        pooled = next(p for p in report["multiple_choice"]["positions"]
+                      if p["task"] == slug and p["source"] == "forced_position" and p["position"] == "all")
+        pairs = [(item.pk, letter) for item in mine for letter in item.fields["options"]]
+        assert pooled["n_items"] == len(pairs)
+        assert pooled["accuracy"] == pytest.approx(np.mean([letter in "AB" for _, letter in pairs]))
+    table = dialogbench_table(json.loads(render(report, "json")))
+    model = next(r for r in table.rows if r[0].value == "loglik-model [per_token]")
+    overall = next(m for m in report["multiple_choice"]["overall"]["models"] if m["model"] == "loglik-model")
+    assert model[-1].value == pytest.approx(overall["accuracy_all_items"])
+    assert overall["accuracy_all_items"] == pytest.approx(np.mean(
+        [model_row(report, t, "loglik-model")["accuracy_all_items"] for t in {i.task.slug for i in items}]))
