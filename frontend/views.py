@@ -1,5 +1,6 @@
 """Pages. Each view checks who may open the page and hands the page its ids; the page's JS reads and
 writes through the REST API, so the rules stay in the apps' actions and selectors."""
+from contextlib import nullcontext
 from urllib.parse import urlencode
 
 from django.contrib.auth import views as auth_views
@@ -16,7 +17,7 @@ from benchmarks.models import Benchmark
 from benchmarks.permissions import can_see_gold
 from modeleval.models import ModelSpec
 from modeleval.permissions import can_evaluate_models
-from reports.access import check_report_access, readable_report_campaigns, report_for
+from reports.access import check_report_access, readable_report_campaigns, status_of, stored_report_for
 from reports.api import ReportQuery
 from reports.contract import ReportOptions
 from reports.readable import GAP_RULES, RULES
@@ -166,43 +167,76 @@ def report_choices(request):
     return {key: value for key, value in query.validated_data.items() if key in ReportQuery.OPTIONS}
 
 
-@login_required
-def report(request, slug):
+def report_request(request, slug):
+    """(benchmark, campaign, choices) of a report page's request, or the answer refusing it."""
     campaign, choices = campaign_parameter(request), report_choices(request)
     for refusal in (campaign, choices):
         if isinstance(refusal, HttpResponse):
             return refusal
-    benchmark = report_benchmark(request, slug, campaign)
-    query = urlencode({"benchmark": benchmark.slug, **({"campaign": campaign} if campaign is not None else {}),
-                       **choices})
-    downloads = [(fmt, f"/api/v1/reports/?{query}&format={fmt}", f"report-{benchmark.slug}.{FORMATS[fmt][2]}")
-                 for fmt in REPORT_DOWNLOADS]
-    defaults = ReportOptions()
-    rules = [(rule, "run: each run's own rule" if rule == "run" else RULES[rule]) for rule in GAP_RULES]
-    return render(request, "frontend/report.html", {
-        "benchmark": benchmark, "query": query, "downloads": downloads, "campaign": campaign, "rules": rules,
-        "chosen": {key: choices.get(key, getattr(defaults, key)) for key in ReportQuery.OPTIONS}})
+    return report_benchmark(request, slug, campaign), campaign, choices
 
 
-@login_required
-@xframe_options_sameorigin
-def report_embed(request, slug):
-    """The HTML report in a frame of the report page (the API's own responses may not be framed)."""
-    campaign, choices = campaign_parameter(request), report_choices(request)
-    for refusal in (campaign, choices):
-        if isinstance(refusal, HttpResponse):
-            return refusal
-    benchmark = report_benchmark(request, slug, campaign)
+def stored_for_page(request, benchmark, campaign, choices, served=True):
+    """(stored report, report) for the page, or the answer saying why not (scope, limits); `served`: the
+    report itself is sent, which the report limits count (reports.limits)."""
     try:
-        with report_slot(request):
-            data = report_for(request.user, benchmark.slug, campaign, options=ReportOptions(**choices))
+        with report_slot(request) if served else nullcontext():
+            return stored_report_for(request.user, benchmark.slug, campaign, options=ReportOptions(**choices))
     except ScopeError as error:
         return HttpResponse(str(error), status=error.status, content_type="text/plain")
     except ReportBusy as busy:
         response = HttpResponse(busy.detail, status=429, content_type="text/plain; charset=utf-8")
         response["Retry-After"] = str(busy.retry_after)
         return response
+
+
+@login_required
+def report(request, slug):
+    asked = report_request(request, slug)
+    if isinstance(asked, HttpResponse):
+        return asked
+    benchmark, campaign, choices = asked
+    query = urlencode({"benchmark": benchmark.slug, **({"campaign": campaign} if campaign is not None else {}),
+                       **choices})
+    downloads = [(fmt, f"/api/v1/reports/?{query}&format={fmt}", f"report-{benchmark.slug}.{FORMATS[fmt][2]}")
+                 for fmt in REPORT_DOWNLOADS]
+    defaults = ReportOptions()
+    rules = [(rule, "run: each run's own rule" if rule == "run" else RULES[rule]) for rule in GAP_RULES]
+    stored = stored_for_page(request, benchmark, campaign, choices, served=False)
+    if isinstance(stored, HttpResponse):
+        return stored
+    return render(request, "frontend/report.html", {
+        "benchmark": benchmark, "query": query, "downloads": downloads, "campaign": campaign, "rules": rules,
+        "chosen": {key: choices.get(key, getattr(defaults, key)) for key in ReportQuery.OPTIONS},
+        "status": status_of(stored[0])})
+
+
+@login_required
+def report_status(request, slug):
+    """How far the page's report has got (polled by the page while one is computed or after it went stale)."""
+    asked = report_request(request, slug)
+    if isinstance(asked, HttpResponse):
+        return asked
+    stored = stored_for_page(request, *asked, served=False)
+    if isinstance(stored, HttpResponse):
+        return stored
+    return JsonResponse(status_of(stored[0]))
+
+
+@login_required
+@xframe_options_sameorigin
+def report_embed(request, slug):
+    """The HTML report in a frame of the report page (the API's own responses may not be framed); a stale
+    report is shown while its successor is computed (the page says so)."""
+    asked = report_request(request, slug)
+    if isinstance(asked, HttpResponse):
+        return asked
+    stored = stored_for_page(request, *asked)
+    if isinstance(stored, HttpResponse):
+        return stored
+    stored, data = stored
+    if data is None:
+        return HttpResponse("The report is being computed.", status=202, content_type="text/plain; charset=utf-8")
     response = HttpResponse(FORMATS["html"][0](data), content_type="text/html; charset=utf-8")
-    # The report is a document of its own: no scripts, its own inline styles.
     response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
     return response

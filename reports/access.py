@@ -11,8 +11,8 @@ from annotation.models import Campaign
 from benchmarks.permissions import can_see_gold
 
 from .contract import ReportOptions
+from . import store
 from .selectors import ScopeError
-from .service import make_report
 
 
 def check_report_access(user, benchmark_slug, campaign_id=None):
@@ -65,11 +65,42 @@ def without_people_of(report, campaign_ids):
     return report
 
 
-def report_for(user, benchmark, campaign=None, gold_version=None, options=ReportOptions()):
-    """The report `user` may read: refused (ScopeError) or built, and cut to what they may read."""
+class ReportPending(Exception):
+    """No fresh stored report yet: `stored` says how far its computation has got."""
+
+    def __init__(self, stored):
+        super().__init__(f"the report is {stored.state}")
+        self.stored = stored
+
+    def as_dict(self):
+        return {"code": "report_computing", "detail": "The report is being computed; ask again shortly.",
+                **status_of(self.stored)}
+
+
+def status_of(stored):
+    """What a reader is told about a stored report while it is computed (the page polls it)."""
+    return {"state": stored.state, "progress": stored.progress, "step": stored.step, "stale": stored.is_stale,
+            "stale_since": stored.stale_since.isoformat() if stored.stale_since else None,
+            "computed_at": stored.computed_at.isoformat() if stored.computed_at else None,
+            "has_report": stored.report is not None,
+            "error": stored.error or None}
+
+
+def stored_report_for(user, benchmark, campaign=None, gold_version=None, options=ReportOptions()):
+    """(the stored report's row, its report cut to what `user` may read, or None before the first is computed);
+    queues a computation when there is none or it is stale (reports.store)."""
     check_report_access(user, benchmark, campaign)
-    report = make_report(benchmark, campaign, gold_version, options)
-    if campaign in (None, "") and not user.is_staff:
+    stored = store.fetch(benchmark, campaign, gold_version, options, requested_by=user)
+    report = stored.report
+    if report is not None and campaign in (None, "") and not user.is_staff:
         shown = {c["campaign_id"] for c in report["campaigns"]}
         report = without_people_of(report, shown - readable_report_campaigns(user))
+    return stored, report
+
+
+def report_for(user, benchmark, campaign=None, gold_version=None, options=ReportOptions()):
+    """The fresh report `user` may read: refused (ScopeError), pending (ReportPending) or served from storage."""
+    stored, report = stored_report_for(user, benchmark, campaign, gold_version, options)
+    if report is None or stored.is_stale or stored.state != stored.State.READY:
+        raise ReportPending(stored)
     return report
