@@ -14,7 +14,7 @@ from decimal import Decimal
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, F, Max, OuterRef
+from django.db.models import Exists, F, Max, OuterRef, Subquery
 from django.utils import timezone
 
 from benchmarks.formschema import excluding_values, is_one_of, primary_values, question, validate_answers
@@ -27,10 +27,10 @@ from core.errors import ActionError, Code
 from .models import (FINAL_STATUSES, HOLDS_PERSON, HOLDS_SLOT, Annotation, Assignment, Batch, BatchItem,
                      BatchState, Campaign, CampaignSettings, Disagreement, DisagreementStatus, Event, EventKind,
                      GoldLabel, GoldMethod, GoldVersion, ItemFlag, ItemStatus, LeaseStatus, Membership, Policy,
-                     Protocol, QCReview, QCSampleItem, Role)
+                     Protocol, QCReview, QCSampleItem, Role, WORKER_ROLES)
 from .qc import draw_sample, new_sample_secret, sample_seed
 from .rules import item_outcome
-from .selectors import RESOLVE, open_lease, qc_figures, roles_of, seconds_until_submit_allowed
+from .selectors import LEASE_RELATIONS, RESOLVE, live_leases, qc_figures, roles_of, seconds_until_submit_allowed
 
 TRANSITIONS = {
     BatchState.OPEN: {BatchState.ANNOTATING},
@@ -49,9 +49,13 @@ PROTOCOL_DEFAULTS = {
 
 # ---------------------------------------------------------------- helpers
 
+def forbidden(roles, what):
+    return ActionError(Code.FORBIDDEN, f"Only a {' or '.join(sorted(roles))} of this campaign may {what}.")
+
+
 def require_role(user, campaign, roles, what):
     if not roles_of(user, campaign) & set(roles):
-        raise ActionError(Code.FORBIDDEN, f"Only a {' or '.join(sorted(roles))} of this campaign may {what}.")
+        raise forbidden(roles, what)
 
 
 def jsonable(value):
@@ -273,35 +277,55 @@ def _start_next_open_batch(campaign, actor):
     return True
 
 
-def _lock_free_batch_item(campaign, annotator):
-    """Lock the first item, batch by batch, that still needs a label this round and that this annotator has
-    not had; items others hold locked are skipped, not waited for. One batch at a time keeps the scan on
-    the partial index of pending items, in position order, without a join. Returns (batch item, batch)."""
-    batches = Batch.objects.filter(campaign=campaign, state=BatchState.ANNOTATING).select_related("settings")
-    for batch in batches.order_by("number"):
-        mine = Assignment.objects.filter(batch_item=OuterRef("pk"), annotator=annotator, round=batch.round,
-                                         status__in=HOLDS_PERSON)
-        found = (BatchItem.objects.filter(batch=batch, status=ItemStatus.PENDING, taken__lt=F("needed"))
-                 .filter(~Exists(mine)).order_by("position").select_for_update(skip_locked=True).first())
+def _free_batch_item(batch_id, annotator):
+    """Lock the first item of a batch being annotated that still needs a label this round and that this
+    annotator has not had; items others hold locked are skipped, not waited for. The scan stays on the
+    partial index of pending items, in position order. The item comes with its batch, settings and task
+    (what a lease shows), and with the highest slot held this round (see _slot)."""
+    round_ = OuterRef("batch__round")
+    mine = Assignment.objects.filter(batch_item=OuterRef("pk"), annotator=annotator, round=round_,
+                                     status__in=HOLDS_PERSON)
+    top_slot = (Assignment.objects.filter(batch_item=OuterRef("pk"), round=round_, status__in=HOLDS_SLOT)
+                .order_by("-slot").values("slot")[:1])
+    return (BatchItem.objects.filter(batch_id=batch_id, batch__state=BatchState.ANNOTATING, status=ItemStatus.PENDING,
+                                     taken__lt=F("needed"))
+            .filter(~Exists(mine)).annotate(top_slot=Subquery(top_slot))
+            .select_related("batch__settings", "item__task").order_by("position")
+            .select_for_update(skip_locked=True, of=("self",)).first())
+
+
+def _lock_free_batch_item(campaign, annotator, first_batch=None):
+    """_free_batch_item over the campaign's batches being annotated, lowest number first (`first_batch`, the
+    lowest when the caller knows it, is tried without listing them)."""
+    if first_batch is not None:
+        found = _free_batch_item(first_batch, annotator)
         if found:
-            return found, batch
-    return None, None
+            return found
+    batches = Batch.objects.filter(campaign=campaign, state=BatchState.ANNOTATING).exclude(pk=first_batch)
+    for batch_id in batches.order_by("number").values_list("pk", flat=True):
+        found = _free_batch_item(batch_id, annotator)
+        if found:
+            return found
+    return None
 
 
-def _lease(batch_item, batch, annotator, now):
-    """Hand one slot of a locked batch item to an annotator; None when a fresh look says they cannot have it."""
-    held = list(Assignment.objects.filter(batch_item=batch_item, round=batch.round, status__in=HOLDS_PERSON)
-                .values_list("annotator_id", "slot", "status"))
-    if any(person == annotator.pk for person, _, _ in held):
-        return None  # a concurrent request of the same person got here first
-    used = {slot for _, slot, status in held if status in HOLDS_SLOT}
-    free = [slot for slot in range(1, batch_item.needed + 1) if slot not in used]
-    if not free:
-        return None
-    settings = batch.settings
+def _slot(batch_item):
+    """The lowest free slot of a locked batch item. `taken` counts the slots held, so when the highest one
+    held is `taken` they are 1..taken and the next is taken + 1; otherwise (a lease was given back) they
+    are read. The slot constraint stops a wrong guess (see lease_next_item)."""
+    if (batch_item.top_slot or 0) == batch_item.taken:
+        return batch_item.taken + 1
+    used = set(Assignment.objects.filter(batch_item=batch_item, round=batch_item.batch.round, status__in=HOLDS_SLOT)
+               .values_list("slot", flat=True))
+    return min(slot for slot in range(1, batch_item.needed + 1) if slot not in used)
+
+
+def _lease(batch_item, annotator, now):
+    """Hand one slot of a locked batch item to an annotator."""
+    batch, settings = batch_item.batch, batch_item.batch.settings
     assignment = Assignment.objects.create(
-        campaign_id=batch_item.campaign_id, batch_item=batch_item, item_id=batch_item.item_id, annotator=annotator,
-        round=batch.round, slot=free[0], settings=settings, served_at=now,
+        campaign_id=batch_item.campaign_id, batch_item=batch_item, item=batch_item.item, annotator=annotator,
+        round=batch.round, slot=_slot(batch_item), settings=settings, served_at=now,
         expires_at=now + timedelta(minutes=settings.lease_minutes))
     BatchItem.objects.filter(pk=batch_item.pk).update(taken=F("taken") + 1)
     return assignment
@@ -309,30 +333,46 @@ def _lease(batch_item, batch, annotator, now):
 
 def lease_next_item(campaign, *, annotator, now=None):
     """The annotator's next item: their live lease if they have one, else a slot of the first item that
-    still needs labels this round and that they have not had. None when there is nothing for them."""
-    require_role(annotator, campaign, {campaign.worker_role}, "take items")
+    still needs labels this round and that they have not had. None when there is nothing for them.
+    The assignment comes with what a lease shows loaded (selectors.LEASE_RELATIONS)."""
     now = now or timezone.now()
-    with transaction.atomic():
-        # One live lease per person per campaign: the same person's concurrent calls wait here for each other
-        # (their membership row, locked before any batch), so the second one finds the first one's lease.
-        list(Membership.objects.select_for_update().filter(campaign=campaign, user=annotator,
-                                                           role=campaign.worker_role).values_list("pk", flat=True))
-        live = open_lease(campaign, annotator, now)
-        if live:
-            return Lease(live, resumed=True)
-        for _ in range(6):
-            batch_item, batch = _lock_free_batch_item(campaign, annotator)
-            if batch_item is None:
-                if _start_next_open_batch(campaign, annotator) or reclaim_expired_leases(campaign=campaign, now=now):
-                    continue
-                return None
-            try:
-                with transaction.atomic():
-                    assignment = _lease(batch_item, batch, annotator, now)
-            except IntegrityError:
-                assignment = None  # a constraint caught a race the locks did not: look again
-            if assignment:
-                return Lease(assignment, resumed=False)
+    for attempt in range(3):
+        try:
+            with transaction.atomic():
+                return _lease_next_item(campaign, annotator, now)
+        except IntegrityError:
+            # A constraint caught what the locks did not (a slot guessed from a stale look): look again.
+            if attempt == 2:
+                raise
+    return None
+
+
+def _lease_next_item(campaign, annotator, now):
+    # One live lease per person per campaign: the same person's concurrent calls wait here for each other (their
+    # membership row, locked before any batch item), so the second one finds the first one's lease. The same
+    # statement checks the role. What comes after the lock is read in the next statement: a subquery of the
+    # locking statement would see the database as it was before the wait.
+    locked = (Membership.objects.select_for_update()
+              .filter(campaign=campaign, user=annotator, role=campaign.worker_role, active=True)
+              .values_list("pk", flat=True).first())
+    if locked is None:
+        raise forbidden({campaign.worker_role}, "take items")
+    first_batch = (Batch.objects.filter(campaign=campaign, state=BatchState.ANNOTATING).order_by("number")
+                   .values("pk")[:1])
+    me = (Campaign.objects.filter(pk=campaign.pk)
+          .annotate(live=Subquery(live_leases(campaign, annotator, now).values("pk")[:1]),
+                    first_batch=Subquery(first_batch))
+          .values("live", "first_batch").get())
+    if me["live"]:
+        return Lease(Assignment.objects.select_related(*LEASE_RELATIONS).get(pk=me["live"]), resumed=True)
+    first_batch = me["first_batch"]
+    for _ in range(6):
+        batch_item = _lock_free_batch_item(campaign, annotator, first_batch)
+        if batch_item is not None:
+            return Lease(_lease(batch_item, annotator, now), resumed=False)
+        if not (_start_next_open_batch(campaign, annotator) or reclaim_expired_leases(campaign=campaign, now=now)):
+            return None
+        first_batch = None
     return None
 
 
@@ -411,6 +451,29 @@ def _checked_answers(form, answers, item):
                           errors=error.message_dict) from None
 
 
+def _locked_lease(assignment_id, annotator):
+    """The assignment with its batch item locked (every writer of an item's assignments locks the item
+    first, so the lock keeps the assignment still too), its settings, item, task and campaign, and whether
+    `annotator` is an active member in each role that labels. One statement."""
+    member = {f"as_{role}": Exists(Membership.objects.filter(campaign_id=OuterRef("campaign_id"), user=annotator,
+                                                             role=role, active=True))
+              for role in WORKER_ROLES}
+    return (Assignment.objects.select_related("batch_item", "settings", "item__task", "campaign").annotate(**member)
+            .select_for_update(of=("batch_item",)).get(pk=assignment_id))
+
+
+def _closed(assignment, annotator, client_submission_id):
+    """Why a lease that is not live cannot take a submission (or the first result of a retry)."""
+    if assignment.status == LeaseStatus.SUBMITTED:
+        # A retry of the submission that closed this lease gets its result back.
+        replay = _replay(client_submission_id, annotator, assignment.pk)
+        if replay:
+            return replay
+        raise ActionError(Code.ALREADY_SUBMITTED, "This item was already submitted.",
+                          annotation=assignment.annotation.pk)
+    raise ActionError(Code.LEASE_CLOSED, f"This lease is {assignment.status}; ask for the next item.")
+
+
 def submit_annotation(assignment, *, annotator, answers, client_submission_id, now=None):
     """Store one annotator's answers for a leased item.
 
@@ -420,22 +483,14 @@ def submit_annotation(assignment, *, annotator, answers, client_submission_id, n
     now = now or timezone.now()
     try:
         with transaction.atomic():
-            batch_item = BatchItem.objects.select_for_update().get(pk=assignment.batch_item_id)
-            assignment = (Assignment.objects.select_for_update(of=("self",))
-                          .select_related("settings", "item__task", "campaign").get(pk=assignment.pk))
+            assignment = _locked_lease(assignment.pk, annotator)
+            batch_item, campaign, settings = assignment.batch_item, assignment.campaign, assignment.settings
             if assignment.annotator_id != annotator.pk:
                 raise ActionError(Code.NOT_YOUR_ASSIGNMENT, "This item is leased to someone else.")
-            require_role(annotator, assignment.campaign, {assignment.campaign.worker_role}, "submit labels")
-            if assignment.status == LeaseStatus.SUBMITTED:
-                # A retry of the submission that closed this lease gets its result back.
-                replay = _replay(client_submission_id, annotator, assignment.pk)
-                if replay:
-                    return replay
-                raise ActionError(Code.ALREADY_SUBMITTED, "This item was already submitted.",
-                                  annotation=assignment.annotation.pk)
+            if not getattr(assignment, f"as_{campaign.worker_role}"):
+                raise forbidden({campaign.worker_role}, "submit labels")
             if assignment.status != LeaseStatus.LEASED:
-                raise ActionError(Code.LEASE_CLOSED, f"This lease is {assignment.status}; ask for the next item.")
-            settings = assignment.settings
+                return _closed(assignment, annotator, client_submission_id)
             if now >= assignment.expires_at:
                 late = math.ceil((now - assignment.expires_at).total_seconds())
                 raise ActionError(Code.LEASE_EXPIRED, f"Your time on this item ran out {late} s ago (an item is "
@@ -448,15 +503,20 @@ def submit_annotation(assignment, *, annotator, answers, client_submission_id, n
                                   seconds_left=left, min_reading_seconds=settings.min_reading_seconds)
             item, form = assignment.item, assignment.item.task.form
             excluded_by = _checked_answers(form, answers, item)
+            # Closed only if still live: the status read above may predate the lock (the lock keeps the row
+            # from changing from here on).
+            if not Assignment.objects.filter(pk=assignment.pk, status=LeaseStatus.LEASED).update(
+                    status=LeaseStatus.SUBMITTED, closed_at=now):
+                assignment.refresh_from_db(fields=["status"])
+                return _closed(assignment, annotator, client_submission_id)
+            assignment.status, assignment.closed_at = LeaseStatus.SUBMITTED, now
             annotation = Annotation.objects.create(
-                campaign_id=assignment.campaign_id, batch_item=batch_item, item=item, annotator=annotator,
+                campaign=campaign, batch_item=batch_item, item=item, annotator=annotator,
                 assignment=assignment, round=assignment.round, slot=assignment.slot, settings=settings,
                 answers=answers, value=answers.get(form["primary"]), excluded=bool(excluded_by),
                 excluded_by=sorted(excluded_by), dwell_seconds=waited, client_submission_id=client_submission_id,
                 submitted_at=now)
-            assignment.status, assignment.closed_at = LeaseStatus.SUBMITTED, now
-            assignment.save(update_fields=["status", "closed_at"])
-            _settle(batch_item, assignment.campaign, settings, assignment.round)
+            _settle(batch_item, campaign, settings, assignment.round)
     except IntegrityError:
         replay = _replay(client_submission_id, annotator, assignment.pk)
         if replay:
@@ -779,10 +839,10 @@ MAX_COMMENT = 2000
 def auto_hand_in(batch_id, *, actor):
     """Hand a batch in by itself once its last item has a final label, when its settings say so. Runs after
     the transaction that gave the label (its own lock order: the batch first). Returns the review or None."""
-    batch = Batch.objects.select_related("settings", "campaign").get(pk=batch_id)
-    if batch.state != BatchState.ANNOTATING or not (batch.settings and batch.settings.auto_hand_in):
-        return None
-    if batch.items.exclude(status__in=FINAL_STATUSES).exists():
+    unfinished = BatchItem.objects.filter(batch=OuterRef("pk")).exclude(status__in=FINAL_STATUSES)
+    batch = (Batch.objects.filter(pk=batch_id, state=BatchState.ANNOTATING, settings__auto_hand_in=True)
+             .exclude(Exists(unfinished)).select_related("settings", "campaign").first())
+    if batch is None:
         return None
     try:
         return _hand_in(batch, actor=actor, reason="handed in by itself: every item has its final label")

@@ -9,6 +9,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
 from core.errors import ActionError, Code
@@ -31,7 +32,14 @@ from .selectors import READ_BATCHES, READ_DISAGREEMENTS, READ_GOLD
 from .serializers import BenchmarkGoldSerializer, PinGoldSerializer
 
 ERRORS = {code: ErrorSerializer for code in (400, 403, 404, 409)}
-LEASE_VIEW = Assignment.objects.select_related("item__task", "settings", "batch_item")  # what lease_view reads
+LEASE_VIEW = Assignment.objects.select_related(*selectors.LEASE_RELATIONS)
+PROGRESS_PARAMETER = OpenApiParameter("progress", bool, default=True,
+                                      description="false or 0: leave the labeller's progress out of the answer (it "
+                                                  "costs more than the lease or the submission itself)")
+
+
+def wants_progress(request):
+    return request.query_params.get("progress", "").lower() not in ("0", "false", "no")
 
 
 def read_body(serializer_class, request):
@@ -130,19 +138,19 @@ class CampaignViewSet(CampaignScopedMixin, mixins.ListModelMixin, mixins.Retriev
         batches = actions.cut_batches(self.get_object(), actor=request.user)
         return Response(BatchSerializer(batches, many=True).data, status=status.HTTP_201_CREATED)
 
-    @extend_schema(request=None, responses={200: NextSerializer, **ERRORS},
+    @extend_schema(request=None, parameters=[PROGRESS_PARAMETER], responses={200: NextSerializer, **ERRORS},
                    description="Your next item: your live lease if you have one, else a new lease (annotators; "
                                "the experts of a gold panel). The item comes without gold and without anyone's labels.")
-    @action(detail=True, methods=["post"], url_path="next", permission_classes=[IsWorker])
+    @action(detail=True, methods=["post"], url_path="next", permission_classes=[IsAuthenticated])
     def next_item(self, request, pk=None):
+        # The action checks the worker role itself, in the statement that locks the person's membership.
         lease = actions.lease_next_item(self.get_object(), annotator=request.user)
         if lease is None:
             return Response({"status": "no_work", "detail": "No item is waiting for you in this campaign.",
                              "assignment": None})
-        assignment = LEASE_VIEW.get(pk=lease.assignment.pk)
         return Response({"status": "resumed" if lease.resumed else "leased",
                          "detail": "Your unfinished item." if lease.resumed else "A new item for you.",
-                         "assignment": selectors.lease_view(assignment)})
+                         "assignment": selectors.lease_view(lease.assignment, progress=wants_progress(request))})
 
     @extend_schema(responses={200: CampaignProgressSerializer, **ERRORS})
     @action(detail=True, methods=["get"], permission_classes=[CanReadBatches])
@@ -397,7 +405,7 @@ class AssignmentViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
         assignment = LEASE_VIEW.get(pk=assignment.pk)
         return Response(selectors.lease_view(assignment))
 
-    @extend_schema(request=SubmitSerializer,
+    @extend_schema(request=SubmitSerializer, parameters=[PROGRESS_PARAMETER],
                    responses={201: SubmitResultSerializer, 200: SubmitResultSerializer, **ERRORS},
                    description="Submit your answers. 409 too_early with seconds_left before the minimum reading time "
                                "(the lease stays); 400 invalid_answers with errors per question; a retry with the same "
@@ -409,9 +417,10 @@ class AssignmentViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
         result = actions.submit_annotation(assignment, annotator=request.user, answers=data["answers"],
                                            client_submission_id=data["client_submission_id"])
         annotation = result.annotation  # its relations are loaded by the action (a replay loads them lazily)
-        progress = {**selectors.worker_progress(annotation.batch_item.batch_id, request.user),
-                    "left_for_you": selectors.left_for(annotation.campaign_id, request.user)}
-        body = {"annotation": AnnotationSerializer(annotation).data, "replayed": result.replayed, "progress": progress}
+        body = {"annotation": AnnotationSerializer(annotation).data, "replayed": result.replayed}
+        if wants_progress(request):
+            body["progress"] = selectors.labeller_progress(annotation.batch_item.batch_id, request.user,
+                                                          annotation.campaign_id)
         return Response(body, status=status.HTTP_200_OK if result.replayed else status.HTTP_201_CREATED)
 
     @extend_schema(request=None, responses={200: AssignmentSerializer, **ERRORS},

@@ -47,6 +47,10 @@ class Role(models.TextChoices):
     VIEWER = "viewer", "viewer (researcher)"
 
 
+# Every role Campaign.worker_role can name.
+WORKER_ROLES = (Role.ANNOTATOR, Role.EXPERT)
+
+
 class Campaign(models.Model):
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
@@ -83,7 +87,7 @@ class Campaign(models.Model):
 
     @property
     def worker_role(self):
-        """Who takes leases: experts vote in a gold panel, annotators everywhere else."""
+        """Who takes leases: experts vote in a gold panel, annotators everywhere else (one of WORKER_ROLES)."""
         return Role.EXPERT if self.protocol == Protocol.GOLD_PANEL else Role.ANNOTATOR
 
 
