@@ -10,10 +10,9 @@ from django.db import transaction
 
 from benchmarks.permissions import staff_or_holder
 
-from . import errors
 from .actions import add_member, record_event, require_role, set_member_active
-from .errors import ActionError
-from .models import Membership, Role
+from core.errors import ActionError, Code
+from .models import EventKind, Membership, Role
 
 
 def may_create_accounts(user):
@@ -33,7 +32,7 @@ def one_time_password():
 
 
 def _refuse(problems):
-    raise ActionError(errors.INVALID_ACCOUNTS, "Nothing was changed: " + " ".join(problems), status=400,
+    raise ActionError(Code.INVALID_ACCOUNTS, "Nothing was changed: " + " ".join(problems),
                       errors=problems)
 
 
@@ -46,7 +45,7 @@ def create_accounts(campaign, *, actor, people, role):
     """New accounts for [(username, email)] with `role` in the campaign. Refuses the whole list when a line is
     wrong (a bad or taken username, a bad email, a name twice); returns NewAccounts with their passwords."""
     if not may_create_accounts(actor):
-        raise ActionError(errors.FORBIDDEN, "Only staff or holders of auth.add_user may create accounts.", status=403)
+        raise ActionError(Code.FORBIDDEN, "Only staff or holders of auth.add_user may create accounts.")
     require_role(actor, campaign, {Role.MANAGER}, "give roles")
     _check_role(role)
     User = get_user_model()
@@ -81,7 +80,7 @@ def create_accounts(campaign, *, actor, people, role):
             user = User.objects.create_user(username, email=email or "", password=password)
             add_member(campaign, actor=actor, user=user, role=role)
             created.append(NewAccount(username, email or "", password))
-        record_event(campaign, "accounts_created", actor=actor,
+        record_event(campaign, EventKind.ACCOUNTS_CREATED, actor=actor,
                      figures={"usernames": [a.username for a in created], "role": role})
     return created
 

@@ -1,5 +1,5 @@
 """Every write of the annotation app. Each action checks who may do it, locks what it must, writes, and
-records an Event, in one transaction; side effects (signals for other apps) run on commit.
+records an Event, in one transaction.
 
 Lock order, everywhere: campaign, then batch, then batch item, then assignment. Leases lock batch items
 with SKIP LOCKED so that concurrent annotators pass each other instead of queueing; on SQLite the
@@ -14,7 +14,7 @@ from decimal import Decimal
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, F, Max, OuterRef
+from django.db.models import Exists, F, Max, OuterRef, Subquery
 from django.utils import timezone
 
 from benchmarks.formschema import excluding_values, is_one_of, primary_values, question, validate_answers
@@ -22,15 +22,15 @@ from benchmarks.models import Benchmark, Item
 from benchmarks.permissions import staff_or_holder
 from metrics import median_reading_seconds
 
-from . import errors, signals
-from .errors import ActionError
+from core.errors import ActionError, Code
+
 from .models import (FINAL_STATUSES, HOLDS_PERSON, HOLDS_SLOT, Annotation, Assignment, Batch, BatchItem,
-                     BatchState, Campaign, CampaignSettings, Disagreement, DisagreementStatus, Event, GoldLabel,
-                     GoldMethod, GoldVersion, ItemFlag, ItemStatus, LeaseStatus, Membership, Policy, Protocol,
-                     QCReview, QCSampleItem, Role)
-from .qc import draw_sample, evaluate_sample, new_sample_secret, sample_seed
+                     BatchState, Campaign, CampaignSettings, Disagreement, DisagreementStatus, Event, EventKind,
+                     GoldLabel, GoldMethod, GoldVersion, ItemFlag, ItemStatus, LeaseStatus, Membership, Policy,
+                     Protocol, QCReview, QCSampleItem, Role, WORKER_ROLES)
+from .qc import draw_sample, new_sample_secret, sample_seed
 from .rules import item_outcome
-from .selectors import RESOLVE, open_lease, roles_of, seconds_until_submit_allowed
+from .selectors import LEASE_RELATIONS, RESOLVE, live_leases, qc_figures, roles_of, seconds_until_submit_allowed
 
 TRANSITIONS = {
     BatchState.OPEN: {BatchState.ANNOTATING},
@@ -49,10 +49,13 @@ PROTOCOL_DEFAULTS = {
 
 # ---------------------------------------------------------------- helpers
 
+def forbidden(roles, what):
+    return ActionError(Code.FORBIDDEN, f"Only a {' or '.join(sorted(roles))} of this campaign may {what}.")
+
+
 def require_role(user, campaign, roles, what):
     if not roles_of(user, campaign) & set(roles):
-        raise ActionError(errors.FORBIDDEN, f"Only a {' or '.join(sorted(roles))} of this campaign may {what}.",
-                          status=403)
+        raise forbidden(roles, what)
 
 
 def jsonable(value):
@@ -66,26 +69,25 @@ def jsonable(value):
 
 
 def record_event(campaign, kind, *, batch=None, actor=None, reason="", figures=None, from_state="", to_state=""):
-    return Event.objects.create(campaign_id=getattr(campaign, "pk", campaign), batch=batch, kind=kind,
-                                from_state=from_state, to_state=to_state, round=batch.round if batch else None,
+    return Event.objects.create(campaign_id=getattr(campaign, "pk", campaign), batch=batch,
+                                kind=EventKind(kind), from_state=from_state, to_state=to_state,
+                                round=batch.round if batch else None,
                                 actor=actor if actor and actor.is_authenticated else None, reason=reason,
                                 figures=jsonable(figures or {}))
 
 
 def _transition(batch, to_state, *, actor, kind, reason="", figures=None):
-    """Move a locked batch along the state machine and record the event; signal other apps on commit."""
+    """Move a locked batch along the state machine and record the event."""
     if to_state not in TRANSITIONS[batch.state]:
         raise wrong_state(batch, f"it cannot go to {to_state}")
     from_state, batch.state = batch.state, to_state
     batch.save()
-    event = record_event(batch.campaign_id, kind, batch=batch, actor=actor, reason=reason, figures=figures,
-                         from_state=from_state, to_state=to_state)
-    transaction.on_commit(lambda: signals.batch_transitioned.send(Batch, batch=batch, event=event))
-    return event
+    return record_event(batch.campaign_id, kind, batch=batch, actor=actor, reason=reason, figures=figures,
+                        from_state=from_state, to_state=to_state)
 
 
 def wrong_state(batch, expected):
-    return ActionError(errors.INVALID_TRANSITION, f"Batch {batch.number} is {batch.state}; {expected}.",
+    return ActionError(Code.INVALID_TRANSITION, f"Batch {batch.number} is {batch.state}; {expected}.",
                        state=batch.state)
 
 
@@ -105,8 +107,8 @@ def _review(batch):
 def _check_value(item, value):
     allowed = primary_values(item.task.form, item.fields)
     if allowed is not None and not is_one_of(value, allowed):
-        raise ActionError(errors.INVALID_VALUE, f"Expected one of {allowed} for {item.task.form['primary']!r}, "
-                          f"got {value!r}.", status=400, allowed=allowed)
+        raise ActionError(Code.INVALID_VALUE, f"Expected one of {allowed} for {item.task.form['primary']!r}, "
+                          f"got {value!r}.", allowed=allowed)
 
 
 # ---------------------------------------------------------------- campaigns, settings, members
@@ -115,7 +117,7 @@ def _clean_settings(settings):
     try:
         settings.full_clean(exclude=["campaign"])
     except ValidationError as error:
-        raise ActionError(errors.INVALID_SETTINGS, "Some settings are not valid.", status=400,
+        raise ActionError(Code.INVALID_SETTINGS, "Some settings are not valid.",
                           errors=error.message_dict) from None
 
 
@@ -123,24 +125,22 @@ def create_campaign(*, actor, name, benchmark, protocol, tasks=None, settings=No
                     source=""):
     """A campaign on some tasks of one benchmark (all of them by default); its creator becomes manager."""
     if protocol not in Protocol.values:
-        raise ActionError(errors.INVALID_CAMPAIGN, f"Unknown protocol {protocol!r}; expected one of {Protocol.values}.",
-                          status=400)
+        raise ActionError(Code.INVALID_CAMPAIGN, f"Unknown protocol {protocol!r}; expected one of {Protocol.values}.")
     benchmark = benchmark if isinstance(benchmark, Benchmark) else Benchmark.objects.filter(slug=benchmark).first()
     if benchmark is None:
-        raise ActionError(errors.INVALID_CAMPAIGN, "No such benchmark.", status=400)
+        raise ActionError(Code.INVALID_CAMPAIGN, "No such benchmark.")
     all_tasks = {task.slug: task for task in benchmark.tasks.all()}
     slugs = [getattr(t, "slug", t) for t in tasks] if tasks else list(all_tasks)
     unknown = [slug for slug in slugs if slug not in all_tasks]
     if unknown or not slugs:
-        raise ActionError(errors.INVALID_CAMPAIGN, f"Tasks {unknown or slugs} are not tasks of {benchmark.slug}.",
-                          status=400)
+        raise ActionError(Code.INVALID_CAMPAIGN, f"Tasks {unknown or slugs} are not tasks of {benchmark.slug}.")
     values = {**PROTOCOL_DEFAULTS[protocol], **(settings or {})}
     unknown = set(values) - set(CampaignSettings.EDITABLE)
     if unknown:
-        raise ActionError(errors.INVALID_SETTINGS, f"Unknown settings {sorted(unknown)}.", status=400)
+        raise ActionError(Code.INVALID_SETTINGS, f"Unknown settings {sorted(unknown)}.")
     selection = selection or {}
     if set(selection) - {"external_ids"} or not isinstance(selection.get("external_ids", []), list):
-        raise ActionError(errors.INVALID_CAMPAIGN, 'selection: expected {} or {"external_ids": [...]}.', status=400)
+        raise ActionError(Code.INVALID_CAMPAIGN, 'selection: expected {} or {"external_ids": [...]}.')
     with transaction.atomic():
         campaign = Campaign.objects.create(name=name, description=description, benchmark=benchmark, protocol=protocol,
                                            selection=selection, source=source,
@@ -151,7 +151,7 @@ def create_campaign(*, actor, name, benchmark, protocol, tasks=None, settings=No
         first.save()
         if campaign.created_by:
             Membership.objects.create(campaign=campaign, user=actor, role=Role.MANAGER)
-        record_event(campaign, "campaign_created", actor=actor,
+        record_event(campaign, EventKind.CAMPAIGN_CREATED, actor=actor,
                      figures={"protocol": protocol, "tasks": slugs, "settings": first.values()})
     return campaign
 
@@ -162,7 +162,7 @@ def update_settings(campaign, *, actor, changes, note=""):
     require_role(actor, campaign, {Role.MANAGER}, "change settings")
     unknown = set(changes) - set(CampaignSettings.EDITABLE)
     if unknown:
-        raise ActionError(errors.INVALID_SETTINGS, f"Unknown settings {sorted(unknown)}.", status=400)
+        raise ActionError(Code.INVALID_SETTINGS, f"Unknown settings {sorted(unknown)}.")
     with transaction.atomic():
         Campaign.objects.select_for_update().get(pk=campaign.pk)
         current = current_settings(campaign)
@@ -176,7 +176,7 @@ def update_settings(campaign, *, actor, changes, note=""):
         _clean_settings(target)
         target.save()
         campaign._current_settings = target
-        record_event(campaign, "settings_changed", actor=actor, reason=note,
+        record_event(campaign, EventKind.SETTINGS_CHANGED, actor=actor, reason=note,
                      figures={"version": target.version, "new_version": frozen, "changes": changes})
     return target
 
@@ -184,15 +184,15 @@ def update_settings(campaign, *, actor, changes, note=""):
 def add_member(campaign, *, actor, user, role):
     require_role(actor, campaign, {Role.MANAGER}, "add members")
     if role not in Role.values:
-        raise ActionError(errors.INVALID_CAMPAIGN, f"Unknown role {role!r}; expected one of {Role.values}.", status=400)
+        raise ActionError(Code.INVALID_CAMPAIGN, f"Unknown role {role!r}; expected one of {Role.values}.")
     with transaction.atomic():
         membership, created = Membership.objects.select_for_update().get_or_create(campaign=campaign, user=user,
                                                                                     role=role)
         if not created and membership.active:
-            raise ActionError(errors.DUPLICATE, f"{user} is already {role} in this campaign.")
+            raise ActionError(Code.DUPLICATE, f"{user} is already {role} in this campaign.")
         membership.active = True
         membership.save()
-        record_event(campaign, "member_added", actor=actor, figures={"user": user.username, "role": role})
+        record_event(campaign, EventKind.MEMBER_ADDED, actor=actor, figures={"user": user.username, "role": role})
     return membership
 
 
@@ -202,7 +202,7 @@ def set_member_active(membership, *, actor, active):
     with transaction.atomic():
         membership.active = active
         membership.save(update_fields=["active"])
-        record_event(membership.campaign, "member_activated" if active else "member_deactivated", actor=actor,
+        record_event(membership.campaign, EventKind.MEMBER_ACTIVATED if active else EventKind.MEMBER_DEACTIVATED, actor=actor,
                      figures={"user": membership.user.username, "role": membership.role})
     return membership
 
@@ -230,7 +230,7 @@ def cut_batches(campaign, *, actor):
         done = set(BatchItem.objects.filter(campaign=campaign).values_list("item_id", flat=True))
         ids = [pk for pk in campaign_items(campaign, settings) if pk not in done]
         if not ids:
-            raise ActionError(errors.NOTHING_TO_CUT, "Every item of the campaign is already in a batch.")
+            raise ActionError(Code.NOTHING_TO_CUT, "Every item of the campaign is already in a batch.")
         random.Random(f"{settings.seed}:cut").shuffle(ids)
         number = (campaign.batches.aggregate(n=Max("number"))["n"] or 0) + 1
         batches = []
@@ -240,7 +240,7 @@ def cut_batches(campaign, *, actor):
             BatchItem.objects.bulk_create(
                 [BatchItem(campaign=campaign, batch=batch, item_id=pk, position=i, needed=settings.overlap)
                  for i, pk in enumerate(chunk, start=1)], batch_size=2000)
-            record_event(campaign, "batch_created", batch=batch, actor=actor, to_state=BatchState.OPEN,
+            record_event(campaign, EventKind.BATCH_CREATED, batch=batch, actor=actor, to_state=BatchState.OPEN,
                          figures={"items": len(chunk), "settings_version": settings.version})
             batches.append(batch)
             number += 1
@@ -260,7 +260,7 @@ def _start_batch(batch, *, actor, reason):
     settings = current_settings(batch.campaign)
     batch.settings = settings
     BatchItem.objects.filter(batch=batch).update(needed=settings.overlap)
-    _transition(batch, BatchState.ANNOTATING, actor=actor, kind="batch_started", reason=reason,
+    _transition(batch, BatchState.ANNOTATING, actor=actor, kind=EventKind.BATCH_STARTED, reason=reason,
                 figures={"settings_version": settings.version, "overlap": settings.overlap})
 
 
@@ -277,35 +277,55 @@ def _start_next_open_batch(campaign, actor):
     return True
 
 
-def _lock_free_batch_item(campaign, annotator):
-    """Lock the first item, batch by batch, that still needs a label this round and that this annotator has
-    not had; items others hold locked are skipped, not waited for. One batch at a time keeps the scan on
-    the partial index of pending items, in position order, without a join. Returns (batch item, batch)."""
-    batches = Batch.objects.filter(campaign=campaign, state=BatchState.ANNOTATING).select_related("settings")
-    for batch in batches.order_by("number"):
-        mine = Assignment.objects.filter(batch_item=OuterRef("pk"), annotator=annotator, round=batch.round,
-                                         status__in=HOLDS_PERSON)
-        found = (BatchItem.objects.filter(batch=batch, status=ItemStatus.PENDING, taken__lt=F("needed"))
-                 .filter(~Exists(mine)).order_by("position").select_for_update(skip_locked=True).first())
+def _free_batch_item(batch_id, annotator):
+    """Lock the first item of a batch being annotated that still needs a label this round and that this
+    annotator has not had; items others hold locked are skipped, not waited for. The scan stays on the
+    partial index of pending items, in position order. The item comes with its batch, settings and task
+    (what a lease shows), and with the highest slot held this round (see _slot)."""
+    round_ = OuterRef("batch__round")
+    mine = Assignment.objects.filter(batch_item=OuterRef("pk"), annotator=annotator, round=round_,
+                                     status__in=HOLDS_PERSON)
+    top_slot = (Assignment.objects.filter(batch_item=OuterRef("pk"), round=round_, status__in=HOLDS_SLOT)
+                .order_by("-slot").values("slot")[:1])
+    return (BatchItem.objects.filter(batch_id=batch_id, batch__state=BatchState.ANNOTATING, status=ItemStatus.PENDING,
+                                     taken__lt=F("needed"))
+            .filter(~Exists(mine)).annotate(top_slot=Subquery(top_slot))
+            .select_related("batch__settings", "item__task").order_by("position")
+            .select_for_update(skip_locked=True, of=("self",)).first())
+
+
+def _lock_free_batch_item(campaign, annotator, first_batch=None):
+    """_free_batch_item over the campaign's batches being annotated, lowest number first (`first_batch`, the
+    lowest when the caller knows it, is tried without listing them)."""
+    if first_batch is not None:
+        found = _free_batch_item(first_batch, annotator)
         if found:
-            return found, batch
-    return None, None
+            return found
+    batches = Batch.objects.filter(campaign=campaign, state=BatchState.ANNOTATING).exclude(pk=first_batch)
+    for batch_id in batches.order_by("number").values_list("pk", flat=True):
+        found = _free_batch_item(batch_id, annotator)
+        if found:
+            return found
+    return None
 
 
-def _lease(batch_item, batch, annotator, now):
-    """Hand one slot of a locked batch item to an annotator; None when a fresh look says they cannot have it."""
-    held = list(Assignment.objects.filter(batch_item=batch_item, round=batch.round, status__in=HOLDS_PERSON)
-                .values_list("annotator_id", "slot", "status"))
-    if any(person == annotator.pk for person, _, _ in held):
-        return None  # a concurrent request of the same person got here first
-    used = {slot for _, slot, status in held if status in HOLDS_SLOT}
-    free = [slot for slot in range(1, batch_item.needed + 1) if slot not in used]
-    if not free:
-        return None
-    settings = batch.settings
+def _slot(batch_item):
+    """The lowest free slot of a locked batch item. `taken` counts the slots held, so when the highest one
+    held is `taken` they are 1..taken and the next is taken + 1; otherwise (a lease was given back) they
+    are read. The slot constraint stops a wrong guess (see lease_next_item)."""
+    if (batch_item.top_slot or 0) == batch_item.taken:
+        return batch_item.taken + 1
+    used = set(Assignment.objects.filter(batch_item=batch_item, round=batch_item.batch.round, status__in=HOLDS_SLOT)
+               .values_list("slot", flat=True))
+    return min(slot for slot in range(1, batch_item.needed + 1) if slot not in used)
+
+
+def _lease(batch_item, annotator, now):
+    """Hand one slot of a locked batch item to an annotator."""
+    batch, settings = batch_item.batch, batch_item.batch.settings
     assignment = Assignment.objects.create(
-        campaign_id=batch_item.campaign_id, batch_item=batch_item, item_id=batch_item.item_id, annotator=annotator,
-        round=batch.round, slot=free[0], settings=settings, served_at=now,
+        campaign_id=batch_item.campaign_id, batch_item=batch_item, item=batch_item.item, annotator=annotator,
+        round=batch.round, slot=_slot(batch_item), settings=settings, served_at=now,
         expires_at=now + timedelta(minutes=settings.lease_minutes))
     BatchItem.objects.filter(pk=batch_item.pk).update(taken=F("taken") + 1)
     return assignment
@@ -313,30 +333,46 @@ def _lease(batch_item, batch, annotator, now):
 
 def lease_next_item(campaign, *, annotator, now=None):
     """The annotator's next item: their live lease if they have one, else a slot of the first item that
-    still needs labels this round and that they have not had. None when there is nothing for them."""
-    require_role(annotator, campaign, {campaign.worker_role}, "take items")
+    still needs labels this round and that they have not had. None when there is nothing for them.
+    The assignment comes with what a lease shows loaded (selectors.LEASE_RELATIONS)."""
     now = now or timezone.now()
-    with transaction.atomic():
-        # One live lease per person per campaign: the same person's concurrent calls wait here for each other
-        # (their membership row, locked before any batch), so the second one finds the first one's lease.
-        list(Membership.objects.select_for_update().filter(campaign=campaign, user=annotator,
-                                                           role=campaign.worker_role).values_list("pk", flat=True))
-        live = open_lease(campaign, annotator, now)
-        if live:
-            return Lease(live, resumed=True)
-        for _ in range(6):
-            batch_item, batch = _lock_free_batch_item(campaign, annotator)
-            if batch_item is None:
-                if _start_next_open_batch(campaign, annotator) or reclaim_expired_leases(campaign=campaign, now=now):
-                    continue
-                return None
-            try:
-                with transaction.atomic():
-                    assignment = _lease(batch_item, batch, annotator, now)
-            except IntegrityError:
-                assignment = None  # a constraint caught a race the locks did not: look again
-            if assignment:
-                return Lease(assignment, resumed=False)
+    for attempt in range(3):
+        try:
+            with transaction.atomic():
+                return _lease_next_item(campaign, annotator, now)
+        except IntegrityError:
+            # A constraint caught what the locks did not (a slot guessed from a stale look): look again.
+            if attempt == 2:
+                raise
+    return None
+
+
+def _lease_next_item(campaign, annotator, now):
+    # One live lease per person per campaign: the same person's concurrent calls wait here for each other (their
+    # membership row, locked before any batch item), so the second one finds the first one's lease. The same
+    # statement checks the role. What comes after the lock is read in the next statement: a subquery of the
+    # locking statement would see the database as it was before the wait.
+    locked = (Membership.objects.select_for_update()
+              .filter(campaign=campaign, user=annotator, role=campaign.worker_role, active=True)
+              .values_list("pk", flat=True).first())
+    if locked is None:
+        raise forbidden({campaign.worker_role}, "take items")
+    first_batch = (Batch.objects.filter(campaign=campaign, state=BatchState.ANNOTATING).order_by("number")
+                   .values("pk")[:1])
+    me = (Campaign.objects.filter(pk=campaign.pk)
+          .annotate(live=Subquery(live_leases(campaign, annotator, now).values("pk")[:1]),
+                    first_batch=Subquery(first_batch))
+          .values("live", "first_batch").get())
+    if me["live"]:
+        return Lease(Assignment.objects.select_related(*LEASE_RELATIONS).get(pk=me["live"]), resumed=True)
+    first_batch = me["first_batch"]
+    for _ in range(6):
+        batch_item = _lock_free_batch_item(campaign, annotator, first_batch)
+        if batch_item is not None:
+            return Lease(_lease(batch_item, annotator, now), resumed=False)
+        if not (_start_next_open_batch(campaign, annotator) or reclaim_expired_leases(campaign=campaign, now=now)):
+            return None
+        first_batch = None
     return None
 
 
@@ -354,12 +390,12 @@ def release_assignment(assignment, *, annotator, now=None, reason=""):
         BatchItem.objects.select_for_update().get(pk=assignment.batch_item_id)
         assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
         if assignment.annotator_id != annotator.pk:
-            raise ActionError(errors.NOT_YOUR_ASSIGNMENT, "This item is leased to someone else.", status=403)
+            raise ActionError(Code.NOT_YOUR_ASSIGNMENT, "This item is leased to someone else.")
         if assignment.status != LeaseStatus.LEASED:
-            raise ActionError(errors.LEASE_CLOSED, f"This lease is already {assignment.status}.")
+            raise ActionError(Code.LEASE_CLOSED, f"This lease is already {assignment.status}.")
         _give_back(assignment, LeaseStatus.RELEASED, now)
         if reason.strip():
-            record_event(assignment.campaign_id, "item_skipped", actor=annotator, reason=reason.strip()[:MAX_COMMENT],
+            record_event(assignment.campaign_id, EventKind.ITEM_SKIPPED, actor=annotator, reason=reason.strip()[:MAX_COMMENT],
                          figures={"item": assignment.item_id, "round": assignment.round})
     return assignment
 
@@ -385,7 +421,7 @@ def reclaim_expired_leases(*, campaign=None, now=None, limit=5000):
                 _give_back(assignment, LeaseStatus.EXPIRED, now)
                 reclaimed[campaign_id] += 1
     for campaign_id, count in reclaimed.items():
-        record_event(campaign_id, "leases_reclaimed", figures={"count": count})
+        record_event(campaign_id, EventKind.LEASES_RECLAIMED, figures={"count": count})
     return sum(reclaimed.values())
 
 
@@ -402,7 +438,7 @@ def _replay(client_submission_id, annotator, assignment_id):
     if earlier is None:
         return None
     if earlier.annotator_id != annotator.pk or earlier.assignment_id != assignment_id:
-        raise ActionError(errors.SUBMISSION_ID_REUSED, "This submission id was already used for another submission.")
+        raise ActionError(Code.SUBMISSION_ID_REUSED, "This submission id was already used for another submission.")
     return Submission(earlier, replayed=True)
 
 
@@ -411,8 +447,31 @@ def _checked_answers(form, answers, item):
     try:
         return validate_answers(form, answers, item.fields, len(item.dialogue))
     except ValidationError as error:
-        raise ActionError(errors.INVALID_ANSWERS, "Some answers are not valid.", status=400,
+        raise ActionError(Code.INVALID_ANSWERS, "Some answers are not valid.",
                           errors=error.message_dict) from None
+
+
+def _locked_lease(assignment_id, annotator):
+    """The assignment with its batch item locked (every writer of an item's assignments locks the item
+    first, so the lock keeps the assignment still too), its settings, item, task and campaign, and whether
+    `annotator` is an active member in each role that labels. One statement."""
+    member = {f"as_{role}": Exists(Membership.objects.filter(campaign_id=OuterRef("campaign_id"), user=annotator,
+                                                             role=role, active=True))
+              for role in WORKER_ROLES}
+    return (Assignment.objects.select_related("batch_item", "settings", "item__task", "campaign").annotate(**member)
+            .select_for_update(of=("batch_item",)).get(pk=assignment_id))
+
+
+def _closed(assignment, annotator, client_submission_id):
+    """Why a lease that is not live cannot take a submission (or the first result of a retry)."""
+    if assignment.status == LeaseStatus.SUBMITTED:
+        # A retry of the submission that closed this lease gets its result back.
+        replay = _replay(client_submission_id, annotator, assignment.pk)
+        if replay:
+            return replay
+        raise ActionError(Code.ALREADY_SUBMITTED, "This item was already submitted.",
+                          annotation=assignment.annotation.pk)
+    raise ActionError(Code.LEASE_CLOSED, f"This lease is {assignment.status}; ask for the next item.")
 
 
 def submit_annotation(assignment, *, annotator, answers, client_submission_id, now=None):
@@ -424,43 +483,40 @@ def submit_annotation(assignment, *, annotator, answers, client_submission_id, n
     now = now or timezone.now()
     try:
         with transaction.atomic():
-            batch_item = BatchItem.objects.select_for_update().get(pk=assignment.batch_item_id)
-            assignment = (Assignment.objects.select_for_update(of=("self",))
-                          .select_related("settings", "item__task", "campaign").get(pk=assignment.pk))
+            assignment = _locked_lease(assignment.pk, annotator)
+            batch_item, campaign, settings = assignment.batch_item, assignment.campaign, assignment.settings
             if assignment.annotator_id != annotator.pk:
-                raise ActionError(errors.NOT_YOUR_ASSIGNMENT, "This item is leased to someone else.", status=403)
-            require_role(annotator, assignment.campaign, {assignment.campaign.worker_role}, "submit labels")
-            if assignment.status == LeaseStatus.SUBMITTED:
-                # A retry of the submission that closed this lease gets its result back.
-                replay = _replay(client_submission_id, annotator, assignment.pk)
-                if replay:
-                    return replay
-                raise ActionError(errors.ALREADY_SUBMITTED, "This item was already submitted.",
-                                  annotation=assignment.annotation.pk)
+                raise ActionError(Code.NOT_YOUR_ASSIGNMENT, "This item is leased to someone else.")
+            if not getattr(assignment, f"as_{campaign.worker_role}"):
+                raise forbidden({campaign.worker_role}, "submit labels")
             if assignment.status != LeaseStatus.LEASED:
-                raise ActionError(errors.LEASE_CLOSED, f"This lease is {assignment.status}; ask for the next item.")
-            settings = assignment.settings
+                return _closed(assignment, annotator, client_submission_id)
             if now >= assignment.expires_at:
                 late = math.ceil((now - assignment.expires_at).total_seconds())
-                raise ActionError(errors.LEASE_EXPIRED, f"Your time on this item ran out {late} s ago (an item is "
+                raise ActionError(Code.LEASE_EXPIRED, f"Your time on this item ran out {late} s ago (an item is "
                                   f"kept for you {settings.lease_minutes} min); this answer was not saved.",
                                   seconds_late=late, lease_minutes=settings.lease_minutes)
             waited = (now - assignment.served_at).total_seconds()
             left = seconds_until_submit_allowed(assignment, now)
             if left > 0:
-                raise ActionError(errors.TOO_EARLY, f"Read the dialogue for {left:g} more seconds before answering.",
+                raise ActionError(Code.TOO_EARLY, f"Read the dialogue for {left:g} more seconds before answering.",
                                   seconds_left=left, min_reading_seconds=settings.min_reading_seconds)
             item, form = assignment.item, assignment.item.task.form
             excluded_by = _checked_answers(form, answers, item)
+            # Closed only if still live: the status read above may predate the lock (the lock keeps the row
+            # from changing from here on).
+            if not Assignment.objects.filter(pk=assignment.pk, status=LeaseStatus.LEASED).update(
+                    status=LeaseStatus.SUBMITTED, closed_at=now):
+                assignment.refresh_from_db(fields=["status"])
+                return _closed(assignment, annotator, client_submission_id)
+            assignment.status, assignment.closed_at = LeaseStatus.SUBMITTED, now
             annotation = Annotation.objects.create(
-                campaign_id=assignment.campaign_id, batch_item=batch_item, item=item, annotator=annotator,
+                campaign=campaign, batch_item=batch_item, item=item, annotator=annotator,
                 assignment=assignment, round=assignment.round, slot=assignment.slot, settings=settings,
                 answers=answers, value=answers.get(form["primary"]), excluded=bool(excluded_by),
                 excluded_by=sorted(excluded_by), dwell_seconds=waited, client_submission_id=client_submission_id,
                 submitted_at=now)
-            assignment.status, assignment.closed_at = LeaseStatus.SUBMITTED, now
-            assignment.save(update_fields=["status", "closed_at"])
-            _settle(batch_item, assignment.campaign, settings, assignment.round)
+            _settle(batch_item, campaign, settings, assignment.round)
     except IntegrityError:
         replay = _replay(client_submission_id, annotator, assignment.pk)
         if replay:
@@ -505,14 +561,14 @@ def resolve_disagreement(disagreement, *, actor, value, reason=""):
                       .get(pk=disagreement.batch_item_id))
         disagreement = Disagreement.objects.select_for_update().get(pk=disagreement.pk)
         if disagreement.status != DisagreementStatus.OPEN:
-            raise ActionError(errors.ALREADY_RESOLVED, "This disagreement is already resolved.",
+            raise ActionError(Code.ALREADY_RESOLVED, "This disagreement is already resolved.",
                               resolved_value=disagreement.resolved_value)
         if batch_item.status != ItemStatus.DISAGREEMENT:
             # extra_annotator: the item is still waiting for the extra label it was given.
-            raise ActionError(errors.AWAITING_LABELS, "This item is waiting for more labels; decide it once they are "
+            raise ActionError(Code.AWAITING_LABELS, "This item is waiting for more labels; decide it once they are "
                               "in.")
         if Annotation.objects.filter(batch_item=batch_item, round=disagreement.round, annotator=actor).exists():
-            raise ActionError(errors.OWN_WORK, "You labelled this item; someone else must decide it.", status=403)
+            raise ActionError(Code.OWN_WORK, "You labelled this item; someone else must decide it.")
         _check_value(batch_item.item, value)
         form = batch_item.item.task.form
         excluding = excluding_values(question(form, form["primary"]))
@@ -524,7 +580,7 @@ def resolve_disagreement(disagreement, *, actor, value, reason=""):
         batch_item.final_value, batch_item.final_method = value, "adjudicated"
         batch_item.save(update_fields=["status", "final_value", "final_method"])
         batch = Batch.objects.get(pk=batch_item.batch_id)
-        record_event(disagreement.campaign_id, "disagreement_resolved", batch=batch, actor=actor, reason=reason,
+        record_event(disagreement.campaign_id, EventKind.DISAGREEMENT_RESOLVED, batch=batch, actor=actor, reason=reason,
                      figures={"item": batch_item.item.external_id, "labels": disagreement.labels, "value": value})
     auto_hand_in(batch_item.batch_id, actor=actor)
     return disagreement
@@ -537,8 +593,8 @@ def _require_batch_labeller(batch, actor):
     if Role.MANAGER in roles_of(actor, batch.campaign_id):
         return
     if not Annotation.objects.filter(batch_item__batch=batch, round=batch.round, annotator=actor).exists():
-        raise ActionError(errors.FORBIDDEN, "Only a manager of this campaign or someone who labelled this batch in "
-                                            "its current round may hand it in.", status=403)
+        raise ActionError(Code.FORBIDDEN, "Only a manager of this campaign or someone who labelled this batch in "
+                                          "its current round may hand it in.")
 
 
 def hand_in_batch(batch, *, actor):
@@ -561,7 +617,7 @@ def _hand_in(batch, *, actor, reason="", by_hand=False):
         status = Counter(items.values_list("status", flat=True))
         unfinished = status[ItemStatus.PENDING] + status[ItemStatus.DISAGREEMENT]
         if unfinished:
-            raise ActionError(errors.NOT_COMPLETE, f"{unfinished} items have no final label yet.",
+            raise ActionError(Code.NOT_COMPLETE, f"{unfinished} items have no final label yet.",
                               pending=status[ItemStatus.PENDING], disagreements=status[ItemStatus.DISAGREEMENT])
         settings = batch.settings
         candidates = list(items.filter(status=ItemStatus.LABELLED).values_list("pk", "final_value"))
@@ -577,7 +633,7 @@ def _hand_in(batch, *, actor, reason="", by_hand=False):
             QCSampleItem(review=review, batch_item_id=pk, position=i, annotator_value=finals[pk])
             for i, pk in enumerate(chosen, start=1)])
         round_labels = Annotation.objects.filter(batch_item__batch=batch, round=batch.round)
-        _transition(batch, BatchState.HANDED_IN, actor=actor, kind="handed_in", reason=reason, figures={
+        _transition(batch, BatchState.HANDED_IN, actor=actor, kind=EventKind.HANDED_IN, reason=reason, figures={
             "items": sum(status.values()), "labelled": status[ItemStatus.LABELLED],
             "excluded": status[ItemStatus.EXCLUDED],
             "by_method": dict(Counter(items.values_list("final_method", flat=True))),
@@ -592,14 +648,13 @@ def start_review(batch, *, actor):
     with transaction.atomic():
         batch = _locked_batch(batch)
         if Annotation.objects.filter(batch_item__batch=batch, round=batch.round, annotator=actor).exists():
-            raise ActionError(errors.OWN_WORK, "You labelled items of this batch; another QC must review it.",
-                              status=403)
+            raise ActionError(Code.OWN_WORK, "You labelled items of this batch; another QC must review it.")
         review = _review(batch)
         if batch.state != BatchState.HANDED_IN or review is None:
             raise wrong_state(batch, "only a handed-in batch can be reviewed")
         review.reviewer, review.started_at = actor, timezone.now()
         review.save()
-        _transition(batch, BatchState.IN_REVIEW, actor=actor, kind="review_started",
+        _transition(batch, BatchState.IN_REVIEW, actor=actor, kind=EventKind.REVIEW_STARTED,
                     figures={"sample": review.sample.count()})
     return review
 
@@ -611,7 +666,7 @@ def _reviewing(batch, actor):
     if batch.state != BatchState.IN_REVIEW or review is None:
         raise wrong_state(batch, "it is not in review")
     if review.reviewer_id != actor.pk:
-        raise ActionError(errors.NOT_REVIEWER, "Another QC is reviewing this batch.", status=403)
+        raise ActionError(Code.NOT_REVIEWER, "Another QC is reviewing this batch.")
     return batch, review
 
 
@@ -622,30 +677,24 @@ def record_qc_label(batch, *, actor, batch_item_id, value, note=""):
         entry = (review.sample.select_for_update(of=("self",)).select_related("batch_item__item__task")
                  .filter(batch_item_id=batch_item_id).first())
         if entry is None:
-            raise ActionError(errors.NOT_IN_SAMPLE, "This item is not in the QC sample of the batch.", status=404)
+            raise ActionError(Code.NOT_IN_SAMPLE, "This item is not in the QC sample of the batch.")
         _check_value(entry.batch_item.item, value)
         entry.qc_value, entry.qc_note, entry.qc_by, entry.qc_at = value, note, actor, timezone.now()
         entry.save()
     return entry
 
 
-def _decision(review, settings):
-    sample = list(review.sample.values_list("qc_value", "annotator_value", "qc_at"))
-    labelled = [(qc, ann) for qc, ann, at in sample if at is not None]
-    return evaluate_sample(labelled, settings.overall_threshold, settings.class_threshold), len(labelled), len(sample)
-
-
 def accept_batch(batch, *, actor, reason="", override_reason=""):
     """in_review -> accepted. Below the thresholds only with an override reason, and flagged."""
     with transaction.atomic():
         batch, review = _reviewing(batch, actor)
-        decision, labelled, size = _decision(review, batch.settings)
+        decision, labelled, size = qc_figures(review, batch.settings)
         if labelled < size:
-            raise ActionError(errors.SAMPLE_INCOMPLETE, f"{size - labelled} of {size} sampled items have no QC label "
+            raise ActionError(Code.SAMPLE_INCOMPLETE, f"{size - labelled} of {size} sampled items have no QC label "
                               "yet.", labelled=labelled, sample=size)
         override = not decision.passed
         if override and not override_reason.strip():
-            raise ActionError(errors.BELOW_THRESHOLD, "The sample is below the acceptance thresholds; reject the "
+            raise ActionError(Code.BELOW_THRESHOLD, "The sample is below the acceptance thresholds; reject the "
                               "batch, or accept with an override reason.", figures=jsonable(decision.to_dict()))
         # Both texts are kept: the reason typed for the decision and, below the thresholds, the override's.
         reason, override_reason = reason.strip(), override_reason.strip()
@@ -654,7 +703,7 @@ def accept_batch(batch, *, actor, reason="", override_reason=""):
         review.figures, review.decided_at = jsonable(decision.to_dict()), timezone.now()
         review.save()
         batch.accepted_below_threshold = override
-        _transition(batch, BatchState.ACCEPTED, actor=actor, kind="accepted", reason=review.reason,
+        _transition(batch, BatchState.ACCEPTED, actor=actor, kind=EventKind.ACCEPTED, reason=review.reason,
                     figures={**review.figures, "override": override})
     return batch
 
@@ -662,16 +711,16 @@ def accept_batch(batch, *, actor, reason="", override_reason=""):
 def reject_batch(batch, *, actor, reason):
     """in_review -> rejected, and straight back to annotating with round + 1 while rounds are left."""
     if not (reason or "").strip():
-        raise ActionError(errors.REASON_REQUIRED, "Say why the batch is rejected.", status=400)
+        raise ActionError(Code.REASON_REQUIRED, "Say why the batch is rejected.")
     with transaction.atomic():
         batch, review = _reviewing(batch, actor)
-        decision, labelled, size = _decision(review, batch.settings)
+        decision, labelled, size = qc_figures(review, batch.settings)
         against_rule = decision.passed and labelled == size
         review.decision, review.reason, review.figures = "rejected", reason, jsonable(decision.to_dict())
         review.decided_at = timezone.now()
         review.save()
         last_round = batch.round >= batch.settings.max_rounds
-        _transition(batch, BatchState.REJECTED, actor=actor, kind="rejected", reason=reason, figures={
+        _transition(batch, BatchState.REJECTED, actor=actor, kind=EventKind.REJECTED, reason=reason, figures={
             **review.figures, "labelled": labelled, "sample": size, "against_rule": against_rule,
             "max_rounds_reached": last_round})
         if not last_round:
@@ -688,7 +737,7 @@ def reopen_batch(batch, *, actor, reason):
             raise wrong_state(batch, "only a rejected batch can be reopened")
         allowed = current_settings(batch.campaign).max_rounds
         if batch.round >= allowed:
-            raise ActionError(errors.MAX_ROUNDS, f"Round {batch.round} is the last of {allowed}; "
+            raise ActionError(Code.MAX_ROUNDS, f"Round {batch.round} is the last of {allowed}; "
                               "raise max_rounds first.")
         _reopen(batch, actor=actor, reason=reason)
     return batch
@@ -704,7 +753,7 @@ def _reopen(batch, *, actor, reason):
                                                  final_value=None, final_method="")
     batch.round += 1
     batch.settings = settings
-    _transition(batch, BatchState.ANNOTATING, actor=actor, kind="reopened", reason=reason,
+    _transition(batch, BatchState.ANNOTATING, actor=actor, kind=EventKind.REOPENED, reason=reason,
                 figures={"round": batch.round, "superseded": superseded, "settings_version": settings.version})
 
 
@@ -719,7 +768,7 @@ def create_gold_version(campaign, *, actor, method="campaign", note=""):
     """
     require_role(actor, campaign, {Role.MANAGER}, "create gold versions")
     if method not in ("campaign", "source"):
-        raise ActionError(errors.INVALID_VALUE, "method: expected 'campaign' or 'source'.", status=400)
+        raise ActionError(Code.INVALID_VALUE, "method: expected 'campaign' or 'source'.")
     with transaction.atomic():
         Benchmark.objects.select_for_update().get(pk=campaign.benchmark_id)
         versions = GoldVersion.objects.filter(benchmark_id=campaign.benchmark_id)
@@ -762,7 +811,7 @@ def create_gold_version(campaign, *, actor, method="campaign", note=""):
         if left_items:
             version.left_out = {why: sorted(ids) for why, ids in left_items.items()}
             version.save(update_fields=["left_out"])
-        record_event(campaign, "gold_version_created", actor=actor, reason=note,
+        record_event(campaign, EventKind.GOLD_VERSION_CREATED, actor=actor, reason=note,
                      figures={"version": number, "method": method, "labels": len(labels), "left_out": dict(left_out)})
     return version
 
@@ -773,10 +822,10 @@ def freeze_gold_version(version, *, actor):
     with transaction.atomic():
         version = GoldVersion.objects.select_for_update().get(pk=version.pk)
         if version.frozen_at:
-            raise ActionError(errors.GOLD_FROZEN, f"{version.citation} is already frozen.")
+            raise ActionError(Code.GOLD_FROZEN, f"{version.citation} is already frozen.")
         version.frozen_at, version.frozen_by = timezone.now(), actor
         version.save()
-        record_event(version.campaign, "gold_version_frozen", actor=actor,
+        record_event(version.campaign, EventKind.GOLD_VERSION_FROZEN, actor=actor,
                      figures={"version": version.number, "citation": version.citation,
                               "labels": version.labels.count()})
     return version
@@ -790,10 +839,10 @@ MAX_COMMENT = 2000
 def auto_hand_in(batch_id, *, actor):
     """Hand a batch in by itself once its last item has a final label, when its settings say so. Runs after
     the transaction that gave the label (its own lock order: the batch first). Returns the review or None."""
-    batch = Batch.objects.select_related("settings", "campaign").get(pk=batch_id)
-    if batch.state != BatchState.ANNOTATING or not (batch.settings and batch.settings.auto_hand_in):
-        return None
-    if batch.items.exclude(status__in=FINAL_STATUSES).exists():
+    unfinished = BatchItem.objects.filter(batch=OuterRef("pk")).exclude(status__in=FINAL_STATUSES)
+    batch = (Batch.objects.filter(pk=batch_id, state=BatchState.ANNOTATING, settings__auto_hand_in=True)
+             .exclude(Exists(unfinished)).select_related("settings", "campaign").first())
+    if batch is None:
         return None
     try:
         return _hand_in(batch, actor=actor, reason="handed in by itself: every item has its final label")
@@ -810,18 +859,18 @@ def amend_annotation(annotation, *, annotator, answers, now=None):
         batch_item = BatchItem.objects.select_for_update().select_related("item__task").get(pk=annotation.batch_item_id)
         annotation = Annotation.objects.select_for_update(of=("self",)).select_related("settings").get(pk=annotation.pk)
         if annotation.annotator_id != annotator.pk:
-            raise ActionError(errors.NOT_YOUR_ASSIGNMENT, "Only the annotator may change their answer.", status=403)
+            raise ActionError(Code.NOT_YOUR_ASSIGNMENT, "Only the annotator may change their answer.")
         require_role(annotator, annotation.campaign, {annotation.campaign.worker_role}, "change labels")
         last = (Annotation.objects.filter(campaign_id=annotation.campaign_id, annotator=annotator)
                 .order_by("-submitted_at", "-id").values_list("pk", flat=True).first())
         if last != annotation.pk:
-            raise ActionError(errors.NOT_CHANGEABLE, "Only your last answer can be changed.")
+            raise ActionError(Code.NOT_CHANGEABLE, "Only your last answer can be changed.")
         if batch.state != BatchState.ANNOTATING or annotation.round != batch.round or annotation.superseded_at:
-            raise ActionError(errors.NOT_CHANGEABLE, f"Batch {batch.number} is {batch.state.replace('_', ' ')}; "
+            raise ActionError(Code.NOT_CHANGEABLE, f"Batch {batch.number} is {batch.state.replace('_', ' ')}; "
                               "answers can be changed only until it is handed in.")
         settings = annotation.settings or batch.settings
         if batch_item.needed > settings.overlap or batch_item.final_method == "adjudicated":
-            raise ActionError(errors.NOT_CHANGEABLE, "This item has already been settled by someone else; ask a "
+            raise ActionError(Code.NOT_CHANGEABLE, "This item has already been settled by someone else; ask a "
                               "trainer.")
         item, form = batch_item.item, batch_item.item.task.form
         excluded_by = _checked_answers(form, answers, item)
@@ -837,7 +886,7 @@ def amend_annotation(annotation, *, annotator, answers, now=None):
             Disagreement.objects.filter(batch_item=batch_item, round=batch.round, status=DisagreementStatus.OPEN).update(
                 status=DisagreementStatus.RESOLVED, method="amended", resolved_value=batch_item.final_value,
                 resolved_at=now, reason="the labels agree after an annotator changed their answer")
-        record_event(batch.campaign_id, "label_changed", batch=batch, actor=annotator,
+        record_event(batch.campaign_id, EventKind.LABEL_CHANGED, batch=batch, actor=annotator,
                      figures={"item": item.external_id, "annotation": annotation.pk, "before": before,
                               "after": answers})
     if batch_item.status in FINAL_STATUSES:
@@ -849,19 +898,18 @@ def flag_item(assignment, *, actor, comment):
     """An annotator flags the item of one of their leases (live or done) with a comment for the trainers."""
     comment = (comment or "").strip()
     if not comment:
-        raise ActionError(errors.REASON_REQUIRED, "Say what is wrong with the item.", status=400)
+        raise ActionError(Code.REASON_REQUIRED, "Say what is wrong with the item.")
     if len(comment) > MAX_COMMENT:
-        raise ActionError(errors.INVALID_VALUE, f"comment: at most {MAX_COMMENT} characters, got {len(comment)}.",
-                          status=400)
+        raise ActionError(Code.INVALID_VALUE, f"comment: at most {MAX_COMMENT} characters, got {len(comment)}.")
     if assignment.annotator_id != actor.pk:
-        raise ActionError(errors.NOT_YOUR_ASSIGNMENT, "You can flag only items you were given.", status=403)
+        raise ActionError(Code.NOT_YOUR_ASSIGNMENT, "You can flag only items you were given.")
     require_role(actor, assignment.campaign, {assignment.campaign.worker_role}, "flag items")
     with transaction.atomic():
         flag = ItemFlag.objects.create(campaign_id=assignment.campaign_id, batch_item_id=assignment.batch_item_id,
                                        item_id=assignment.item_id, round=assignment.round, author=actor,
                                        comment=comment)
         batch = Batch.objects.get(pk=assignment.batch_item.batch_id)
-        record_event(assignment.campaign_id, "item_flagged", batch=batch, actor=actor, reason=comment,
+        record_event(assignment.campaign_id, EventKind.ITEM_FLAGGED, batch=batch, actor=actor, reason=comment,
                      figures={"item": assignment.item.external_id, "flag": flag.pk})
     return flag
 def pin_gold_version(campaign, version, *, actor, reason=""):
@@ -880,23 +928,21 @@ def pin_gold_version(campaign, version, *, actor, reason=""):
         campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
         if version is not None:
             if version.benchmark_id != campaign.benchmark_id:
-                raise ActionError(errors.INVALID_VALUE, f"{version.citation} is not a gold version of this campaign's "
-                                  "benchmark.", status=400)
+                raise ActionError(Code.INVALID_VALUE, f"{version.citation} is not a gold version of this campaign's "
+                                  "benchmark.")
             if version.frozen_at is None:
-                raise ActionError(errors.INVALID_VALUE, f"{version.citation} is a draft; freeze it before pinning it.",
-                                  status=400)
+                raise ActionError(Code.INVALID_VALUE, f"{version.citation} is a draft; freeze it before pinning it.")
             chosen = BenchmarkGold.objects.filter(benchmark_id=campaign.benchmark_id, version=version).exists()
             if version.campaign_id != campaign.pk and not chosen:
-                raise ActionError(errors.FORBIDDEN, f"{version.citation} was made from campaign {version.campaign_id}; "
-                                  "a campaign pins its own gold or the one chosen for the benchmark.", status=403)
+                raise ActionError(Code.FORBIDDEN, f"{version.citation} was made from campaign {version.campaign_id}; "
+                                  "a campaign pins its own gold or the one chosen for the benchmark.")
             circular = circular_gold(version, [campaign.pk]).get(campaign.pk)
             if circular:
-                raise ActionError(errors.INVALID_VALUE, circular + "; pin the source gold or an expert panel's gold.",
-                                  status=400)
+                raise ActionError(Code.INVALID_VALUE, circular + "; pin the source gold or an expert panel's gold.")
         previous = campaign.pinned_gold
         campaign.pinned_gold = version
         campaign.save(update_fields=["pinned_gold"])
-        record_event(campaign, "gold_version_pinned", actor=actor, reason=reason,
+        record_event(campaign, EventKind.GOLD_VERSION_PINNED, actor=actor, reason=reason,
                      figures={"version": version.number if version else None,
                               "citation": version.citation if version else "source",
                               "previous": previous.citation if previous else "source"})
@@ -914,18 +960,17 @@ def choose_benchmark_gold(benchmark, version, *, actor, reason=""):
     from .models import BenchmarkGold
 
     if not may_choose_benchmark_gold(actor):
-        raise ActionError(errors.FORBIDDEN, "Only staff or holders of the benchmark-gold permission may choose a "
-                          "benchmark's gold.", status=403)
+        raise ActionError(Code.FORBIDDEN, "Only staff or holders of the benchmark-gold permission may choose a "
+                          "benchmark's gold.")
     if version is not None:
         if version.benchmark_id != benchmark.pk:
-            raise ActionError(errors.INVALID_VALUE, f"{version.citation} is not a gold version of {benchmark.slug}.",
-                              status=400)
+            raise ActionError(Code.INVALID_VALUE, f"{version.citation} is not a gold version of {benchmark.slug}.")
         if version.frozen_at is None:
-            raise ActionError(errors.INVALID_VALUE, f"{version.citation} is a draft; freeze it first.", status=400)
+            raise ActionError(Code.INVALID_VALUE, f"{version.citation} is a draft; freeze it first.")
     with transaction.atomic():
         Benchmark.objects.select_for_update().get(pk=benchmark.pk)
         choice = BenchmarkGold.objects.create(benchmark=benchmark, version=version, chosen_by=actor, reason=reason)
         if version is not None:
-            record_event(version.campaign, "gold_version_chosen_for_benchmark", actor=actor, reason=reason,
+            record_event(version.campaign, EventKind.GOLD_VERSION_CHOSEN_FOR_BENCHMARK, actor=actor, reason=reason,
                          figures={"version": version.number, "citation": version.citation, "benchmark": benchmark.slug})
     return choice

@@ -4,16 +4,17 @@ Every refusal carries {"code", "detail"}. Querysets hide the campaigns a user is
 within a campaign the role decides (403).
 """
 from django.db.models import Q
-from django.http import Http404
 from django_filters import rest_framework as filters
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
-from rest_framework import exceptions, mixins, status, viewsets
+from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
+from core.errors import ActionError, Code
+
 from . import actions, selectors
-from .errors import ActionError
 from .models import (Annotation, Assignment, Batch, BatchState, Campaign, Disagreement, GoldVersion, Membership,
                      QCReview, Role)
 from .permissions import (CanCreateCampaign, CanReadBatches, CanReadBatchWork, CanReadDisagreements, CanReadGold,
@@ -31,7 +32,14 @@ from .selectors import READ_BATCHES, READ_DISAGREEMENTS, READ_GOLD
 from .serializers import BenchmarkGoldSerializer, PinGoldSerializer
 
 ERRORS = {code: ErrorSerializer for code in (400, 403, 404, 409)}
-LEASE_VIEW = Assignment.objects.select_related("item__task", "settings", "batch_item")  # what lease_view reads
+LEASE_VIEW = Assignment.objects.select_related(*selectors.LEASE_RELATIONS)
+PROGRESS_PARAMETER = OpenApiParameter("progress", bool, default=True,
+                                      description="false or 0: leave the labeller's progress out of the answer (it "
+                                                  "costs more than the lease or the submission itself)")
+
+
+def wants_progress(request):
+    return request.query_params.get("progress", "").lower() not in ("0", "false", "no")
 
 
 def read_body(serializer_class, request):
@@ -40,21 +48,8 @@ def read_body(serializer_class, request):
     return serializer.validated_data
 
 
-class CodedErrorsMixin:
-    """Action errors and DRF's own errors both come out as {"code", "detail", ...}."""
-
-    def handle_exception(self, exc):
-        if isinstance(exc, ActionError):
-            return Response(exc.as_dict(), status=exc.status)
-        response = super().handle_exception(exc)
-        data = response.data
-        if isinstance(exc, exceptions.ValidationError):
-            response.data = {"code": "invalid", "detail": "Some fields are not valid.", "errors": data}
-        elif isinstance(data, dict) and "detail" in data and "code" not in data:
-            code = exc.get_codes() if isinstance(exc, exceptions.APIException) else "error"
-            code = "not_found" if isinstance(exc, Http404) else code if isinstance(code, str) else "error"
-            response.data = {"code": code, "detail": data["detail"]}
-        return response
+class CampaignScopedMixin:
+    """Querysets cut to the user's campaigns. Refusals are answered by core.api.exception_handler."""
 
     def get_queryset(self):
         # The schema generator has no signed-in user; it only needs the model.
@@ -89,7 +84,7 @@ class CampaignFilter(filters.FilterSet):
 
 @extend_schema_view(list=extend_schema(description="Campaigns where you are a member (all of them for staff)."),
                     retrieve=extend_schema(responses={200: CampaignSerializer, 404: ErrorSerializer}))
-class CampaignViewSet(CodedErrorsMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class CampaignViewSet(CampaignScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     queryset = Campaign.objects.none()
     serializer_class = CampaignSerializer
     permission_classes = [IsMember]
@@ -143,19 +138,19 @@ class CampaignViewSet(CodedErrorsMixin, mixins.ListModelMixin, mixins.RetrieveMo
         batches = actions.cut_batches(self.get_object(), actor=request.user)
         return Response(BatchSerializer(batches, many=True).data, status=status.HTTP_201_CREATED)
 
-    @extend_schema(request=None, responses={200: NextSerializer, **ERRORS},
+    @extend_schema(request=None, parameters=[PROGRESS_PARAMETER], responses={200: NextSerializer, **ERRORS},
                    description="Your next item: your live lease if you have one, else a new lease (annotators; "
                                "the experts of a gold panel). The item comes without gold and without anyone's labels.")
-    @action(detail=True, methods=["post"], url_path="next", permission_classes=[IsWorker])
+    @action(detail=True, methods=["post"], url_path="next", permission_classes=[IsAuthenticated])
     def next_item(self, request, pk=None):
+        # The action checks the worker role itself, in the statement that locks the person's membership.
         lease = actions.lease_next_item(self.get_object(), annotator=request.user)
         if lease is None:
             return Response({"status": "no_work", "detail": "No item is waiting for you in this campaign.",
                              "assignment": None})
-        assignment = LEASE_VIEW.get(pk=lease.assignment.pk)
         return Response({"status": "resumed" if lease.resumed else "leased",
                          "detail": "Your unfinished item." if lease.resumed else "A new item for you.",
-                         "assignment": selectors.lease_view(assignment)})
+                         "assignment": selectors.lease_view(lease.assignment, progress=wants_progress(request))})
 
     @extend_schema(responses={200: CampaignProgressSerializer, **ERRORS})
     @action(detail=True, methods=["get"], permission_classes=[CanReadBatches])
@@ -182,14 +177,14 @@ class CampaignViewSet(CodedErrorsMixin, mixins.ListModelMixin, mixins.RetrieveMo
         wanted = request.query_params.get("gold_version")
         if wanted:
             if not (wanted.isascii() and wanted.isdigit()):
-                raise ActionError("invalid_parameter", "gold_version must be a gold version id (digits).", status=400)
+                raise ActionError(Code.INVALID_PARAMETER, "gold_version must be a gold version id (digits).")
             # Frozen versions of the benchmark, or this campaign's own drafts (another campaign's draft is
             # its managers' work in progress).
             versions = GoldVersion.objects.filter(Q(frozen_at__isnull=False) | Q(campaign=campaign),
                                                   benchmark_id=campaign.benchmark_id)
             version = versions.filter(pk=int(wanted)).first()
             if version is None:
-                raise ActionError("not_found", "No such gold version for this benchmark.", status=404)
+                raise ActionError(Code.NOT_FOUND, "No such gold version for this benchmark.")
         return Response(selectors.baseline_scores(campaign, version))
 
     @extend_schema(request=GoldVersionCreateSerializer, responses={201: GoldVersionSerializer, **ERRORS},
@@ -213,7 +208,7 @@ class CampaignViewSet(CodedErrorsMixin, mixins.ListModelMixin, mixins.RetrieveMo
             version = (GoldVersion.objects.filter(benchmark_id=campaign.benchmark_id, number=data["gold_version"])
                        .first())
             if version is None:
-                raise ActionError("not_found", "No such gold version for this benchmark.", status=404)
+                raise ActionError(Code.NOT_FOUND, "No such gold version for this benchmark.")
         campaign = actions.pin_gold_version(campaign, version, actor=request.user, reason=data["reason"])
         return Response({"campaign": campaign.pk,
                          "pinned_gold": campaign.pinned_gold.citation if campaign.pinned_gold else "source"})
@@ -244,7 +239,7 @@ class OwnMembership(IsOwner):
         return obj.user_id == request.user.pk
 
 
-class MembershipViewSet(CodedErrorsMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class MembershipViewSet(CampaignScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     queryset = Membership.objects.none()
     serializer_class = MembershipSerializer
     permission_classes = [IsManager]
@@ -284,7 +279,7 @@ class MembershipViewSet(CodedErrorsMixin, mixins.ListModelMixin, mixins.Retrieve
         return Response(MembershipSerializer(membership).data)
 
 
-class BatchViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
+class BatchViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
     queryset = Batch.objects.none()
     serializer_class = BatchSerializer
     permission_classes = [CanReadBatches]
@@ -327,7 +322,7 @@ class BatchViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
                   .prefetch_related("sample__batch_item__item__task", "sample__qc_by").select_related("reviewer")
                   .first())
         if review is None:
-            raise ActionError("not_found", "This batch has not been handed in yet.", status=404)
+            raise ActionError(Code.NOT_FOUND, "This batch has not been handed in yet.")
         return Response(self.qc_view(batch, QCReviewSerializer(review).data))
 
     def qc_view(self, batch, data):
@@ -389,7 +384,7 @@ class BatchViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
         return self.batch_response(batch)
 
 
-class AssignmentViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
+class AssignmentViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
     """Leases. Annotators see their own; managers see their campaigns'."""
 
     queryset = Assignment.objects.none()
@@ -410,7 +405,7 @@ class AssignmentViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
         assignment = LEASE_VIEW.get(pk=assignment.pk)
         return Response(selectors.lease_view(assignment))
 
-    @extend_schema(request=SubmitSerializer,
+    @extend_schema(request=SubmitSerializer, parameters=[PROGRESS_PARAMETER],
                    responses={201: SubmitResultSerializer, 200: SubmitResultSerializer, **ERRORS},
                    description="Submit your answers. 409 too_early with seconds_left before the minimum reading time "
                                "(the lease stays); 400 invalid_answers with errors per question; a retry with the same "
@@ -422,9 +417,10 @@ class AssignmentViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
         result = actions.submit_annotation(assignment, annotator=request.user, answers=data["answers"],
                                            client_submission_id=data["client_submission_id"])
         annotation = result.annotation  # its relations are loaded by the action (a replay loads them lazily)
-        progress = {**selectors.worker_progress(annotation.batch_item.batch_id, request.user),
-                    "left_for_you": selectors.left_for(annotation.campaign_id, request.user)}
-        body = {"annotation": AnnotationSerializer(annotation).data, "replayed": result.replayed, "progress": progress}
+        body = {"annotation": AnnotationSerializer(annotation).data, "replayed": result.replayed}
+        if wants_progress(request):
+            body["progress"] = selectors.labeller_progress(annotation.batch_item.batch_id, request.user,
+                                                          annotation.campaign_id)
         return Response(body, status=status.HTTP_200_OK if result.replayed else status.HTTP_201_CREATED)
 
     @extend_schema(request=None, responses={200: AssignmentSerializer, **ERRORS},
@@ -455,7 +451,7 @@ class AnnotationFilter(filters.FilterSet):
         fields = ["campaign", "batch", "round", "annotator", "superseded", "item"]
 
 
-class AnnotationViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
+class AnnotationViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
     """Labels are written only by submitting; nobody edits them here. Annotators read only their own."""
 
     queryset = Annotation.objects.none()
@@ -493,7 +489,7 @@ class DisagreementFilter(filters.FilterSet):
         fields = ["campaign", "status", "round", "guideline_version", "batch"]
 
 
-class DisagreementViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
+class DisagreementViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
     queryset = Disagreement.objects.none()
     serializer_class = DisagreementSerializer
     permission_classes = [CanReadDisagreements]
@@ -524,7 +520,7 @@ class DisagreementViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
         return Response(selectors.disagreement_answers(disagreement, blind))
 
 
-class GoldVersionViewSet(CodedErrorsMixin, viewsets.ReadOnlyModelViewSet):
+class GoldVersionViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
     queryset = GoldVersion.objects.none()
     serializer_class = GoldVersionSerializer
     permission_classes = [CanReadGold]

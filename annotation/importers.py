@@ -18,7 +18,7 @@ from benchmarks.models import Benchmark, Item
 from metrics.aggregation import majority_vote
 
 from . import actions
-from .models import Annotation, Batch, BatchItem, BatchState, Campaign, ItemStatus, Protocol
+from .models import Annotation, Batch, BatchItem, BatchState, Campaign, EventKind, ItemStatus, Protocol
 
 
 # Imported campaigns whose "raters" are positions in a file, not people: rater i is whoever gave the
@@ -115,7 +115,7 @@ def import_fed_ratings(path, benchmark_slug):
                 BatchItem(campaign=campaign, batch=batch, item=item, position=i, needed=n_raters, taken=n_raters)
                 for i, item in enumerate(new_items, start=1)])
             batch_items.update({bi.item_id: bi for bi in created})
-            actions.record_event(campaign, "batch_started", batch=batch, to_state=BatchState.ANNOTATING,
+            actions.record_event(campaign, EventKind.BATCH_STARTED, batch=batch, to_state=BatchState.ANNOTATING,
                                  reason="ratings imported", figures={"items": len(created)})
         earlier = Annotation.objects.filter(campaign=campaign, round=1)
         existing = {(bi_id, rater_id): answers
@@ -142,7 +142,7 @@ def import_fed_ratings(path, benchmark_slug):
         Annotation.objects.bulk_create(new, batch_size=2000)
         BatchItem.objects.bulk_update(finals, ["status", "final_value", "final_method"], batch_size=2000)
         if new:
-            actions.record_event(campaign, "ratings_imported", reason=str(path),
+            actions.record_event(campaign, EventKind.RATINGS_IMPORTED, reason=str(path),
                                  figures={"format": "fed", "annotations": len(new), "unchanged": unchanged,
                                           "missing_ratings": missing, "raters": n_raters,
                                           "items": dict(Counter(item.task.slug for item, _ in rows))})

@@ -47,6 +47,10 @@ class Role(models.TextChoices):
     VIEWER = "viewer", "viewer (researcher)"
 
 
+# Every role Campaign.worker_role can name.
+WORKER_ROLES = (Role.ANNOTATOR, Role.EXPERT)
+
+
 class Campaign(models.Model):
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
@@ -83,7 +87,7 @@ class Campaign(models.Model):
 
     @property
     def worker_role(self):
-        """Who takes leases: experts vote in a gold panel, annotators everywhere else."""
+        """Who takes leases: experts vote in a gold panel, annotators everywhere else (one of WORKER_ROLES)."""
         return Role.EXPERT if self.protocol == Protocol.GOLD_PANEL else Role.ANNOTATOR
 
 
@@ -394,12 +398,38 @@ class QCSampleItem(models.Model):
         constraints = [models.UniqueConstraint(fields=["review", "batch_item"], name="qc_sample_item_once")]
 
 
+class EventKind(models.TextChoices):
+    CAMPAIGN_CREATED = "campaign_created"
+    SETTINGS_CHANGED = "settings_changed"
+    MEMBER_ADDED = "member_added"
+    MEMBER_ACTIVATED = "member_activated"
+    MEMBER_DEACTIVATED = "member_deactivated"
+    ACCOUNTS_CREATED = "accounts_created"
+    BATCH_CREATED = "batch_created"
+    BATCH_STARTED = "batch_started"
+    ITEM_SKIPPED = "item_skipped"
+    ITEM_FLAGGED = "item_flagged"
+    LABEL_CHANGED = "label_changed"
+    LEASES_RECLAIMED = "leases_reclaimed"
+    DISAGREEMENT_RESOLVED = "disagreement_resolved"
+    HANDED_IN = "handed_in"
+    REVIEW_STARTED = "review_started"
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+    REOPENED = "reopened"
+    GOLD_VERSION_CREATED = "gold_version_created"
+    GOLD_VERSION_FROZEN = "gold_version_frozen"
+    GOLD_VERSION_PINNED = "gold_version_pinned"
+    GOLD_VERSION_CHOSEN_FOR_BENCHMARK = "gold_version_chosen_for_benchmark"
+    RATINGS_IMPORTED = "ratings_imported"
+
+
 class Event(models.Model):
     """The audit trail: every batch transition and every decision, with who, when, why and the figures."""
 
     campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="events")
     batch = models.ForeignKey(Batch, null=True, blank=True, on_delete=models.PROTECT, related_name="events")
-    kind = models.CharField(max_length=40)
+    kind = models.CharField(max_length=40, choices=EventKind.choices)
     from_state = models.CharField(max_length=20, blank=True)
     to_state = models.CharField(max_length=20, blank=True)
     round = models.PositiveSmallIntegerField(null=True, blank=True)

@@ -2,16 +2,17 @@
 import math
 from collections import Counter, defaultdict
 
-from django.db.models import Count, F, Q
+from django.db.models import Count, F, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from benchmarks.models import shown_meta
 from metrics.aggregation import human_baseline
 
 from .guidelines import render_guidelines
+from .qc import evaluate_sample
 
-from .models import (HOLDS_PERSON, Annotation, Assignment, BatchItem, BatchState, Campaign, Disagreement, GoldLabel,
-                     ItemFlag, ItemStatus, Membership, Protocol, QCReview, Role)
+from .models import (HOLDS_PERSON, Annotation, Assignment, Batch, BatchItem, BatchState, Campaign, Disagreement,
+                     DisagreementStatus, GoldLabel, ItemFlag, ItemStatus, Membership, Protocol, QCReview, Role)
 
 # Roles that may read each kind of campaign data (gold, QC data and other people's labels are the
 # sensitive ones: annotators see only their own leases and labels).
@@ -92,7 +93,11 @@ def item_view(item):
             "meta": shown_meta(item)}
 
 
-def lease_view(assignment, now=None):
+# The relations lease_view reads, loaded with the assignment (actions.lease_next_item does).
+LEASE_RELATIONS = ("item__task", "settings", "batch_item")
+
+
+def lease_view(assignment, now=None, progress=True):
     """What the annotation page needs for one leased item: no gold, nobody else's labels."""
     now = now or timezone.now()
     item, task, settings = assignment.item, assignment.item.task, assignment.settings
@@ -110,10 +115,16 @@ def lease_view(assignment, now=None):
         "form": task.form,
         "guidelines": {"version": settings.version, "markdown": settings.guidelines,
                        "html": render_guidelines(settings.guidelines)},
-        "progress": {**worker_progress(batch_id, assignment.annotator_id),
-                     "left_for_you": left_for(assignment.campaign_id, assignment.annotator_id)},
+        **({"progress": labeller_progress(batch_id, assignment.annotator_id, assignment.campaign_id)}
+           if progress else {}),
         "qc_feedback": qc_feedback(batch_id, assignment.round),
     }
+
+
+def labeller_progress(batch, user, campaign):
+    """What a labeller's page shows after each item: the batch's worker_progress and the campaign's items
+    left for them."""
+    return {**worker_progress(batch, user), "left_for_you": left_for(campaign, user)}
 
 
 def disagreements_by_guideline(campaign):
@@ -137,6 +148,32 @@ def disagreements_by_guideline(campaign):
                                "resolved_value": d.resolved_value, "reason": d.reason} for d in items],
         })
     return result
+
+
+def waiting_for(user, campaign, roles):
+    """What waits for this person in one campaign (their home page): items to label and their open lease,
+    batches to review, open disagreements, whether they see the dashboard."""
+    waiting = {}
+    if campaign.worker_role in roles:
+        progress = campaign_progress(campaign)
+        waiting["to_label"] = sum(b["pending"] for b in progress["batches"]
+                                  if b["state"] in (BatchState.OPEN, BatchState.ANNOTATING))
+        waiting["lease"] = open_lease(campaign, user)
+    if Role.QC in roles:
+        waiting["to_review"] = list(campaign.batches.filter(state__in=(BatchState.HANDED_IN, BatchState.IN_REVIEW))
+                                    .order_by("number"))
+    if roles & READ_DISAGREEMENTS:
+        waiting["disagreements"] = campaign.disagreements.filter(status=DisagreementStatus.OPEN).count()
+    waiting["dashboard"] = bool(roles & READ_BATCHES)
+    return waiting
+
+
+def qc_figures(review, settings):
+    """The QC acceptance rule applied to the sample labels given so far: (decision, labelled, sample size).
+    Accepting and rejecting decide with it, and the review page shows it live."""
+    sample = list(review.sample.values_list("qc_value", "annotator_value", "qc_at"))
+    labelled = [(qc, ann) for qc, ann, at in sample if at is not None]
+    return evaluate_sample(labelled, settings.overall_threshold, settings.class_threshold), len(labelled), len(sample)
 
 
 def current_annotations(campaign):
@@ -201,10 +238,14 @@ def baseline_scores(campaign, gold_version=None):
                         "n_tasks": len(tasks), "rule": "unweighted mean of the tasks"}}
 
 
+def live_leases(campaign, user, now=None):
+    """A person's leases in a campaign that have not run out, oldest first (at most one, see lease_next_item)."""
+    return Assignment.objects.filter(campaign=campaign, annotator=user, status="leased",
+                                     expires_at__gt=now or timezone.now()).order_by("served_at")
+
+
 def open_lease(campaign, user, now=None):
-    live = Assignment.objects.filter(campaign=campaign, annotator=user, status="leased",
-                                     expires_at__gt=now or timezone.now())
-    return live.order_by("served_at").first()
+    return live_leases(campaign, user, now).first()
 
 
 def labels_visible(user):
@@ -249,8 +290,9 @@ def left_for(campaign, user):
     had = Assignment.objects.filter(campaign_id=campaign_id, annotator_id=user_id, round=F("batch_item__batch__round"),
                                     status__in=HOLDS_PERSON)
     mine_live = had.filter(status="leased").values("batch_item_id")
-    return (pending.filter(taken__lt=F("needed")).exclude(pk__in=had.values("batch_item_id")).count()
-            + pending.filter(pk__in=mine_live).count())
+    # Two disjoint sets (a live lease is one the person has had), counted in one statement.
+    return pending.filter(Q(taken__lt=F("needed")) & ~Q(pk__in=had.values("batch_item_id"))
+                          | Q(pk__in=mine_live)).count()
 
 
 def qc_feedback(batch, round_):
@@ -455,19 +497,21 @@ def member_scope(user):
 def worker_progress(batch, annotator):
     """A batch's progress as its labellers see it: counts that no one's answers change (how many items
     have all their first labels of this round, how many are yours), so nobody learns from the counts
-    whether a peer agreed. Outcomes (disagreements, exclusions) are for the batch's readers."""
+    whether a peer agreed. Outcomes (disagreements, exclusions) are for the batch's readers. Two statements."""
     batch_id = getattr(batch, "pk", batch)
-    row = (BatchItem.objects.filter(batch_id=batch_id).values_list("batch__number", "batch__round", "batch__state",
-                                                                    "batch__settings__overlap").first())
-    number, round_, state, overlap = row or (None, None, None, 0)
-    labels = (Annotation.objects.filter(batch_item__batch_id=batch_id, round=round_).order_by()
-              .values("batch_item_id").annotate(n=Count("id")))
-    total = BatchItem.objects.filter(batch_id=batch_id).count()
-    done = sum(1 for row in labels if row["n"] >= (overlap or 1))
-    mine = Annotation.objects.filter(batch_item__batch_id=batch_id, round=round_,
-                                     annotator=getattr(annotator, "pk", annotator)).count()
+    this_round = Annotation.objects.filter(batch_item__batch_id=batch_id, round=OuterRef("round")).order_by()
+    mine = (this_round.filter(annotator=getattr(annotator, "pk", annotator)).values("round")
+            .annotate(n=Count("id")).values("n"))
+    row = (Batch.objects.filter(pk=batch_id).annotate(mine=Subquery(mine))
+           .values_list("number", "round", "state", "settings__overlap", "mine").first())
+    number, round_, state, overlap, mine = row or (None, None, None, 0, 0)
+    labels = (Annotation.objects.filter(batch_item=OuterRef("pk"), round=round_).order_by().values("batch_item")
+              .annotate(n=Count("id")).values("n"))
+    counts = (BatchItem.objects.filter(batch_id=batch_id).annotate(labels=Subquery(labels))
+              .aggregate(total=Count("id"), done=Count("id", filter=Q(labels__gte=overlap or 1))))
+    total, done = counts["total"], counts["done"]
     return {"batch": number, "batch_id": batch_id, "round": round_, "state": state, "done": done, "total": total,
-            "left": total - done, "mine": mine}
+            "left": total - done, "mine": mine or 0}
 
 
 def accepted_final_labels(tasks):

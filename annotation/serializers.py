@@ -29,10 +29,6 @@ class SettingsChangeSerializer(serializers.ModelSerializer):
         fields = [*CampaignSettings.EDITABLE, "note"]
         extra_kwargs = {name: {"required": False} for name in fields}
 
-    def validate(self, attrs):
-        # Field checks only; the database constraints and the action decide the rest.
-        return attrs
-
 
 class CampaignSerializer(serializers.ModelSerializer):
     benchmark = serializers.SlugRelatedField(slug_field="slug", read_only=True)

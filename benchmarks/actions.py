@@ -27,6 +27,34 @@ class ImportSummary:
                 f"{self.items_unchanged} items already there unchanged")
 
 
+class InUse(Exception):
+    """An item or task that labels, gold, predictions, batches or campaigns refer to: not changed, as the
+    importer refuses changing a stored item (what was labelled stays what it was)."""
+
+    code = "in_use"
+
+    def __init__(self, kinds):
+        self.kinds = sorted(kinds)
+        super().__init__(f"Referred to by {', '.join(self.kinds)}; import a new benchmark version instead of "
+                         f"changing it.")
+
+
+def change_unused(stored, *, actor, changes):
+    """Write `changes` (validated fields) to an item or task that nothing refers to yet; staff only. The row
+    is locked first, so that a label given meanwhile either comes before (refused) or after (it sees the change)."""
+    if not (actor and actor.is_staff):
+        raise PermissionDenied("Only staff change stored items and tasks.")
+    with transaction.atomic():
+        stored = type(stored).objects.select_for_update().get(pk=stored.pk)
+        kinds = stored.used_by()
+        if kinds:
+            raise InUse(kinds)
+        for field, value in changes.items():
+            setattr(stored, field, value)
+        stored.save()
+    return stored
+
+
 def parse_file(path, format_name=None):
     """The file parsed in its format; without one, the format its first record shows."""
     format_name = format_name or detect(path)

@@ -5,6 +5,7 @@ from rest_framework import status, viewsets
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
+from .actions import InUse, change_unused
 from .models import Benchmark, Item, Task
 from .permissions import IsStaffOrReadOnly, gold_benchmarks, readable
 from .serializers import BenchmarkSerializer, ItemSerializer, TaskSerializer
@@ -35,16 +36,17 @@ class ReadableMixin:
 
 
 class UnusedUpdateMixin:
-    """An item or task that labels, gold, predictions, batches or campaigns refer to is not changed
-    here (409), as the importer refuses changing a stored item: what was labelled stays what it was."""
+    """Items and tasks change through benchmarks.actions.change_unused, which refuses those in use (409)."""
 
     def update(self, request, *args, **kwargs):
-        kinds = self.get_object().used_by()
-        if kinds:
-            return Response({"code": "in_use", "detail": f"Referred to by {', '.join(sorted(kinds))}; import a new "
-                                                         f"benchmark version instead of changing it."},
-                            status=status.HTTP_409_CONFLICT)
-        return super().update(request, *args, **kwargs)
+        try:
+            return super().update(request, *args, **kwargs)
+        except InUse as error:
+            return Response({"code": error.code, "detail": str(error)}, status=status.HTTP_409_CONFLICT)
+
+    def perform_update(self, serializer):
+        serializer.instance = change_unused(serializer.instance, actor=self.request.user,
+                                            changes=serializer.validated_data)
 
 
 @extend_schema(description="Benchmarks: all for staff and researchers; campaign members read the benchmarks of "

@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "csp",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "core",
     "benchmarks",
     "annotation",
     "modeleval",
@@ -149,6 +150,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_BODY_BYTES
 # Reports are computed per request: at most this many at once per user, and this rate per user.
 REPORT_CONCURRENCY_PER_USER = int(os.environ.get("HB_REPORT_CONCURRENCY", "2"))
 REPORT_RATE = os.environ.get("HB_REPORT_RATE", "30/min")
+# Reports are computed by a `cpu` worker (reports.store); 1 computes them inside the request instead, for
+# a deployment without workers.
+REPORTS_COMPUTE_IN_REQUEST = env_bool("HB_REPORTS_IN_REQUEST")
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -201,6 +205,7 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_THROTTLE_RATES": {"login": os.environ.get("HB_LOGIN_THROTTLE", "10/min")},
+    "EXCEPTION_HANDLER": "core.api.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "HumanBaseline API",
@@ -238,7 +243,7 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
-CELERY_TASK_ROUTES = {"modeleval.tasks.score_chunk": {"queue": "gpu"}}
+CELERY_TASK_ROUTES = {"modeleval.tasks.score_chunk": {"queue": "gpu"}, "reports.tasks.compute_report": {"queue": "cpu"}}
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER")
 CELERY_BEAT_SCHEDULE = {
     "reclaim-expired-leases": {"task": "annotation.tasks.reclaim_expired_leases", "schedule": 60.0},

@@ -16,7 +16,7 @@ from django.utils.text import get_valid_filename
 from django.views.decorators.http import require_POST
 
 from annotation import accounts, actions, selectors
-from annotation.errors import ActionError
+from core.errors import ActionError
 from annotation.models import Batch, Membership, Role
 from annotation.permissions import can_create_campaigns
 from annotation.presets import PRESETS

@@ -1,5 +1,6 @@
 """Pages. Each view checks who may open the page and hands the page its ids; the page's JS reads and
 writes through the REST API, so the rules stay in the apps' actions and selectors."""
+from contextlib import nullcontext
 from urllib.parse import urlencode
 
 from django.contrib.auth import views as auth_views
@@ -10,21 +11,21 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 
 from annotation import selectors
-from annotation.models import Assignment, Batch, BatchState, Campaign, DisagreementStatus, Role
+from annotation.models import Assignment, Batch, Campaign, Role
 from annotation.permissions import CanReadLabels
-from annotation.qc import evaluate_sample
 from benchmarks.models import Benchmark
 from benchmarks.permissions import can_see_gold
+from core.api import http_status
+from core.errors import ActionError
 from modeleval import training
 from modeleval.models import Backend, ModelSpec
 from modeleval.permissions import can_evaluate_models
-from reports.access import check_report_access, readable_report_campaigns, report_for
+from reports.access import check_report_access, readable_report_campaigns, status_of, stored_report_for
 from reports.api import ReportQuery
 from reports.contract import ReportOptions
 from reports.readable import GAP_RULES, RULES
 from reports.limits import ReportBusy, report_slot
 from reports.render import FORMATS
-from reports.selectors import ScopeError
 
 from .throttling import guard
 
@@ -58,23 +59,6 @@ def campaign_with_role(user, pk, allowed, what):
     return campaign, roles
 
 
-def waiting_for(user, campaign, roles):
-    """What waits for this person in one campaign, composed from existing reads."""
-    waiting = {}
-    if campaign.worker_role in roles:
-        progress = selectors.campaign_progress(campaign)
-        waiting["to_label"] = sum(b["pending"] for b in progress["batches"]
-                                  if b["state"] in (BatchState.OPEN, BatchState.ANNOTATING))
-        waiting["lease"] = selectors.open_lease(campaign, user)
-    if Role.QC in roles:
-        waiting["to_review"] = list(campaign.batches.filter(state__in=(BatchState.HANDED_IN, BatchState.IN_REVIEW))
-                                    .order_by("number"))
-    if roles & selectors.READ_DISAGREEMENTS:
-        waiting["disagreements"] = campaign.disagreements.filter(status=DisagreementStatus.OPEN).count()
-    waiting["dashboard"] = bool(roles & selectors.READ_BATCHES)
-    return waiting
-
-
 @login_required
 def home(request):
     user = request.user
@@ -83,7 +67,7 @@ def home(request):
     with_report = readable_report_campaigns(user)
     for campaign in selectors.visible_campaigns(user).order_by("name"):
         roles = selectors.roles_of(user, campaign) if user.is_staff else frozenset(roles_by.get(campaign.pk, ()))
-        campaigns.append({"campaign": campaign, "roles": sorted(roles), "waiting": waiting_for(user, campaign, roles),
+        campaigns.append({"campaign": campaign, "roles": sorted(roles), "waiting": selectors.waiting_for(user, campaign, roles),
                           "report": campaign.pk in with_report})
     reports = Benchmark.objects.order_by("slug") if can_see_gold(user) else Benchmark.objects.none()
     from .manage import may_manage  # the manager's pages build on this module's helpers
@@ -124,10 +108,8 @@ def review_figures(request, pk):
     review = batch.reviews.order_by("-round").first()
     if review is None:
         return JsonResponse({"code": "not_found", "detail": "This batch has not been handed in yet."}, status=404)
-    pairs = review.sample.filter(qc_at__isnull=False).values_list("qc_value", "annotator_value")
-    settings = batch.settings
-    decision = evaluate_sample(pairs, settings.overall_threshold, settings.class_threshold)
-    return JsonResponse({"round": review.round, "sample": review.sample.count(), **decision.to_dict()})
+    decision, _, size = selectors.qc_figures(review, batch.settings)
+    return JsonResponse({"round": review.round, "sample": size, **decision.to_dict()})
 
 
 @login_required
@@ -163,7 +145,7 @@ def report_benchmark(request, slug, campaign):
     """The benchmark of a report page, when the user may read that report (reports.access)."""
     try:
         check_report_access(request.user, slug, campaign)
-    except ScopeError as error:
+    except ActionError as error:
         raise PermissionDenied(str(error)) from None
     return get_object_or_404(Benchmark, slug=slug)
 
@@ -189,43 +171,76 @@ def report_choices(request):
     return {key: value for key, value in query.validated_data.items() if key in ReportQuery.OPTIONS}
 
 
-@login_required
-def report(request, slug):
+def report_request(request, slug):
+    """(benchmark, campaign, choices) of a report page's request, or the answer refusing it."""
     campaign, choices = campaign_parameter(request), report_choices(request)
     for refusal in (campaign, choices):
         if isinstance(refusal, HttpResponse):
             return refusal
-    benchmark = report_benchmark(request, slug, campaign)
+    return report_benchmark(request, slug, campaign), campaign, choices
+
+
+def stored_for_page(request, benchmark, campaign, choices, served=True):
+    """(stored report, report) for the page, or the answer saying why not (scope, limits); `served`: the
+    report itself is sent, which the report limits count (reports.limits)."""
+    try:
+        with report_slot(request) if served else nullcontext():
+            return stored_report_for(request.user, benchmark.slug, campaign, options=ReportOptions(**choices))
+    except ReportBusy as busy:
+        response = HttpResponse(busy.detail, status=http_status(busy), content_type="text/plain; charset=utf-8")
+        response["Retry-After"] = str(busy.retry_after)
+        return response
+    except ActionError as error:
+        return HttpResponse(str(error), status=http_status(error), content_type="text/plain")
+
+
+@login_required
+def report(request, slug):
+    asked = report_request(request, slug)
+    if isinstance(asked, HttpResponse):
+        return asked
+    benchmark, campaign, choices = asked
     query = urlencode({"benchmark": benchmark.slug, **({"campaign": campaign} if campaign is not None else {}),
                        **choices})
     downloads = [(fmt, f"/api/v1/reports/?{query}&format={fmt}", f"report-{benchmark.slug}.{FORMATS[fmt][2]}")
                  for fmt in REPORT_DOWNLOADS]
     defaults = ReportOptions()
     rules = [(rule, "run: each run's own rule" if rule == "run" else RULES[rule]) for rule in GAP_RULES]
+    stored = stored_for_page(request, benchmark, campaign, choices, served=False)
+    if isinstance(stored, HttpResponse):
+        return stored
     return render(request, "frontend/report.html", {
         "benchmark": benchmark, "query": query, "downloads": downloads, "campaign": campaign, "rules": rules,
-        "chosen": {key: choices.get(key, getattr(defaults, key)) for key in ReportQuery.OPTIONS}})
+        "chosen": {key: choices.get(key, getattr(defaults, key)) for key in ReportQuery.OPTIONS},
+        "status": status_of(stored[0])})
+
+
+@login_required
+def report_status(request, slug):
+    """How far the page's report has got (polled by the page while one is computed or after it went stale)."""
+    asked = report_request(request, slug)
+    if isinstance(asked, HttpResponse):
+        return asked
+    stored = stored_for_page(request, *asked, served=False)
+    if isinstance(stored, HttpResponse):
+        return stored
+    return JsonResponse(status_of(stored[0]))
 
 
 @login_required
 @xframe_options_sameorigin
 def report_embed(request, slug):
-    """The HTML report in a frame of the report page (the API's own responses may not be framed)."""
-    campaign, choices = campaign_parameter(request), report_choices(request)
-    for refusal in (campaign, choices):
-        if isinstance(refusal, HttpResponse):
-            return refusal
-    benchmark = report_benchmark(request, slug, campaign)
-    try:
-        with report_slot(request):
-            data = report_for(request.user, benchmark.slug, campaign, options=ReportOptions(**choices))
-    except ScopeError as error:
-        return HttpResponse(str(error), status=error.status, content_type="text/plain")
-    except ReportBusy as busy:
-        response = HttpResponse(busy.detail, status=429, content_type="text/plain; charset=utf-8")
-        response["Retry-After"] = str(busy.retry_after)
-        return response
+    """The HTML report in a frame of the report page (the API's own responses may not be framed); a stale
+    report is shown while its successor is computed (the page says so)."""
+    asked = report_request(request, slug)
+    if isinstance(asked, HttpResponse):
+        return asked
+    stored = stored_for_page(request, *asked)
+    if isinstance(stored, HttpResponse):
+        return stored
+    stored, data = stored
+    if data is None:
+        return HttpResponse("The report is being computed.", status=202, content_type="text/plain; charset=utf-8")
     response = HttpResponse(FORMATS["html"][0](data), content_type="text/html; charset=utf-8")
-    # The report is a document of its own: no scripts, its own inline styles.
     response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
     return response

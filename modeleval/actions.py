@@ -11,35 +11,27 @@ from collections import Counter
 from django.db import transaction
 from django.utils import timezone
 
-from benchmarks.formschema import CHOICE_TYPES, question, rating_scale
+from benchmarks.formschema import question, rating_scale
 from benchmarks.models import Item, Task
+from core.errors import ActionError, Code
 
 from . import prompting
-from .models import (ACTIVE_RUN_STATES, Backend, ChunkState, EvalRun, Mode, ModelSpec, PositionPolicy, RunChunk,
-                     RunEvent, RunState)
+from .lifecycle import fail_run, record, stop_run
+from .modes import CLASSIFY_REFUSAL, PAIRWISE_LABELS, SELFCHAT_REFUSAL, TRAIN_REFUSAL, mode_unsuited
+from .models import Backend, ChunkState, EvalRun, Mode, ModelSpec, PositionPolicy, RunChunk, RunEventKind, RunState
 from .scorers import huynh, loading
-from .scorers.pairwise import BOTH, NEITHER, ONE, TWO
 from .scorers.prompts import template_hash
+from .tasks import score_chunk
 
 PACKAGED_NAME = "smollm2-135m-instruct"
 GPU_QUEUE = "gpu"
 CPU_QUEUE = "cpu"  # models behind an API: the worker waits on the network, not on a GPU
-BROKER_UNAVAILABLE = "broker_unavailable"
-PAIRWISE_LABELS = (ONE, TWO, BOTH, NEITHER)
+BROKER_UNAVAILABLE = Code.BROKER_UNAVAILABLE
 PAIRWISE_SECOND = "conversation_2"  # the field holding an arena item's second conversation
-SINGLE_INDEX = "first_ai_turn"  # the single-dialogue form's question naming the first machine utterance
 
 
-class RunError(Exception):
-    """A refused action, with a stable code for clients and a message for people."""
-
-    def __init__(self, code: str, message: str):
-        self.code = code
-        super().__init__(message)
-
-
-def record(run, kind, *, chunk=None, actor=None, reason="", **figures):
-    return RunEvent.objects.create(run=run, chunk=chunk, kind=kind, actor=actor, reason=reason, figures=figures)
+class RunError(ActionError):
+    """A refused model-evaluation action: a code (core.errors.Code) and a message for people."""
 
 
 # --- models ------------------------------------------------------------------------------
@@ -73,8 +65,6 @@ def register_packaged_model(name=PACKAGED_NAME) -> ModelSpec:
 
 
 def _probe(spec_fields, reference):
-    from django.utils import timezone
-
     from . import apiclient
 
     endpoint = apiclient.Endpoint(spec_fields["endpoint"], spec_fields["api_model"], spec_fields["api_key_env"],
@@ -151,38 +141,8 @@ def model_named(name) -> ModelSpec:
 # --- runs --------------------------------------------------------------------------------
 
 
-SELFCHAT_REFUSAL = "a self-chat run writes items rather than scoring them: use run_selfchat (manage.py selfchat)"
 # DiQAD's classifier input (scorers.classifier.render_dialogue), named on training and classify runs.
 TRAIN_INPUT_VERSION, TRAIN_INPUT = prompting.TEMPLATES[(Mode.CLASSIFY, "en", "")]
-CLASSIFY_REFUSAL = ("classify mode scores with a classifier trained here; its training run starts it on the test "
-                    "split (Train a classifier)")
-TRAIN_REFUSAL = "a training run trains a classifier rather than scoring: use Train a classifier (manage.py train)"
-
-
-def mode_unsuited(task, mode) -> str | None:
-    """Why `mode` cannot score `task` by its primary question, or None when it can. The run form
-    offers a benchmark's modes by this rule (`selectors.run_modes`), and `start_run` refuses by it."""
-    spec = question(task.form, task.primary_key)
-    if mode == Mode.TRAIN:
-        return TRAIN_REFUSAL if rating_scale(spec) is None else None
-    if mode == Mode.CLASSIFY and rating_scale(spec) is None:
-        return (f"task {task}: classify mode needs a scale or numeric choice as primary question, "
-                f"{spec['key']!r} is {spec['type']}")
-    if mode in prompting.MC_MODES and not (spec["type"] in CHOICE_TYPES and spec.get("options") == "item"):
-        return (f"task {task}: mode {mode} needs a choice question whose options come from "
-                f"the items; the primary question {spec['key']!r} is {spec['type']}")
-    if mode == Mode.RATING and rating_scale(spec) is None:
-        return (f"task {task}: rating mode needs a scale or numeric choice as primary question "
-                f"(or settings.quality naming one), {spec['key']!r} is {spec['type']}")
-    if mode == Mode.PAIRWISE and not (spec["type"] == "single_choice" and isinstance(spec.get("options"), list)
-                                      and {str(o["value"]) for o in spec["options"]} == set(PAIRWISE_LABELS)):
-        return (f"task {task}: pairwise mode needs BotChat's question (which conversation "
-                f"involves a machine: {', '.join(PAIRWISE_LABELS)}) as primary question")
-    if mode == Mode.SINGLE_JUDGE and not (spec["type"] == "boolean" and any(
-            q["key"] == SINGLE_INDEX and q["type"] == "index" for q in task.form.get("questions", []))):
-        return (f"task {task}: single_judge mode needs BotChat's single-dialogue question "
-                f"(is any utterance machine-written, and {SINGLE_INDEX!r}) as primary question")
-    return None
 
 
 def _check_task(task, mode):
@@ -326,7 +286,7 @@ def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=Non
     run.tasks.set(tasks)
     RunChunk.objects.bulk_create(RunChunk(run=run, index=n, item_ids=ids[start:start + chunk_size])
                                  for n, start in enumerate(range(0, len(ids), chunk_size)))
-    record(run, "created", actor=user, items=len(ids), chunks=run.chunks_total, model_sha256=model.sha256,
+    record(run, RunEventKind.CREATED, actor=user, items=len(ids), chunks=run.chunks_total, model_sha256=model.sha256,
            prompt_sha256=run.prompt_sha256)
     if enqueue:
         transaction.on_commit(lambda: enqueue_chunks(run.pk))
@@ -338,8 +298,6 @@ def enqueue_chunks(run_id):
     failed (chunks already sent are then skipped by the workers) rather than left queued for ever,
     and RunError("broker_unavailable") tells the caller to start it again later."""
     from kombu.exceptions import OperationalError as BrokerUnreachable
-
-    from .tasks import score_chunk  # the task module imports this one
 
     chunk_ids = RunChunk.objects.filter(run_id=run_id, state=ChunkState.PENDING).order_by("index")
     if EvalRun.objects.filter(pk=run_id, mode=Mode.TRAIN).exists():
@@ -356,30 +314,14 @@ def enqueue_chunks(run_id):
                                            "unreachable; start the run again in a minute") from error
 
 
-def _stop(run, state, reason, actor=None, chunk=None, **figures) -> bool:
-    """Move an active run to `state` and skip its pending chunks; False when it was no longer active."""
-    stopped = EvalRun.objects.filter(pk=run.pk, state__in=ACTIVE_RUN_STATES).update(
-        state=state, reason=reason, finished_at=timezone.now())
-    if stopped:
-        RunChunk.objects.filter(run=run, state=ChunkState.PENDING).update(state=ChunkState.SKIPPED)
-        record(run, state, chunk=chunk, actor=actor, reason=reason, **figures)
-    run.refresh_from_db()
-    return bool(stopped)
-
-
 @transaction.atomic
 def cancel_run(run: EvalRun, *, user=None, reason="") -> EvalRun:
     """Stop a queued or running run: pending chunks are skipped; a chunk being scored finishes and
     keeps its predictions, but the run stays cancelled."""
     run = EvalRun.objects.select_for_update().get(pk=run.pk)
-    if not _stop(run, RunState.CANCELLED, reason or "cancelled", actor=user):
+    if not stop_run(run, RunState.CANCELLED, reason or "cancelled", actor=user):
         raise RunError("not_active", f"run {run.pk} is {run.state}; only queued or running runs can be cancelled")
     return run
-
-
-def fail_run(run: EvalRun, reason: str, *, chunk=None, **figures) -> bool:
-    """Called by the runner inside its transaction (the run row already locked)."""
-    return _stop(run, RunState.FAILED, reason, chunk=chunk, **figures)
 
 
 # --- training ----------------------------------------------------------------------------

@@ -2,7 +2,7 @@ from django_filters import rest_framework as filters
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import APIException, NotFound
+from rest_framework.exceptions import NotFound
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
@@ -13,17 +13,6 @@ from .models import EvalRun, ModelSpec, Prediction
 from .permissions import IsResearcherOrStaff, IsStaffToWrite
 from .serializers import (EvalRunSerializer, ModelSpecSerializer, PredictionSerializer, RunChunkSerializer,
                           RunEventSerializer, RunModeSerializer, StartRunSerializer, StartTrainingSerializer)
-
-BROKER_RETRY_AFTER_S = 60
-
-
-class Refused(APIException):
-    status_code = status.HTTP_400_BAD_REQUEST
-
-    def __init__(self, error: actions.RunError, status_code=None):
-        super().__init__({"code": error.code, "detail": str(error)}, error.code)
-        if status_code:
-            self.status_code = status_code
 
 
 class ModelSpecViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin,
@@ -37,17 +26,14 @@ class ModelSpecViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.
 
     def perform_create(self, serializer):
         data = dict(serializer.validated_data)
-        try:
-            if data.get("backend") == "api":
-                serializer.instance = actions.register_api_model(
-                    data["name"], data.get("endpoint", ""), data.get("api_model", ""),
-                    api_key_env=data.get("api_key_env", ""), concurrency=data.get("concurrency", 4),
-                    user=self.request.user, revision=data.get("revision", ""))
-                return
-            serializer.instance = actions.register_model(data.pop("name"), data.pop("source", ModelSpec.PACKAGED),
-                                                         user=self.request.user, **data)
-        except actions.RunError as error:
-            raise Refused(error) from None
+        if data.get("backend") == "api":
+            serializer.instance = actions.register_api_model(
+                data["name"], data.get("endpoint", ""), data.get("api_model", ""),
+                api_key_env=data.get("api_key_env", ""), concurrency=data.get("concurrency", 4),
+                user=self.request.user, revision=data.get("revision", ""))
+            return
+        serializer.instance = actions.register_model(data.pop("name"), data.pop("source", ModelSpec.PACKAGED),
+                                                     user=self.request.user, **data)
 
 
 class RunFilter(filters.FilterSet):
@@ -75,9 +61,9 @@ class EvalRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         form = StartRunSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         data = form.validated_data
-        return self._started(lambda: actions.start_run(**{
-            **data, "prompt_template": data["prompt_template"] or None,
-            "prompt_version": data["prompt_version"] or None}, user=request.user))
+        run = actions.start_run(**{**data, "prompt_template": data["prompt_template"] or None,
+                                   "prompt_version": data["prompt_version"] or None}, user=request.user)
+        return Response(EvalRunSerializer(run).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=StartTrainingSerializer, responses={201: EvalRunSerializer}, description=(
         "Train a classifier on the benchmark's accepted final labels (DiQAD's supervised baseline); "
@@ -87,17 +73,7 @@ class EvalRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         form = StartTrainingSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         data = dict(form.validated_data)
-        return self._started(lambda: actions.start_training(question_key=data.pop("question"), **data,
-                                                            user=request.user))
-
-    def _started(self, start):
-        try:
-            run = start()
-        except actions.RunError as error:
-            if error.code == actions.BROKER_UNAVAILABLE:  # a passing outage: the same request can be sent again
-                return Response({"code": error.code, "detail": str(error)}, status=status.HTTP_503_SERVICE_UNAVAILABLE,
-                                headers={"Retry-After": str(BROKER_RETRY_AFTER_S)})
-            raise Refused(error) from None
+        run = actions.start_training(question_key=data.pop("question"), **data, user=request.user)
         return Response(EvalRunSerializer(run).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(parameters=[OpenApiParameter("benchmark", str, required=True, description="Benchmark slug")],
@@ -114,10 +90,7 @@ class EvalRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     @extend_schema(request=None, responses={200: EvalRunSerializer, 409: OpenApiResponse(description="not active")})
     @action(detail=True, methods=["post"])
     def cancel(self, request, pk=None):
-        try:
-            run = actions.cancel_run(self.get_object(), user=request.user, reason=request.data.get("reason", ""))
-        except actions.RunError as error:
-            raise Refused(error, status.HTTP_409_CONFLICT) from None
+        run = actions.cancel_run(self.get_object(), user=request.user, reason=request.data.get("reason", ""))
         return Response(EvalRunSerializer(run).data)
 
     @extend_schema(responses=RunChunkSerializer(many=True))

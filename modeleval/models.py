@@ -200,12 +200,27 @@ class RunChunk(models.Model):
         return f"run {self.run_id} chunk {self.index}"
 
 
+class RunEventKind(models.TextChoices):
+    CREATED = "created"
+    STARTED = "started"
+    CHUNK_RETRIED = "chunk_retried"
+    CHUNK_ATTEMPT_FAILED = "chunk_attempt_failed"
+    FINISHED = RunState.FINISHED.value
+    FAILED = RunState.FAILED.value
+    CANCELLED = RunState.CANCELLED.value
+    # Training runs (modeleval.training)
+    STEP = "step"
+    VALIDATION = "validation"
+    CHECKPOINT = "checkpoint"
+    MODEL_REGISTERED = "model_registered"
+
+
 class RunEvent(models.Model):
     """The run's audit trail: created, started, retried chunks, finished, failed, cancelled."""
 
     run = models.ForeignKey(EvalRun, on_delete=models.CASCADE, related_name="events")
     chunk = models.ForeignKey(RunChunk, null=True, blank=True, on_delete=models.CASCADE, related_name="events")
-    kind = models.CharField(max_length=40)
+    kind = models.CharField(max_length=40, choices=RunEventKind.choices)
     actor = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     reason = models.TextField(blank=True)
     figures = models.JSONField(default=dict, blank=True)

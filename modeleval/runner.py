@@ -21,8 +21,8 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from .actions import enqueue_chunks, fail_run, record
-from .models import ChunkState, EvalRun, Mode, Prediction, RunChunk, RunState
+from .lifecycle import fail_run, record
+from .models import ChunkState, EvalRun, Mode, Prediction, RunChunk, RunEventKind, RunState
 from .training import SYNC_WORKER
 
 RETRY_DELAY_S = 2  # times the attempt number: 2 s, 4 s, ...
@@ -71,11 +71,11 @@ def claim_chunk(chunk_id: int, worker: str = "") -> Claim | None:
     chunk.state, chunk.worker, chunk.started_at, chunk.finished_at = ChunkState.RUNNING, worker, timezone.now(), None
     chunk.save(update_fields=["attempts", "state", "worker", "started_at", "finished_at"])
     if chunk.attempts > 1:
-        record(run, "chunk_retried", chunk=chunk, worker=worker, attempt=chunk.attempts, last_error=chunk.error)
+        record(run, RunEventKind.CHUNK_RETRIED, chunk=chunk, worker=worker, attempt=chunk.attempts, last_error=chunk.error)
     if run.state == RunState.QUEUED:
         run.state, run.started_at = RunState.RUNNING, timezone.now()
         run.save(update_fields=["state", "started_at"])
-        record(run, "started", worker=worker)
+        record(run, RunEventKind.STARTED, worker=worker)
     return Claim(run, chunk)
 
 
@@ -110,7 +110,7 @@ def complete_chunk(chunk_id: int, rows) -> bool:
     if EvalRun.objects.filter(pk=run.pk, state=RunState.RUNNING, chunks_done=F("chunks_total")).update(
             state=RunState.FINISHED, finished_at=now):
         seconds = (now - run.started_at).total_seconds() if run.started_at else None
-        record(run, "finished", items=run.items_total, seconds=seconds,
+        record(run, RunEventKind.FINISHED, items=run.items_total, seconds=seconds,
                items_per_s=run.items_total / seconds if seconds else None)
     return True
 
@@ -131,7 +131,7 @@ def fail_attempt(chunk_id: int, error: BaseException) -> bool:
         return False
     chunk.state, chunk.error, chunk.finished_at = ChunkState.PENDING, text, timezone.now()
     chunk.save(update_fields=["state", "error", "finished_at"])
-    record(run, "chunk_attempt_failed", chunk=chunk, reason=text, attempt=chunk.attempts,
+    record(run, RunEventKind.CHUNK_ATTEMPT_FAILED, chunk=chunk, reason=text, attempt=chunk.attempts,
            traceback=traceback.format_exception(error)[-3:])
     return True
 
@@ -155,6 +155,8 @@ def process_chunk(chunk_id: int, worker: str = "") -> str:
         if not complete_chunk(chunk_id, rows):
             return "skipped"
         if claim.run.mode == Mode.TRAIN and not worker.startswith(SYNC_WORKER):
+            from .actions import enqueue_chunks  # deferred: the actions queue the task that calls this module
+
             enqueue_chunks(claim.run.pk)  # a training run's chunks run one after the other
         return "done"
     except scoring.PermanentError as error:

@@ -10,7 +10,7 @@ from collections import defaultdict
 from django.db.models import Count, Q
 
 from . import studies
-from .actions import CLASSIFY_REFUSAL, SELFCHAT_REFUSAL, TRAIN_REFUSAL, mode_unsuited
+from .modes import CLASSIFY_REFUSAL, SELFCHAT_REFUSAL, TRAIN_REFUSAL, mode_unsuited
 from .models import ChunkState, EvalRun, Mode, ParseStatus, Prediction
 from .scorers.positions import accuracy_by_position
 
@@ -96,7 +96,7 @@ def run_summary(run: EvalRun) -> dict:
 
 def run_modes(benchmark) -> list[dict]:
     """Each run mode with whether it can score every task of the benchmark (a run without a task list
-    takes them all) and, when not, why: the rule is `actions.mode_unsuited`, the one `start_run` applies."""
+    takes them all) and, when not, why: the rule is `modes.mode_unsuited`, the one `start_run` applies."""
     tasks = list(benchmark.tasks.order_by("slug"))
     modes = []
     for mode, label in Mode.choices:

@@ -25,8 +25,9 @@ from benchmarks.importers import ImportFailure, ItemRecord, mutual
 from benchmarks.models import Benchmark, Item, Task
 
 from . import scoring
-from .actions import RunError, record
-from .models import EvalRun, Mode, ModelSpec, ParseStatus, Prediction, RunState
+from .actions import RunError
+from .lifecycle import record
+from .models import EvalRun, Mode, ModelSpec, ParseStatus, Prediction, RunEventKind, RunState
 from .scorers import loops, selfchat
 from .scorers.prompts import template_hash
 
@@ -128,6 +129,6 @@ def _record(model, seeds_path, limit, settings, seeds, chats, loop_starts, start
                    options=[asdict(step) for step in chat.steps], answer="no_loop" if start is None else "loop")
         for (seed_id, _), chat, start in zip(seeds, chats, loop_starts))
     looping = sum(start is not None for start in loop_starts)
-    record(run, "created", actor=user, items=len(chats), model_sha256=model.sha256, prompt_sha256=run.prompt_sha256)
-    record(run, "finished", actor=user, items=len(chats), looping=looping, seconds=seconds)
+    record(run, RunEventKind.CREATED, actor=user, items=len(chats), model_sha256=model.sha256, prompt_sha256=run.prompt_sha256)
+    record(run, RunEventKind.FINISHED, actor=user, items=len(chats), looping=looping, seconds=seconds)
     return run

@@ -170,8 +170,8 @@ def train_chunk(run, chunk) -> list:
     """The chunk's optimiser steps from the previous chunk's checkpoint, with a `step` event each; at
     an epoch's end the validation accuracy; the chunk's checkpoint (with its hash). Returns no
     predictions: the test split is scored by the `classify` run that the last chunk starts."""
-    from .actions import record
-    from .models import EvalRun, RunState
+    from .lifecycle import record
+    from .models import EvalRun, RunEventKind, RunState
     from .scorers import classifier
 
     s = run.settings
@@ -192,17 +192,17 @@ def train_chunk(run, chunk) -> list:
         step = part["first_step"] + n
         result = classifier.train_step(model, optimizer, tokenizer, _texts(batch), _targets(run, batch), s,
                                        seed=run.seed * 1_000_003 + step)
-        record(run, "step", chunk=chunk, step=step + 1, epoch=part["epoch"] + 1, examples=len(batch),
+        record(run, RunEventKind.STEP, chunk=chunk, step=step + 1, epoch=part["epoch"] + 1, examples=len(batch),
                loss=result.loss, grad_norm=result.grad_norm)
     if part["ends_epoch"] and run.selection["split"]["validation"]:
         accuracy = evaluate(model, tokenizer, run, run.selection["split"]["validation"])
         state["validation"].append({"epoch": part["epoch"] + 1, "chunk": chunk.index, "accuracy": accuracy})
-        record(run, "validation", chunk=chunk, epoch=part["epoch"] + 1, accuracy=accuracy)
+        record(run, RunEventKind.VALIDATION, chunk=chunk, epoch=part["epoch"] + 1, accuracy=accuracy)
     folder = checkpoint_dir(run, chunk.index)
     if not folder.is_dir():
         loading.save_atomically(folder, lambda tmp: classifier.save_checkpoint(tmp, model, tokenizer, optimizer,
                                                                               state))
-    record(run, "checkpoint", chunk=chunk, path=str(folder),
+    record(run, RunEventKind.CHECKPOINT, chunk=chunk, path=str(folder),
            sha256=loading.folder_sha256(folder / classifier.MODEL_FOLDER))
     if chunk.index == len(steps) - 1:
         finish(run, state, enqueue=not chunk.worker.startswith(SYNC_WORKER))
@@ -229,7 +229,8 @@ def best_chunk(run, state) -> int:
 def finish(run, state, enqueue=True):
     """The best checkpoint becomes a ModelSpec (once) and a `classify` run scores the test split."""
     from . import actions
-    from .models import EvalRun, Mode, ModelSpec
+    from .lifecycle import record
+    from .models import EvalRun, Mode, ModelSpec, RunEventKind
     from .scorers.classifier import MODEL_FOLDER
 
     best = best_chunk(run, state)
@@ -239,7 +240,7 @@ def finish(run, state, enqueue=True):
         spec = actions.register_model(f"{run.model.name}-{run.settings['question']}-run{run.pk}"[:100], str(folder),
                                       revision=f"training run {run.pk}, chunk {best}", trained_by=run,
                                       max_length=run.settings["max_length"], user=run.created_by)
-        actions.record(run, "model_registered", model=spec.name, sha256=spec.sha256, best_chunk=best)
+        record(run, RunEventKind.MODEL_REGISTERED, model=spec.name, sha256=spec.sha256, best_chunk=best)
     if not EvalRun.objects.filter(model=spec, mode=Mode.CLASSIFY).exists():
         test = run.selection["split"]["test"]
         actions.start_run(model=spec, benchmark=run.benchmark, mode=Mode.CLASSIFY, item_ids=test,

@@ -1,23 +1,32 @@
-"""Annotator load: N simulated annotators run lease -> (read) -> submit against a live server until the work
-runs out, and the same generator drives HumanBaseline or Label Studio through a small client class.
+"""Annotator load: simulated annotators run lease -> (read) -> submit against a live server, and the same
+generator drives HumanBaseline, the psycopg floor or Label Studio through a small client class.
 
-    python perf/annotator_load.py --users 8,32,64 --items 2000 --k 2 [--workers 2 --threads 4] [--think 0]
-    python perf/annotator_load.py --target labelstudio --users 8,32 --items 2000 [--ls-db sqlite|postgresql]
+    python perf/annotator_load.py --users 8,32,64 --rates 25,50,100 --items 2000 --k 2 [--floor] [--page]
+    python perf/annotator_load.py --target both --users 8,32,64 --rates 25,50,100 --ls-db postgresql --floor --page
+
+Two loads. Closed loop (--users): N users with no think time, each sending its next request as soon as the
+last one is answered, until the work runs out; it gives the saturated throughput. Open loop (--rates): cycles
+arrive at a fixed rate for --open-seconds (as annotators with think time behave, each arrival served by
+whichever of --open-users simulated annotators is free); a cycle's latency runs from its scheduled arrival,
+so time spent queueing counts. Arrivals not served within --drain seconds after the last one are counted as
+dropped.
 
 HumanBaseline: gunicorn with deploy/gunicorn.conf.py (production settings, DB_CONN_MAX_AGE=60 as in
-deploy/env.example) on PostgreSQL, in a database this script creates and drops. Each user count gets its own
-campaign of --items items with overlap --k, so one level never sees the previous level's leftovers.
-Label Studio: its own venv under perf/.envs/labelstudio (see perf/labelstudio_target.py).
+deploy/env.example) on PostgreSQL, in a database this script creates and drops. Each level gets its own
+campaign with overlap --k, so one level never sees the previous level's leftovers. The API client asks
+without progress (?progress=0); --page adds the annotation page's cycle (with the labeller's progress in both
+answers). --floor adds the same statements sent straight from psycopg (perf/annotator_floor.py), level by
+level beside HumanBaseline. Label Studio: its own venv under perf/.envs/labelstudio (see
+perf/labelstudio_target.py), same levels.
 
-Per user count it prints one JSON line, then a markdown table of them all: cycles per second (cycle = next +
-submit, think time excluded from latency but not from the wall clock), p50/p99 of a cycle, peak RSS summed over
-the server's process tree, items with more labels than the overlap allows, and the number of 5xx answers.
-Every level stops on its own: when every user is told there is no work, after --max-seconds, or after
-items x k x 1.5 cycles, whichever comes first.
+Per level it prints one JSON line (with the load average of the machine before and after), then a markdown
+table of them all: cycles per second, p50/p99 of a cycle, peak RSS summed over the server's process tree,
+items with more labels than the overlap allows, and the number of 5xx answers.
 """
 import argparse
 import json
 import os
+import queue
 import socket
 import statistics
 import subprocess
@@ -26,6 +35,8 @@ import threading
 import time
 import uuid
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import wait as wait_all
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -76,6 +87,8 @@ class LoadResult:
     failures: list = field(default_factory=list)
     stopped_by: str = "no_work"
     peak_rss_mb: float = 0.0
+    offered: float = None  # open loop: arrivals per second
+    dropped: int = 0
 
     @property
     def server_errors(self):
@@ -90,7 +103,8 @@ class LoadResult:
                 "mean_ms": round(1000 * statistics.fmean(lat), 1) if lat else None,
                 "peak_rss_mb": round(self.peak_rss_mb, 1), "5xx": self.server_errors,
                 "codes": {str(k): v for k, v in sorted(self.codes.items())}, "failures": len(self.failures),
-                "stopped_by": self.stopped_by, **extra}
+                "stopped_by": self.stopped_by, "mode": "closed" if self.offered is None else "open",
+                "offered_per_s": self.offered, "dropped": self.dropped, **extra}
 
 
 class RssSampler(threading.Thread):
@@ -189,18 +203,79 @@ def drive(clients, *, think=0.0, max_seconds=300.0, max_cycles=None, server_pid=
     return result
 
 
+def drive_open(clients, *, rate, seconds, drain=30.0, server_pid=None):
+    """Open loop: rate x seconds cycle arrivals at fixed intervals, each served by a free client (waiting for
+    one when all are busy). Latency runs from the scheduled arrival. Arrivals still unserved `drain` seconds
+    after the last one are dropped; cycles/s is completed cycles over the time to the last completion."""
+    result, lock = LoadResult(users=len(clients), offered=rate), threading.Lock()
+    free = queue.Queue()
+    for client in clients:
+        free.put(client)
+    arrivals = int(rate * seconds)
+    start = time.perf_counter() + 0.1
+    hard_stop = start + seconds + drain
+    last_done = [start]
+
+    def cycle(scheduled):
+        try:
+            client = free.get(timeout=max(0.0, hard_stop - time.perf_counter()))
+        except queue.Empty:
+            return
+        try:
+            handle = client.next()
+            ok = handle is not None and client.submit(handle)
+        except Exception as error:  # noqa: BLE001 (recorded)
+            ok = False
+            with lock:
+                result.failures.append(repr(error)[:300])
+        finally:
+            free.put(client)
+        done = time.perf_counter()
+        with lock:
+            if ok:
+                result.latencies.append(done - scheduled)
+                last_done[0] = max(last_done[0], done)
+            elif handle is None:
+                result.failures.append("no work left")
+
+    sampler = RssSampler(server_pid) if server_pid else None
+    if sampler:
+        sampler.start()
+    pool = ThreadPoolExecutor(max_workers=len(clients))
+    futures = []
+    for i in range(arrivals):
+        scheduled = start + i / rate
+        delay = scheduled - time.perf_counter()
+        if delay > 0:
+            time.sleep(delay)
+        futures.append(pool.submit(cycle, scheduled))
+    wait_all(futures, timeout=max(1.0, hard_stop - time.perf_counter()) + 130)
+    pool.shutdown(wait=False, cancel_futures=True)
+    result.cycles = len(result.latencies)
+    result.seconds = last_done[0] - start
+    result.dropped = arrivals - result.cycles - len(result.failures)
+    result.stopped_by = "arrivals_done" if result.cycles == arrivals else "drain"
+    for client in clients:
+        result.codes.update(client.codes)
+    if sampler:
+        result.peak_rss_mb = sampler.stop()
+    return result
+
+
 # ---------------------------------------------------------------- HumanBaseline
 
 
 class HumanBaselineClient(HttpClient):
     """POST /campaigns/{id}/next/ -> POST /assignments/{id}/submit/ (a 409 too_early waits and retries once)."""
 
-    def __init__(self, base, token, campaign_id, answers=ANSWERS):
+    def __init__(self, base, token, campaign_id, answers=ANSWERS, progress=False):
         super().__init__(base, token)
         self.campaign_id, self.answers = campaign_id, answers
+        # The page shows the labeller's progress after each item; an API client need not ask for it.
+        self.query = "" if progress else "?progress=0"
 
     def next(self):
-        response = self.call("POST", f"/api/v1/campaigns/{self.campaign_id}/next/")
+        response = self.call("POST", f"/api/v1/campaigns/{self.campaign_id}/next/{self.query}")
         if response.status_code != 200:
             raise RuntimeError(f"next: {response.status_code} {response.text[:200]}")
         body = response.json()
@@ -209,7 +284,7 @@ class HumanBaselineClient(HttpClient):
     def submit(self, assignment_id):
         body = {"client_submission_id": str(uuid.uuid4()), "answers": self.answers}
         for _ in range(2):
-            response = self.call("POST", f"/api/v1/assignments/{assignment_id}/submit/", json=body)
+            response = self.call("POST", f"/api/v1/assignments/{assignment_id}/submit/{self.query}", json=body)
             if response.status_code == 409 and response.json().get("code") == "too_early":
                 time.sleep(response.json().get("seconds_left", 0.1))
                 continue
@@ -268,12 +343,14 @@ def server_env(database_url, **extra):
     return env
 
 
-def make_load_campaign(name, items, k, annotators, *, batch_size=None, min_reading_seconds=0, multiple_choice=False):
+def make_load_campaign(name, items, k, annotators, *, batch_size=None, min_reading_seconds=0, multiple_choice=False,
+                       start=False):
     """A benchmark of `items` one-question dialogues and a production campaign over it with overlap k whose
     annotators are `annotators`; batches are cut. The question is DiQAD's quality score (answer with ANSWERS),
     or with `multiple_choice` a four-option question a model run can score too (answer with MC_ANSWERS).
     Needs Django set up."""
     from django.contrib.auth.models import User
+    from django.db import transaction
 
     from annotation import actions
     from benchmarks.importers.dialogbench import multiple_choice_form
@@ -300,6 +377,10 @@ def make_load_campaign(name, items, k, annotators, *, batch_size=None, min_readi
     for user in annotators:
         actions.add_member(campaign, actor=staff, user=user, role="annotator")
     actions.cut_batches(campaign, actor=staff)
+    if start:
+        # The first lease would start it; started here, every side (the psycopg floor too) begins alike.
+        with transaction.atomic():
+            actions._start_next_open_batch(campaign, staff)
     return campaign, staff
 
 
@@ -317,7 +398,30 @@ def label_counts(campaign):
     return over, twice, labels.count()
 
 
+def load_average():
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def levels(args, k=None):
+    """(name, closed-loop users or None, open-loop rate or None, items) for every level, closed ones first;
+    an open level gets the items its arrivals need at overlap k, and some to spare."""
+    k = k or args.k
+    out = [(f"{users}u", users, None, args.items) for users in args.users]
+    for rate in args.rates:
+        out.append((f"{rate}ps", None, rate, int(rate * args.open_seconds * 1.2 / k) + args.open_users))
+    return out
+
+
+def run_level(clients, users, rate, args, server_pid, items, k):
+    if rate is None:
+        return drive(clients, think=args.think, max_seconds=args.max_seconds, max_cycles=int(items * k * 1.5),
+                     server_pid=server_pid)
+    return drive_open(clients, rate=rate, seconds=args.open_seconds, drain=args.drain, server_pid=server_pid)
+
+
 def run_humanbaseline(args):
+    """Every level on HumanBaseline (the API cycle; with --page also the page's), and with --floor the same
+    level from psycopg right after it, so that the sides of a comparison run minutes apart at most."""
     recreate_database(args.database_url)
     os.environ.update(DATABASE_URL=args.database_url, DJANGO_SETTINGS_MODULE="config.settings", DEBUG="0")
     os.environ.pop("CELERY_TASK_ALWAYS_EAGER", None)
@@ -330,26 +434,39 @@ def run_humanbaseline(args):
         from django.db import connections
         from rest_framework.authtoken.models import Token
 
+        from annotator_floor import FloorClient  # noqa: E402 (perf/ is on sys.path when run as a script)
+
         call_command("migrate", verbosity=0)
-        people = [User.objects.create_user(f"ann{i:03d}") for i in range(max(args.users))]
+        most = max([*args.users, args.open_users if args.rates else 0])
+        people = [User.objects.create_user(f"ann{i:03d}") for i in range(most)]
         tokens = [Token.objects.create(user=u).key for u in people]
         workdir = ROOT / "perf" / "out"
         workdir.mkdir(parents=True, exist_ok=True)
         server = Gunicorn(server_env(args.database_url), workdir / "annotator_load_gunicorn.log",
                           workers=args.workers, threads=args.threads)
         print(f"# HumanBaseline: gunicorn {args.workers} workers x {args.threads} threads (gthread), "
-              f"PostgreSQL {args.database_url.rsplit('/', 1)[1]}, items {args.items}, k {args.k}, think {args.think} s", flush=True)
-        for users in args.users:
-            campaign, _ = make_load_campaign(f"load-{users}u", args.items, args.k, people[:users])
-            connections.close_all()
-            clients = [HumanBaselineClient(server.base, t, campaign.pk) for t in tokens[:users]]
-            result = drive(clients, think=args.think, max_seconds=args.max_seconds,
-                           max_cycles=int(args.items * args.k * 1.5), server_pid=server.proc.pid)
-            over, twice, labels = label_counts(campaign)
-            row = result.summary(target="humanbaseline", over_assigned=over, same_person_twice=twice, labels=labels,
-                                 expected_labels=args.items * args.k)
-            rows.append(row)
-            print(json.dumps(row), flush=True)
+              f"PostgreSQL {args.database_url.rsplit('/', 1)[1]}, k {args.k}, think {args.think} s", flush=True)
+        sides = [("humanbaseline", False)] + ([("humanbaseline-page", True)] if args.page else [])
+        sides += [("psycopg-floor", None)] if args.floor else []
+        for name, users, rate, items in levels(args):
+            n = users or args.open_users
+            for target, progress in sides:
+                campaign, _ = make_load_campaign(f"load-{target}-{name}", items, args.k, people[:n], start=True)
+                connections.close_all()
+                if progress is None:
+                    clients = [FloorClient(args.database_url, t, campaign.pk, ANSWERS) for t in tokens[:n]]
+                else:
+                    clients = [HumanBaselineClient(server.base, t, campaign.pk, progress=progress) for t in tokens[:n]]
+                before = load_average()
+                result = run_level(clients, users, rate, args, None if progress is None else server.proc.pid,
+                                   items, args.k)
+                for client in clients:
+                    getattr(client, "close", lambda: None)()
+                over, twice, labels = label_counts(campaign)
+                row = result.summary(target=target, over_assigned=over, same_person_twice=twice, labels=labels,
+                                     items=items, load_before=before, load_after=load_average())
+                rows.append(row)
+                print(json.dumps(row), flush=True)
     finally:
         if server:
             server.stop()
@@ -364,21 +481,31 @@ def run_humanbaseline(args):
 
 
 def table(rows):
-    head = "| target | users | cycles | cycles/s | p50 ms | p99 ms | peak RSS MB | over-assigned | 5xx | stopped by |"
+    head = ("| target | load | cycles | cycles/s | p50 ms | p99 ms | dropped | peak RSS MB | over-assigned | 5xx "
+            "| load avg before/after |")
     lines = [head, "|---" * (head.count("|") - 1) + "|"]
     for r in rows:
         if "error" in r:
             lines.append(f"| {r['target']} | failed: {r['error'][-300:]!r} |")
             continue
-        lines.append(f"| {r['target']} | {r['users']} | {r['cycles']} | {r['cycles_per_s']} | {r['p50_ms']} | "
-                     f"{r['p99_ms']} | {r['peak_rss_mb']} | {r.get('over_assigned')} | {r['5xx']} | {r['stopped_by']} |")
+        load = f"{r['users']} users" if r["mode"] == "closed" else f"{r['offered_per_s']}/s offered"
+        lines.append(f"| {r['target']} | {load} | {r['cycles']} | {r['cycles_per_s']} | {r['p50_ms']} | "
+                     f"{r['p99_ms']} | {r['dropped']} | {r['peak_rss_mb']} | {r.get('over_assigned')} | {r['5xx']} "
+                     f"| {r.get('load_before')} / {r.get('load_after')} |")
     return "\n".join(lines)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--target", choices=["humanbaseline", "labelstudio", "both"], default="humanbaseline")
-    parser.add_argument("--users", type=lambda s: [int(x) for x in s.split(",")], default=[8, 32, 64])
+    numbers = lambda text: [int(x) for x in text.split(",") if x]  # noqa: E731
+    parser.add_argument("--users", type=numbers, default=[8, 32, 64], help="closed-loop levels (users)")
+    parser.add_argument("--rates", type=numbers, default=[], help="open-loop levels (cycles offered per second)")
+    parser.add_argument("--open-seconds", type=float, default=20.0, help="arrivals last this long per open level")
+    parser.add_argument("--open-users", type=int, default=64, help="simulated annotators serving the arrivals")
+    parser.add_argument("--drain", type=float, default=30.0, help="open loop: seconds after the last arrival")
+    parser.add_argument("--floor", action="store_true", help="also the same statements from psycopg")
+    parser.add_argument("--page", action="store_true", help="also the page's cycle (with the labeller's progress)")
     parser.add_argument("--items", type=int, default=2000)
     parser.add_argument("--k", type=int, default=2, help="overlap (HumanBaseline; Label Studio runs with 1)")
     parser.add_argument("--think", type=float, default=0.0, help="seconds between next and submit")
@@ -395,7 +522,7 @@ def main(argv=None):
         rows += run_humanbaseline(args)
     if args.target in ("labelstudio", "both"):
         from labelstudio_target import run_labelstudio  # noqa: E402 (perf/ is on sys.path when run as a script)
-        rows += run_labelstudio(args, drive=drive, client_base=HttpClient)
+        rows += run_labelstudio(args, client_base=HttpClient, levels=levels, run_level=run_level)
     print()
     print(table(rows))
     return rows

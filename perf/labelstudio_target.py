@@ -113,8 +113,8 @@ class LabelStudio:
             drop_database(self.pg_url)
 
 
-def run_labelstudio(args, *, drive, client_base):
-    """One row per (database, user count); a database whose install or start fails gets a row saying why."""
+def run_labelstudio(args, *, client_base, levels, run_level):
+    """One row per (database, level); a database whose install or start fails gets a row saying why."""
     import requests
 
     from annotator_load import free_port, wait_until_up
@@ -139,7 +139,6 @@ def run_labelstudio(args, *, drive, client_base):
                                  json={"result": RESULT, "lead_time": 1.0, "project": self.project_id})
             return response.status_code == 201
 
-    items = args.ls_items or args.items
     rows = []
     try:
         exe = install()
@@ -150,26 +149,30 @@ def run_labelstudio(args, *, drive, client_base):
         server = None
         try:
             server = LabelStudio(exe, db, workdir, free_port, wait_until_up)
-            tokens = server.make_annotators(max(args.users))
+            plan = levels(args, k=1)
+            tokens = server.make_annotators(max(users or args.open_users for _, users, _, _ in plan))
             admin = requests.Session()
             admin.headers["Authorization"] = f"Token {server.admin_token}"
-            print(f"# Label Studio {VERSION} ({db}): Django runserver via `label-studio start`, {items} tasks "
-                  f"per level, overlap 1", flush=True)
-            for users in args.users:
+            print(f"# Label Studio {VERSION} ({db}): Django runserver via `label-studio start`, overlap 1", flush=True)
+            for name, users, rate, items in plan:
+                items = args.ls_items or items
+                people = users or args.open_users
                 made = admin.post(f"{server.base}/api/projects/", json={
-                    "title": f"load {users}u", "label_config": LABEL_CONFIG, "maximum_annotations": 1}, timeout=60)
+                    "title": f"load {name}", "label_config": LABEL_CONFIG, "maximum_annotations": 1}, timeout=60)
                 made.raise_for_status()
                 project = made.json()["id"]
                 tasks = [{"data": {"text": f"hello {i}\nanswer {i}"}} for i in range(items)]
                 admin.post(f"{server.base}/api/projects/{project}/import", json=tasks, timeout=300).raise_for_status()
-                clients = [LabelStudioClient(server.base, t, project) for t in tokens[:users]]
-                result = drive(clients, think=args.think, max_seconds=args.max_seconds,
-                               max_cycles=int(items * 1.5), server_pid=server.proc.pid)
+                clients = [LabelStudioClient(server.base, t, project) for t in tokens[:people]]
+                before = os.getloadavg()
+                result = run_level(clients, users, rate, args, server.proc.pid, items, 1)
                 export = admin.get(f"{server.base}/api/projects/{project}/export", params={"exportType": "JSON"},
                                    timeout=300)
                 export.raise_for_status()
                 per_task = Counter(len(t.get("annotations", [])) for t in export.json())
                 row = result.summary(target=f"labelstudio-{db}", tasks=items,
+                                     load_before=[round(x, 2) for x in before],
+                                     load_after=[round(x, 2) for x in os.getloadavg()],
                                      over_assigned=sum(n for count, n in per_task.items() if count > 1),
                                      annotations_per_task={str(k): v for k, v in sorted(per_task.items())})
                 rows.append(row)

@@ -8,7 +8,9 @@ COPY into a database of its own, created and dropped here. The report side is th
 `make_report` (every query, every statistic with 1,000 bootstrap resamples) plus its JSON text. The
 COPY side is `COPY (SELECT ...) TO STDOUT` of the very SELECTs the report runs for its row-heavy
 tables (items, gold labels, annotations, predictions), read to the end. Sides alternate; the best
-run of each is compared. Prints one JSON line.
+run of each is compared. Then the stored report (reports.store): its first computation, its serving
+through GET /api/v1/reports/, and its recomputation after one label changes and after a write that
+changes nothing. Prints one JSON line, with the machine's load average.
 """
 import argparse
 import hashlib
@@ -128,17 +130,17 @@ def generate(n_items, seed=11):
                                 "n_tokens": 9, "n_chars": 40, "is_greedy": False} for k in LETTERS]
                     norm = wrong(answer) if rng.random() < 0.4 else answer
                     yield (run.pk, item, "", answer, json.dumps(options), "", "", pick, norm, pick, "scored",
-                           pick == answer, "{}", "[]", now, now)
+                           pick == answer, "{}", "[]", "[]", now, now)
                 else:
                     status = "unparsable" if rng.random() < 0.03 else "parsed"
                     pick = "" if status == "unparsable" else pick
                     options = [{"key": k, "source_key": k, "text": sentence(rng, 8)} for k in LETTERS]
                     yield (run.pk, item, "", answer, json.dumps(options), context, f"The answer is {pick}.", pick, "",
-                           "", status, pick == answer, "{}", "[]", now, now)
+                           "", status, pick == answer, "{}", "[]", "[]", now, now)
 
         copy_rows(raw, "modeleval_prediction",
                   ["run_id", "item_id", "variant", "gold", "options", "prompt", "raw_output", "answer", "answer_norm",
-                   "answer_per_token", "parse_status", "correct", "probabilities", "fewshot_ids", "created_at",
+                   "answer_per_token", "parse_status", "correct", "probabilities", "fewshot_ids", "api_calls", "created_at",
                    "updated_at"], predictions())
     raw.execute("ANALYZE")
     return bench.slug
@@ -179,6 +181,59 @@ def report_side(slug):
     return time.perf_counter() - started, len(queries), report, len(text)
 
 
+def stored_side(slug, repeat):
+    """The stored report: computed as the `cpu` worker computes it (reports.store.compute, in this
+    process), recomputed after a label changes, recomputed after a write that changes nothing (same
+    input hashes: the figures are kept), and served through GET /api/v1/reports/ (Django's test client:
+    authentication, access rules, rate limits, the stored row and its JSON) best of `repeat`."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.test import Client
+
+    from annotation.models import Annotation
+    from reports import store
+    from reports.models import StoredReport
+
+    user = get_user_model().objects.get(username="perf-boss")
+    client = Client()
+    client.force_login(user)
+    times = {}
+
+    def get():
+        started = time.perf_counter()
+        answer = client.get("/api/v1/reports/", {"benchmark": slug})
+        return time.perf_counter() - started, answer
+
+    from django.conf import settings
+    settings.REPORTS_COMPUTE_IN_REQUEST = False  # queue only: the computation is timed below
+    from unittest import mock
+    with mock.patch.object(store.current_app, "send_task"):
+        _, answer = get()
+    assert answer.status_code == 202, answer.status_code
+    stored = StoredReport.objects.get()
+
+    def compute():
+        started = time.perf_counter()
+        store.compute(stored.pk)
+        return time.perf_counter() - started
+
+    times["first_compute"] = compute()
+    serve = []
+    for _ in range(repeat):
+        seconds, answer = get()
+        assert answer.status_code == 200, answer.status_code
+        serve.append(seconds)
+    times["served"], times["served_bytes"] = serve, len(answer.content)
+    label = Annotation.objects.filter(campaign__benchmark__slug=slug).order_by("pk").first()
+    for name, value in (("after_label_change", "D" if label.value != "D" else "C"), ("after_no_change", None)):
+        value = value or Annotation.objects.get(pk=label.pk).value
+        Annotation.objects.filter(pk=label.pk).update(value=value)  # the trigger marks the report stale
+        StoredReport.objects.filter(pk=stored.pk).update(state="queued")
+        times[name] = compute()
+    connection.close()
+    return times
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--items", type=int, default=100_000)
@@ -212,6 +267,8 @@ def main():
             report_times.append(seconds)
             seconds, copied = copy_side(slug)
             copy_times.append(seconds)
+        stored = stored_side(slug, args.repeat)
+        best_copy = min(copy_times)
         overall = report["multiple_choice"]["overall"]
         result = {
             "items": args.items,
@@ -229,6 +286,15 @@ def main():
             "human_majority": round(overall["human_majority"], 4),
             "model_accuracy": {m["model"]: round(m["accuracy"], 4) for m in overall["models"]},
             "generate_seconds": round(generate_seconds, 1),
+            "stored_served_ms": round(1000 * min(stored["served"]), 1),
+            "stored_served_runs_ms": [round(1000 * t, 1) for t in stored["served"]],
+            "stored_served_kb": round(stored["served_bytes"] / 1e3),
+            "stored_first_compute_seconds": round(stored["first_compute"], 2),
+            "recompute_after_label_seconds": round(stored["after_label_change"], 2),
+            "ratio_recompute_over_copy": round(stored["after_label_change"] / best_copy, 2),
+            "recompute_same_inputs_seconds": round(stored["after_no_change"], 2),
+            "ratio_same_inputs_over_copy": round(stored["after_no_change"] / best_copy, 2),
+            "load_average": [round(x, 2) for x in os.getloadavg()],
         }
         print(json.dumps(result))
     finally:

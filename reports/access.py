@@ -9,27 +9,26 @@
 from annotation import selectors
 from annotation.models import Campaign
 from benchmarks.permissions import can_see_gold
+from core.errors import ActionError, Code
 
 from .contract import ReportOptions
-from .selectors import ScopeError
-from .service import make_report
+from . import store
 
 
 def check_report_access(user, benchmark_slug, campaign_id=None):
-    """Nothing when `user` may read the report; ScopeError otherwise (404 for a campaign they are not a member
+    """Nothing when `user` may read the report; ActionError otherwise (404 for a campaign they are not a member
     of, as for one that does not exist; 403 when they may see the campaign but not its report)."""
     if campaign_id in (None, ""):
         if not can_see_gold(user):
-            raise ScopeError("Benchmark-wide reports are for staff and researchers; members read their "
-                             "campaigns' reports.", status=403)
+            raise ActionError(Code.FORBIDDEN, "Benchmark-wide reports are for staff and researchers; members "
+                              "read their campaigns' reports.")
         return
     campaign = Campaign.objects.filter(pk=campaign_id, benchmark__slug=benchmark_slug).first()
     if campaign is None or not selectors.roles_of(user, campaign):
-        raise ScopeError(f"no campaign {campaign_id} in benchmark {benchmark_slug!r}")
+        raise ActionError(Code.NOT_FOUND, f"no campaign {campaign_id} in benchmark {benchmark_slug!r}")
     if not selectors.can_read_gold(user, campaign):
-        raise ScopeError("A campaign's report is for staff and the campaign's managers, viewers and experts "
-                         "(not the voting experts of a gold panel, nor people who label on the benchmark).",
-                         status=403)
+        raise ActionError(Code.FORBIDDEN, "A campaign's report is for staff and the campaign's managers, viewers "
+                          "and experts (not the voting experts of a gold panel, nor people who label on the benchmark).")
 
 
 def readable_report_campaigns(user, benchmark_ids=None):
@@ -65,11 +64,42 @@ def without_people_of(report, campaign_ids):
     return report
 
 
-def report_for(user, benchmark, campaign=None, gold_version=None, options=ReportOptions()):
-    """The report `user` may read: refused (ScopeError) or built, and cut to what they may read."""
+class ReportPending(Exception):
+    """No fresh stored report yet: `stored` says how far its computation has got."""
+
+    def __init__(self, stored):
+        super().__init__(f"the report is {stored.state}")
+        self.stored = stored
+
+    def as_dict(self):
+        return {"code": "report_computing", "detail": "The report is being computed; ask again shortly.",
+                **status_of(self.stored)}
+
+
+def status_of(stored):
+    """What a reader is told about a stored report while it is computed (the page polls it)."""
+    return {"state": stored.state, "progress": stored.progress, "step": stored.step, "stale": stored.is_stale,
+            "stale_since": stored.stale_since.isoformat() if stored.stale_since else None,
+            "computed_at": stored.computed_at.isoformat() if stored.computed_at else None,
+            "has_report": stored.report is not None,
+            "error": stored.error or None}
+
+
+def stored_report_for(user, benchmark, campaign=None, gold_version=None, options=ReportOptions()):
+    """(the stored report's row, its report cut to what `user` may read, or None before the first is computed);
+    queues a computation when there is none or it is stale (reports.store)."""
     check_report_access(user, benchmark, campaign)
-    report = make_report(benchmark, campaign, gold_version, options)
-    if campaign in (None, "") and not user.is_staff:
+    stored = store.fetch(benchmark, campaign, gold_version, options, requested_by=user)
+    report = stored.report
+    if report is not None and campaign in (None, "") and not user.is_staff:
         shown = {c["campaign_id"] for c in report["campaigns"]}
         report = without_people_of(report, shown - readable_report_campaigns(user))
+    return stored, report
+
+
+def report_for(user, benchmark, campaign=None, gold_version=None, options=ReportOptions()):
+    """The fresh report `user` may read: refused (ActionError), pending (ReportPending) or served from storage."""
+    stored, report = stored_report_for(user, benchmark, campaign, gold_version, options)
+    if report is None or stored.is_stale or stored.state != stored.State.READY:
+        raise ReportPending(stored)
     return report

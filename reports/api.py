@@ -1,22 +1,18 @@
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import renderers, serializers
-from rest_framework.exceptions import APIException, NotFound, PermissionDenied
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .access import report_for
+from .access import ReportPending, report_for
 from .contract import ReportOptions
-from .limits import ReportBusy, report_slot
+from .limits import report_slot
 from .readable import GAP_RULES
 from .render import FORMATS
-from .selectors import ScopeError
 
 
-class InvalidScope(APIException):
-    status_code = 400
-    default_code = "invalid_scope"
+PENDING_RETRY_AFTER_S = 2
 
 
 class ReportRenderer(renderers.BaseRenderer):
@@ -58,12 +54,14 @@ class ReportQuery(serializers.Serializer):
         OpenApiParameter("min_agreement_items", int, description="Agreement from fewer items is flagged (30)"),
         OpenApiParameter("min_raters", int, description="Agreement from fewer raters per item is flagged (3)"),
     ],
-    responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR,
-               (200, "text/html"): OpenApiTypes.STR, (200, "application/x-latex"): OpenApiTypes.STR},
+    responses={(200, "application/json"): OpenApiTypes.OBJECT, (202, "application/json"): OpenApiTypes.OBJECT,
+               (200, "text/csv"): OpenApiTypes.STR, (200, "text/html"): OpenApiTypes.STR,
+               (200, "application/x-latex"): OpenApiTypes.STR},
     description="The human-versus-model report; keys are documented in reports/SCHEMA.md. A campaign's report is "
                 "for staff and the campaign's managers, viewers and experts (not a gold panel's voting experts); a "
                 "benchmark-wide one for staff and researchers, without the annotators of campaigns they cannot read "
-                "(reports/access.py).",
+                "(reports/access.py). Reports are computed on the `cpu` queue and stored: while one is computed (none yet, or "
+                "an input changed since) the answer is 202 with its state and progress, and Retry-After.",
 )
 class ReportView(APIView):
     permission_classes = [IsAuthenticated]
@@ -75,15 +73,13 @@ class ReportView(APIView):
         if not query.is_valid():
             return Response({"code": "invalid_query", "detail": "Some parameters are not valid.", "errors": query.errors},
                             status=400)
+        scope = {k: v for k, v in query.validated_data.items() if k not in ReportQuery.OPTIONS}
+        chosen = {k: v for k, v in query.validated_data.items() if k in ReportQuery.OPTIONS}
         try:
-            scope = {k: v for k, v in query.validated_data.items() if k not in ReportQuery.OPTIONS}
-            chosen = {k: v for k, v in query.validated_data.items() if k in ReportQuery.OPTIONS}
             with report_slot(request):
                 report = report_for(request.user, **scope, options=ReportOptions(**chosen))
-        except ScopeError as error:
-            raise {404: NotFound, 403: PermissionDenied}.get(error.status, InvalidScope)(str(error)) from None
-        except ReportBusy as busy:
-            return Response(busy.as_dict(), status=429, headers={"Retry-After": str(busy.retry_after)})
+        except ReportPending as pending:
+            return Response(pending.as_dict(), status=202, headers={"Retry-After": str(PENDING_RETRY_AFTER_S)})
         fmt = request.accepted_renderer.format
         response = Response(report)
         if fmt != "json":
@@ -92,7 +88,7 @@ class ReportView(APIView):
         return response
 
     def finalize_response(self, request, response, *args, **kwargs):
-        # Errors are JSON ({"detail": ...}) whatever format was asked for.
-        if response.status_code >= 400 and getattr(request, "accepted_renderer", None) is not None:
+        # Errors and "still computing" are JSON ({"detail": ...}) whatever format was asked for.
+        if (response.status_code >= 400 or response.status_code == 202) and getattr(request, "accepted_renderer", None) is not None:
             request.accepted_renderer, request.accepted_media_type = renderers.JSONRenderer(), "application/json"
         return super().finalize_response(request, response, *args, **kwargs)

@@ -20,10 +20,16 @@ from .sections.provenance import provenance
 from .sections.ratings import rating_section
 
 
-def build_report(data: ReportData, options: ReportOptions = ReportOptions(), generated_at=None) -> dict:
+def build_report(data: ReportData, options: ReportOptions = ReportOptions(), generated_at=None,
+                 progress=None) -> dict:
+    """`progress(fraction, step)`, when given, hears how far the sections have got."""
+    progress = progress or (lambda fraction, step: None)
     rows = Rows(data)
+    progress(0.35, "multiple choice")
     mc = mc_section(rows, options)
+    progress(0.6, "ratings")
     ratings = rating_section(rows, options)
+    progress(0.7, "agreement and annotators")
     report = {
         "schema_version": SCHEMA_VERSION,
         "generated_at": (generated_at or datetime.now(timezone.utc)).isoformat(),

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from annotation.models import Annotation, BenchmarkGold, Campaign, Event, GoldVersion, Protocol
+from annotation.models import Annotation, BenchmarkGold, Campaign, Event, EventKind, GoldVersion, Protocol
 from annotation.selectors import circular_gold
 from benchmarks.models import Item
 
@@ -75,7 +75,7 @@ def human_campaign_ids(benchmark, campaign):
 
 
 def _pinned_why(campaign, version):
-    event = (Event.objects.filter(campaign=campaign, kind="gold_version_pinned").select_related("actor")
+    event = (Event.objects.filter(campaign=campaign, kind=EventKind.GOLD_VERSION_PINNED).select_related("actor")
              .order_by("-id").first())
     who = f" by {event.actor.username}" if event and event.actor else ""
     when = f" on {event.created_at:%Y-%m-%d}" if event else ""

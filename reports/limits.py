@@ -10,19 +10,18 @@ from django.conf import settings
 from django.core.cache import cache
 from rest_framework.throttling import UserRateThrottle
 
+from core.errors import ActionError, Code
+
 logger = logging.getLogger(__name__)
 # A slot held by a process that died is forgotten after this long.
 SLOT_TTL_S = 600
 BUSY_RETRY_AFTER_S = 5
 
 
-class ReportBusy(Exception):
+class ReportBusy(ActionError):
     def __init__(self, detail, retry_after):
-        super().__init__(detail)
-        self.detail, self.retry_after = detail, max(1, int(retry_after))
-
-    def as_dict(self):
-        return {"code": "too_many_reports", "detail": self.detail, "retry_after": self.retry_after}
+        self.retry_after = max(1, int(retry_after))
+        super().__init__(Code.TOO_MANY_REPORTS, detail, retry_after=self.retry_after)
 
 
 class ReportRateThrottle(UserRateThrottle):

@@ -1,1 +1,45 @@
+"""Stored reports: one per scope (benchmark, campaign, gold) and options, computed on the `cpu` queue
+and served from here until one of its inputs changes (see reports.store)."""
+from django.conf import settings
+from django.db import models
 
+
+class StoredReport(models.Model):
+    class State(models.TextChoices):
+        NEW = "new"  # never asked for computing yet
+        QUEUED = "queued"
+        COMPUTING = "computing"
+        READY = "ready"
+        FAILED = "failed"
+
+    key = models.CharField(max_length=64, unique=True)  # sha256 of the scope and options (reports.store.report_key)
+    benchmark = models.ForeignKey("benchmarks.Benchmark", on_delete=models.CASCADE, related_name="+")
+    campaign_id = models.BigIntegerField(null=True, blank=True)
+    gold_version_id = models.BigIntegerField(null=True, blank=True)
+    query = models.JSONField(default=dict)  # how the scope was asked for: campaign, gold_version (resolve_scope)
+    options = models.JSONField(default=dict)
+    state = models.CharField(max_length=12, choices=State.choices, default=State.NEW)
+    progress = models.FloatField(default=0.0)  # 0..1 while computing
+    step = models.CharField(max_length=80, blank=True)
+    # Set by the database (triggers in migration 0002) the moment a row the report reads changes.
+    stale_since = models.DateTimeField(null=True, blank=True)
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                     related_name="+")
+    requested_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    computed_at = models.DateTimeField(null=True, blank=True)
+    inputs = models.JSONField(default=dict)  # sha256 of items, labels, gold, predictions and code
+    report = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["benchmark"], condition=models.Q(stale_since__isnull=True),
+                                name="storedreport_fresh_benchmark")]
+
+    @property
+    def is_stale(self):
+        return self.stale_since is not None
+
+    @property
+    def in_flight(self):
+        return self.state in (self.State.QUEUED, self.State.COMPUTING)

@@ -23,6 +23,7 @@ from django.db.models.fields.json import KT, KeyTransform
 from annotation.importers import RATERS_ARE_POSITIONS
 from annotation.models import Annotation, Batch, Campaign, CampaignSettings, GoldLabel, GoldVersion, QCSampleItem
 from benchmarks.models import Benchmark, Item, Task
+from core.errors import ActionError, Code
 from modeleval.models import EvalRun, Mode, Prediction, RunState
 
 from .contract import ReportData
@@ -30,14 +31,6 @@ from .forms import LABEL_TYPES, task_kind
 from .gold import GoldChoice, GoldRefused, resolve_gold
 from .provenance import code_version
 from .sections.selfchat import SEED_UTTERANCES
-
-
-class ScopeError(Exception):
-    """The report's scope does not exist or cannot be reported on; `status` is the HTTP status."""
-
-    def __init__(self, message, status=404):
-        super().__init__(message)
-        self.status = status
 
 
 @dataclass(frozen=True)
@@ -54,18 +47,18 @@ def resolve_scope(benchmark_slug, campaign_id=None, gold_version=None) -> Scope:
     a gold derived from the labels it would score)."""
     benchmark = Benchmark.objects.filter(slug=benchmark_slug).first()
     if benchmark is None:
-        raise ScopeError(f"no benchmark {benchmark_slug!r}")
+        raise ActionError(Code.NOT_FOUND, f"no benchmark {benchmark_slug!r}")
     campaign = None
     if campaign_id not in (None, ""):
         campaign = Campaign.objects.filter(pk=campaign_id, benchmark=benchmark).select_related("pinned_gold").first()
         if campaign is None:
-            raise ScopeError(f"no campaign {campaign_id} in benchmark {benchmark_slug!r}")
+            raise ActionError(Code.NOT_FOUND, f"no campaign {campaign_id} in benchmark {benchmark_slug!r}")
     try:
         choice = resolve_gold(benchmark, campaign, gold_version)
     except LookupError as error:
-        raise ScopeError(str(error)) from None
+        raise ActionError(Code.NOT_FOUND, str(error)) from None
     except GoldRefused as error:
-        raise ScopeError(str(error), status=400) from None
+        raise ActionError(Code.INVALID_SCOPE, str(error)) from None
     return Scope(benchmark, campaign, choice.version, choice)
 
 

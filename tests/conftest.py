@@ -24,3 +24,10 @@ def mutual_path():
         print(f"skipping: MuTual seeds not found at {MUTUAL_PATH}")
         pytest.skip(f"MuTual seeds not found at {MUTUAL_PATH} (set HB_SHARED_DATA)")
     return MUTUAL_PATH
+
+
+@pytest.fixture(autouse=True)
+def reports_in_request(settings):
+    """Reports computed inside the request, as a deployment without workers does; tests/reports/test_stored.py
+    computes them on a real `cpu` worker instead."""
+    settings.REPORTS_COMPUTE_IN_REQUEST = True

@@ -1,4 +1,4 @@
-"""What every importer produces, and the one error type that names file, line and field."""
+"""What every importer produces, and the refusal that names file, line and field."""
 import json
 
 import orjson
@@ -7,18 +7,20 @@ from pathlib import Path
 
 from django.conf import settings
 
+from core.errors import ActionError, Code
+
 # A single item bigger than this is almost certainly a broken file, not a dialogue.
 MAX_RECORD_BYTES = getattr(settings, "HB_IMPORT_MAX_RECORD_BYTES", 5 * 1024 * 1024)
 
 
-class ImportFailure(Exception):
+class ImportFailure(ActionError):
     """A malformed input. The message says where (file, line or item index, field) and what was expected."""
 
     def __init__(self, path, location, field_name, expected):
         self.path, self.location, self.field, self.expected = str(path), location, field_name, expected
         where = f"{self.path}:{location}" if location is not None else self.path
         what = f" field '{field_name}':" if field_name else ""
-        super().__init__(f"{where}:{what} {expected}")
+        super().__init__(Code.INVALID_FILE, f"{where}:{what} {expected}")
 
 
 @dataclass

@@ -7,7 +7,6 @@ that can be read is wrong, and how many there were is reported.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
@@ -123,16 +122,3 @@ def extract_option_letter(text: str, letters: str = "ABCD", language: str = "en"
         words = {m.start() for m in _ARTICLE.finditer(text)}
     alone = [m.group(1) for m in standalone.finditer(text) if m.start(1) not in words]
     return _only(alone)
-
-
-@dataclass(frozen=True)
-class ParsedLetters:
-    letters: list[str | None]
-
-    @property
-    def n_unparsable(self) -> int:
-        return self.letters.count(None)
-
-
-def parse_letters(texts: Sequence[str], letters: str = "ABCD", language: str = "en") -> ParsedLetters:
-    return ParsedLetters([extract_option_letter(t, letters, language) for t in texts])

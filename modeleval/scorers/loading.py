@@ -213,8 +213,3 @@ def get_model(
         if key not in _loaded:
             _loaded[key] = load_model(source, cache_dir, dtype, device)
         return _loaded[key]
-
-
-def clear_model_cache() -> None:
-    with _lock:
-        _loaded.clear()

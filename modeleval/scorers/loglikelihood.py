@@ -8,12 +8,14 @@ prefix token (BOS, else EOS). The model reads (context_enc + continuation_enc)
 [-(max_length + 1):][:-1] and the continuation's log-probabilities are summed.
 
 `score_one_by_one` does exactly that, one forward pass per option: it is the
-reference. `score_shared_context` gives the same numbers faster: one forward
-pass reads an item's context once followed by all of its options, each option
-masked from the others, and items are batched by length. Any option whose model input does not start with the shared
-context tokens is scored by the reference path instead: with HFLM's encoding every
-option's context tokens are tok(context), so this is an option long enough to be
-truncated from the left at max_length.
+reference. `score_shared_context` gives the same numbers faster: an item's context
+is read once followed by all of its options, each option masked from the others;
+prompt starts that several items share (an instruction, few-shot examples, the same
+question with its options reordered) are read once per call into a key/value cache
+that those items are scored on; and several items are packed into one row with a
+block-diagonal mask and positions of their own. An option long enough to be truncated
+from the left at max_length reads its own window, as in the reference, packed with
+the others.
 
 As in HFLM, where tok(context + continuation) does not split at the context's end
 (a token straddles it), the model still reads context_enc followed by the tail of
@@ -23,6 +25,7 @@ the joint encoding; that quirk is kept so figures match lm-eval's.
 from __future__ import annotations
 
 from collections import Counter
+from itertools import pairwise
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -193,84 +196,184 @@ def score_one_by_one(model, tokenizer, items: Sequence[MCItem], *, max_length: i
 
 
 @dataclass
-class _Prepared:
-    item: MCItem
-    pairs: list[tuple[list[int], list[int]]]
-    shared: list[int]  # the context tokens every shareable option starts with
-    shareable: list[bool]
+class _Block:
+    """Options that read the same tokens before them: `head` starts at position 0, and
+    each tail (option index, continuation tokens) is scored as if it alone followed it."""
+
+    item: int
+    head: list[int]
+    tails: list[tuple[int, list[int]]]
+
+    def width(self, base: int) -> int:
+        """Columns it takes in a packed row when its first `base` head tokens are cached."""
+        return len(self.head) - base + sum(len(cont) - 1 for _, cont in self.tails)
 
 
-def _prepare(tokenizer, item: MCItem, max_length: int) -> _Prepared:
-    pairs = [_checked_pair(tokenizer, c, k, max_length, item.add_special_tokens) for c, k in item.requests()]
+def _blocks(k: int, pairs, max_length: int) -> tuple[list[_Block], int]:
+    """An item's blocks: one for every option whose model input is the whole shared context
+    followed by the option, and one per option truncated from the left (its own window)."""
     # Under HFLM's encoding every option has the same context tokens; taking the most
-    # common keeps the fast path correct should an encoding ever differ per option.
+    # common keeps this correct should an encoding ever differ per option.
     shared = list(Counter(tuple(ctx) for ctx, _ in pairs).most_common(1)[0][0])
-    shareable = [ctx == shared and len(ctx) + len(cont) <= max_length + 1 for ctx, cont in pairs]
-    return _Prepared(item, pairs, shared, shareable)
+    together, alone = _Block(k, shared, []), []
+    for i, (ctx, cont) in enumerate(pairs):
+        if ctx == shared and len(ctx) + len(cont) <= max_length + 1:
+            together.tails.append((i, cont))
+        else:
+            inp = _model_input(ctx, cont, max_length)  # ends with cont[:-1]
+            alone.append(_Block(k, inp[: len(inp) - len(cont) + 1], [(i, cont)]))
+    return ([together] if together.tails else []) + alone, len(alone)
 
 
 def _causal(n: int) -> torch.Tensor:
     return torch.ones((n, n), dtype=torch.bool).tril()
 
 
-def _pack(p: _Prepared) -> tuple[list[int], list[tuple[int, int, list[int]]]]:
-    """One row for an item: its context, then every shareable option's tokens but
-    its last, back to back. Spans are (option index, first column, option tokens)."""
-    tokens, spans = list(p.shared), []
-    for i, ok in enumerate(p.shareable):
-        if ok:
-            continuation = p.pairs[i][1]
-            spans.append((i, len(tokens), continuation))
-            tokens.extend(continuation[:-1])
-    return tokens, spans
+def _common(a: list[int], b: list[int]) -> int:
+    """Tokens two heads share at their start, leaving each at least its last token (whose
+    logits score the first option token, so it must be read with the options)."""
+    n = min(len(a), len(b)) - 1
+    return next((j for j in range(n) if a[j] != b[j]), max(n, 0))
 
 
-@torch.inference_mode()
-def _score_batch(model, batch: list[_Prepared], pad_id: int) -> list[dict[int, tuple[float, bool]]]:
-    """Score the shareable options of a batch of items in one forward pass. Each row
-    packs an item's context and its options; the mask lets an option see the context
-    and its own earlier tokens only, and its positions restart where the context
-    ends, so every option is scored exactly as if it alone followed the context."""
-    device = model_device(model)
-    packed = [_pack(p) for p in batch]
-    width = max(len(tokens) for tokens, _ in packed)
-    ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
-    positions = torch.zeros((len(batch), width), dtype=torch.long)
-    # Padding columns see only themselves: no query row is ever fully masked.
-    allowed = torch.eye(width, dtype=torch.bool).repeat(len(batch), 1, 1)
-    wanted: list[list[list[int]]] = []  # per row, per option: the columns whose logits score it
-    for b, (p, (tokens, spans)) in enumerate(zip(batch, packed)):
-        n_context = len(p.shared)
-        ids[b, : len(tokens)] = torch.tensor(tokens)
-        positions[b, :n_context] = torch.arange(n_context)
-        allowed[b, :n_context, :n_context] = _causal(n_context)
-        wanted.append([])
-        for _, start, continuation in spans:
-            end = start + len(continuation) - 1
-            positions[b, start:end] = torch.arange(n_context, n_context + end - start)
-            allowed[b, start:end, :n_context] = True
-            allowed[b, start:end, start:end] = _causal(end - start)
-            wanted[-1].append([n_context - 1, *range(start, end)])
-    # Vocabulary logits only where a continuation token is predicted: the projection
-    # onto the vocabulary is a large share of the cost for a small model.
-    keep = sorted({column for row in wanted for columns in row for column in columns})
-    where = {column: k for k, column in enumerate(keep)}
-    dtype = model.dtype
-    mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min)
-    logits = model(
-        input_ids=ids.to(device),
-        attention_mask=mask[:, None].to(device),
-        position_ids=positions.to(device),
-        logits_to_keep=torch.tensor(keep, device=device),
-        use_cache=False,
-    ).logits
+# A prefix is computed on its own only when it spares at least this many tokens.
+MIN_SPARED_TOKENS = 32
+# Columns per packed row: on CPU one item of about 250 tokens with its options
+# (packing more only adds attention over masked columns, measured in perf/RESULTS.md);
+# on an accelerator several items, so that rows are not padded to the longest item.
+PACK_TOKENS_CPU = 1
+PACK_TOKENS = 2048
 
-    scores: list[dict[int, tuple[float, bool]]] = [{} for _ in batch]
-    for b, ((_, spans), row) in enumerate(zip(packed, wanted)):
-        for (i, _, continuation), columns in zip(spans, row):
-            rows = logits[b, [where[column] for column in columns]]
-            scores[b][i] = _continuation_score(rows, torch.tensor(continuation, device=device))
-    return scores
+
+class _Engine:
+    """Scores blocks in packed forward passes over a tree of shared prefixes.
+
+    Heads are sorted, so heads with a common start lie side by side. A run of heads that
+    share more than the current prefix is read once into a key/value cache (when that spares
+    MIN_SPARED_TOKENS or more) and the run is scored on top of it, recursively; the blocks
+    left at a level are packed several to a row, `pack_tokens` columns at most, with a
+    block-diagonal mask (a block sees the cached prefix and itself, an option its head and
+    itself) and positions that continue each block's own sequence."""
+
+    def __init__(self, model, pad_id: int, batch_size: int, pack_tokens: int):
+        self.model, self.pad_id = model, pad_id
+        self.batch_size, self.pack_tokens = batch_size, pack_tokens
+        self.device, self.dtype = model_device(model), model.dtype
+        self.scores: dict[tuple[int, int], tuple[float, bool]] = {}
+
+    def run(self, blocks: list[_Block]) -> dict[tuple[int, int], tuple[float, bool]]:
+        blocks = sorted(blocks, key=lambda b: b.head)
+        self._level(blocks, 0, None)
+        return self.scores
+
+    def _level(self, blocks: list[_Block], base: int, prefix) -> None:
+        """Every block here starts with the `base` tokens whose keys and values are `prefix`."""
+        leaves, todo = [], [blocks]
+        while todo:
+            run = todo.pop()
+            if len(run) == 1:
+                leaves.extend(run)
+                continue
+            common = [_common(a.head, b.head) for a, b in pairwise(run)]
+            shared = min(common)
+            if (len(run) - 1) * (shared - base) >= MIN_SPARED_TOKENS:
+                self._level(run, shared, self._extend(prefix, run[0].head[base:shared], base))
+                continue
+            # Too little in common as a whole: split where the heads part soonest, so that
+            # groups sharing more (a task's instruction, the same dialogue asked twice) are found.
+            cuts = [0] + [k + 1 for k, c in enumerate(common) if c == shared] + [len(run)]
+            todo.extend(run[a:b] for a, b in zip(cuts, cuts[1:]))
+        rows = self._rows(leaves, base)
+        for start in range(0, len(rows), self.batch_size):
+            self._forward(rows[start : start + self.batch_size], base, prefix)
+
+    def _cache(self, prefix, rows: int):
+        from transformers import DynamicCache
+
+        if prefix is None:
+            return None
+        return DynamicCache([(k.expand(rows, -1, -1, -1), v.expand(rows, -1, -1, -1)) for k, v in prefix],
+                            config=self.model.config)
+
+    @torch.inference_mode()
+    def _extend(self, prefix, tokens: list[int], base: int):
+        """The keys and values of the prefix followed by `tokens`."""
+        cache = self._cache(prefix, 1)
+        if cache is None:
+            from transformers import DynamicCache
+
+            cache = DynamicCache(config=self.model.config)
+        out = self.model(
+            input_ids=torch.tensor([tokens], device=self.device),
+            position_ids=torch.arange(base, base + len(tokens), device=self.device)[None],
+            past_key_values=cache,
+            use_cache=True,
+            logits_to_keep=1,
+        )
+        return [(layer.keys, layer.values) for layer in out.past_key_values.layers]
+
+    def _rows(self, leaves: list[_Block], base: int) -> list[list[_Block]]:
+        """Blocks packed first-fit, longest first, into rows of at most `pack_tokens` columns
+        (a longer block gets a row of its own)."""
+        rows: list[list[_Block]] = []
+        widths: list[int] = []
+        for block in sorted(leaves, key=lambda b: -b.width(base)):
+            w = block.width(base)
+            k = next((r for r, used in enumerate(widths) if used + w <= self.pack_tokens), None)
+            if k is None:
+                rows.append([block])
+                widths.append(w)
+            else:
+                rows[k].append(block)
+                widths[k] += w
+        return rows
+
+    @torch.inference_mode()
+    def _forward(self, rows: list[list[_Block]], base: int, prefix) -> None:
+        width = max(sum(b.width(base) for b in row) for row in rows)
+        n = len(rows)
+        ids = torch.full((n, width), self.pad_id, dtype=torch.long)
+        positions = torch.zeros((n, width), dtype=torch.long)
+        # Every column sees the cached prefix; padding columns see only themselves besides,
+        # so no query row is ever fully masked.
+        allowed = torch.zeros((n, width, base + width), dtype=torch.bool)
+        allowed[:, :, :base] = True
+        allowed[:, :, base:] = torch.eye(width, dtype=torch.bool)
+        wanted = []  # (block, option, continuation, columns whose logits score it)
+        for r, row in enumerate(rows):
+            at = 0
+            for block in row:
+                head = block.head[base:]
+                end = at + len(head)
+                ids[r, at:end] = torch.tensor(head)
+                positions[r, at:end] = torch.arange(base, base + len(head))
+                allowed[r, at:end, base + at : base + end] = _causal(len(head))
+                col = end
+                for i, cont in block.tails:
+                    stop = col + len(cont) - 1
+                    ids[r, col:stop] = torch.tensor(cont[:-1], dtype=torch.long)
+                    positions[r, col:stop] = torch.arange(len(block.head), len(block.head) + stop - col)
+                    allowed[r, col:stop, base + at : base + end] = True
+                    allowed[r, col:stop, base + col : base + stop] = _causal(stop - col)
+                    wanted.append((r, block.item, i, cont, [end - 1, *range(col, stop)]))
+                    col = stop
+                at = col
+        # Vocabulary logits only where a continuation token is predicted: the projection
+        # onto the vocabulary is a large share of the cost for a small model.
+        keep = sorted({column for *_, columns in wanted for column in columns})
+        where = {column: k for k, column in enumerate(keep)}
+        mask = torch.zeros(allowed.shape, dtype=self.dtype).masked_fill_(~allowed, torch.finfo(self.dtype).min)
+        logits = self.model(
+            input_ids=ids.to(self.device),
+            attention_mask=mask[:, None].to(self.device),
+            position_ids=positions.to(self.device),
+            past_key_values=self._cache(prefix, n),
+            use_cache=prefix is not None,
+            logits_to_keep=torch.tensor(keep, device=self.device),
+        ).logits
+        for r, item, i, cont, columns in wanted:
+            rows_ = logits[r, [where[column] for column in columns]]
+            self.scores[item, i] = _continuation_score(rows_, torch.tensor(cont, device=self.device))
 
 
 def score_shared_context(
@@ -280,27 +383,28 @@ def score_shared_context(
     *,
     max_length: int | None = None,
     batch_size: int | None = None,
+    pack_tokens: int | None = None,
 ) -> list[MCResult]:
-    """Fast path with the same results as `score_one_by_one` (to float rounding):
-    `batch_size` items per forward pass, longest contexts first. The default is 1 on
-    CPU, where a batch only adds padding to compute-bound matmuls, and 8 elsewhere."""
+    """Fast path with the same results as `score_one_by_one` (to float rounding): each
+    context read once with all its options, prompt starts shared across items read once
+    per call, several items packed into a row of at most `pack_tokens` columns, `batch_size`
+    rows per forward pass. Defaults: on CPU one row per pass (a batch only adds padding to
+    compute-bound matmuls) of PACK_TOKENS_CPU columns, elsewhere 8 rows of PACK_TOKENS."""
     max_length = max_length_of(model, tokenizer, max_length)
+    on_cpu = model_device(model).type == "cpu"
     if batch_size is None:
-        batch_size = 1 if model_device(model).type == "cpu" else 8
-    pad_id = pad_token_id(tokenizer)
-    prepared = [_prepare(tokenizer, item, max_length) for item in items]
-    order = sorted(range(len(prepared)), key=lambda k: -len(prepared[k].shared))
-    scores: dict[int, dict[int, tuple[float, bool]]] = {}
-    for start in range(0, len(order), batch_size):
-        chunk = [k for k in order[start : start + batch_size] if any(prepared[k].shareable)]
-        if chunk:
-            scores.update(zip(chunk, _score_batch(model, [prepared[k] for k in chunk], pad_id)))
-
-    results = []
-    for k, p in enumerate(prepared):
-        scored = [
-            scores[k][i] if ok else _score_request(model, *pair, max_length)
-            for i, (ok, pair) in enumerate(zip(p.shareable, p.pairs))
-        ]
-        results.append(_result(p.item, p.pairs, scored, p.shareable.count(False)))
-    return results
+        batch_size = 1 if on_cpu else 8
+    if pack_tokens is None:
+        pack_tokens = PACK_TOKENS_CPU if on_cpu else PACK_TOKENS
+    pairs, blocks, alone = [], [], []
+    for k, item in enumerate(items):
+        pairs.append([_checked_pair(tokenizer, c, cont, max_length, item.add_special_tokens)
+                      for c, cont in item.requests()])
+        mine, n_alone = _blocks(k, pairs[-1], max_length)
+        blocks.extend(mine)
+        alone.append(n_alone)
+    scores = _Engine(model, pad_token_id(tokenizer), batch_size, pack_tokens).run(blocks) if blocks else {}
+    return [
+        _result(item, item_pairs, [scores[k, i] for i in range(len(item_pairs))], n_alone)
+        for k, (item, item_pairs, n_alone) in enumerate(zip(items, pairs, alone))
+    ]

@@ -67,8 +67,3 @@ def accuracy_by_position(records: Iterable[tuple[Hashable, Hashable | None]]) ->
         total[gold] += 1
         correct[gold] += predicted == gold
     return {p: PositionAccuracy(correct[p], total[p]) for p in sorted(total, key=str)}
-
-
-def predicted_position_counts(predictions: Iterable[Hashable | None]) -> Counter:
-    """How often each position is chosen, whatever the gold: the model's preference."""
-    return Counter(predictions)

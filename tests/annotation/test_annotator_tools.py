@@ -4,7 +4,7 @@ override reason kept, each rater's whole answer for the expert, guidelines rende
 import pytest
 
 from annotation import actions
-from annotation.errors import ActionError
+from core.errors import ActionError
 from annotation.guidelines import render_guidelines
 from annotation.models import Annotation, BatchState, Disagreement, Event, ItemFlag
 

@@ -8,7 +8,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotation import actions, tasks
-from annotation.errors import ActionError
+from core.api import http_status
+from core.errors import ActionError
 from annotation.models import Annotation, Assignment, BatchItem, Event
 
 from .conftest import DIQAD_ANSWERS, api, make_campaign, sid
@@ -166,7 +167,7 @@ def test_release_gives_the_item_to_someone_else(people, campaign):
 def test_actions_check_roles_themselves(people, campaign):
     with pytest.raises(ActionError) as refused:
         actions.lease_next_item(campaign, annotator=people["qc"])
-    assert refused.value.code == "forbidden" and refused.value.status == 403
+    assert refused.value.code == "forbidden" and http_status(refused.value) == 403
 
 
 @pytest.mark.django_db

@@ -59,7 +59,7 @@ def test_task_with_bad_form_is_refused_by_the_api(demo_items):
     staff = User.objects.create_user("boss", password="x", is_staff=True)
     response = client_for(staff).post("/api/v1/tasks/", {"benchmark": "db-demo", "slug": "t", "name": "T",
                                                          "form": {"primary": "nope", "questions": []}}, format="json")
-    assert response.status_code == 400 and "form" in response.json()
+    assert response.status_code == 400 and response.json()["code"] == "invalid" and "form" in response.json()["errors"]
 
 
 @pytest.mark.django_db

@@ -164,7 +164,7 @@ def label_diqad(page, prefix, scores, round_):
 
 def qc_review(page, prefix, campaign, value_label, decide, reason, step):
     page.goto("/")
-    page.click(f"a.action:has-text('Review batch 1')")
+    page.click("a.action:has-text('Review batch 1')")
     page.wait_for_url("**/batches/*/review/")
     page.click("#start")
     page.wait_for_selector("#decide:not([hidden])")

@@ -141,8 +141,12 @@ class Worker(LoggedProcess):
 
 @pytest.fixture(scope="module")
 def worker_env(django_db_setup, django_db_blocker):
-    """The environment a worker needs to see this test session's database and broker."""
     require_model()
+    return worker_environment()
+
+
+def worker_environment():
+    """The environment a worker needs to see this test session's database and broker."""
     db = connection.settings_dict
     if db["ENGINE"] != "django.db.backends.postgresql" or not settings.CELERY_BROKER_URL.startswith("redis://"):
         print("skipping: worker tests need DATABASE_URL (PostgreSQL) and CELERY_BROKER_URL (Redis)")

@@ -61,7 +61,7 @@ def test_refusals_carry_a_code(researcher, spec, demo_benchmark):
     response = client_for(researcher).post("/api/v1/runs/", run_request(mode="pairwise"), format="json")
     assert response.status_code == 400 and response.json()["code"] == "mode_unsuited"
     response = client_for(researcher).post("/api/v1/runs/", run_request(model="unknown"), format="json")
-    assert response.status_code == 400 and "model" in response.json()
+    assert response.status_code == 400 and response.json()["code"] == "invalid" and "model" in response.json()["errors"]
 
 
 def test_cancel_through_the_api(researcher, spec, demo_benchmark):

@@ -11,7 +11,7 @@ from django.db import connection
 
 from annotation import actions
 from annotation import qc as qc_module
-from annotation.errors import ActionError
+from core.errors import ActionError
 from annotation.models import Annotation, Assignment, QCReview
 from annotation.serializers import QCReviewSerializer
 from benchmarks.formschema import validate_answers
@@ -140,18 +140,18 @@ def test_parallel_next_calls_give_one_live_lease(monkeypatch):
     boss = User.objects.create_user("boss", is_staff=True)
     ann = User.objects.create_user("ann1")
     campaign = production(boss, {"ann1": ann}, "diqad-demo", roles={"ann1": "annotator"}, overlap=2)
-    real_open_lease = actions.open_lease
+    real_lock_free_batch_item = actions._lock_free_batch_item
     both_looked = threading.Barrier(2, timeout=3)
 
-    def open_lease_then_wait(*args, **kwargs):
-        found = real_open_lease(*args, **kwargs)
+    def look_then_wait(*args, **kwargs):
+        # Called once a request has seen "no live lease" and before it leases.
         try:
             both_looked.wait()  # both requests have seen "no live lease" before either leases
         except threading.BrokenBarrierError:
             pass  # the other request is held back (by a lock) until this one is done
-        return found
+        return real_lock_free_batch_item(*args, **kwargs)
 
-    monkeypatch.setattr(actions, "open_lease", open_lease_then_wait)
+    monkeypatch.setattr(actions, "_lock_free_batch_item", look_then_wait)
     leases, failures = [], []
 
     def take():

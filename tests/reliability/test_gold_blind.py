@@ -1,7 +1,6 @@
 """An annotator cannot infer gold from any response: every item's source gold, and every gold label, is a
 unique marker string, and no GET endpoint an annotator may call returns one of them, or anything from
 which one can be recomputed (the content hash covers the gold)."""
-import json
 
 import pytest
 from django.db import transaction

@@ -6,7 +6,7 @@ import json
 import uuid
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.db import transaction
 from rest_framework.test import APIClient
 
@@ -82,6 +82,20 @@ def test_items_and_tasks_in_use_are_not_changed_through_the_api(two_campaigns):
                        format="json").status_code == 200
     assert staff.patch(f"/api/v1/tasks/{spare.task_id}/", {"instructions": "clearer"},
                        format="json").status_code == 200
+
+
+@pytest.mark.django_db
+def test_the_change_action_refuses_an_item_with_labels_and_writes_nothing(two_campaigns):
+    from benchmarks.actions import InUse, change_unused
+
+    labelled = Annotation.objects.first().item
+    before = Item.objects.filter(pk=labelled.pk).values().get()
+    with pytest.raises(InUse) as refused:
+        change_unused(labelled, actor=two_campaigns.users["staff"], changes={"fields": {"question": "changed"}})
+    assert refused.value.code == "in_use" and "annotations" in refused.value.kinds
+    assert Item.objects.filter(pk=labelled.pk).values().get() == before
+    with pytest.raises(InUse):
+        change_unused(labelled.task, actor=two_campaigns.users["staff"], changes={"instructions": "changed"})
 
 
 # ---------------------------------------------------------------- hand-in

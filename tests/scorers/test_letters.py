@@ -1,6 +1,6 @@
 import pytest
 
-from modeleval.scorers.generation import extract_option_letter, parse_letters
+from modeleval.scorers.generation import extract_option_letter
 
 EN = [
     ("Answer: B", "B"),
@@ -54,12 +54,6 @@ def test_chinese(text, letter):
 def test_letters_limit_the_options():
     assert extract_option_letter("Answer: C", "AB") is None
     assert extract_option_letter("Answer: E", "ABCDE") == "E"
-
-
-def test_unparsable_are_counted():
-    parsed = parse_letters(["Answer: A", "no idea", "(B)", ""])
-    assert parsed.letters == ["A", None, "B", None]
-    assert parsed.n_unparsable == 2
 
 
 def test_unknown_language_is_refused():

@@ -136,3 +136,85 @@ def test_options_past_max_length_fall_back_to_one_by_one(smol, items, reference)
 def test_empty_continuation_is_refused(smol):
     with pytest.raises(ValueError):
         score_shared_context(smol.model, smol.tokenizer, [MCItem("Answer:", ("",), delimiter="")])
+
+
+# --- packing and shared prefixes ---------------------------------------------------
+
+# Two worked examples before every question, as a few-shot prompt puts them: every item
+# starts with the same tokens, which the fast path reads once per call.
+SHOTS = "".join(
+    f"{item.context}{item.delimiter}{item.options[0]}\n\n" for item in mc_items()[3:5]
+)
+
+
+def fewshot_items():
+    items = [MCItem(SHOTS + item.context, item.options, item.delimiter) for item in mc_items()[:2] + mc_items()[5:6]]
+    # The same question again with its options in another order (a circular variant): the
+    # whole context is shared.
+    return items + [MCItem(items[0].context, items[0].options[::-1], items[0].delimiter)]
+
+
+@pytest.fixture(scope="module")
+def fewshot():
+    return fewshot_items()
+
+
+@pytest.fixture(scope="module")
+def fewshot_reference(smol, fewshot):
+    return score_one_by_one(smol.model, smol.tokenizer, fewshot)
+
+
+class Passes:
+    """Counts the model's forward passes and the tokens they read (padding excluded)."""
+
+    def __init__(self, model, pad_id):
+        self.model, self.pad_id, self.calls, self.tokens = model, pad_id, 0, 0
+
+    def __enter__(self):
+        forward = self.model.forward
+
+        def counted(*args, input_ids=None, **kwargs):
+            self.calls += 1
+            self.tokens += int((input_ids != self.pad_id).sum())
+            return forward(*args, input_ids=input_ids, **kwargs)
+
+        self.model.forward = counted
+        return self
+
+    def __exit__(self, *exc):
+        del self.model.forward
+
+
+def assert_same_picks(a: list[MCResult], b: list[MCResult]):
+    assert [(r.pred, r.pred_norm, r.pred_per_token) for r in a] == [(r.pred, r.pred_norm, r.pred_per_token) for r in b]
+
+
+@pytest.mark.parametrize("pack_tokens, batch_size", [(4096, 1), (200, 2)])
+def test_packed_items_with_shared_prefixes_equal_one_by_one(smol, fewshot, fewshot_reference, pack_tokens,
+                                                            batch_size):
+    from modeleval.scorers._batch import pad_token_id
+
+    tok = smol.tokenizer
+    with Passes(smol.model, pad_token_id(tok)) as passes:
+        fast = score_shared_context(smol.model, tok, fewshot, pack_tokens=pack_tokens, batch_size=batch_size)
+    assert_same(fewshot_reference, fast)
+    assert_same_picks(fewshot_reference, fast)
+    # Each context once with its options would be this many tokens; the shots are read once.
+    contexts = sum(len(encode_pair(tok, i.context, i.delimiter + i.options[0])[0]) for i in fewshot)
+    options = sum(len(encode_pair(tok, i.context, c)[1]) - 1 for i in fewshot for _, c in i.requests())
+    shots = len(tok.encode(SHOTS.rstrip(), add_special_tokens=False))
+    assert passes.tokens <= contexts + options - (len(fewshot) - 1) * (shots - 2)
+
+
+def test_packed_items_truncated_from_the_left_equal_one_by_one(smol, fewshot):
+    # A window shorter than every prompt: each option gets its own window (the shots cut from
+    # the left by different amounts), packed side by side with the others.
+    tok = smol.tokenizer
+    shortest = min(len(encode_pair(tok, i.context, i.delimiter + i.options[0])[0]) for i in fewshot)
+    max_length = shortest - 10
+    items = fewshot[:2]
+    ref = score_one_by_one(smol.model, tok, items, max_length=max_length)
+    fast = score_shared_context(smol.model, tok, items, max_length=max_length, pack_tokens=4096)
+    assert all(r.n_fallback == len(r.options) for r in fast)
+    assert_same(ref, fast)
+    assert_same_picks(ref, fast)

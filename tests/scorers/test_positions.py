@@ -8,7 +8,6 @@ from modeleval.scorers.positions import (
     accuracy_by_position,
     circular_permutations,
     permute_options,
-    predicted_position_counts,
 )
 
 option_lists = st.lists(st.text(min_size=1, max_size=8), min_size=2, max_size=6, unique=True)
@@ -62,4 +61,3 @@ def test_accuracy_by_position_counts_unparsable_as_wrong():
     acc = accuracy_by_position(records)
     assert {p: (a.correct, a.total) for p, a in acc.items()} == {"A": (1, 2), "B": (1, 2), "C": (1, 1)}
     assert acc["A"].accuracy == 0.5
-    assert predicted_position_counts(p for _, p in records) == Counter({"A": 1, "B": 2, "C": 1, None: 1})

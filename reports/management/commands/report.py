@@ -1,10 +1,10 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.errors import ActionError
 from reports.contract import ReportOptions
 from reports.readable import GAP_RULES
 from reports.render import FORMATS, render
-from reports.selectors import ScopeError
 from reports.service import make_report
 
 class Command(BaseCommand):
@@ -29,7 +29,7 @@ class Command(BaseCommand):
         try:
             report = make_report(benchmark, campaign, gold_version,
                                  ReportOptions(n_resamples=resamples, seed=seed, rule=rule, min_items=min_items))
-        except ScopeError as error:
+        except ActionError as error:
             raise CommandError(str(error)) from None
         text = render(report, format)
         if out == "-":

@@ -21,3 +21,48 @@ frame.addEventListener("load", () => {
 });
 window.addEventListener("resize", fit);
 if (frame.contentDocument && frame.contentDocument.readyState === "complete") fit();
+
+// The report is computed by a worker and stored: while one is computed, or after the data changed
+// under the one shown (stale), the status card says so and follows the computation; a fresh report
+// replaces the frame's document when it is ready.
+const status = document.getElementById("report-status");
+const statusText = document.getElementById("report-status-text");
+const bar = document.getElementById("report-progress");
+const FAST_MS = 1000;
+const SLOW_MS = 10000;
+
+function describe(s) {
+  const done = `${Math.round(100 * s.progress)}%`;
+  if (s.state === "failed") return `The report could not be computed: ${s.error || "an error"}. Reload the page to try again.`;
+  const step = s.state === "queued" ? "waiting for a worker" : `${s.step}, ${done}`;
+  if (s.stale && s.has_report) {
+    const when = s.stale_since ? new Date(s.stale_since).toLocaleTimeString() : "recently";
+    return `Stale: the data changed at ${when}, after this report was computed. The figures below are the previous report's; a new one is being computed (${step}).`;
+  }
+  return `This report is being computed (${step}).`;
+}
+
+async function poll() {
+  let next = SLOW_MS;
+  try {
+    const answer = await fetch(status.dataset.url, { headers: { Accept: "application/json" }, credentials: "same-origin" });
+    if (answer.ok) {
+      const s = await answer.json();
+      const fresh = s.state === "ready" && !s.stale;
+      status.dataset.state = s.state;
+      status.dataset.stale = s.stale ? "1" : "0";
+      statusText.textContent = describe(s);
+      bar.value = s.progress;
+      if (fresh && !status.hidden) {
+        frame.hidden = false;
+        frame.src = frame.dataset.src; // the new report
+      }
+      status.hidden = fresh;
+      if (!fresh && s.state !== "failed") next = FAST_MS;
+    }
+  } catch (error) {
+    next = SLOW_MS; // the server is away: try again later
+  }
+  setTimeout(poll, next);
+}
+poll();

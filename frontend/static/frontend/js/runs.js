@@ -108,7 +108,9 @@ async function loadModes() {
 
 function refused(error) {
   if (!(error instanceof ApiError)) throw error;
-  const detail = error.body.detail || Object.entries(error.body).map(([k, v]) => `${k}: ${v}`).join("; ");
+  // Field errors come as {"code": "invalid", "detail": ..., "errors": {field: [messages]}}.
+  const fields = Object.entries(error.body.errors || {}).map(([k, v]) => `${k}: ${v}`).join("; ");
+  const detail = fields || error.body.detail || error.message;
   say(notice, `Refused: ${detail}`, "error");
 }
 

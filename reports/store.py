@@ -1,0 +1,141 @@
+"""Stored reports: computed on the `cpu` queue, kept with the sha256 of their inputs, served from the
+database until an input changes.
+
+A report is stored per scope (benchmark, campaign, the gold it cites and why) and options; the people
+cut (reports.access) is applied when it is served, so one stored report serves every reader of that
+scope. The database marks a stored report stale the moment a row it reads changes (triggers of
+migration 0002); a new code version makes it stale too. A stale report is still served, marked
+as such, while the new one is computed; a recompute whose inputs hash as before keeps the figures.
+"""
+import hashlib
+from dataclasses import asdict
+
+import orjson
+from celery import current_app
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from benchmarks.models import canonical_json
+
+from .build import build_report
+from .contract import ReportOptions
+from .limits import BUSY_RETRY_AFTER_S, ReportBusy
+from .models import StoredReport
+from .provenance import code_version
+from .selectors import report_data, resolve_scope
+
+State = StoredReport.State
+TASK = "reports.tasks.compute_report"
+
+
+def report_key(scope, options: ReportOptions):
+    gold = scope.gold
+    described = None if gold is None else {
+        "version": gold.version.pk if gold.version else None, "chosen_by": gold.chosen_by, "why": gold.why,
+        "declined": gold.declined, "excluded": sorted(gold.excluded_campaigns.items())}
+    return hashlib.sha256(canonical_json({
+        "benchmark": scope.benchmark.pk, "campaign": scope.campaign.pk if scope.campaign else None,
+        "gold_version": scope.gold_version.pk if scope.gold_version else None, "gold": described,
+        "options": asdict(options)}).encode()).hexdigest()
+
+
+def code_sha256():
+    return hashlib.sha256(canonical_json(code_version()).encode()).hexdigest()
+
+
+def sha256_of(*parts):
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(orjson.dumps(part, option=orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY
+                                   | orjson.OPT_NON_STR_KEYS, default=str))
+    return digest.hexdigest()
+
+
+def input_hashes(data):
+    """sha256 of what a report reads, by input: items (and forms), labels (with batches, QC and
+    campaigns' settings), gold, predictions (with runs) and code."""
+    return {
+        "items": sha256_of(data.tasks, data.items, data.benchmark),
+        "labels": sha256_of(data.annotations, data.campaigns, data.batches, data.qc, data.users, data.dialogues),
+        "gold": sha256_of(data.gold_version, data.gold, data.gold_choice),
+        "predictions": sha256_of(data.runs, data.predictions),
+        "code": code_sha256(),
+    }
+
+
+def needs_computing(stored):
+    return (stored.report is None or stored.is_stale or stored.state == State.FAILED
+            or stored.inputs.get("code") != code_sha256())
+
+
+def fetch(benchmark_slug, campaign=None, gold_version=None, options=ReportOptions(), requested_by=None):
+    """The stored report of this scope and options, its computation queued (or, with
+    REPORTS_COMPUTE_IN_REQUEST, done here) when there is none or it is stale. ActionError for a bad
+    scope; ReportBusy when the user already has REPORT_CONCURRENCY_PER_USER computations queued."""
+    scope = resolve_scope(benchmark_slug, campaign, gold_version)
+    stored, _ = StoredReport.objects.get_or_create(
+        key=report_key(scope, options),
+        defaults={"benchmark": scope.benchmark, "campaign_id": scope.campaign.pk if scope.campaign else None,
+                  "gold_version_id": scope.gold_version.pk if scope.gold_version else None,
+                  "query": {"campaign": campaign, "gold_version": gold_version}, "options": asdict(options)})
+    if stored.in_flight or not needs_computing(stored):
+        return stored  # a computation in flight that missed a change leaves its report stale: asked again then
+    user = requested_by if requested_by is not None and requested_by.is_authenticated else None
+    if user is not None and not settings.REPORTS_COMPUTE_IN_REQUEST:
+        mine = StoredReport.objects.filter(requested_by=user, state__in=(State.QUEUED, State.COMPUTING))
+        if mine.exclude(pk=stored.pk).count() >= settings.REPORT_CONCURRENCY_PER_USER:
+            raise ReportBusy(f"{settings.REPORT_CONCURRENCY_PER_USER} of your reports are being computed already; "
+                             f"try again in a few seconds.", BUSY_RETRY_AFTER_S)
+    # One request queues it: the others find it queued.
+    queued = (StoredReport.objects.filter(pk=stored.pk).exclude(state=State.QUEUED)
+              .update(state=State.QUEUED, progress=0.0, step="waiting for a worker", requested_by=user,
+                      requested_at=timezone.now(), error=""))
+    if queued:
+        if settings.REPORTS_COMPUTE_IN_REQUEST:
+            compute(stored.pk)
+        else:
+            transaction.on_commit(lambda: current_app.send_task(TASK, args=[stored.pk]))
+    stored.refresh_from_db()
+    return stored
+
+
+def progress_of(stored_id):
+    def report(fraction, step):
+        StoredReport.objects.filter(pk=stored_id).update(progress=round(fraction, 3), step=step)
+    return report
+
+
+def compute(stored_id):
+    """Compute (or confirm) one stored report; run by the `cpu` worker (reports.tasks)."""
+    # Stale marks from here on are changes this computation may not see: it starts from a clean mark.
+    started = (StoredReport.objects.filter(pk=stored_id).filter(~Q(state=State.READY) | Q(stale_since__isnull=False))
+               .update(state=State.COMPUTING, started_at=timezone.now(), stale_since=None, progress=0.0,
+                       step="reading the rows"))
+    if not started:
+        return "nothing to do"
+    stored = StoredReport.objects.select_related("benchmark").get(pk=stored_id)
+    try:
+        # Every row read from one snapshot, no label half in, half out (when this is the outermost transaction).
+        snapshot = connection.vendor == "postgresql" and not connection.in_atomic_block
+        with transaction.atomic():
+            if snapshot:
+                connection.cursor().execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            scope = resolve_scope(stored.benchmark.slug, stored.query.get("campaign"), stored.query.get("gold_version"))
+            data = report_data(scope)
+        inputs = input_hashes(data)
+        if inputs == stored.inputs and stored.report is not None:
+            report = stored.report  # the same inputs: the same figures
+        else:
+            progress = progress_of(stored_id)
+            progress(0.3, "computing the statistics")
+            report = build_report(data, ReportOptions(**stored.options), progress=progress)
+            if report.get("multiple_choice"):
+                report["multiple_choice"].pop("_results", None)  # working arrays, not part of the report
+    except Exception as error:
+        StoredReport.objects.filter(pk=stored_id).update(state=State.FAILED, error=repr(error)[:2000], step="failed")
+        raise
+    StoredReport.objects.filter(pk=stored_id).update(state=State.READY, progress=1.0, step="ready", inputs=inputs,
+                                                     report=report, computed_at=timezone.now())
+    return "computed"
