@@ -11,6 +11,10 @@ function fit() {
   const height = Math.ceil(doc.body.getBoundingClientRect().height + parseFloat(style.marginTop)
     + parseFloat(style.marginBottom)) + scrollbar;
   frame.style.height = `${height}px`;
+  // Content that reaches past the body's box (a margin or border that does not collapse into it)
+  // still overflows by a few pixels: grow the frame by that much rather than show a scroll box.
+  const overflow = doc.documentElement.scrollHeight - doc.documentElement.clientHeight;
+  if (overflow > 0) frame.style.height = `${height + overflow}px`;
   frame.dataset.fitted = "1";
   frame.dataset.width = String(window.innerWidth);
 }
