@@ -43,10 +43,15 @@ def source_sha256(source: str) -> str:
     return loading.file_sha256(path) if path.is_file() else loading.folder_sha256(path)
 
 
+API_FIELDS = ("endpoint", "api_model", "api_key_env")
+
+
 def register_model(name, source=ModelSpec.PACKAGED, *, user=None, **fields) -> ModelSpec:
     """A new ModelSpec, pinned to the sha256 of its files as they are now on this machine."""
     if ModelSpec.objects.filter(name=name).exists():
         raise RunError("model_exists", f"a model named {name!r} is already registered")
+    if given := [key for key in API_FIELDS if fields.get(key)]:
+        raise RunError("bad_settings", f"{', '.join(given)}: only for a model behind an API (backend \"api\")")
     try:
         prompting.check_chat_template(fields.get("chat_template", ""))
     except ValueError as error:

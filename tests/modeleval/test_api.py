@@ -99,6 +99,10 @@ def test_only_staff_register_models(researcher, staff, tmp_path):
     missing = client_for(staff).post("/api/v1/models/", {**request, "name": "gone", "source": str(tmp_path / "x")},
                                      format="json")
     assert missing.status_code == 400 and missing.json()["code"] == "model_source_missing"
+    # An API model's fields on a local model are refused, not stored (nor a database error).
+    key_env = client_for(staff).post("/api/v1/models/", {**request, "name": "odd", "api_key_env": "é­Ã"},
+                                     format="json")
+    assert key_env.status_code == 400 and key_env.json()["code"] == "bad_settings"
     assert [m["name"] for m in client_for(researcher).get("/api/v1/models/").json()["results"]] == ["tiny"]
 
 
