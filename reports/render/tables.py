@@ -246,6 +246,18 @@ def diqad_tables(report):
                 for m in models]
         tables.append(Table(f"diqad_{q['task']}_{q['quality']}", f"{q['task']} / {q['label']} against gold (x100)",
                             ["Model", *[name for name, _ in DIQAD_COLUMNS]], rows, ratings["note"]))
+        domains = sorted({d["domain"] for m in models for d in m.get("gold_by_domain", [])})
+        if len(domains) > 1:  # DiQAD's cross-domain analysis: accuracy per item domain
+            by = {(m["model"], d["domain"]): d for m in models for d in m.get("gold_by_domain", [])}
+            rows = [[Cell(domain or "(none)", style="text"),
+                     *[cell(by[m["model"], domain], "accuracy", "percent") if (m["model"], domain) in by
+                       else Cell(None, "no item of this domain") for m in models],
+                     Cell(max(by[m["model"], domain]["n"] for m in models if (m["model"], domain) in by), style="int")]
+                    for domain in domains]
+            tables.append(Table(f"diqad_{q['task']}_{q['quality']}_domains",
+                                f"{q['task']} / {q['label']}: accuracy per domain against gold (x100)",
+                                ["Domain", *[m["model"] for m in models], "Items"], rows,
+                                "each model's accuracy on the gold items of one domain"))
     return tables
 
 

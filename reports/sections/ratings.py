@@ -113,6 +113,7 @@ def rating_quality(rows: Rows, task, spec, runs, options: ReportOptions):
             mrow["gold_majority_class_rate"] = metrics_.majority_class_rate
             mrow["gold_per_class"] = [c.to_dict() for c in metrics_.per_class]
             mrow["gold_confusion_matrix"] = metrics_.confusion_matrix
+            mrow["gold_by_domain"] = domain_accuracy(scored, truth, guess, rows.domain, values, options)
         else:
             for name in GOLD_KEYS:
                 put(mrow, name, None, no_gold)
@@ -121,6 +122,23 @@ def rating_quality(rows: Rows, task, spec, runs, options: ReportOptions):
     ratings_by_run = {r["id"]: {i: pred["rating"][j] for i, j in rows.predictions[r["id"], first_variant(r)].items()}
                       for r in runs}
     return row, models, {"means": means, "ratings": ratings_by_run}
+
+
+def domain_accuracy(items, truth, guess, domain_of, values, options: ReportOptions):
+    """DiQAD's cross-domain analysis: accuracy against gold on each item domain's share of the items
+    (items without a domain under ""), flagged where a domain has too few items."""
+    by_domain = {}
+    for item, t, g in zip(items, truth, guess):
+        by_domain.setdefault(domain_of.get(item) or "", []).append((t, g))
+    out = []
+    for domain in sorted(by_domain):
+        pairs = by_domain[domain]
+        figures = classification_metrics([t for t, _ in pairs], [g for _, g in pairs], labels=values)
+        entry = new_row(domain=domain, n=len(pairs))
+        put(entry, "accuracy", figures.accuracy, figures.undefined_reason)
+        flag(entry, [(len(pairs), options.min_items, "items")])
+        out.append(entry)
+    return out
 
 
 def first_variant(run):

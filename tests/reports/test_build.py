@@ -157,3 +157,24 @@ def test_peer_kappa_is_the_mean_of_cohens_kappa_with_each_peer():
         shares = [np.mean([a == b for a, b in zip(mine, theirs)]) for other, theirs in labels.items() if other != me]
         assert rows[me]["peer_kappa"] == pytest.approx(np.mean(peers))
         assert rows[me]["peer_agreement"] == pytest.approx(np.mean(shares)) and rows[me]["n_peer_pairs"] == 16
+
+
+def test_diqad_accuracy_per_domain_against_gold():
+    """DiQAD's cross-domain analysis: each model's accuracy on each domain's gold items, counted by hand."""
+    gold = [2, 1, 0, 2, 1, 0, 2, 2]
+    answers = ["2", "1", "1", "2", "0", "0", "1", "2"]
+    domains = ["health", "health", "health", "law", "law", "law", "law", None]
+    items = [(n, 1, g, {"domain": d}) for n, (g, d) in enumerate(zip(gold, domains))]
+    annotations = [(n, a, g, 1, True, 1, None) for n, g in enumerate(gold) for a in (10, 11)]
+    d = data([(1, "quality", SCORE_FORM)], items, annotations,
+             [(3, n, a, float(a)) for n, a in enumerate(answers)],
+             [(3, "rater", "rating", {"quality": "score"}, [1])])
+    report = build_report(d, ReportOptions(n_resamples=10, min_items=3))
+    by_domain = {d["domain"]: d for d in report["ratings"]["models"][0]["gold_by_domain"]}
+    assert {k: (v["n"], v["accuracy"]) for k, v in by_domain.items()} == {
+        "": (1, 1.0), "health": (3, 2 / 3), "law": (4, 2 / 4)}
+    assert by_domain[""].get("small_sample") and not by_domain["law"].get("small_sample")
+    table = diqad_tables(public(report))[1]
+    assert table.header == ["Domain", "rater", "Items"]
+    assert [[c.text() for c in row] for row in table.rows] == [
+        ["(none)", "100.00", "1"], ["health", "66.67", "3"], ["law", "50.00", "4"]]
