@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from celery import current_app
 from django.db import transaction
 from django.utils import timezone
 
@@ -21,7 +22,6 @@ from .modes import CLASSIFY_REFUSAL, PAIRWISE_LABELS, SELFCHAT_REFUSAL, TRAIN_RE
 from .models import Backend, ChunkState, EvalRun, Mode, ModelSpec, PositionPolicy, RunChunk, RunEventKind, RunState
 from .scorers import huynh, loading
 from .scorers.prompts import template_hash
-from .tasks import score_chunk
 
 PACKAGED_NAME = "smollm2-135m-instruct"
 GPU_QUEUE = "gpu"
@@ -298,6 +298,9 @@ def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=Non
     return run
 
 
+SCORE_CHUNK_TASK = "modeleval.tasks.score_chunk"
+
+
 def enqueue_chunks(run_id):
     """Put the run's pending chunks on the gpu queue. When the broker cannot be reached the run is
     failed (chunks already sent are then skipped by the workers) rather than left queued for ever,
@@ -308,6 +311,9 @@ def enqueue_chunks(run_id):
     if EvalRun.objects.filter(pk=run_id, mode=Mode.TRAIN).exists():
         chunk_ids = chunk_ids[:1]  # each starts from the checkpoint of the one before: one at a time
     queue = CPU_QUEUE if EvalRun.objects.filter(pk=run_id, model__backend=Backend.API).exists() else GPU_QUEUE
+    # The task by its registered name: the task calls the runner, which calls back into these actions
+    # for a training run's next chunk, so importing the task module here would close a circle.
+    score_chunk = current_app.tasks[SCORE_CHUNK_TASK]
     try:
         for chunk_id in chunk_ids.values_list("pk", flat=True):
             score_chunk.apply_async((chunk_id,), queue=queue)
@@ -387,3 +393,25 @@ def start_training(*, model: ModelSpec, benchmark, question_key="", settings=Non
     if enqueue:
         transaction.on_commit(lambda: enqueue_chunks(run.pk))
     return run
+
+
+def finish_training(run, *, enqueue=True) -> ModelSpec:
+    """After a training run's last chunk: its best checkpoint becomes a ModelSpec (once) and a `classify`
+    run scores the test split."""
+    from . import training
+    from .scorers.classifier import MODEL_FOLDER
+
+    best = training.best_chunk(run)
+    folder = training.checkpoint_dir(run, best) / MODEL_FOLDER
+    spec = ModelSpec.objects.filter(trained_by=run).first()
+    if spec is None:
+        spec = register_model(f"{run.model.name}-{run.settings['question']}-run{run.pk}"[:100], str(folder),
+                              revision=f"training run {run.pk}, chunk {best}", trained_by=run,
+                              max_length=run.settings["max_length"], user=run.created_by)
+        record(run, RunEventKind.MODEL_REGISTERED, model=spec.name, sha256=spec.sha256, best_chunk=best)
+    if not EvalRun.objects.filter(model=spec, mode=Mode.CLASSIFY).exists():
+        test = run.selection["split"]["test"]
+        start_run(model=spec, benchmark=run.benchmark, mode=Mode.CLASSIFY, item_ids=test,
+                  settings={"quality": run.settings["question"]}, seed=run.seed, user=run.created_by,
+                  chunk_size=max(16, len(test) // 8 or 1), enqueue=enqueue)
+    return spec

@@ -154,10 +154,15 @@ def process_chunk(chunk_id: int, worker: str = "") -> str:
         # Inside the try: rows the database refuses are this chunk's failure too, not a lost message.
         if not complete_chunk(chunk_id, rows):
             return "skipped"
-        if claim.run.mode == Mode.TRAIN and not worker.startswith(SYNC_WORKER):
-            from .actions import enqueue_chunks  # deferred: the actions queue the task that calls this module
+        if claim.run.mode == Mode.TRAIN:
+            # A training run's chunks run one after the other; after the last, its model scores the test split.
+            from . import actions  # deferred: loads the scoring stack only where a training chunk ran
 
-            enqueue_chunks(claim.run.pk)  # a training run's chunks run one after the other
+            queued = not worker.startswith(SYNC_WORKER)
+            if claim.chunk.index == claim.run.chunks_total - 1:
+                actions.finish_training(claim.run, enqueue=queued)
+            elif queued:
+                actions.enqueue_chunks(claim.run.pk)
         return "done"
     except scoring.PermanentError as error:
         with transaction.atomic():

@@ -204,8 +204,6 @@ def train_chunk(run, chunk) -> list:
                                                                               state))
     record(run, RunEventKind.CHECKPOINT, chunk=chunk, path=str(folder),
            sha256=loading.folder_sha256(folder / classifier.MODEL_FOLDER))
-    if chunk.index == len(steps) - 1:
-        finish(run, state, enqueue=not chunk.worker.startswith(SYNC_WORKER))
     return []
 
 
@@ -217,33 +215,11 @@ def evaluate(model, tokenizer, run, ids) -> float:
     return sum(max(range(len(p)), key=p.__getitem__) == t for p, t in zip(probs, targets)) / len(ids)
 
 
-def best_chunk(run, state) -> int:
-    """The chunk whose checkpoint had the best validation accuracy (the earlier one on ties), or the
-    last chunk when there is no validation split."""
-    scored = state["validation"]
-    if not scored:
-        return run.chunks_total - 1
-    return max(scored, key=lambda v: (v["accuracy"], -v["chunk"]))["chunk"]
+def best_chunk(run) -> int:
+    """The chunk whose checkpoint had the best validation accuracy (the earlier one on ties), read from
+    the run's validation events, or the last chunk when there is no validation split."""
+    from .models import RunEvent, RunEventKind
 
-
-def finish(run, state, enqueue=True):
-    """The best checkpoint becomes a ModelSpec (once) and a `classify` run scores the test split."""
-    from . import actions
-    from .lifecycle import record
-    from .models import EvalRun, Mode, ModelSpec, RunEventKind
-    from .scorers.classifier import MODEL_FOLDER
-
-    best = best_chunk(run, state)
-    folder = checkpoint_dir(run, best) / MODEL_FOLDER
-    spec = ModelSpec.objects.filter(trained_by=run).first()
-    if spec is None:
-        spec = actions.register_model(f"{run.model.name}-{run.settings['question']}-run{run.pk}"[:100], str(folder),
-                                      revision=f"training run {run.pk}, chunk {best}", trained_by=run,
-                                      max_length=run.settings["max_length"], user=run.created_by)
-        record(run, RunEventKind.MODEL_REGISTERED, model=spec.name, sha256=spec.sha256, best_chunk=best)
-    if not EvalRun.objects.filter(model=spec, mode=Mode.CLASSIFY).exists():
-        test = run.selection["split"]["test"]
-        actions.start_run(model=spec, benchmark=run.benchmark, mode=Mode.CLASSIFY, item_ids=test,
-                          settings={"quality": run.settings["question"]}, seed=run.seed, user=run.created_by,
-                          chunk_size=max(16, len(test) // 8 or 1), enqueue=enqueue)
-    return spec
+    scored = [(e.figures["accuracy"], -e.chunk.index) for e in
+              RunEvent.objects.filter(run=run, kind=RunEventKind.VALIDATION).select_related("chunk")]
+    return -max(scored)[1] if scored else run.chunks_total - 1

@@ -82,6 +82,7 @@ MATRIX = {
     ("modelspec-detail", "get"):                      "nnnnnnYY",
     ("evalrun-list", "get"):                          "nnnnnnYY",
     ("evalrun-list", "post"):                         "nnnnnnYY",
+    ("evalrun-train", "post"):                        "nnnnnnYY",
     ("evalrun-detail", "get"):                        "nnnnnnYY",
     ("evalrun-cancel", "post"):                       "nnnnnnYY",
     ("evalrun-chunks", "get"):                        "nnnnnnYY",
