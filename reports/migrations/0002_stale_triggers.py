@@ -1,66 +1,23 @@
-"""Database triggers that mark stored reports stale the moment a row they read changes, whichever code
-writes it (actions, importers' COPY, the admin): every table a report reads, mapped to its benchmark.
-PostgreSQL: one statement-level trigger per table and event over the changed rows; SQLite: row-level."""
+"""Database triggers that mark stored reports stale the moment a row they read changes (reports.triggers).
+PostgreSQL's are created here; SQLite's are installed after every migrate (reports.apps), since SQLite's way
+of changing a table drops them."""
 from django.db import migrations
 
-# table -> (column of the changed row, SQL giving benchmark ids from {ids}: ids of that column).
-PATHS = {
-    "benchmarks_task": ("benchmark_id", "{ids}"),
-    "benchmarks_item": ("task_id", "SELECT benchmark_id FROM benchmarks_task WHERE id IN ({ids})"),
-    "annotation_campaign": ("benchmark_id", "{ids}"),
-    "annotation_goldversion": ("benchmark_id", "{ids}"),
-    "modeleval_evalrun": ("benchmark_id", "{ids}"),
-    "annotation_goldlabel": ("version_id", "SELECT benchmark_id FROM annotation_goldversion WHERE id IN ({ids})"),
-    "modeleval_prediction": ("run_id", "SELECT benchmark_id FROM modeleval_evalrun WHERE id IN ({ids})"),
-    "modeleval_evalrun_tasks": ("evalrun_id", "SELECT benchmark_id FROM modeleval_evalrun WHERE id IN ({ids})"),
-    "annotation_qcsampleitem": ("review_id", "SELECT c.benchmark_id FROM annotation_campaign c JOIN annotation_qcreview r "
-                                             "ON r.campaign_id = c.id WHERE r.id IN ({ids})"),
-    **{table: ("campaign_id", "SELECT benchmark_id FROM annotation_campaign WHERE id IN ({ids})")
-       for table in ("annotation_campaignsettings", "annotation_batch", "annotation_batchitem",
-                     "annotation_annotation", "annotation_qcreview")},
-}
-MARK = "UPDATE reports_storedreport SET stale_since = {now} WHERE stale_since IS NULL AND benchmark_id IN ({benchmarks})"
-EVENTS = {"insert": "NEW", "update": "NEW", "delete": "OLD"}
-
-
-def postgresql():
-    yield f"""CREATE FUNCTION reports_mark_stale() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  EXECUTE format('{MARK.format(now="now()", benchmarks="%s").replace("'", "''")}', TG_ARGV[0]);
-  RETURN NULL;
-END $$"""
-    for table, (column, path) in PATHS.items():
-        for event, side in EVENTS.items():
-            # A transition table holds the statement's changed rows; one per event (PostgreSQL's rule).
-            ids = f"SELECT {column} FROM changed_rows"
-            yield (f"CREATE TRIGGER reports_stale_{event} AFTER {event.upper()} ON {table} "
-                   f"REFERENCING {side} TABLE AS changed_rows FOR EACH STATEMENT "
-                   f"EXECUTE FUNCTION reports_mark_stale($${path.format(ids=ids)}$$)")
-
-
-def sqlite():
-    for table, (column, path) in PATHS.items():
-        for event, side in EVENTS.items():
-            mark = MARK.format(now="CURRENT_TIMESTAMP", benchmarks=path.format(ids=f"{side}.{column}"))
-            yield f"CREATE TRIGGER reports_stale_{table}_{event} AFTER {event.upper()} ON {table} BEGIN {mark}; END"
+from reports import triggers
 
 
 def create(apps, schema_editor):
-    statements = {"postgresql": postgresql, "sqlite": sqlite}[schema_editor.connection.vendor]()
-    for sql in statements:
-        schema_editor.execute(sql, params=None)
+    if schema_editor.connection.vendor == "postgresql":
+        for sql in triggers.postgresql():
+            schema_editor.execute(sql, params=None)
 
 
 def drop(apps, schema_editor):
     if schema_editor.connection.vendor == "postgresql":
-        for table in PATHS:
-            for event in EVENTS:
-                schema_editor.execute(f"DROP TRIGGER reports_stale_{event} ON {table}", params=None)
-        schema_editor.execute("DROP FUNCTION reports_mark_stale()", params=None)
+        for sql in triggers.postgresql_drop():
+            schema_editor.execute(sql, params=None)
     else:
-        for table in PATHS:
-            for event in EVENTS:
-                schema_editor.execute(f"DROP TRIGGER reports_stale_{table}_{event}", params=None)
+        triggers.remove_sqlite_triggers(schema_editor.connection)
 
 
 class Migration(migrations.Migration):

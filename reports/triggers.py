@@ -1,0 +1,86 @@
+"""Database triggers that mark stored reports stale the moment a row they read changes, whichever code
+writes it (actions, importers' COPY, the admin): every table a report reads, mapped to its benchmark.
+
+PostgreSQL: one statement-level trigger per table and event over the changed rows, created by migration
+0002. SQLite: row-level triggers, installed after every `migrate` and removed before it (reports.apps):
+SQLite changes a column by building a new table and renaming it, which drops the old table's triggers and
+refuses the rename while another table's trigger names the table, so its triggers cannot live through
+migrations."""
+from django.db.migrations.recorder import MigrationRecorder
+
+# table -> (column of the changed row, SQL giving benchmark ids from {ids}: ids of that column).
+PATHS = {
+    "benchmarks_task": ("benchmark_id", "{ids}"),
+    "benchmarks_item": ("task_id", "SELECT benchmark_id FROM benchmarks_task WHERE id IN ({ids})"),
+    "annotation_campaign": ("benchmark_id", "{ids}"),
+    "annotation_goldversion": ("benchmark_id", "{ids}"),
+    "modeleval_evalrun": ("benchmark_id", "{ids}"),
+    "annotation_goldlabel": ("version_id", "SELECT benchmark_id FROM annotation_goldversion WHERE id IN ({ids})"),
+    "modeleval_prediction": ("run_id", "SELECT benchmark_id FROM modeleval_evalrun WHERE id IN ({ids})"),
+    "modeleval_evalrun_tasks": ("evalrun_id", "SELECT benchmark_id FROM modeleval_evalrun WHERE id IN ({ids})"),
+    "annotation_qcsampleitem": ("review_id", "SELECT c.benchmark_id FROM annotation_campaign c JOIN annotation_qcreview r "
+                                             "ON r.campaign_id = c.id WHERE r.id IN ({ids})"),
+    **{table: ("campaign_id", "SELECT benchmark_id FROM annotation_campaign WHERE id IN ({ids})")
+       for table in ("annotation_campaignsettings", "annotation_batch", "annotation_batchitem",
+                     "annotation_annotation", "annotation_qcreview")},
+}
+MARK = "UPDATE reports_storedreport SET stale_since = {now} WHERE stale_since IS NULL AND benchmark_id IN ({benchmarks})"
+EVENTS = {"insert": "NEW", "update": "NEW", "delete": "OLD"}
+# The migration that brings the triggers: before it is applied, SQLite gets none.
+MIGRATION = ("reports", "0002_stale_triggers")
+
+
+def postgresql():
+    yield f"""CREATE FUNCTION reports_mark_stale() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE format('{MARK.format(now="now()", benchmarks="%s").replace("'", "''")}', TG_ARGV[0]);
+  RETURN NULL;
+END $$"""
+    for table, (column, path) in PATHS.items():
+        for event, side in EVENTS.items():
+            # A transition table holds the statement's changed rows; one per event (PostgreSQL's rule).
+            ids = f"SELECT {column} FROM changed_rows"
+            yield (f"CREATE TRIGGER reports_stale_{event} AFTER {event.upper()} ON {table} "
+                   f"REFERENCING {side} TABLE AS changed_rows FOR EACH STATEMENT "
+                   f"EXECUTE FUNCTION reports_mark_stale($${path.format(ids=ids)}$$)")
+
+
+def postgresql_drop():
+    for table in PATHS:
+        for event in EVENTS:
+            yield f"DROP TRIGGER reports_stale_{event} ON {table}"
+    yield "DROP FUNCTION reports_mark_stale()"
+
+
+def sqlite():
+    for table, (column, path) in PATHS.items():
+        for event, side in EVENTS.items():
+            mark = MARK.format(now="CURRENT_TIMESTAMP", benchmarks=path.format(ids=f"{side}.{column}"))
+            yield (f"CREATE TRIGGER IF NOT EXISTS reports_stale_{table}_{event} AFTER {event.upper()} ON {table} "
+                   f"BEGIN {mark}; END")
+
+
+def sqlite_drop():
+    for table in PATHS:
+        for event in EVENTS:
+            yield f"DROP TRIGGER IF EXISTS reports_stale_{table}_{event}"
+
+
+def _execute(connection, statements):
+    with connection.cursor() as cursor:
+        for sql in statements:
+            cursor.execute(sql)
+
+
+def remove_sqlite_triggers(connection):
+    if connection.vendor == "sqlite":
+        _execute(connection, sqlite_drop())
+
+
+def install_sqlite_triggers(connection):
+    """Idempotent; only once the triggers' migration is applied (and so every table they name exists)."""
+    if connection.vendor != "sqlite":
+        return
+    if MIGRATION not in MigrationRecorder(connection).applied_migrations():
+        return
+    _execute(connection, sqlite())
