@@ -26,19 +26,7 @@ from benchmarks.models import Benchmark
 from benchmarks.permissions import can_import_items
 
 from .forms import (AccountsForm, CampaignForm, MembersForm, PresetChoiceForm, SettingsChangeForm, UploadForm)
-from .views import campaign_with_role
-
-
-def managed_campaigns(user):
-    ids = selectors.campaigns_with_role(user, {Role.MANAGER})
-    campaigns = selectors.visible_campaigns(user)
-    return campaigns if ids is None else campaigns.filter(pk__in=ids)
-
-
-def may_manage(user):
-    """Whether the manager's pages have anything for this person."""
-    return (can_create_campaigns(user) or can_import_items(user) or accounts.may_create_accounts(user)
-            or managed_campaigns(user).exists())
+from .access import campaign_with_role, managed_campaigns, may_manage
 
 
 def managed(request, pk):

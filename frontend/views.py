@@ -27,6 +27,7 @@ from reports.readable import GAP_RULES, RULES
 from reports.limits import ReportBusy, report_slot
 from reports.render import FORMATS
 
+from .access import campaign_with_role, may_manage
 from .throttling import guard
 
 REPORT_DOWNLOADS = ("csv", "json", "latex")
@@ -49,16 +50,6 @@ def sign_in_refused(request, wait):
                   {"throttled_seconds": wait, "next": request.POST.get("next", "")})
 
 
-def campaign_with_role(user, pk, allowed, what):
-    """The campaign when the user holds one of `allowed` there; the 403 page otherwise (members and
-    outsiders alike, so the refusal says nothing about the campaign)."""
-    campaign = get_object_or_404(Campaign.objects.select_related("benchmark"), pk=pk)
-    roles = selectors.roles_of(user, campaign)
-    if not roles & set(allowed):
-        raise PermissionDenied(f"Only a {' or '.join(sorted(allowed))} of this campaign may {what}.")
-    return campaign, roles
-
-
 @login_required
 def home(request):
     user = request.user
@@ -66,12 +57,10 @@ def home(request):
     campaigns = []
     with_report = readable_report_campaigns(user)
     for campaign in selectors.visible_campaigns(user).order_by("name"):
-        roles = selectors.roles_of(user, campaign) if user.is_staff else frozenset(roles_by.get(campaign.pk, ()))
+        roles = frozenset(roles_by.get(campaign.pk, ())) | selectors.staff_roles(user)
         campaigns.append({"campaign": campaign, "roles": sorted(roles), "waiting": selectors.waiting_for(user, campaign, roles),
                           "report": campaign.pk in with_report})
     reports = Benchmark.objects.order_by("slug") if can_see_gold(user) else Benchmark.objects.none()
-    from .manage import may_manage  # the manager's pages build on this module's helpers
-
     return render(request, "frontend/home.html", {"campaigns": campaigns, "reports": reports,
                                                   "model_runs": can_evaluate_models(user), "manage": may_manage(user)})
 
@@ -181,7 +170,7 @@ def report_request(request, slug):
 
 
 def stored_for_page(request, benchmark, campaign, choices, served=True):
-    """(stored report, report) for the page, or the answer saying why not (scope, limits); `served`: the
+    """The stored report as the reader may read it (reports.access.Served), or the answer saying why not; `served`: the
     report itself is sent, which the report limits count (reports.limits)."""
     try:
         with report_slot(request) if served else nullcontext():
@@ -212,7 +201,7 @@ def report(request, slug):
     return render(request, "frontend/report.html", {
         "benchmark": benchmark, "query": query, "downloads": downloads, "campaign": campaign, "rules": rules,
         "chosen": {key: choices.get(key, getattr(defaults, key)) for key in ReportQuery.OPTIONS},
-        "status": status_of(stored[0])})
+        "status": status_of(stored.stored)})
 
 
 @login_required
@@ -224,7 +213,7 @@ def report_status(request, slug):
     stored = stored_for_page(request, *asked, served=False)
     if isinstance(stored, HttpResponse):
         return stored
-    return JsonResponse(status_of(stored[0]))
+    return JsonResponse(status_of(stored.stored))
 
 
 @login_required
@@ -238,9 +227,8 @@ def report_embed(request, slug):
     stored = stored_for_page(request, *asked)
     if isinstance(stored, HttpResponse):
         return stored
-    stored, data = stored
-    if data is None:
+    if not stored.has_report:
         return HttpResponse("The report is being computed.", status=202, content_type="text/plain; charset=utf-8")
-    response = HttpResponse(FORMATS["html"][0](data), content_type="text/html; charset=utf-8")
+    response = HttpResponse(stored.text("html"), content_type="text/html; charset=utf-8")
     response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
     return response

@@ -13,6 +13,7 @@ from core.errors import ActionError, Code
 
 from .contract import ReportOptions
 from . import store
+from .render import render
 
 
 def check_report_access(user, benchmark_slug, campaign_id=None):
@@ -81,25 +82,44 @@ def status_of(stored):
     return {"state": stored.state, "progress": stored.progress, "step": stored.step, "stale": stored.is_stale,
             "stale_since": stored.stale_since.isoformat() if stored.stale_since else None,
             "computed_at": stored.computed_at.isoformat() if stored.computed_at else None,
-            "has_report": stored.report is not None,
+            "has_report": stored.has_report,
             "error": stored.error or None}
 
 
+class Served:
+    """A stored report as one reader may read it: `text(fmt)` renders it (kept renderings when the reader sees
+    the whole report, else rendered from the stored figures less the people they may not see)."""
+
+    def __init__(self, stored, hidden_campaigns):
+        self.stored, self.hidden = stored, hidden_campaigns
+
+    @property
+    def has_report(self):
+        return self.stored.has_report
+
+    def text(self, fmt):
+        if not self.hidden:
+            return store.rendered(self.stored, fmt)
+        report, _ = store.report_of(self.stored)
+        return render(without_people_of(report, self.hidden), fmt)
+
+
 def stored_report_for(user, benchmark, campaign=None, gold_version=None, options=ReportOptions()):
-    """(the stored report's row, its report cut to what `user` may read, or None before the first is computed);
-    queues a computation when there is none or it is stale (reports.store)."""
+    """The stored report `user` may read (Served); queues a computation when there is none or it is stale
+    (reports.store)."""
     check_report_access(user, benchmark, campaign)
     stored = store.fetch(benchmark, campaign, gold_version, options, requested_by=user)
-    report = stored.report
-    if report is not None and campaign in (None, "") and not user.is_staff:
-        shown = {c["campaign_id"] for c in report["campaigns"]}
-        report = without_people_of(report, shown - readable_report_campaigns(user))
-    return stored, report
+    hidden = set()
+    if campaign in (None, "") and not selectors.reads_all_gold(user):
+        hidden = set(stored.campaign_ids) - readable_report_campaigns(user)
+    return Served(stored, hidden)
 
 
-def report_for(user, benchmark, campaign=None, gold_version=None, options=ReportOptions()):
-    """The fresh report `user` may read: refused (ActionError), pending (ReportPending) or served from storage."""
-    stored, report = stored_report_for(user, benchmark, campaign, gold_version, options)
-    if report is None or stored.is_stale or stored.state != stored.State.READY:
+def report_for(user, benchmark, campaign=None, gold_version=None, options=ReportOptions(), fmt="json"):
+    """The fresh report `user` may read, as text in `fmt`: refused (ActionError), pending (ReportPending) or
+    served from storage."""
+    served = stored_report_for(user, benchmark, campaign, gold_version, options)
+    stored = served.stored
+    if not stored.has_report or stored.is_stale or stored.state != stored.State.READY:
         raise ReportPending(stored)
-    return report
+    return served.text(fmt)

@@ -19,7 +19,8 @@ class ReportRenderer(renderers.BaseRenderer):
     charset = "utf-8"
 
     def render(self, data, accepted_media_type=None, renderer_context=None):
-        return FORMATS[self.format][0](data).encode("utf-8")
+        # A served report arrives as its text (reports.access.report_for); an error or progress as a dict.
+        return (data if isinstance(data, str) else FORMATS[self.format][0](data)).encode("utf-8")
 
 
 def renderer(fmt):
@@ -75,12 +76,12 @@ class ReportView(APIView):
                             status=400)
         scope = {k: v for k, v in query.validated_data.items() if k not in ReportQuery.OPTIONS}
         chosen = {k: v for k, v in query.validated_data.items() if k in ReportQuery.OPTIONS}
+        fmt = request.accepted_renderer.format
         try:
             with report_slot(request):
-                report = report_for(request.user, **scope, options=ReportOptions(**chosen))
+                report = report_for(request.user, **scope, options=ReportOptions(**chosen), fmt=fmt)
         except ReportPending as pending:
             return Response(pending.as_dict(), status=202, headers={"Retry-After": str(PENDING_RETRY_AFTER_S)})
-        fmt = request.accepted_renderer.format
         response = Response(report)
         if fmt != "json":
             name = f"report-{query.validated_data['benchmark']}.{FORMATS[fmt][2]}"

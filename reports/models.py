@@ -30,11 +30,19 @@ class StoredReport(models.Model):
     computed_at = models.DateTimeField(null=True, blank=True)
     inputs = models.JSONField(default=dict)  # sha256 of items, labels, gold, predictions and code
     report = models.JSONField(null=True, blank=True)
+    # Bumped each time the stored figures change: a rendering (ReportText) serves only its own generation.
+    generation = models.PositiveIntegerField(default=0)
+    # The campaigns the report shows, so the people cut (reports.access) is decided without reading the report.
+    campaign_ids = models.JSONField(default=list)
     error = models.TextField(blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["benchmark"], condition=models.Q(stale_since__isnull=True),
                                 name="storedreport_fresh_benchmark")]
+
+    @property
+    def has_report(self):
+        return self.computed_at is not None  # set with the report, never cleared
 
     @property
     def is_stale(self):
@@ -43,3 +51,15 @@ class StoredReport(models.Model):
     @property
     def in_flight(self):
         return self.state in (self.State.QUEUED, self.State.COMPUTING)
+
+
+class ReportText(models.Model):
+    """A stored report rendered in one format (json, csv, html, latex), kept so that serving it is sending text:
+    rendered on first request and dropped when the figures change (a new generation)."""
+    stored = models.ForeignKey(StoredReport, on_delete=models.CASCADE, related_name="texts")
+    format = models.CharField(max_length=8)
+    generation = models.PositiveIntegerField()
+    text = models.TextField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["stored", "format", "generation"], name="reporttext_once")]

@@ -14,7 +14,7 @@ import orjson
 from celery import current_app
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from benchmarks.models import canonical_json
@@ -22,8 +22,9 @@ from benchmarks.models import canonical_json
 from .build import build_report
 from .contract import ReportOptions
 from .limits import BUSY_RETRY_AFTER_S, ReportBusy
-from .models import StoredReport
+from .models import ReportText, StoredReport
 from .provenance import code_version
+from .render import render
 from .selectors import report_data, resolve_scope
 
 State = StoredReport.State
@@ -66,7 +67,7 @@ def input_hashes(data):
 
 
 def needs_computing(stored):
-    return (stored.report is None or stored.is_stale or stored.state == State.FAILED
+    return (not stored.has_report or stored.is_stale or stored.state == State.FAILED
             or stored.inputs.get("code") != code_sha256())
 
 
@@ -75,7 +76,8 @@ def fetch(benchmark_slug, campaign=None, gold_version=None, options=ReportOption
     REPORTS_COMPUTE_IN_REQUEST, done here) when there is none or it is stale. ActionError for a bad
     scope; ReportBusy when the user already has REPORT_CONCURRENCY_PER_USER computations queued."""
     scope = resolve_scope(benchmark_slug, campaign, gold_version)
-    stored, _ = StoredReport.objects.get_or_create(
+    # The report itself is read only when it is rendered (reports.store.rendered), not to decide what to serve.
+    stored, _ = StoredReport.objects.defer("report").get_or_create(
         key=report_key(scope, options),
         defaults={"benchmark": scope.benchmark, "campaign_id": scope.campaign.pk if scope.campaign else None,
                   "gold_version_id": scope.gold_version.pk if scope.gold_version else None,
@@ -97,8 +99,28 @@ def fetch(benchmark_slug, campaign=None, gold_version=None, options=ReportOption
             compute(stored.pk)
         else:
             transaction.on_commit(lambda: current_app.send_task(TASK, args=[stored.pk]))
-    stored.refresh_from_db()
+    stored.refresh_from_db(fields=[f.attname for f in StoredReport._meta.concrete_fields if f.name != "report"])
     return stored
+
+
+def report_of(stored):
+    """(the stored figures, their generation), read together."""
+    return StoredReport.objects.filter(pk=stored.pk).values_list("report", "generation").get()
+
+
+def rendered(stored, fmt):
+    """The stored report as text in `fmt`: kept from an earlier request of this generation, or rendered now from the
+    stored figures and kept. Only for readers who see the whole report (reports.access decides)."""
+    text = (ReportText.objects.filter(stored_id=stored.pk, format=fmt, generation=stored.generation)
+            .values_list("text", flat=True).first())
+    if text is None:
+        report, generation = report_of(stored)
+        text = render(report, fmt)
+        # A recompute may have replaced the figures since `stored` was read: the text is kept under the generation
+        # it was rendered from, which is served only while it is the current one.
+        ReportText.objects.bulk_create([ReportText(stored_id=stored.pk, format=fmt, generation=generation, text=text)],
+                                       ignore_conflicts=True)
+    return text
 
 
 def progress_of(stored_id):
@@ -125,8 +147,9 @@ def compute(stored_id):
             scope = resolve_scope(stored.benchmark.slug, stored.query.get("campaign"), stored.query.get("gold_version"))
             data = report_data(scope)
         inputs = input_hashes(data)
-        if inputs == stored.inputs and stored.report is not None:
-            report = stored.report  # the same inputs: the same figures
+        same_figures = inputs == stored.inputs and stored.report is not None
+        if same_figures:
+            report = stored.report  # the same inputs: the same figures (and the same renderings)
         else:
             progress = progress_of(stored_id)
             progress(0.3, "computing the statistics")
@@ -136,6 +159,12 @@ def compute(stored_id):
     except Exception as error:
         StoredReport.objects.filter(pk=stored_id).update(state=State.FAILED, error=repr(error)[:2000], step="failed")
         raise
-    StoredReport.objects.filter(pk=stored_id).update(state=State.READY, progress=1.0, step="ready", inputs=inputs,
-                                                     report=report, computed_at=timezone.now())
+    with transaction.atomic():
+        figures = {} if same_figures else {
+            "report": report, "generation": F("generation") + 1,
+            "campaign_ids": [c["campaign_id"] for c in report.get("campaigns", [])]}
+        StoredReport.objects.filter(pk=stored_id).update(state=State.READY, progress=1.0, step="ready", inputs=inputs,
+                                                         computed_at=timezone.now(), **figures)
+        if not same_figures:
+            ReportText.objects.filter(stored_id=stored_id).delete()
     return "computed"

@@ -7,8 +7,7 @@ from pathlib import Path
 import networkx as nx
 
 ROOT = Path(__file__).resolve().parents[2]
-# The manager's pages and the other pages share helpers both ways (frontend.views <-> frontend.manage).
-CHECKED = ("annotation", "benchmarks", "config", "core", "metrics", "modeleval", "reports")
+CHECKED = ("annotation", "benchmarks", "config", "core", "frontend", "metrics", "modeleval", "reports")
 
 
 def module_name(path):

@@ -12,7 +12,7 @@ from benchmarks.actions import import_items
 from benchmarks.models import Benchmark, Item
 from modeleval.models import Prediction
 from reports.build import public
-from reports.models import StoredReport
+from reports.models import ReportText, StoredReport
 from reports.service import make_report
 from tests.conftest import DEMO_DATA
 from tests.modeleval.conftest import Worker, wait_for, worker_environment
@@ -112,3 +112,31 @@ def test_reports_are_computed_on_the_cpu_queue_stored_and_recomputed_after_a_lab
     assert again["multiple_choice"] != report["multiple_choice"]
     assert comparable(again) == comparable(make_report("db", campaign.pk))
     assert StoredReport.objects.get(pk=stored.pk).inputs["labels"] != stored.inputs["labels"]
+
+
+@pytest.mark.django_db
+def test_a_stored_report_is_served_as_text_kept_per_format_until_its_figures_change():
+    bench, campaign = demo_benchmark("db")
+    staff = User.objects.create_user("report-reader", password="x", is_staff=True)
+    api = APIClient()
+    api.force_authenticate(staff)
+    query = {"benchmark": "db", "campaign": campaign.pk}
+    first = api.get("/api/v1/reports/", query)  # computed in the request here (REPORTS_COMPUTE_IN_REQUEST)
+    assert first.status_code == 200
+    stored = StoredReport.objects.get()
+    kept = ReportText.objects.get(stored=stored, format="json")
+    assert kept.generation == stored.generation == 1 and kept.text == first.content.decode()
+    assert comparable(json.loads(kept.text)) == comparable(make_report("db", campaign.pk))
+    # Served again: the kept text itself, not a new rendering (a kept text changed by hand shows through).
+    ReportText.objects.filter(pk=kept.pk).update(text='{"kept": true}\n')
+    assert api.get("/api/v1/reports/", query).json() == {"kept": True}
+    assert api.get("/api/v1/reports/", {**query, "format": "csv"}).status_code == 200
+    assert set(ReportText.objects.values_list("format", flat=True)) == {"json", "csv"}
+    # A label changes: stale at once (202), recomputed with new figures, the old renderings dropped.
+    Annotation.objects.filter(campaign=campaign, value="A").update(value="D")
+    answer = api.get("/api/v1/reports/", query)
+    assert answer.status_code == 200
+    stored.refresh_from_db()
+    assert stored.generation == 2 and stored.campaign_ids == [campaign.pk]
+    assert list(ReportText.objects.values_list("format", "generation")) == [("json", 2)]
+    assert comparable(answer.json()) == comparable(make_report("db", campaign.pk))

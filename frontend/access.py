@@ -1,0 +1,31 @@
+"""Who may open which page: the checks the pages share (the rules themselves live in the apps' selectors and
+permissions)."""
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import get_object_or_404
+
+from annotation import accounts, selectors
+from annotation.models import Campaign, Role
+from annotation.permissions import can_create_campaigns
+from benchmarks.permissions import can_import_items
+
+
+def campaign_with_role(user, pk, allowed, what):
+    """The campaign when the user holds one of `allowed` there; the 403 page otherwise (members and
+    outsiders alike, so the refusal says nothing about the campaign)."""
+    campaign = get_object_or_404(Campaign.objects.select_related("benchmark"), pk=pk)
+    roles = selectors.roles_of(user, campaign)
+    if not roles & set(allowed):
+        raise PermissionDenied(f"Only a {' or '.join(sorted(allowed))} of this campaign may {what}.")
+    return campaign, roles
+
+
+def managed_campaigns(user):
+    ids = selectors.campaigns_with_role(user, {Role.MANAGER})
+    campaigns = selectors.visible_campaigns(user)
+    return campaigns if ids is None else campaigns.filter(pk__in=ids)
+
+
+def may_manage(user):
+    """Whether the manager's pages have anything for this person."""
+    return (can_create_campaigns(user) or can_import_items(user) or accounts.may_create_accounts(user)
+            or managed_campaigns(user).exists())
