@@ -221,6 +221,11 @@ def campaign_items(campaign, settings):
     return ids
 
 
+def next_batch_number(campaign):
+    """Batches are numbered 1, 2, ... per campaign, whoever makes them (cut here, or imported with ratings)."""
+    return (campaign.batches.aggregate(n=Max("number"))["n"] or 0) + 1
+
+
 def cut_batches(campaign, *, actor):
     """Cut the campaign's items not yet in a batch into batches of `batch_size`, in a seeded order."""
     require_role(actor, campaign, {Role.MANAGER}, "cut batches")
@@ -232,7 +237,7 @@ def cut_batches(campaign, *, actor):
         if not ids:
             raise ActionError(Code.NOTHING_TO_CUT, "Every item of the campaign is already in a batch.")
         random.Random(f"{settings.seed}:cut").shuffle(ids)
-        number = (campaign.batches.aggregate(n=Max("number"))["n"] or 0) + 1
+        number = next_batch_number(campaign)
         batches = []
         for start in range(0, len(ids), settings.batch_size):
             chunk = ids[start:start + settings.batch_size]
@@ -527,16 +532,22 @@ def submit_annotation(assignment, *, annotator, answers, client_submission_id, n
     return Submission(annotation, replayed=False)
 
 
+def round_outcome(batch_item, campaign, settings, round_, values, excluded):
+    """An item's outcome once all of a round's labels are in: rules.item_outcome under the round's settings.
+    Labels submitted here and ratings imported from files (annotation.importers) are settled by it alike."""
+    return item_outcome(values, excluded, protocol=campaign.protocol, policy=settings.disagreement_policy,
+                        tie_rule=settings.tie_rule, seed=f"{settings.seed}:{batch_item.pk}:{round_}",
+                        extra_used=batch_item.needed - settings.overlap, max_extra=settings.max_extra_annotators)
+
+
 def _settle(batch_item, campaign, settings, round_):
     """Once all of the round's labels of a (locked) item are in, apply agreement and the policy."""
     labels = list(Annotation.objects.filter(batch_item=batch_item, round=round_).order_by("submitted_at", "id")
                   .values_list("annotator__username", "value", "excluded"))
     if len(labels) < batch_item.needed:
         return
-    outcome = item_outcome([v for _, v, _ in labels], [e for _, _, e in labels], protocol=campaign.protocol,
-                           policy=settings.disagreement_policy, tie_rule=settings.tie_rule,
-                           seed=f"{settings.seed}:{batch_item.pk}:{round_}",
-                           extra_used=batch_item.needed - settings.overlap, max_extra=settings.max_extra_annotators)
+    outcome = round_outcome(batch_item, campaign, settings, round_, [v for _, v, _ in labels],
+                            [e for _, _, e in labels])
     if outcome.add_slot:
         batch_item.needed += 1
     batch_item.status, batch_item.final_value, batch_item.final_method = outcome.status, outcome.value, outcome.method

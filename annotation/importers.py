@@ -15,10 +15,9 @@ from django.utils import timezone
 from benchmarks.formschema import question
 from benchmarks.importers import ImportFailure, fed
 from benchmarks.models import Benchmark, Item
-from metrics.aggregation import majority_vote
 
 from . import actions
-from .models import Annotation, Batch, BatchItem, BatchState, Campaign, EventKind, ItemStatus, Protocol
+from .models import FINAL_STATUSES, Annotation, Batch, BatchItem, BatchState, Campaign, EventKind, Protocol
 
 
 # Imported campaigns whose "raters" are positions in a file, not people: rater i is whoever gave the
@@ -109,7 +108,7 @@ def import_fed_ratings(path, benchmark_slug):
         batch_items = {bi.item_id: bi for bi in BatchItem.objects.filter(campaign=campaign)}
         new_items = [item for item, _ in rows if item.pk not in batch_items]
         if new_items:
-            batch = Batch.objects.create(campaign=campaign, number=campaign.batches.count() + 1,
+            batch = Batch.objects.create(campaign=campaign, number=actions.next_batch_number(campaign),
                                          state=BatchState.ANNOTATING, settings=settings)
             created = BatchItem.objects.bulk_create([
                 BatchItem(campaign=campaign, batch=batch, item=item, position=i, needed=n_raters, taken=n_raters)
@@ -135,9 +134,10 @@ def import_fed_ratings(path, benchmark_slug):
                     continue
                 new.append(Annotation(campaign=campaign, batch_item=bi, item=item, annotator=rater, round=1, slot=slot,
                                       settings=settings, answers=answers, value=answers.get(primary), submitted_at=now))
-            vote = majority_vote([a.get(primary) for a in answers_by_rater], tie_rule="none")
-            if bi.status != ItemStatus.LABELLED:
-                bi.status, bi.final_value, bi.final_method = ItemStatus.LABELLED, vote.label, "baseline"
+            if bi.status not in FINAL_STATUSES:
+                outcome = actions.round_outcome(bi, campaign, settings, 1, [a.get(primary) for a in answers_by_rater],
+                                                [False] * len(answers_by_rater))
+                bi.status, bi.final_value, bi.final_method = outcome.status, outcome.value, outcome.method
                 finals.append(bi)
         Annotation.objects.bulk_create(new, batch_size=2000)
         BatchItem.objects.bulk_update(finals, ["status", "final_value", "final_method"], batch_size=2000)

@@ -32,21 +32,32 @@ def roles_by_campaign(user):
     return roles
 
 
+STAFF_ROLES = frozenset({Role.MANAGER, Role.VIEWER})
+
+
+def staff_roles(user):
+    """The roles a user holds in every campaign without a membership: staff act as managers and viewers
+    everywhere, never as workers. The one home of that rule."""
+    return STAFF_ROLES if user and user.is_authenticated and user.is_staff else frozenset()
+
+
+def holds_everywhere(user, roles):
+    """Whether the user holds one of `roles` (any role when None) in every campaign."""
+    return bool(staff_roles(user) and (roles is None or STAFF_ROLES & set(roles)))
+
+
 def roles_of(user, campaign):
-    """Active roles of a user in a campaign. Staff act as managers and viewers everywhere, never as workers."""
+    """Active roles of a user in a campaign, staff's (staff_roles) included."""
     if not user or not user.is_authenticated:
         return frozenset()
     campaign_id = getattr(campaign, "pk", campaign)
     memberships = Membership.objects.filter(campaign_id=campaign_id, user=user, active=True).order_by()
-    roles = set(memberships.values_list("role", flat=True))
-    if user.is_staff:
-        roles |= {Role.MANAGER, Role.VIEWER}
-    return frozenset(roles)
+    return frozenset(memberships.values_list("role", flat=True)) | staff_roles(user)
 
 
 def campaigns_with_role(user, roles=None):
     """Ids of the campaigns where the user holds one of `roles` (any role when None); None means all (staff)."""
-    if user.is_staff and (roles is None or {Role.MANAGER, Role.VIEWER} & set(roles)):
+    if holds_everywhere(user, roles):
         return None
     memberships = Membership.objects.filter(user=user, active=True)
     if roles is not None:
@@ -441,7 +452,7 @@ def _blind_memberships():
 
 def campaigns_reading(user, roles):
     """Ids of the campaigns where the user reads what `roles` read (blind voters left out); None: all (staff)."""
-    if user.is_staff and {Role.MANAGER, Role.VIEWER} & set(roles):
+    if holds_everywhere(user, roles):
         return None
     return (Membership.objects.filter(user=user, active=True, role__in=roles).exclude(_blind_memberships())
             .values("campaign_id"))
@@ -456,12 +467,17 @@ def labelling_benchmarks(user):
     return _labelling(user).values("campaign__benchmark_id")
 
 
+def reads_all_gold(user):
+    """Staff read every campaign's gold, report and people."""
+    return bool(user and user.is_authenticated and user.is_staff)
+
+
 def can_read_gold(user, campaign):
     """Gold and the report of a campaign: staff, and those who read its gold (managers, viewers, experts;
     not blind voters) and label nowhere on its benchmark."""
     if not user or not user.is_authenticated:
         return False
-    if user.is_staff:
+    if reads_all_gold(user):
         return True
     return (reads(user, campaign, READ_GOLD)
             and not _labelling(user).filter(campaign__benchmark_id=campaign.benchmark_id).exists())
@@ -469,7 +485,7 @@ def can_read_gold(user, campaign):
 
 def campaigns_with_readable_gold(user, campaigns):
     """The ids among `campaigns` (a Campaign queryset) whose gold and report the user may read."""
-    if user.is_staff:
+    if reads_all_gold(user):
         return set(campaigns.values_list("pk", flat=True))
     ids = campaigns_reading(user, READ_GOLD)
     return set(campaigns.filter(pk__in=ids).exclude(benchmark_id__in=labelling_benchmarks(user))

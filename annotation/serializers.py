@@ -47,8 +47,7 @@ class CampaignSerializer(serializers.ModelSerializer):
         if request is None:
             return []
         if "roles" in self.context:
-            staff = {"manager", "viewer"} if request.user.is_staff else set()
-            return sorted(self.context["roles"].get(campaign.pk, set()) | staff)
+            return sorted(set(self.context["roles"].get(campaign.pk, set())) | selectors.staff_roles(request.user))
         return sorted(selectors.roles_of(request.user, campaign))
 
 

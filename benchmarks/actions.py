@@ -78,25 +78,37 @@ def import_items(path, format_name, benchmark_slug):
         header = {key: parsed.header.get(key, "") for key in HEADER_KEYS}
         header["name"] = header["name"] or benchmark_slug
         benchmark, _ = Benchmark.objects.select_for_update().get_or_create(slug=benchmark_slug, defaults=header)
-        tasks, tasks_created = {}, 0
-        for spec in parsed.tasks:
-            task = Task.objects.filter(benchmark=benchmark, slug=spec.slug).first()
-            if task is None:
-                task = Task.objects.create(benchmark=benchmark, slug=spec.slug, name=spec.name, form=spec.form,
-                                           dimension=spec.dimension, instructions=spec.instructions)
-                tasks_created += 1
-            elif canonical_json(task.form) != canonical_json(spec.form):
-                raise ImportFailure(path, None, "form", f"task {spec.slug!r} already exists in {benchmark_slug!r} with a different answer form; import into a new benchmark version")
-            tasks[spec.slug] = task
-        existing = {
-            (task_slug, external_id): digest
-            for task_slug, external_id, digest in Item.objects.filter(task__in=tasks.values()).values_list("task__slug", "external_id", "content_hash")
-        }
-        counts = {"new": 0, "unchanged": 0}
-        insert_items(new_item_rows(path, parsed.items, tasks, existing, counts))
+        tasks_created, counts = add_tasks_and_items(benchmark, parsed.tasks, parsed.items, source=path)
         if counts["new"] + counts["unchanged"] == 0:
             raise ImportFailure(path, None, None, "no items in the file")
     return ImportSummary(benchmark_slug, tasks_created, counts["new"], counts["unchanged"])
+
+
+def add_tasks_and_items(benchmark, task_specs, records, *, source):
+    """Tasks (TaskSpec) and items (ItemRecord) into `benchmark`, inside the caller's transaction: the one
+    way items are written, by the file importers and by the builders of generated benchmarks (self-chat,
+    arena). A task already there must have the same form; an item id already there the same content
+    (ImportFailure naming `source` otherwise); records may name the benchmark's tasks without a spec.
+    (tasks created, {"new": n, "unchanged": n})."""
+    tasks, tasks_created = {task.slug: task for task in Task.objects.filter(benchmark=benchmark)}, 0
+    for spec in task_specs:
+        task = tasks.get(spec.slug)
+        if task is None:
+            task = Task.objects.create(benchmark=benchmark, slug=spec.slug, name=spec.name, form=spec.form,
+                                       dimension=spec.dimension, instructions=spec.instructions)
+            tasks_created += 1
+        elif canonical_json(task.form) != canonical_json(spec.form):
+            raise ImportFailure(source, None, "form", f"task {spec.slug!r} already exists in {benchmark.slug!r} with "
+                                                      "a different answer form; import into a new benchmark version")
+        tasks[spec.slug] = task
+    existing = {
+        (task_slug, external_id): digest
+        for task_slug, external_id, digest in Item.objects.filter(task__in=tasks.values())
+        .values_list("task__slug", "external_id", "content_hash")
+    }
+    counts = {"new": 0, "unchanged": 0}
+    insert_items(new_item_rows(source, records, tasks, existing, counts))
+    return tasks_created, counts
 
 
 def new_item_rows(path, records, tasks, existing, counts):

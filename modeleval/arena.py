@@ -18,9 +18,9 @@ from itertools import combinations
 from django.db import transaction
 from django.utils.text import slugify
 
-from benchmarks.actions import insert_items, new_item_rows
-from benchmarks.importers import ItemRecord, mutual
-from benchmarks.models import Benchmark, Item, Task
+from benchmarks.actions import add_tasks_and_items
+from benchmarks.importers import ItemRecord, TaskSpec, mutual
+from benchmarks.models import Benchmark, Item
 
 from .actions import PAIRWISE_SECOND as SECOND
 from .actions import RunError
@@ -188,9 +188,8 @@ def make_pairs(*, runs, reference=None, ground_truth=None, seed=0, both_orders=T
                + (f" and the real dialogues of {ground_truth}" if ground_truth else ""),
         description=f"seed {seed}; {'every pair' if reference is None else f'{reference} against each'}; "
                     f"{'both orders' if both_orders else 'one seeded order'} per pair")
-    task = Task.objects.create(benchmark=benchmark, slug=TASK_SLUG, name="Arena: which conversation involves a "
-                               "machine?", form=PAIRWISE_FORM, dimension="humanness",
-                               instructions=PAIRWISE_INSTRUCTIONS)
+    task = TaskSpec(TASK_SLUG, "Arena: which conversation involves a machine?", PAIRWISE_FORM, dimension="humanness",
+                    instructions=PAIRWISE_INSTRUCTIONS)
     records = []
     for n, pair in enumerate(pairs, start=1):
         one, two, loop_one, loop_two = evaluated(pair)
@@ -199,5 +198,5 @@ def make_pairs(*, runs, reference=None, ground_truth=None, seed=0, both_orders=T
                 "loop_a": loop_one, "loop_b": loop_two}
         records.append(ItemRecord(TASK_SLUG, f"p{n:04d}", mutual.turns(one), {SECOND: mutual.turns(two)}, meta,
                                   None, f"pair {n}"))
-    insert_items(new_item_rows(slug, records, {TASK_SLUG: task}, {}, {"new": 0, "unchanged": 0}))
+    add_tasks_and_items(benchmark, [task], records, source=slug)
     return benchmark

@@ -1,14 +1,13 @@
 from rest_framework import permissions
 
-from benchmarks.permissions import RESEARCHER_GROUP
+from benchmarks.permissions import IsStaffOrReadOnly, can_see_gold
 
 
 def can_evaluate_models(user):
-    """Staff and researchers. Predictions show whether the model matched the gold answer, so
-    annotators (who must not learn the gold) can neither read them nor start the runs that make them."""
-    if not user or not user.is_authenticated:
-        return False
-    return user.is_staff or user.groups.filter(name=RESEARCHER_GROUP).exists()
+    """Staff and researchers: those who read gold (benchmarks.permissions.can_see_gold). Predictions show
+    whether the model matched the gold answer, so annotators (who must not learn the gold) can neither read
+    them nor start the runs that make them."""
+    return can_see_gold(user)
 
 
 class IsResearcherOrStaff(permissions.BasePermission):
@@ -18,8 +17,5 @@ class IsResearcherOrStaff(permissions.BasePermission):
         return can_evaluate_models(request.user)
 
 
-class IsStaffToWrite(permissions.BasePermission):
+class IsStaffToWrite(IsStaffOrReadOnly):
     message = "Only staff register models."
-
-    def has_permission(self, request, view):
-        return request.method in permissions.SAFE_METHODS or bool(request.user and request.user.is_staff)

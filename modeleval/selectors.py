@@ -12,6 +12,7 @@ from django.db.models import Count, Q
 from . import studies
 from .modes import CLASSIFY_REFUSAL, SELFCHAT_REFUSAL, TRAIN_REFUSAL, mode_unsuited
 from .models import ChunkState, EvalRun, Mode, ParseStatus, Prediction
+from .scorers.choice_rules import rule_picks
 from .scorers.positions import accuracy_by_position
 
 
@@ -39,20 +40,11 @@ def human_ratings(task, key) -> list:
     return [(item, [r for r in ratings if r is not None]) for item, ratings in by_item.items()]
 
 
-def _argmax(values):
-    # First of equal maxima, as lm-evaluation-harness (numpy.argmax) breaks ties.
-    return max(range(len(values)), key=lambda i: (values[i], -i))
-
-
 def mc_picks(options) -> dict[str, str]:
-    """The option key each rule picks from a prediction's stored options: acc (summed
-    log-likelihood), acc_norm (per character), per_token (mean per token)."""
-    keys = [o["key"] for o in options]
-    return {
-        "acc": keys[_argmax([o["logprob"] for o in options])],
-        "acc_norm": keys[_argmax([o["logprob"] / max(o["n_chars"], 1) for o in options])],
-        "per_token": keys[_argmax([o["logprob"] / o["n_tokens"] for o in options])],
-    }
+    """The option key each rule (scorers.loglikelihood.rule_picks) picks from a prediction's stored options."""
+    picks = rule_picks([o["logprob"] for o in options], [o["n_tokens"] for o in options],
+                       [o["n_chars"] for o in options])
+    return {rule: options[index]["key"] for rule, index in picks.items()}
 
 
 def run_summary(run: EvalRun) -> dict:

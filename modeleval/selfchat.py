@@ -20,9 +20,9 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from benchmarks.actions import insert_items, new_item_rows
-from benchmarks.importers import ImportFailure, ItemRecord, mutual
-from benchmarks.models import Benchmark, Item, Task
+from benchmarks.actions import add_tasks_and_items
+from benchmarks.importers import ImportFailure, ItemRecord, TaskSpec, mutual
+from benchmarks.models import Benchmark, Item
 
 from . import scoring
 from .actions import RunError
@@ -100,9 +100,10 @@ def _record(model, seeds_path, limit, settings, seeds, chats, loop_starts, start
     benchmark = Benchmark.objects.create(slug=f"selfchat-pending-{uuid.uuid4().hex}", language="en",
                                          name=f"Self-chat of {model.name}",
                                          source=f"self-chat from the seeds in {seeds_path}")
-    task = Task.objects.create(benchmark=benchmark, slug=TASK_SLUG, name="Self-chat: is any utterance machine-written?",
-                               form=mutual.JUDGEMENT_FORM, dimension="humanness",
-                               instructions=mutual.JUDGEMENT_INSTRUCTIONS)
+    add_tasks_and_items(benchmark, [TaskSpec(TASK_SLUG, "Self-chat: is any utterance machine-written?",
+                                             mutual.JUDGEMENT_FORM, dimension="humanness",
+                                             instructions=mutual.JUDGEMENT_INSTRUCTIONS)], [], source=seeds_path)
+    task = benchmark.tasks.get(slug=TASK_SLUG)
     run = EvalRun.objects.create(
         model=model, benchmark=benchmark, mode=Mode.SELFCHAT, settings=settings,
         selection={key: value for key, value in (("seeds", str(seeds_path)), ("limit", limit)) if value is not None},
@@ -121,7 +122,7 @@ def _record(model, seeds_path, limit, settings, seeds, chats, loop_starts, start
                           # Known by construction: everything after the seed is the model's.
                           {"is_ai": True, "first_ai_turn": chat.seed_length}, f"seed {seed_id}")
                for (seed_id, _), chat, start in zip(seeds, chats, loop_starts)]
-    insert_items(new_item_rows(seeds_path, records, {TASK_SLUG: task}, {}, {"new": 0, "unchanged": 0}))
+    add_tasks_and_items(benchmark, [], records, source=seeds_path)
     item_ids = dict(Item.objects.filter(task=task).values_list("external_id", "pk"))
     Prediction.objects.bulk_create(
         Prediction(run=run, item_id=item_ids[seed_id], parse_status=ParseStatus.PARSED,

@@ -32,6 +32,7 @@ from typing import Sequence
 import torch
 
 from ._batch import model_device, pad_token_id
+from .choice_rules import rule_picks
 
 
 @dataclass(frozen=True)
@@ -62,11 +63,6 @@ class OptionScore:
         return self.logprob / self.n_tokens
 
 
-def _argmax(values: Sequence[float]) -> int:
-    # First of equal maxima, as numpy.argmax in lm-eval.
-    return max(range(len(values)), key=lambda i: (values[i], -i))
-
-
 @dataclass(frozen=True)
 class MCResult:
     options: tuple[OptionScore, ...]
@@ -77,19 +73,23 @@ class MCResult:
         return [o.logprob for o in self.options]
 
     @property
+    def picks(self) -> dict[str, int]:
+        return rule_picks(self.logprobs, [o.n_tokens for o in self.options], [o.n_chars for o in self.options])
+
+    @property
     def pred(self) -> int:
         """acc: highest summed log-likelihood."""
-        return _argmax(self.logprobs)
+        return self.picks["acc"]
 
     @property
     def pred_norm(self) -> int:
         """acc_norm: highest log-likelihood per character of the option (lm-eval)."""
-        return _argmax([o.logprob / max(o.n_chars, 1) for o in self.options])
+        return self.picks["acc_norm"]
 
     @property
     def pred_per_token(self) -> int:
         """DialogBench's perplexity rule: lowest mean token NLL, i.e. highest mean logprob."""
-        return _argmax([o.mean_logprob for o in self.options])
+        return self.picks["per_token"]
 
 
 def mc_accuracy(results: Sequence[MCResult], golds: Sequence[int]) -> dict[str, float]:

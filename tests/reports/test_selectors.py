@@ -8,8 +8,12 @@ from django.test.utils import CaptureQueriesContext
 
 from benchmarks.actions import import_items
 from benchmarks.models import Benchmark, Item
+from modeleval.models import Prediction
+from modeleval.selectors import mc_picks
 from reports.contract import ReportOptions
+from reports.selectors import AccPick
 from reports.service import make_report
+from tests.conftest import DEMO_DATA
 from tests.reports import factories
 
 
@@ -70,3 +74,19 @@ def test_copy_reads_the_same_values_as_the_orm(tmp_path):
         assert sorted(zip(*key), key=repr) == sorted(zip(*[orm[k] for k in copied]), key=repr), name
     values = columns(row_querysets(scope, task_rows(scope))["annotations"], copy=True)["value"]
     assert set(odd) <= set(values)
+
+
+@pytest.mark.django_db
+def test_the_acc_pick_read_in_sql_is_the_scorers_acc_rule_ties_included():
+    """reports.selectors.AccPick (SQL, so options never travel) and modeleval's rule_picks (Python) are one
+    rule written in two languages: the first of equal maxima, as numpy.argmax in lm-eval."""
+    import_items(DEMO_DATA / "dialogbench_sample.jsonl", "dialogbench", "db")
+    bench = Benchmark.objects.get(slug="db")
+    items = list(Item.objects.filter(task__benchmark=bench).order_by("pk")[:5])
+    cases = [{"A": -2.0, "B": -1.0, "C": -3.0}, {"A": -1.0, "B": -1.0, "C": -3.0}, {"C": -0.5, "A": -0.5, "B": -9.0},
+             {"A": -4.0, "B": -4.0, "C": -4.0}, {"B": -1e-9, "A": 0.0}]
+    factories.model_run(bench, list(bench.tasks.all()), "m",
+                        {item.pk: {"answer": "A", "options": factories.options_for(case)}
+                         for item, case in zip(items, cases)})
+    rows = Prediction.objects.annotate(pick=AccPick("options")).order_by("item_id").values_list("pick", "options")
+    assert [pick for pick, _ in rows] == [mc_picks(options)["acc"] for _, options in rows] == ["B", "A", "C", "A", "A"]

@@ -61,17 +61,21 @@ class Command(BaseCommand):
                           f"prompt {run.prompt_version} ({run.prompt_sha256[:12]})")
         if no_wait:
             return
-        with tqdm(total=run.items_total, unit="item", file=sys.stderr, dynamic_ncols=True) as bar:
+        run = self.follow(run, sync, unit="item")
+        self.report(run)
+
+    def follow(self, run, sync, unit, detail=lambda run: ""):
+        """Run it here (sync) or watch the workers run it, with a progress bar of the run's counters and
+        `detail(run)` after them; the run as it ended (or as it was when watching stopped)."""
+        with tqdm(total=run.items_total, unit=unit, file=sys.stderr, dynamic_ncols=True) as bar:
             def show(current):
                 bar.update(current.items_done - bar.n)
-                bar.set_postfix_str(f"{current.state}, chunks {current.chunks_done}/{current.chunks_total}")
+                bar.set_postfix_str(f"{current.state}, chunks {current.chunks_done}/{current.chunks_total}"
+                                    f"{detail(current)}")
 
-            if sync:
-                run = runner.run_sync(run, on_chunk=show)
-            else:
-                run = self.poll(run, show)
+            run = runner.run_sync(run, on_chunk=show) if sync else self.poll(run, show)
             show(run)
-        self.report(run)
+        return run
 
     def poll(self, run, show, every=1.0):
         try:

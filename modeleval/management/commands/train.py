@@ -1,14 +1,11 @@
 """Train a classifier on a benchmark's accepted final labels (DiQAD's supervised baseline): start a
 training run on the `gpu` queue (or train here with --sync), show its progress, then the trained
 model's `classify` run on the test split."""
-import sys
-
 from django.core.management.base import CommandError
-from tqdm import tqdm
 
 from benchmarks.models import Benchmark
 from modeleval import actions, runner, training
-from modeleval.models import EvalRun, Mode
+from modeleval.models import EvalRun, Mode, RunEventKind
 
 from .score import Command as ScoreCommand
 from .score import setting
@@ -46,16 +43,12 @@ class Command(ScoreCommand):
                           f"{len(split['validation'])}, test {len(split['test'])}), {run.chunks_total} chunks")
         if no_wait:
             return
-        with tqdm(total=run.items_total, unit="example", file=sys.stderr, dynamic_ncols=True) as bar:
-            def show(current):
-                bar.update(current.items_done - bar.n)
-                step = current.events.filter(kind="step").last()
-                loss = f", loss {step.figures['loss']:.4f}" if step else ""
-                bar.set_postfix_str(f"{current.state}, chunks {current.chunks_done}/{current.chunks_total}{loss}")
+        def loss(current):
+            step = current.events.filter(kind=RunEventKind.STEP).last()
+            return f", loss {step.figures['loss']:.4f}" if step else ""
 
-            run = runner.run_sync(run, on_chunk=show) if sync else self.poll(run, show)
-            show(run)
-        for event in run.events.filter(kind="validation"):
+        run = self.follow(run, sync, unit="example", detail=loss)
+        for event in run.events.filter(kind=RunEventKind.VALIDATION):
             self.stdout.write(f"  epoch {event.figures['epoch']}: validation accuracy {event.figures['accuracy']:.4f}")
         if run.state != "finished":
             raise CommandError(f"run {run.pk} {run.state}: {run.reason}")
