@@ -53,6 +53,47 @@ def win_tie_lose(outcomes: Sequence[Match]) -> list[PairRecord]:
             for (a, b), (w, t, l) in sorted(counts.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1])))]
 
 
+BOTCHAT_OUTCOMES = ("win", "both", "neither", "lose")
+# BotChat's outcome for the other model of the same comparison (analyze.py simple_count's cp_map).
+_BOTCHAT_MIRROR = {"win": "lose", "lose": "win", "both": "both", "neither": "neither"}
+BOTCHAT_SCORE = {"win": 3, "both": 1, "neither": -1, "lose": -3}
+
+
+@dataclass(frozen=True)
+class BotChatRecord(Result):
+    model: Any
+    n: int  # comparisons the model took part in, each order of a pair counted apart
+    win: int
+    both: int  # the judge found neither conversation AI-written: a good tie
+    neither: int  # the judge found both conversations AI-written: a bad tie
+    lose: int
+    win_rate: float
+    tie_rate: float  # (both + neither) / n
+    lose_rate: float
+    not_bad_rate: float  # (win + both) / n
+    score: float  # (3 win + both - neither - 3 lose) / n, in [-3, 3]
+
+
+def botchat_outcomes(judgements: Sequence[Match]) -> list[BotChatRecord]:
+    """BotChat's arena statistics per model (open-compass/BotChat botchat/analyze.py, simple_count and the
+    table of `analyze`): each judgement `(model shown first, model shown second, outcome for the first)` with
+    outcome win / both / neither / lose counts for both models (the second gets the mirrored outcome); best
+    score first, as the study sorts its table."""
+    counts: dict[Any, dict[str, int]] = defaultdict(lambda: dict.fromkeys(BOTCHAT_OUTCOMES, 0))
+    for first, second, outcome in judgements:
+        if outcome not in _BOTCHAT_MIRROR:
+            raise ValueError(f"outcome must be one of {BOTCHAT_OUTCOMES}, got {outcome!r}")
+        counts[plain(first)][outcome] += 1
+        counts[plain(second)][_BOTCHAT_MIRROR[outcome]] += 1
+    records = []
+    for model, c in counts.items():
+        n = sum(c.values())
+        records.append(BotChatRecord(model, n, c["win"], c["both"], c["neither"], c["lose"], c["win"] / n,
+                                     (c["both"] + c["neither"]) / n, c["lose"] / n, (c["win"] + c["both"]) / n,
+                                     sum(BOTCHAT_SCORE[k] * v for k, v in c.items()) / n))
+    return sorted(records, key=lambda r: (-r.score, str(r.model)))
+
+
 @dataclass(frozen=True)
 class EloRatings(Result):
     ratings: dict  # model -> rating after the last match

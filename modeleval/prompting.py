@@ -22,7 +22,7 @@ import string
 from dataclasses import dataclass
 from typing import Mapping
 
-from .scorers import dialogbench, diqad, huynh, kodialogbench, prompts
+from .scorers import botchat, dialogbench, diqad, huynh, kodialogbench, prompts
 from .scorers.positions import circular_permutations, permute_options
 
 MC_MODES = ("loglikelihood", "generate")
@@ -58,6 +58,7 @@ TEMPLATES = {
     ("rating", "en", ""): ("rating-shot-en/1", prompts.RATING_SHOT),
     ("yes_no", "en", ""): ("yes-no-shot-en/1", prompts.YES_NO_SHOT),
     ("pairwise", "en", ""): ("pairwise-ai-judge-en/1", prompts.PAIRWISE_AI_JUDGE),
+    ("pairwise", "en", botchat.PRESET): ("botchat-arena-en/1", botchat.ARENA_TEMPLATE),
     ("single_judge", "en", ""): ("single-ai-judge-en/1", prompts.SINGLE_AI_JUDGE),
     ("rating", "en", "diqad"): ("diqad-quality-fewshot-en/1", diqad.SHOT),
     ("classify", "en", ""): ("diqad-classifier-input/1",
@@ -85,7 +86,7 @@ MODE_DEFAULTS = {
     "yes_no": {"quality": "", "fewshot": {"strategy": "none", "k": 0, "fixed_ids": []},
                "preset": "", "dialogue_format": "text", "seeds": []},
     # rule: how the verdicts of the two orders combine (scorers.pairwise.combine_orders).
-    "pairwise": {"max_new_tokens": 16, "system": "", "rule": "consistent",
+    "pairwise": {"max_new_tokens": 16, "system": "", "rule": "consistent", "preset": "",
                  "fewshot": {"strategy": "none", "k": 0, "fixed_ids": []}},
     "single_judge": {"max_new_tokens": 16, "system": ""},
 }
@@ -104,6 +105,8 @@ PRESETS = {
 }
 RULES = ("acc", "acc_norm", "per_token")
 PAIRWISE_RULES = ("consistent", "sum")
+# Pairwise presets: BotChat's arena prompt, its layout of the conversations and its reading of the answer.
+PAIRWISE_PRESETS = ("", botchat.PRESET)
 
 
 # The fields each mode's prompt template is filled with (render_mc; scorers rating, pairwise, single),
@@ -193,6 +196,8 @@ def resolve_settings(mode: str, language: str, given: Mapping | None) -> dict:
         defaults["fewshot"] = {"strategy": "random", "k": huynh.K, "fixed_ids": []}
         defaults["seeds"] = list(huynh.SEEDS)
         defaults["instruction"] = huynh.RATING_INSTRUCTION if mode == "rating" else huynh.YES_NO_INSTRUCTION
+    if mode == "pairwise" and preset == botchat.PRESET:
+        defaults.update(botchat.PAIRWISE_SETTINGS)
     if unknown := sorted(set(given) - set(defaults)):
         raise ValueError(f"unknown settings {unknown} for mode {mode}; expected some of {sorted(defaults)}")
     resolved = {**defaults, **given}
@@ -222,6 +227,8 @@ def resolve_settings(mode: str, language: str, given: Mapping | None) -> dict:
             raise ValueError("seeds must be a list of distinct integers (empty: the run's seed only)")
     if mode == "pairwise" and resolved["rule"] not in PAIRWISE_RULES:
         raise ValueError(f"rule must be one of {PAIRWISE_RULES}")
+    if mode == "pairwise" and resolved["preset"] not in PAIRWISE_PRESETS:
+        raise ValueError(f"preset must be one of {PAIRWISE_PRESETS}")
     size = resolved["batch_size"]
     if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
         raise ValueError("batch_size must be a positive integer, or null for the device's default")

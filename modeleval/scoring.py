@@ -15,7 +15,7 @@ from benchmarks.formschema import question, rating_scale
 from . import apiclient
 from .models import Mode, ModelSpec, ParseStatus
 from .prompting import context_and_response, render_mc, variants
-from .scorers import (classifier, dialogbench, diqad, generation, huynh, kodialogbench, loading, loglikelihood, loops,
+from .scorers import (botchat, classifier, dialogbench, diqad, generation, huynh, kodialogbench, loading, loglikelihood, loops,
                       pairwise, prompts, rating, single)
 
 
@@ -118,7 +118,7 @@ def _score_loglikelihood(run, loaded, requests):
              "n_tokens": o.n_tokens, "n_chars": o.n_chars, "is_greedy": o.is_greedy}
             for key, o in zip(keys, result.options)
         ]
-        picks = {"acc": keys[result.pred], "acc_norm": keys[result.pred_norm], "per_token": keys[result.pred_per_token]}
+        picks = {rule: keys[index] for rule, index in result.picks.items()}
         rows.append(_mc_row(item, variant, picks[s["rule"]], options=options, answer_norm=picks["acc_norm"],
                             answer_per_token=picks["per_token"], parse_status=ParseStatus.SCORED))
     return rows
@@ -400,8 +400,9 @@ def _pairwise_requests(run, items):
                 pools[item.task_id] = _pairwise_pool(item.task)
             shots = _pairwise_shots(run, pools[item.task_id], item)
         prefix = "".join(pairwise.shot_text(s.context, s.response, s.answer, run.prompt_template) for s in shots)
+        render = botchat.render_conversation if run.settings.get("preset") == botchat.PRESET else prompts.render_dialogue
         orders = None if decided else pairwise.pairwise_prompts(
-            prompts.render_dialogue(item.dialogue), prompts.render_dialogue(second), run.prompt_template, prefix)
+            render(item.dialogue), render(second), run.prompt_template, prefix)
         requests.append((item, decided, orders, [s.id for s in shots]))
     return requests
 
@@ -419,9 +420,10 @@ def _score_pairwise(run, loaded, requests):
             rows.append({**row, "answer": decided, "parse_status": ParseStatus.DECIDED, "options": [loop]})
             continue
         steps = []
+        parse = botchat.parse_choice if s.get("preset") == botchat.PRESET else pairwise.parse_pairwise
         for name, user, a_position in (("ab", orders[0], 1), ("ba", orders[1], 2)):
             reply = replies[texts[user]]
-            label = pairwise.parse_pairwise(reply)
+            label = parse(reply)
             steps.append({"order": name, "a_position": a_position, "prompt": texts[user], "reply": reply,
                           "label": label, "outcome": pairwise.outcome(label, a_position)})
         verdict = pairwise.combine_orders(steps[0]["label"], steps[1]["label"], rule=s["rule"])

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .scorers import dialogbench, huynh, kodialogbench
+from .scorers import botchat, dialogbench, huynh, kodialogbench
 
 
 @dataclass(frozen=True)
@@ -151,6 +151,31 @@ register(Study(
             Difference("human figure", "3 native speakers on the same 50 items per set, the mean of their "
                        "accuracies", "the campaign's raters on the items they answered",
                        "the speakers' answers are not published"),
+        ),
+    },
+))
+
+register(Study(
+    preset=botchat.PRESET,
+    title="BotChat arena (Duan et al., 2023)",
+    source=f"{botchat.SOURCE}: README.md (arena_prompt, unieval_prompt), botchat/analyze.py (match_answer, "
+           "simple_count, analyze)",
+    published={"pairwise": {"fewshot": {"strategy": "none", "k": 0}}},
+    standing={
+        "pairwise": (
+            Difference("layout of the two conversations", "appended after arena_prompt (layout not published)",
+                       "\"Conversation 1:\" / \"Conversation 2:\" headers, chats as \"A: ...<chat_end>\"",
+                       "the repository publishes the prompt and the parser, not the code that joins them"),
+            Difference("judge decoding", "GPT-4 through the API, temperature 0",
+                       "the run's judge model, greedy (temperature 0) for local models; 256 new tokens",
+                       "the judge is whichever model the researcher registers"),
+            Difference("both orders", "each order of a pair is a result of its own (analyze.py counts every row)",
+                       "the run's verdict combines the two orders (rule consistent); each order's own verdict is "
+                       "kept in the prediction's steps and scored apart by metrics.botchat_outcomes",
+                       "the report's arena table reads one verdict per pair so far"),
+            Difference("dropping identical pairs", "pairs whose two conversations are the same (EM) are dropped",
+                       "pairs are built from different systems' conversations; identical texts are not checked",
+                       "not built yet"),
         ),
     },
 ))

@@ -1,0 +1,104 @@
+"""The `botchat` preset against BotChat's own repository (open-compass/BotChat at 70e1e63): its arena prompt
+character for character (README.md line 185), its reading of the judge's answer (botchat/analyze.py
+match_answer, lines 7-18) and its arena statistics (analyze.py simple_count, lines 20-33, and the table of
+`analyze`, lines 97-110)."""
+import hashlib
+from types import SimpleNamespace
+
+import pytest
+
+from metrics import botchat_outcomes
+from modeleval import arena, runner, scoring, studies
+from modeleval.actions import start_run
+from modeleval.models import Mode, Prediction
+from modeleval.scorers import botchat
+from modeleval.scorers.pairwise import BOTH, NEITHER, ONE, TWO
+from tests.selfchat.test_arena import two_runs  # noqa: F401  (fixture)
+
+# sha256 and length of README.md's `arena_prompt` literal as Python evaluates it (line 185), and of
+# `unieval_prompt` (line 149).
+ARENA_SHA256, ARENA_CHARS = "4ed17801d4161fe9cf0f4241e0905c346ae7c5adab4d66c8b6e6c15832063da0", 951
+UNIEVAL_SHA256, UNIEVAL_CHARS = "77324a0b1af25ee78143049368f6f5c454a466b1a872a5c97fe1bf82a4c9e502", 1144
+
+
+def test_the_prompts_are_the_repositorys_character_for_character():
+    assert (hashlib.sha256(botchat.ARENA_PROMPT.encode()).hexdigest(), len(botchat.ARENA_PROMPT)) == \
+        (ARENA_SHA256, ARENA_CHARS)
+    assert (hashlib.sha256(botchat.UNIEVAL_PROMPT.encode()).hexdigest(), len(botchat.UNIEVAL_PROMPT)) == \
+        (UNIEVAL_SHA256, UNIEVAL_CHARS)
+    assert botchat.ARENA_PROMPT.startswith("\nYou are an AI assistant who helps human do the Turing test more "
+                                           "easily. \nYou will be provided with two conversations")
+    assert "include `Choice: Neither` in your response. \n\n" in botchat.ARENA_PROMPT
+
+
+@pytest.mark.parametrize("answer, label", [
+    ("Choice: Conversation 1; Reason: both are short", ONE),  # the first needle found decides, not "both"
+    ("Choice: Conversation 2\nReason: Conversation 1 is natural", TWO),
+    ("Choice: Conversation 2 and Conversation 1", ONE),  # "Conversation 1" is looked for first
+    ("Choice: Both\nReason: BlahBlah", BOTH),
+    ("Choice: Both or Neither", BOTH),
+    ("Reason: long replies.\nChoice: Neither", NEITHER),  # any line, not only the first
+    ("Choice: unsure\nChoice: Conversation 2", TWO),  # a Choice line without a needle: the next one
+    ("choice: Conversation 1", None),  # case-sensitive
+    (" Choice: Conversation 1", None),  # the line must start with it
+    ("I think Conversation 1 is AI.", None),  # no Choice line: "unknown"
+    ("Choice: both", None),  # "Both" is case-sensitive too
+])
+def test_the_judges_answer_is_read_as_analyze_py_reads_it(answer, label):
+    assert botchat.parse_choice(answer) == label
+
+
+def test_arena_statistics_as_analyze_py_computes_them():
+    # Outcomes for the model shown first; the second gets the mirror (win <-> lose, both and neither stay).
+    judgements = [("x", "y", "win"), ("y", "x", "win"), ("x", "y", "both"), ("x", "z", "neither"),
+                  ("z", "x", "lose"), ("y", "z", "lose")]
+    stats = {r.model: r for r in botchat_outcomes(judgements)}
+    x = stats["x"]  # win, lose, both, neither, win
+    assert (x.n, x.win, x.both, x.neither, x.lose) == (5, 2, 1, 1, 1)
+    assert x.score == pytest.approx((3 * 2 + 1 - 1 - 3 * 1) / 5)
+    assert (x.win_rate, x.tie_rate, x.lose_rate, x.not_bad_rate) == pytest.approx((2 / 5, 2 / 5, 1 / 5, 3 / 5))
+    y = stats["y"]  # lose, win, both, lose
+    assert (y.n, y.win, y.both, y.neither, y.lose) == (4, 1, 1, 0, 2)
+    assert y.score == pytest.approx((3 + 1 - 6) / 4)
+    z = stats["z"]  # neither, lose, win
+    assert (z.n, z.win, z.both, z.neither, z.lose) == (3, 1, 0, 1, 1)
+    assert [r.model for r in botchat_outcomes(judgements)] == ["x", "z", "y"]  # best score first
+    assert {botchat.study_choice(label) for label in (ONE, TWO, BOTH, NEITHER)} == {"lose", "win", "neither", "both"}
+    with pytest.raises(ValueError):
+        botchat_outcomes([("x", "y", "tie")])
+
+
+def test_a_judge_run_with_the_preset_sends_the_study_prompt_and_reads_its_choice_line(two_runs, monkeypatch):  # noqa: F811
+    alpha, beta = two_runs
+    benchmark = arena.make_pairs(runs=[alpha, beta], seed=2, benchmark_slug="botchat-judged")
+    sent = []
+
+    def judge(model, tokenizer, prompts, **kwargs):
+        sent.extend(prompts)
+        # A reason that names the other conversation and "both": only the Choice line counts.
+        return [("Choice: Conversation 2" if "robot" in p.split("Conversation 2:\n")[1] else "Choice: Conversation 1")
+                + "\nReason: Both are short; Conversation 1 reads as human" for p in prompts]
+
+    monkeypatch.setattr(scoring, "load", lambda spec: SimpleNamespace(model=None, tokenizer=None))
+    monkeypatch.setattr(scoring, "chat_text", lambda tokenizer, spec, user, system="": user)
+    monkeypatch.setattr(scoring.generation, "generate", judge)
+    run = start_run(model=alpha.model, benchmark=benchmark, mode=Mode.PAIRWISE, settings={"preset": "botchat"},
+                    enqueue=False)
+    assert run.prompt_version == "botchat-arena-en/1" and run.settings["max_new_tokens"] == 256
+    assert run.prompt_template == botchat.ARENA_TEMPLATE
+    listed = studies.protocol(run.mode, run.settings)
+    assert listed["preset"] == "botchat" and {d["setting"] for d in listed["differences"]} >= {
+        "layout of the two conversations", "both orders"}
+    run = runner.run_sync(run)
+    assert run.state == "finished", run.reason
+    judged = [p for p in Prediction.objects.filter(run=run).select_related("item") if p.options[0].get("order")]
+    assert judged
+    for p in judged:
+        first = botchat.render_conversation(p.item.dialogue)
+        second = botchat.render_conversation(p.item.fields["conversation_2"])
+        assert p.options[0]["prompt"] == botchat.ARENA_PROMPT + f"Conversation 1:\n{first}\n\nConversation 2:\n{second}\n"
+        assert first.startswith("A: ") and first.endswith("<chat_end>") and "\nB: " in first
+        robot_first = p.item.meta["model_a"] == "alpha"
+        assert [s["label"] for s in p.options] == ([ONE, TWO] if robot_first else [TWO, ONE])
+        assert p.answer == ("lose" if robot_first else "win")
+    assert all(prompt.startswith(botchat.ARENA_PROMPT) for prompt in sent)
