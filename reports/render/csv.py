@@ -36,9 +36,10 @@ def _lines(section, row, task=None, model=None):
         elif isinstance(value, dict) and value and all(_is_value(v) for v in value.values()) and key != "model_rules":
             # {model: figure} or {letter: count}
             for sub, v in value.items():
-                named = {"model": sub, "metric": "accuracy"} if key == "models" else {"metric": f"{key}.{sub}"}
+                named = ({"model": sub, "metric": "accuracy"} if key == "models" else
+                         {"model": sub, "metric": "gap"} if key == "gaps" else {"metric": f"{key}.{sub}"})
                 yield {"section": section, **ids, **named, "value": v, "undefined_reason": "",
-                       "rule": row.get("model_rules", {}).get(sub, "") if key == "models" else rule,
+                       "rule": row.get("model_rules", {}).get(sub, "") if key in ("models", "gaps") else rule,
                        "flag": small if v is not None else ""}
 
 
@@ -61,10 +62,13 @@ def rows(report):
         for key in ("tasks", "models", "by_dimension", "by_domain", "positions"):
             for row in mc[key]:
                 yield from _lines(f"multiple_choice.{key}", row)
-        humans = {k: v for k, v in mc["overall"].items() if k != "models"}
+        humans = {k: v for k, v in mc["overall"].items() if k not in ("models", "mean_of_dimensions")}
         yield from _lines("multiple_choice.overall", humans, task="overall")
         for row in mc["overall"]["models"]:
             yield from _lines("multiple_choice.overall", row, task="overall")
+        if mc["overall"].get("mean_of_dimensions"):
+            yield from _lines("multiple_choice.mean_of_dimensions", mc["overall"]["mean_of_dimensions"],
+                              task="overall")
     if report["ratings"]:
         for key in ("qualities", "models"):
             for row in report["ratings"][key]:

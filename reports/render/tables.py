@@ -141,10 +141,30 @@ def group_table(report, key, label):
     rules = mc[key][0].get("model_rules", {})
     header = [label, "Items", "Human (majority)", "Human (mean of raters)",
               *[with_rule(m, rules.get(m)) for m in models]]
+    with_gaps = all("gaps" in r for r in mc[key])
+    if with_gaps:
+        header += [f"Gap, {m}" for m in models]
+
+    def gap_cells(r):
+        return [Cell(r["gaps"].get(m), "no human answers on some task", "percent", r.get("small_sample"))
+                for m in models] if with_gaps else []
+
     rows = [[Cell(r[label.lower()], style="text"), Cell(r.get("n_items", r.get("n_tasks")), style="int"),
              cell(r, "human_majority", "percent"), cell(r, "human_mean_of_raters", "percent"),
-             *[Cell(r["models"].get(m), "not run", "percent", r.get("small_sample")) for m in models]] for r in mc[key]]
-    return Table(key, f"Accuracy by {label.lower()} (%)", header, rows, mc[key][0]["rule"])
+             *[Cell(r["models"].get(m), "not run", "percent", r.get("small_sample")) for m in models],
+             *gap_cells(r)] for r in mc[key]]
+    means = mc["overall"].get("mean_of_dimensions") if key == "by_dimension" else None
+    note = mc[key][0]["rule"]
+    if means:
+        rows.append([Cell("mean of the dimensions", style="text"), Cell(means["n_dimensions"], style="int"),
+                     cell(means, "human_majority", "percent"), cell(means, "human_mean_of_raters", "percent"),
+                     *[Cell(means["models"].get(m), "not run on some task", "percent") for m in models],
+                     *([Cell(None, "per dimension")] * len(models) if with_gaps else [])])
+        note += ("; the last row is the unweighted mean of the dimensions (KoDialogBench's Table 4 average when "
+                 "the dimensions are its tasks), the tasks' own mean is the Avg of the accuracy-per-task table")
+    if with_gaps:
+        note += "; Gap: the mean of the tasks' paired human-model gaps on the items humans answered"
+    return Table(key, f"Accuracy by {label.lower()} (%)", header, rows, note)
 
 
 def position_table(report):

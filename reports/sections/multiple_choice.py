@@ -16,6 +16,8 @@ from metrics import (
     stratified_interval,
 )
 
+from modeleval.scorers.kodialogbench import averages as set_and_task_averages
+
 from ..contract import ReportOptions
 from ..figures import mean_or_none, new_row, put
 from ..readable import RULE_COLUMNS, flag, run_rule
@@ -216,8 +218,14 @@ def mc_section(rows: Rows, options: ReportOptions):
             put(row, key, mean_or_none([r["row"][key] for r in members]), f"{key} is undefined on every task")
         row["models"] = {label: mean_or_none([m["accuracy_all_items"] for r in members for m in r["models"]
                                               if m["model"] == label]) for label in labels}
+        # The paired gap on the items humans answered, as the tasks' table gives it; undefined when some
+        # task of the dimension has no human answers (a mean over the rest would hide that).
+        gaps = {label: [m["gap"] for r in members for m in r["models"] if m["model"] == label] for label in labels}
+        row["gaps"] = {label: mean_or_none(g) if g and all(x is not None for x in g) else None
+                       for label, g in gaps.items()}
         row["model_rules"] = model_rules
         dimensions.append(flag(row, [(row["n_items"], options.min_items, "items")]))
+    overall["mean_of_dimensions"] = dimension_means(results, labels, human_keys)
     return {
         "tasks": [r["row"] for r in results],
         "models": [m for r in results for m in r["models"]],
@@ -227,6 +235,31 @@ def mc_section(rows: Rows, options: ReportOptions):
         "positions": [p for r in results for p in r["positions"]],
         "_results": results,
     }
+
+
+def dimension_means(results, labels, human_keys):
+    """The unweighted mean of the dimensions' means (each dimension the mean of its tasks): KoDialogBench's Table 4
+    average when its six tasks are the dimensions and its 14 test sets the tasks, beside the mean of the tasks."""
+    dimension_of = {r["row"]["task"]: r["row"]["dimension"] for r in results}
+    if len(set(dimension_of.values())) < 2:
+        return None
+
+    def mean_of_means(value_of):
+        values = {task: value_of(task) for task in dimension_of}
+        if any(v is None for v in values.values()):
+            return None
+        return set_and_task_averages(values, dimension_of)["mean_of_task_means"]
+
+    by_task = {r["row"]["task"]: r for r in results}
+    out = new_row(n_dimensions=len(set(dimension_of.values())),
+                  rule="unweighted mean of the dimensions, each the unweighted mean of its tasks; models on all "
+                       "their items, humans on their sample")
+    for key in human_keys:
+        put(out, key, mean_of_means(lambda task: by_task[task]["row"][key]), f"{key} is undefined on some task")
+    accuracy = {(task, m["model"]): m["accuracy_all_items"] for r in results for task in [r["row"]["task"]]
+                for m in r["models"]}
+    out["models"] = {label: mean_of_means(lambda task: accuracy.get((task, label))) for label in labels}
+    return out
 
 
 def domain_rows(rows, results, labels, model_rules, options):

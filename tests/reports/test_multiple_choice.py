@@ -14,7 +14,7 @@ from benchmarks.models import Benchmark, Item
 from metrics import m_of_k_correct, mean_of_raters_accuracy, paired_bootstrap_gap
 from reports.contract import ReportOptions
 from reports.render import render
-from reports.render.tables import dialogbench_table
+from reports.render.tables import dialogbench_table, group_table
 from reports.service import make_report
 from tests.conftest import DEMO_DATA
 from tests.reports import factories
@@ -138,7 +138,34 @@ def test_dimension_and_domain_breakdowns(mc):
     tasks = {t["task"]: t for t in mcq["tasks"]}
     for row in mcq["by_dimension"]:
         assert row["human_majority"] == pytest.approx(np.mean([tasks[t]["human_majority"] for t in row["tasks"]]))
+        for model in ("loglik-model", "chat-model"):
+            gaps = [model_row(mc["report"], t, model)["gap"] for t in row["tasks"]]
+            assert row["gaps"][model] == pytest.approx(np.mean(gaps))
     assert sum(r["n_items"] for r in mcq["by_domain"]) == 12
+
+
+def test_mean_of_the_dimensions_beside_the_mean_of_the_tasks(mc):
+    """KoDialogBench's Table 4 averages its tasks (each the mean of its test sets), not the sets: with tasks of
+    unequal size per dimension the two means differ, and the report gives both."""
+    mcq = mc["report"]["multiple_choice"]
+    dimension_of = {t["task"]: t["dimension"] for t in mcq["tasks"]}
+    assert len(set(dimension_of.values())) > 1 and len(set(dimension_of.values())) < len(dimension_of)
+    means = mcq["overall"]["mean_of_dimensions"]
+    for model in ("loglik-model", "chat-model"):
+        by_dimension = defaultdict(list)
+        for task, dimension in dimension_of.items():
+            by_dimension[dimension].append(model_row(mc["report"], task, model)["accuracy_all_items"])
+        expected = np.mean([np.mean(v) for v in by_dimension.values()])
+        assert means["models"][model] == pytest.approx(expected)
+    by_dimension = defaultdict(list)
+    for t in mcq["tasks"]:
+        by_dimension[t["dimension"]].append(t["human_majority"])
+    assert means["human_majority"] == pytest.approx(np.mean([np.mean(v) for v in by_dimension.values()]))
+    overall = {m["model"]: m["accuracy_all_items"] for m in mcq["overall"]["models"]}
+    assert any(means["models"][m] != pytest.approx(overall[m]) for m in overall)  # the two means differ here
+    table = group_table(json.loads(render(mc["report"], "json")), "by_dimension", "Dimension")
+    assert table.rows[-1][0].value == "mean of the dimensions"
+    assert "Gap, loglik-model" in table.header
 
 
 def test_latex_table_has_the_dialogbench_shape(mc):
