@@ -53,23 +53,25 @@ def win_tie_lose(outcomes: Sequence[Match]) -> list[PairRecord]:
             for (a, b), (w, t, l) in sorted(counts.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1])))]
 
 
-BOTCHAT_OUTCOMES = ("win", "both", "neither", "lose")
+BOTCHAT_OUTCOMES = ("win", "both", "neither", "lose", "unknown")
 # BotChat's outcome for the other model of the same comparison (analyze.py simple_count's cp_map).
-_BOTCHAT_MIRROR = {"win": "lose", "lose": "win", "both": "both", "neither": "neither"}
-BOTCHAT_SCORE = {"win": 3, "both": 1, "neither": -1, "lose": -3}
+_BOTCHAT_MIRROR = {"win": "lose", "lose": "win", "both": "both", "neither": "neither", "unknown": "unknown"}
+BOTCHAT_SCORE = {"win": 3, "both": 1, "neither": -1, "lose": -3, "unknown": 0}
 
 
 @dataclass(frozen=True)
 class BotChatRecord(Result):
     model: Any
-    n: int  # comparisons the model took part in, each order of a pair counted apart
+    n: int  # comparisons the model took part in, each order of a pair counted apart, unread answers included
     win: int
     both: int  # the judge found neither conversation AI-written: a good tie
     neither: int  # the judge found both conversations AI-written: a bad tie
     lose: int
+    unknown: int  # answers with no Choice line the parser reads: in n, as analyze.py keeps them
     win_rate: float
     tie_rate: float  # (both + neither) / n
     lose_rate: float
+    win_tie_rate: float  # (win + both + neither) / n
     not_bad_rate: float  # (win + both) / n
     score: float  # (3 win + both - neither - 3 lose) / n, in [-3, 3]
 
@@ -77,8 +79,9 @@ class BotChatRecord(Result):
 def botchat_outcomes(judgements: Sequence[Match]) -> list[BotChatRecord]:
     """BotChat's arena statistics per model (open-compass/BotChat botchat/analyze.py, simple_count and the
     table of `analyze`): each judgement `(model shown first, model shown second, outcome for the first)` with
-    outcome win / both / neither / lose counts for both models (the second gets the mirrored outcome); best
-    score first, as the study sorts its table."""
+    outcome win / both / neither / lose / unknown counts for both models (the second gets the mirrored
+    outcome); an unknown (unread) answer stays in the denominator, as analyze.py keeps every extracted row;
+    best score first, as the study sorts its table."""
     counts: dict[Any, dict[str, int]] = defaultdict(lambda: dict.fromkeys(BOTCHAT_OUTCOMES, 0))
     for first, second, outcome in judgements:
         if outcome not in _BOTCHAT_MIRROR:
@@ -88,8 +91,9 @@ def botchat_outcomes(judgements: Sequence[Match]) -> list[BotChatRecord]:
     records = []
     for model, c in counts.items():
         n = sum(c.values())
-        records.append(BotChatRecord(model, n, c["win"], c["both"], c["neither"], c["lose"], c["win"] / n,
-                                     (c["both"] + c["neither"]) / n, c["lose"] / n, (c["win"] + c["both"]) / n,
+        records.append(BotChatRecord(model, n, c["win"], c["both"], c["neither"], c["lose"], c["unknown"],
+                                     c["win"] / n, (c["both"] + c["neither"]) / n, c["lose"] / n,
+                                     (c["win"] + c["both"] + c["neither"]) / n, (c["win"] + c["both"]) / n,
                                      sum(BOTCHAT_SCORE[k] * v for k, v in c.items()) / n))
     return sorted(records, key=lambda r: (-r.score, str(r.model)))
 
@@ -114,6 +118,32 @@ def elo(matches: Sequence[Match], start: float = 1000.0, scale: float = 400.0, k
         ratings[a] = ra + k * (score - expected)
         ratings[b] = rb - k * (score - expected)
     return EloRatings(ratings, len(games), float(start), float(scale), float(k))
+
+
+@dataclass(frozen=True)
+class EloOverOrders(Result):
+    mean: dict  # model -> mean rating over the shuffled orders
+    std: dict  # model -> sample standard deviation (ddof 1) over them; None with one order
+    n_orders: int
+    n_matches: int
+    seed: int | None
+    order: str = "the matches shuffled with numpy's default_rng(seed), one permutation per order"
+
+
+def elo_over_orders(matches: Sequence[Match], n_orders: int = 100, seed: int | None = 0, start: float = 1000.0,
+                    scale: float = 400.0, k: float = 32.0) -> EloOverOrders:
+    """Sequential Elo (`elo`) run on `n_orders` seeded shuffles of the matches: the mean and spread of each
+    model's rating, so that a reading does not hang on the one order the matches came in."""
+    if n_orders < 1:
+        raise ValueError("n_orders must be at least 1")
+    matches = list(matches)
+    rng = np.random.default_rng(seed)
+    runs = [elo([matches[i] for i in rng.permutation(len(matches))], start, scale, k).ratings
+            for _ in range(n_orders)]
+    models = sorted(runs[0], key=str)
+    mean = {m: float(np.mean([r[m] for r in runs])) for m in models}
+    std = {m: float(np.std([r[m] for r in runs], ddof=1)) if n_orders > 1 else None for m in models}
+    return EloOverOrders(mean, std, n_orders, len(matches), seed)
 
 
 @dataclass(frozen=True)

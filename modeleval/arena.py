@@ -179,6 +179,23 @@ def make_pairs(*, runs, reference=None, ground_truth=None, seed=0, both_orders=T
             raise RunError("seeds_differ", f"seed {pair.seed_id}: {pair.first.system} and {pair.second.system} "
                                            "start from different utterances; pair runs made from the same seeds")
 
+    records, identical = [], 0
+    for pair in pairs:
+        one, two, loop_one, loop_two = evaluated(pair)
+        if one == two:
+            # BotChat drops a comparison whose two conversations are the same text (analyze.py's "EM"):
+            # nothing tells them apart, so any verdict would be noise.
+            identical += 1
+            continue
+        meta = {"language": "en", "seed_id": pair.seed_id, "model_a": pair.first.system,
+                "model_b": pair.second.system, "source_a": pair.first.source, "source_b": pair.second.source,
+                "loop_a": loop_one, "loop_b": loop_two}
+        n = len(records) + 1
+        records.append(ItemRecord(TASK_SLUG, f"p{n:04d}", mutual.turns(one), {SECOND: mutual.turns(two)}, meta,
+                                  None, f"pair {n}"))
+    if not records:
+        raise RunError("no_items", f"all {identical} pairs show the same conversation twice")
+
     slug = benchmark_slug or slugify(f"arena-{'-'.join(str(run.pk) for run in runs)}-seed-{seed}")
     if Benchmark.objects.filter(slug=slug).exists():
         raise RunError("benchmark_exists", f"benchmark {slug!r} exists already; pick another slug")
@@ -187,16 +204,9 @@ def make_pairs(*, runs, reference=None, ground_truth=None, seed=0, both_orders=T
         source=f"pairs of the self-chat runs {[run.pk for run in runs]}"
                + (f" and the real dialogues of {ground_truth}" if ground_truth else ""),
         description=f"seed {seed}; {'every pair' if reference is None else f'{reference} against each'}; "
-                    f"{'both orders' if both_orders else 'one seeded order'} per pair")
+                    f"{'both orders' if both_orders else 'one seeded order'} per pair; "
+                    f"{identical} pair(s) showing the same conversation twice left out")
     task = TaskSpec(TASK_SLUG, "Arena: which conversation involves a machine?", PAIRWISE_FORM, dimension="humanness",
                     instructions=PAIRWISE_INSTRUCTIONS)
-    records = []
-    for n, pair in enumerate(pairs, start=1):
-        one, two, loop_one, loop_two = evaluated(pair)
-        meta = {"language": "en", "seed_id": pair.seed_id, "model_a": pair.first.system,
-                "model_b": pair.second.system, "source_a": pair.first.source, "source_b": pair.second.source,
-                "loop_a": loop_one, "loop_b": loop_two}
-        records.append(ItemRecord(TASK_SLUG, f"p{n:04d}", mutual.turns(one), {SECOND: mutual.turns(two)}, meta,
-                                  None, f"pair {n}"))
     add_tasks_and_items(benchmark, [task], records, source=slug)
     return benchmark

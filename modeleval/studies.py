@@ -170,12 +170,9 @@ register(Study(
                        "the run's judge model, greedy (temperature 0) for local models; 256 new tokens",
                        "the judge is whichever model the researcher registers"),
             Difference("both orders", "each order of a pair is a result of its own (analyze.py counts every row)",
-                       "the run's verdict combines the two orders (rule consistent); each order's own verdict is "
-                       "kept in the prediction's steps and scored apart by metrics.botchat_outcomes",
-                       "the report's arena table reads one verdict per pair so far"),
-            Difference("dropping identical pairs", "pairs whose two conversations are the same (EM) are dropped",
-                       "pairs are built from different systems' conversations; identical texts are not checked",
-                       "not built yet"),
+                       "the report's BotChat table counts each order apart, as the study does; the Elo, "
+                       "Bradley-Terry and agreement tables read one verdict per pair (the orders combined, rule "
+                       "consistent)", "a combined verdict is what people's labels are compared with"),
         ),
     },
 ))

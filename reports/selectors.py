@@ -18,13 +18,13 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import EmptyResultSet
 from django.db import connections
 from django.db.models import BooleanField, Case, CharField, ExpressionWrapper, F, Func, IntegerField, Q, When
-from django.db.models.fields.json import KT, KeyTransform
+from django.db.models.fields.json import KT, KeyTextTransform, KeyTransform
 
 from annotation.importers import RATERS_ARE_POSITIONS
 from annotation.models import Annotation, Batch, Campaign, CampaignSettings, GoldLabel, GoldVersion, QCSampleItem
 from benchmarks.models import Benchmark, Item, Task
 from core.errors import ActionError, Code
-from modeleval.models import EvalRun, Mode, Prediction, RunState
+from modeleval.models import EvalRun, Mode, ParseStatus, Prediction, RunState
 
 from .contract import ReportData
 from .forms import LABEL_TYPES, task_kind
@@ -303,6 +303,26 @@ def prediction_rows(scope, task_ids):
                          "parse_status", "gold", "rating"))
 
 
+def pairwise_steps(scope, tasks):
+    """Each pairwise judge's reading of both orders of showing (BotChat counts each order as a result of its
+    own): per prediction, the label and the position of conversation A in each of its two steps, and the
+    sources of the two conversations (an arena pair and its twin in the other order ask the same two questions).
+    Only the labels travel, not the prompts and replies. None when the scope has no pairwise judge run."""
+    task_ids = [t["id"] for t in tasks if task_kind(t["form"]) == "pairwise"]
+    if not task_ids:
+        return None
+    runs = run_queryset(scope, task_ids).filter(mode=Mode.PAIRWISE)
+    steps = (Prediction.objects.filter(run__in=runs, item__in=item_queryset(scope, task_ids).values("id"))
+             .exclude(parse_status=ParseStatus.DECIDED).order_by("run_id", "item_id")
+             .annotate(source_a=KeyTextTransform("source_a", "item__meta"),
+                       source_b=KeyTextTransform("source_b", "item__meta"),
+                       label_1=KT("options__0__label"), a_position_1=KT("options__0__a_position"),
+                       label_2=KT("options__1__label"), a_position_2=KT("options__1__a_position"))
+             .values_list("run_id", "item_id", "source_a", "source_b", "label_1", "a_position_1", "label_2",
+                          "a_position_2"))
+    return columns(steps, copy=False)
+
+
 def arena_dialogues(scope, tasks):
     """The whole dialogues behind the scope's arena pairs (items whose meta names `source_a` and
     `source_b`), each with its system, and the current single-dialogue labels people gave them in
@@ -385,5 +405,6 @@ def report_data(scope) -> ReportData:
         predictions=columns(rows["predictions"]),
         code=code_version(),
         dialogues=arena_dialogues(scope, tasks),
+        pairwise_steps=pairwise_steps(scope, tasks),
         gold_choice=choice.describe(set(items["id"])),
     )

@@ -61,7 +61,7 @@ def input_hashes(data):
         "items": sha256_of(data.tasks, data.items, data.benchmark),
         "labels": sha256_of(data.annotations, data.campaigns, data.batches, data.qc, data.users, data.dialogues),
         "gold": sha256_of(data.gold_version, data.gold, data.gold_choice),
-        "predictions": sha256_of(data.runs, data.predictions),
+        "predictions": sha256_of(data.runs, data.predictions, data.pairwise_steps),
         "code": code_sha256(),
     }
 

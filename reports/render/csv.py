@@ -75,12 +75,31 @@ def rows(report):
                 yield from _lines(f"ratings.{key}", row)
     if report["pairwise"]:
         for task in report["pairwise"]["tasks"]:
-            yield from _lines("pairwise.tasks", {k: v for k, v in task.items() if k != "judges"})
+            yield from _lines("pairwise.tasks", {k: v for k, v in task.items()
+                                                 if k not in ("judges", "judge_agreement", "botchat")})
+            for agreement in task.get("judge_agreement", []):
+                yield from _lines("pairwise.judge_agreement",
+                                  {k: v for k, v in agreement.items() if k not in ("judge_a", "judge_b")},
+                                  task=task["task"],
+                                  model=f"{agreement['judge_a']} vs {agreement['judge_b']}")
+            for judge, table in (task.get("botchat") or {}).items():
+                for record in table["systems"]:
+                    for metric in ("n", "win", "both", "neither", "lose", "unknown", "win_rate", "tie_rate",
+                                   "lose_rate", "win_tie_rate", "not_bad_rate", "score"):
+                        yield {"section": "pairwise.botchat", "task": task["task"], "question": None, "model": judge,
+                               "subset": f"system={record['model']}", "metric": metric, "value": record[metric],
+                               "undefined_reason": ""}
             for judge, entry in task["judges"].items():
                 yield from _lines("pairwise.judges", entry, task=task["task"], model=judge)
                 for system, rating in ((entry.get("elo") or {}).get("ratings") or {}).items():
                     yield {"section": "pairwise.elo", "task": task["task"], "question": None, "model": judge,
                            "subset": f"system={system}", "metric": "elo", "value": rating, "undefined_reason": ""}
+                shuffled = entry.get("elo_over_orders") or {}
+                for figure in ("mean", "std"):
+                    for system, value in (shuffled.get(figure) or {}).items():
+                        yield {"section": "pairwise.elo", "task": task["task"], "question": None, "model": judge,
+                               "subset": f"system={system};orders={shuffled['n_orders']}",
+                               "metric": f"elo_{figure}_over_orders", "value": value, "undefined_reason": ""}
                 bt = entry["bradley_terry"]
                 for interval in bt["intervals"]:
                     for metric in ("score", "low", "high"):

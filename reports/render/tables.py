@@ -291,17 +291,49 @@ def pairwise_tables(report):
         for judge, entry in task["judges"].items():
             bt = {i["model"]: i for i in entry["bradley_terry"]["intervals"]}
             elo_ratings = (entry.get("elo") or {}).get("ratings") or {}
+            shuffled = entry.get("elo_over_orders") or {}
             for system in sorted(set(bt) | set(elo_ratings), key=str):
                 fit = bt.get(system, {})
                 small = entry.get("small_sample")
                 rows.append([Cell(judge, style="text"), Cell(system, style="text"),
                              Cell(elo_ratings.get(system), "no matches", flag=small),
+                             Cell((shuffled.get("mean") or {}).get(system), "no matches", flag=small),
+                             Cell((shuffled.get("std") or {}).get(system), "no matches", flag=small),
                              Cell(fit.get("score"), entry["bradley_terry"]["undefined_reason"], flag=small),
                              Cell(fit.get("low"), "no interval", flag=small),
                              Cell(fit.get("high"), "no interval", flag=small),
                              cell(entry, "agreement_with_humans", "percent"), cell(entry, "kappa_with_humans")])
-        header = ["Judge", "System", "Elo", "Bradley-Terry", "Low", "High", "Equal to humans (%)", "Kappa"]
-        tables.append(Table(f"pairwise_{task['task']}", f"Pairwise: {task['task']}", header, rows))
+        orders = next((e["elo_over_orders"]["n_orders"] for e in task["judges"].values() if e.get("elo_over_orders")),
+                      None)
+        header = ["Judge", "System", "Elo", f"Elo, mean of {orders or 'shuffled'} orders", "sd", "Bradley-Terry",
+                  "Low", "High", "Equal to humans (%)", "Kappa"]
+        note = ("Elo: start 1000, scale 400, K 32, matches applied in the order of the items' ids; beside it the mean "
+                "and sd over seeded shuffles of the matches; Bradley-Terry does not depend on the order")
+        tables.append(Table(f"pairwise_{task['task']}", f"Pairwise: {task['task']}", header, rows, note))
+        botchat = task.get("botchat") or {}
+        if botchat:
+            rows = [[Cell(judge, style="text"), Cell(r["model"], style="text"), Cell(r["n"], style="int"),
+                     *[Cell(r[key], style="int") for key in ("win", "both", "neither", "lose", "unknown")],
+                     *[Cell(r[key], style="percent") for key in ("win_rate", "tie_rate", "lose_rate", "win_tie_rate",
+                                                                 "not_bad_rate")],
+                     Cell(r["score"])]
+                    for judge, table in botchat.items() for r in table["systems"]]
+            tables.append(Table(
+                f"botchat_{task['task']}", f"BotChat arena: {task['task']} (each order of showing a result)",
+                ["Judge", "System", "Comparisons", "Win", "Both", "Neither", "Lose", "Unread", "Win (%)", "Tie (%)",
+                 "Lose (%)", "Win+Tie (%)", "NotBad (%)", "Score"], rows,
+                "as open-compass/BotChat analyze.py: per comparison the system shown first wins when only the other "
+                "conversation is judged AI-involved; Both = neither judged AI (a good tie), Neither = both judged AI "
+                "(a bad tie); NotBad = Win + Both; Score = (3 Win + Both - Neither - 3 Lose) / comparisons, in [-3, 3]; "
+                "unread answers stay in the denominator, as analyze.py keeps them; pairs decided by the loop "
+                "detector are not counted"))
+        if task.get("judge_agreement"):
+            rows = [[Cell(a["judge_a"], style="text"), Cell(a["judge_b"], style="text"),
+                     Cell(a["n_compared"], style="int"), cell(a, "agreement", "percent"), cell(a, "kappa")]
+                    for a in task["judge_agreement"]]
+            tables.append(Table(f"judge_agreement_{task['task']}", f"Judge against judge: {task['task']}",
+                                ["Judge", "Other judge", "Items", "Same verdict (%)", "Kappa"], rows,
+                                "win / tie / lose of the combined verdicts on the items both judges decided"))
     return tables
 
 

@@ -1,10 +1,13 @@
-"""Pairwise tasks: win/tie/lose, Elo and Bradley-Terry per judge (humans and each judge model), and
-each judge model's agreement with the humans."""
+"""Pairwise tasks: win/tie/lose, Elo and Bradley-Terry per judge (humans and each judge model), BotChat's
+arena statistics with each order of showing a result of its own, each judge model's agreement with the
+humans and with every other judge."""
 from __future__ import annotations
 
 from collections import Counter
+from itertools import combinations
 
-from metrics import bradley_terry_bootstrap, cohen_kappa, elo, win_tie_lose
+from metrics import botchat_outcomes, bradley_terry_bootstrap, cohen_kappa, elo, elo_over_orders, win_tie_lose
+from modeleval.scorers.botchat import study_choice
 
 from ..contract import ReportOptions
 from ..figures import new_row, put
@@ -12,6 +15,11 @@ from ..forms import PAIRWISE_OUTCOMES
 from ..readable import flag
 from ..rows import Rows
 from .selfchat import selfchat_section
+
+# Sequential Elo depends on the order of the matches: the stated order is the items' (their ids: the order they
+# were written in), and the mean over this many seeded shuffles stands beside it.
+ELO_ORDER = "matches applied in the order of the items' ids (the order the pairs were written in)"
+ELO_ORDERS = 100
 
 
 def pairwise_section(rows: Rows, options: ReportOptions):
@@ -23,7 +31,7 @@ def pairwise_section(rows: Rows, options: ReportOptions):
     pred = rows.data.predictions
     out = []
     for task in tasks:
-        task_items = [i for i in rows.items_of[task["id"]] if i in systems]
+        task_items = sorted(i for i in rows.items_of[task["id"]] if i in systems)
         human = {}
         for i in task_items:
             votes = Counter(PAIRWISE_OUTCOMES.get(str(v)) for v in rows.human.get(i, {}).values() if v is not None)
@@ -42,7 +50,9 @@ def pairwise_section(rows: Rows, options: ReportOptions):
             matches = [(systems[i][0], systems[i][1], o) for i, o in verdicts.items() if o is not None]
             entry = flag(new_row(n_matches=len(matches)), [(len(matches), options.min_items, "matches")])
             entry["win_tie_lose"] = [p.to_dict() for p in win_tie_lose(matches)]
-            entry["elo"] = elo(matches).to_dict() if matches else None
+            entry["elo"] = {**elo(matches).to_dict(), "order": ELO_ORDER} if matches else None
+            entry["elo_over_orders"] = (elo_over_orders(matches, n_orders=ELO_ORDERS, seed=options.seed).to_dict()
+                                        if matches else None)
             bt = bradley_terry_bootstrap(matches, n_resamples=options.n_resamples, seed=options.seed,
                                          confidence=options.confidence)
             entry["bradley_terry"] = bt.to_dict()
@@ -54,5 +64,48 @@ def pairwise_section(rows: Rows, options: ReportOptions):
                 put(entry, "kappa_with_humans", kappa.value, kappa.undefined_reason)
                 entry["n_compared"] = len(both)
             row["judges"][name] = entry
+        row["judge_agreement"] = judge_agreement(judges)
+        row["botchat"] = botchat_tables(rows, task_items, systems)
         out.append(row)
     return {"tasks": out, "selfchat": selfchat_section(rows.data.dialogues)}
+
+
+def judge_agreement(judges):
+    """Every two judge models: the share of items both decided where their win/tie/lose is the same, and
+    Cohen's kappa (BotChat compares judges with GPT-4's verdicts the same way)."""
+    out = []
+    for (one, first), (two, second) in combinations(sorted(judges.items()), 2):
+        both = [i for i in first if first[i] is not None and second.get(i) is not None]
+        entry = new_row(judge_a=one, judge_b=two, n_compared=len(both))
+        put(entry, "agreement", sum(first[i] == second[i] for i in both) / len(both) if both else None,
+            "no item decided by both")
+        kappa = cohen_kappa([first[i] for i in both], [second[i] for i in both])
+        put(entry, "kappa", kappa.value, kappa.undefined_reason)
+        out.append(entry)
+    return out
+
+
+def botchat_tables(rows, task_items, systems):
+    """Per judge run, BotChat's win / both / neither / lose per system (metrics.botchat_outcomes) with each
+    order of showing counted as a result, as analyze.py counts its rows: a pair and its twin in the other order
+    ask the same two questions, so each (conversation shown first, shown second) is counted once; pairs the
+    loop detector decided are not judged and not counted."""
+    steps = rows.data.pairwise_steps
+    if not steps or not steps["run_id"]:
+        return {}
+    wanted = set(task_items)
+    judgements = {}
+    for run_id, item, source_a, source_b, *two in zip(*steps.values()):
+        if item not in wanted:
+            continue
+        model_a, model_b = systems[item]
+        side = {1: (source_a or f"item {item} A", model_a), 2: (source_b or f"item {item} B", model_b)}
+        for label, a_position in ((two[0], two[1]), (two[2], two[3])):
+            first, second = (side[1], side[2]) if str(a_position) == "1" else (side[2], side[1])
+            judgements.setdefault(run_id, {})[first[0], second[0]] = (first[1], second[1],
+                                                                      study_choice(label) or "unknown")
+    tables = {}
+    for run_id, judged in judgements.items():
+        records = botchat_outcomes(list(judged.values()))
+        tables[rows.run_label[run_id]] = {"n_comparisons": len(judged), "systems": [r.to_dict() for r in records]}
+    return tables

@@ -132,3 +132,22 @@ def test_bootstrap_intervals_and_skipped_resamples():
     anchored = bradley_terry_bootstrap(matches, n_resamples=50, anchor="gpt")
     gpt = next(i for i in anchored.intervals if i.model == "gpt")
     assert gpt.low == pytest.approx(1000) and gpt.high == pytest.approx(1000)
+
+
+def test_elo_over_orders_is_elo_on_each_seeded_shuffle_then_mean_and_sd():
+    from metrics import elo_over_orders
+    matches = [("a", "b", "win"), ("b", "c", "tie"), ("a", "c", "lose"), ("c", "b", "win"), ("a", "b", "win")]
+    result = elo_over_orders(matches, n_orders=7, seed=3)
+    rng = np.random.default_rng(3)
+    runs = [elo([matches[i] for i in rng.permutation(len(matches))]).ratings for _ in range(7)]
+    for model in "abc":
+        values = [r[model] for r in runs]
+        assert result.mean[model] == pytest.approx(np.mean(values))
+        assert result.std[model] == pytest.approx(np.std(values, ddof=1))
+    assert len({tuple(sorted(r.items())) for r in runs}) > 1  # the order moves sequential Elo
+    assert sum(result.mean.values()) == pytest.approx(3000)  # every update is zero-sum
+    single = elo_over_orders(matches, n_orders=1, seed=3)
+    first = elo([matches[i] for i in np.random.default_rng(3).permutation(len(matches))]).ratings
+    assert single.mean == pytest.approx(first) and single.std == {m: None for m in "abc"}
+    with pytest.raises(ValueError):
+        elo_over_orders(matches, n_orders=0)

@@ -178,3 +178,49 @@ def test_diqad_accuracy_per_domain_against_gold():
     assert table.header == ["Domain", "rater", "Items"]
     assert [[c.text() for c in row] for row in table.rows] == [
         ["(none)", "100.00", "1"], ["health", "66.67", "3"], ["law", "50.00", "4"]]
+
+
+def test_botchat_table_counts_each_order_once_and_judges_are_compared_with_each_other():
+    """BotChat's analyze.py counts every (shown first, shown second) comparison; a pair and its twin in the
+    other order ask the same two questions, so they count once each. Two judge runs are compared item by item."""
+    from dataclasses import replace
+
+    from metrics import botchat_outcomes, elo_over_orders
+    from reports.sections.pairwise import ELO_ORDERS
+
+    items = [(0, 1, None, {"model_a": "x", "model_b": "y"}), (1, 1, None, {"model_a": "y", "model_b": "x"}),
+             (2, 1, None, {"model_a": "x", "model_b": "z"})]
+    first_judge, second_judge = ["2", "1", "both"], ["2", "2", "both"]
+    d = data([(1, "arena", PAIR_FORM)], items, [],
+             [(5, n, first_judge[n], None) for n in range(3)] + [(6, n, second_judge[n], None) for n in range(3)],
+             [(5, "judge-1", "pairwise", {}, [1]), (6, "judge-2", "pairwise", {}, [1])])
+    steps = {"run_id": [5, 5, 5], "item_id": [0, 1, 2], "source_a": ["100", "200", "101"],
+             "source_b": ["200", "100", "300"],
+             # item 0: x shown first and conversation 2 judged AI (x wins); y shown first and judged AI (y loses).
+             # item 1 is item 0's twin: the same two questions, the same answers. item 2: both judged AI, then unread.
+             "label_1": ["2", "1", "both"], "a_position_1": ["1", "1", "1"],
+             "label_2": ["1", "2", None], "a_position_2": ["2", "2", "2"]}
+    report = build_report(replace(d, pairwise_steps=steps), ReportOptions(n_resamples=10))
+    task = report["pairwise"]["tasks"][0]
+    table = task["botchat"]["judge-1"]
+    assert table["n_comparisons"] == 4
+    expected = botchat_outcomes([("x", "y", "win"), ("y", "x", "lose"), ("x", "z", "neither"), ("z", "x", "unknown")])
+    assert table["systems"] == [r.to_dict() for r in expected]
+    x = {r["model"]: r for r in table["systems"]}["x"]
+    assert (x["n"], x["win"], x["neither"], x["unknown"]) == (4, 2, 1, 1)  # in all four comparisons
+    assert "judge-2" not in task["botchat"]  # no steps stored for it
+    [pair] = task["judge_agreement"]
+    outcome = {"1": "lose", "2": "win", "both": "tie"}
+    one, two = [outcome[v] for v in first_judge], [outcome[v] for v in second_judge]
+    assert (pair["judge_a"], pair["judge_b"], pair["n_compared"]) == ("judge-1", "judge-2", 3)
+    assert pair["agreement"] == pytest.approx(2 / 3)
+    assert pair["kappa"] == pytest.approx(cohen_kappa(one, two).value)
+    # Elo in the stated order (item ids) and the mean over seeded shuffles beside it.
+    entry = task["judges"]["judge-1"]
+    matches = [("x", "y", "win"), ("y", "x", "lose"), ("x", "z", "tie")]
+    assert entry["elo"]["ratings"] == pytest.approx(elo(matches).ratings)
+    assert "order of the items' ids" in entry["elo"]["order"]
+    assert entry["elo_over_orders"]["mean"] == pytest.approx(elo_over_orders(matches, ELO_ORDERS, seed=0).mean)
+    html = render(report, "html")
+    assert "BotChat arena: arena" in html and "Judge against judge" in html and "NotBad" in html
+    assert "pairwise.botchat" in render(report, "csv")

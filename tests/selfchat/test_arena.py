@@ -93,6 +93,28 @@ def test_pairs_in_both_orders_seeded_and_cut_at_the_loop(two_runs):
     assert refused.value.code == "bad_settings"
 
 
+def test_pairs_showing_the_same_conversation_twice_are_left_out(two_runs):
+    """BotChat's analyze.py drops comparisons whose two conversations are exactly the same ("EM")."""
+    alpha, beta = two_runs
+    gamma = fake_run("gamma", [["Good, busy week.", "Work again?", "Yes, sadly.", "Hang in there."],  # beta's words
+                               ["What film?", "A comedy.", "Was it good?", "Very."],
+                               ["Something else.", "Waiting for someone?", "My sister.", "Nice."]], [None, None, None])
+    benchmark = arena.make_pairs(runs=[alpha, beta, gamma], seed=1, benchmark_slug="arena-em")
+    items = items_of(benchmark)
+    pairs = Counter(frozenset((i.meta["model_a"], i.meta["model_b"])) for i in items)
+    # beta and gamma differ on s3 only (2 orders); alpha meets each on the 3 seeds in both orders.
+    assert pairs == {frozenset(("alpha", "beta")): 6, frozenset(("alpha", "gamma")): 6, frozenset(("beta", "gamma")): 2}
+    assert all(texts(i.dialogue) != texts(i.fields["conversation_2"]) for i in items)
+    assert [i.external_id for i in items] == [f"p{n:04d}" for n in range(1, 15)]
+    assert "4 pair(s) showing the same conversation twice left out" in benchmark.description
+    clone = fake_run("clone", [["Good, busy week.", "Work again?", "Yes, sadly.", "Hang in there."],
+                               ["What film?", "A comedy.", "Was it good?", "Very."],
+                               ["Thanks!", "Waiting for someone?", "My sister.", "Nice."]], [None, None, None])
+    with pytest.raises(RunError) as refused:
+        arena.make_pairs(runs=[beta, clone], seed=1, benchmark_slug="arena-all-em")
+    assert refused.value.code == "no_items" and not Benchmark.objects.filter(slug="arena-all-em").exists()
+
+
 def test_reference_pairs_and_ground_truth_cut_to_the_same_length(two_runs, tmp_path):
     alpha, beta = two_runs
     path = tmp_path / "real.jsonl"
@@ -196,6 +218,13 @@ def test_judge_run_short_circuits_loops_and_reads_both_orders(two_runs, monkeypa
     assert {(p["model_a"], p["model_b"], p["wins"], p["losses"]) for p in verdicts["win_tie_lose"]} == \
         {("alpha", "beta", 0, 6)}
     assert verdicts["agreement_with_humans"] is None and verdicts["undefined"]["agreement_with_humans"]
+    # BotChat's table, read from the stored steps: 2 judged seeds, each pair shown in 2 orders (its twin item asks
+    # the same two questions), alpha judged the machine every time; the loop-decided seed is not counted.
+    botchat = judged["tasks"][0]["botchat"]["alpha"]
+    stats = {r["model"]: r for r in botchat["systems"]}
+    assert botchat["n_comparisons"] == 4
+    assert (stats["alpha"]["lose"], stats["alpha"]["n"], stats["alpha"]["score"]) == (4, 4, -3)
+    assert (stats["beta"]["win"], stats["beta"]["not_bad_rate"]) == (4, 1.0)
     lengths = {row["system"]: row for row in judged["selfchat"]["utterance_length"]}
     assert lengths["alpha"]["words_mean"] == pytest.approx(2.0) and lengths["alpha"]["n_utterances"] == 12
     loops = {c["system"]: c for c in judged["selfchat"]["pass_at_n"] if c["judged_by"] == "loop_detector"}

@@ -64,8 +64,13 @@ def test_arena_statistics_as_analyze_py_computes_them():
     assert (z.n, z.win, z.both, z.neither, z.lose) == (3, 1, 0, 1, 1)
     assert [r.model for r in botchat_outcomes(judgements)] == ["x", "z", "y"]  # best score first
     assert {botchat.study_choice(label) for label in (ONE, TWO, BOTH, NEITHER)} == {"lose", "win", "neither", "both"}
+    assert x.win_tie_rate == pytest.approx(4 / 5)
     with pytest.raises(ValueError):
         botchat_outcomes([("x", "y", "tie")])
+    # analyze.py keeps an unread answer ("unknown") in the denominator of every rate and the score.
+    unread = {r.model: r for r in botchat_outcomes([("x", "y", "win"), ("x", "y", "unknown")])}
+    assert (unread["x"].n, unread["x"].unknown, unread["x"].win_rate, unread["x"].score) == (2, 1, 0.5, 1.5)
+    assert (unread["y"].lose, unread["y"].unknown, unread["y"].score) == (1, 1, -1.5)
 
 
 def test_a_judge_run_with_the_preset_sends_the_study_prompt_and_reads_its_choice_line(two_runs, monkeypatch):  # noqa: F811
