@@ -314,9 +314,9 @@ def pairwise_tables(report):
         if botchat:
             rows = [[Cell(judge, style="text"), Cell(r["model"], style="text"), Cell(r["n"], style="int"),
                      *[Cell(r[key], style="int") for key in ("win", "both", "neither", "lose", "unknown")],
-                     *[Cell(r[key], style="percent") for key in ("win_rate", "tie_rate", "lose_rate", "win_tie_rate",
-                                                                 "not_bad_rate")],
-                     Cell(r["score"])]
+                     *[Cell(r[key], style="percent", flag=table.get("small_sample"))
+                       for key in ("win_rate", "tie_rate", "lose_rate", "win_tie_rate", "not_bad_rate")],
+                     Cell(r["score"], flag=table.get("small_sample"))]
                     for judge, table in botchat.items() for r in table["systems"]]
             tables.append(Table(
                 f"botchat_{task['task']}", f"BotChat arena: {task['task']} (each order of showing a result)",

@@ -65,7 +65,7 @@ def pairwise_section(rows: Rows, options: ReportOptions):
                 entry["n_compared"] = len(both)
             row["judges"][name] = entry
         row["judge_agreement"] = judge_agreement(judges)
-        row["botchat"] = botchat_tables(rows, task_items, systems)
+        row["botchat"] = botchat_tables(rows, task_items, systems, options)
         out.append(row)
     return {"tasks": out, "selfchat": selfchat_section(rows.data.dialogues)}
 
@@ -85,7 +85,7 @@ def judge_agreement(judges):
     return out
 
 
-def botchat_tables(rows, task_items, systems):
+def botchat_tables(rows, task_items, systems, options):
     """Per judge run, BotChat's win / both / neither / lose per system (metrics.botchat_outcomes) with each
     order of showing counted as a result, as analyze.py counts its rows: a pair and its twin in the other order
     ask the same two questions, so each (conversation shown first, shown second) is counted once; pairs the
@@ -107,5 +107,7 @@ def botchat_tables(rows, task_items, systems):
     tables = {}
     for run_id, judged in judgements.items():
         records = botchat_outcomes(list(judged.values()))
-        tables[rows.run_label[run_id]] = {"n_comparisons": len(judged), "systems": [r.to_dict() for r in records]}
+        table = flag(new_row(n_comparisons=len(judged)), [(len(judged), options.min_items, "comparisons")])
+        table["systems"] = [r.to_dict() for r in records]
+        tables[rows.run_label[run_id]] = table
     return tables
