@@ -30,7 +30,8 @@ from .models import (FINAL_STATUSES, HOLDS_PERSON, HOLDS_SLOT, Annotation, Assig
                      Protocol, QCReview, QCSampleItem, Role, WORKER_ROLES)
 from .qc import draw_sample, new_sample_secret, sample_seed
 from .rules import item_outcome
-from .selectors import LEASE_RELATIONS, RESOLVE, live_leases, qc_figures, roles_of, seconds_until_submit_allowed
+from .policy import RESOLVE, roles_of
+from .selectors import LEASE_RELATIONS, live_leases, qc_figures, seconds_until_submit_allowed
 
 TRANSITIONS = {
     BatchState.OPEN: {BatchState.ANNOTATING},

@@ -14,7 +14,7 @@ from rest_framework.response import Response
 
 from core.errors import ActionError, Code
 
-from . import actions, selectors
+from . import actions, policy, selectors
 from .models import (Annotation, Assignment, Batch, BatchState, Campaign, Disagreement, GoldVersion, Membership,
                      QCReview, Role)
 from .permissions import (CanCreateCampaign, CanReadBatches, CanReadBatchWork, CanReadDisagreements, CanReadGold,
@@ -28,7 +28,7 @@ from .serializers import (AcceptSerializer, AnnotationSerializer, AssignmentSeri
                           QCLabelSerializer, QCReviewSerializer, ReasonSerializer, ResolveSerializer,
                           SettingsChangeSerializer, SettingsSerializer, SubmitResultSerializer, SubmitSerializer)
 from .serializers import AmendSerializer, FlagSerializer, ItemFlagSerializer, LastAnswerSerializer
-from .selectors import READ_BATCHES, READ_DISAGREEMENTS, READ_GOLD
+from .policy import READ_BATCHES, READ_DISAGREEMENTS, READ_GOLD
 from .serializers import BenchmarkGoldSerializer, PinGoldSerializer
 
 ERRORS = {code: ErrorSerializer for code in (400, 403, 404, 409)}
@@ -62,9 +62,9 @@ class CampaignScopedMixin:
         finds any object of the user's campaigns, so that the role check answers 403 rather than 404."""
         user = self.request.user
         if blind and self.action == "list":
-            ids = selectors.campaigns_reading(user, list_roles)
+            ids = policy.campaigns_reading(user, list_roles)
             return queryset if ids is None else queryset.filter(campaign_id__in=ids)
-        ids = selectors.campaigns_with_role(user, list_roles if self.action == "list" else None)
+        ids = policy.campaigns_with_role(user, list_roles if self.action == "list" else None)
         return queryset if ids is None else queryset.filter(campaign_id__in=ids)
 
     def page(self, queryset, serializer_class):
@@ -91,7 +91,7 @@ class CampaignViewSet(CampaignScopedMixin, mixins.ListModelMixin, mixins.Retriev
     filterset_class = CampaignFilter
 
     def visible(self):
-        campaigns = selectors.visible_campaigns(self.request.user)
+        campaigns = policy.visible_campaigns(self.request.user)
         return campaigns.prefetch_related("tasks") if self.action in ("list", "retrieve") else campaigns
 
     def get_permissions(self):
@@ -100,7 +100,7 @@ class CampaignViewSet(CampaignScopedMixin, mixins.ListModelMixin, mixins.Retriev
     def get_serializer_context(self):
         context = super().get_serializer_context()
         if self.action == "list" and not getattr(self, "swagger_fake_view", False):
-            context["roles"] = selectors.roles_by_campaign(self.request.user)  # one query for the whole page
+            context["roles"] = policy.roles_by_campaign(self.request.user)  # one query for the whole page
         return context
 
     @extend_schema(request=CampaignCreateSerializer, responses={201: CampaignSerializer, **ERRORS},
@@ -221,7 +221,7 @@ class CampaignViewSet(CampaignScopedMixin, mixins.ListModelMixin, mixins.Retriev
             pagination_class=None)
     def flags(self, request, pk=None):
         campaign = self.get_object()
-        return Response(selectors.flags_of(campaign, blind=selectors.votes_blind(request.user, campaign)))
+        return Response(selectors.flags_of(campaign, blind=policy.votes_blind(request.user, campaign)))
 
     @extend_schema(responses={200: LastAnswerSerializer, **ERRORS},
                    description="Your last answer in this campaign with its item, while it can still be changed "
@@ -248,7 +248,7 @@ class MembershipViewSet(CampaignScopedMixin, mixins.ListModelMixin, mixins.Retri
     def visible(self):
         user = self.request.user
         members = Membership.objects.select_related("user", "campaign")
-        managed = selectors.campaigns_with_role(user, {"manager"} if self.action == "list" else None)
+        managed = policy.campaigns_with_role(user, {"manager"} if self.action == "list" else None)
         return members if managed is None else members.filter(Q(campaign_id__in=managed) | Q(user=user))
 
     def get_permissions(self):
@@ -306,7 +306,7 @@ class BatchViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
     def items(self, request, pk=None):
         batch = self.get_object()
         response = self.page(batch.items.select_related("item").order_by("position"), BatchItemSerializer)
-        if Role.QC in selectors.roles_of(request.user, batch.campaign) and selectors.qc_blind(batch) \
+        if Role.QC in policy.roles_of(request.user, batch.campaign) and selectors.qc_blind(batch) \
                 and batch.state in (BatchState.HANDED_IN, BatchState.IN_REVIEW):
             rows = response.data["results"] if isinstance(response.data, dict) else response.data
             for row in rows:
@@ -327,7 +327,7 @@ class BatchViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
 
     def qc_view(self, batch, data):
         """A blind review hides each final label from the QC until the QC has given theirs."""
-        roles = selectors.roles_of(self.request.user, batch.campaign)
+        roles = policy.roles_of(self.request.user, batch.campaign)
         return selectors.blind_qc_sample(data, blind=Role.QC in roles and selectors.qc_blind(batch))
 
     @extend_schema(request=None, responses={200: BatchSerializer, **ERRORS},
@@ -395,7 +395,7 @@ class AssignmentViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
     def visible(self):
         user = self.request.user
         assignments = Assignment.objects.select_related("batch_item__batch")
-        ids = selectors.campaigns_with_role(user, {"manager"} if self.action == "list" else None)
+        ids = policy.campaigns_with_role(user, {"manager"} if self.action == "list" else None)
         return assignments if ids is None else assignments.filter(Q(campaign_id__in=ids) | Q(annotator=user))
 
     @extend_schema(responses={200: LeaseSerializer, **ERRORS},
@@ -475,8 +475,8 @@ class AnnotationViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
     def visible(self):
         labels = Annotation.objects.select_related("annotator", "item", "settings").order_by("id")
         if self.action == "list":
-            return labels.filter(pk__in=selectors.labels_visible(self.request.user).values("pk"))
-        ids = selectors.campaigns_with_role(self.request.user)
+            return labels.filter(pk__in=policy.labels_visible(self.request.user).values("pk"))
+        ids = policy.campaigns_with_role(self.request.user)
         return labels if ids is None else labels.filter(Q(campaign_id__in=ids) | Q(annotator=self.request.user))
 
 
@@ -516,7 +516,7 @@ class DisagreementViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
     @action(detail=True, methods=["get"], permission_classes=[CanReadDisagreements])
     def answers(self, request, pk=None):
         disagreement = self.get_object()
-        blind = selectors.votes_blind(request.user, disagreement.campaign)
+        blind = policy.votes_blind(request.user, disagreement.campaign)
         return Response(selectors.disagreement_answers(disagreement, blind))
 
 

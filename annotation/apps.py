@@ -7,7 +7,7 @@ class AnnotationConfig(AppConfig):
     def ready(self):
         from benchmarks.permissions import MEMBER_SCOPES
 
-        from .selectors import member_scope
+        from .policy import member_scope
 
         if member_scope not in MEMBER_SCOPES:
             MEMBER_SCOPES.append(member_scope)

@@ -6,7 +6,7 @@ from rest_framework import renderers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from . import exports, selectors
+from . import exports, policy
 from .permissions import CanReadLabels
 
 
@@ -34,7 +34,7 @@ class AnnotationExportView(APIView):
     renderer_classes = [renderer(fmt) for fmt in exports.FORMATS]
 
     def get(self, request, pk):
-        campaign = get_object_or_404(selectors.visible_campaigns(request.user), pk=pk)
+        campaign = get_object_or_404(policy.visible_campaigns(request.user), pk=pk)
         self.check_object_permissions(request, campaign)
         fmt = request.accepted_renderer.format
         response = Response(exports.annotation_rows(exports.labels_for_export(request.user, campaign)))

@@ -1,6 +1,6 @@
 """Raw annotations of a campaign as files: one row per label, every round, superseded ones included.
 
-Rows are the labels the reader may see by the annotations API's rule (`selectors.labels_visible`);
+Rows are the labels the reader may see by the annotations API's rule (`policy.labels_visible`);
 the API view asks `permissions.CanReadLabels` of the campaign first, as the annotation detail does.
 """
 import csv
@@ -9,7 +9,7 @@ import json
 
 from benchmarks.spreadsheet import is_number, safe_cell
 
-from . import selectors
+from . import policy
 
 COLUMNS = ["annotation_id", "campaign", "task", "item_external_id", "batch", "annotator", "round", "slot",
            "guideline_version", "value", "answers", "excluded", "reading_seconds", "superseded", "superseded_at",
@@ -17,7 +17,7 @@ COLUMNS = ["annotation_id", "campaign", "task", "item_external_id", "batch", "an
 
 
 def labels_for_export(user, campaign):
-    return (selectors.labels_visible(user).filter(campaign=campaign)
+    return (policy.labels_visible(user).filter(campaign=campaign)
             .select_related("item__task", "batch_item__batch", "annotator", "settings")
             .order_by("batch_item__batch__number", "item__external_id", "round", "slot", "pk"))
 

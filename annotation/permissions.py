@@ -9,7 +9,7 @@ from rest_framework.permissions import SAFE_METHODS, BasePermission
 from benchmarks.permissions import staff_or_holder
 
 from .models import Campaign, Role
-from .selectors import (READ_BATCHES, READ_DISAGREEMENTS, READ_GOLD, READ_LABELS, READ_QC, RESOLVE, reading_roles,
+from .policy import (READ_BATCHES, READ_DISAGREEMENTS, READ_GOLD, READ_LABELS, READ_QC, RESOLVE, reading_roles,
                         roles_of)
 
 
@@ -27,7 +27,7 @@ def request_roles(request, campaign):
 
 class CampaignRole(BasePermission):
     roles = frozenset()
-    blind = False  # True: a gold panel's voting experts are left out (selectors.reading_roles)
+    blind = False  # True: a gold panel's voting experts are left out (policy.reading_roles)
 
     def has_permission(self, request, view):
         return bool(request.user and request.user.is_authenticated)

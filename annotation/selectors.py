@@ -9,67 +9,11 @@ from benchmarks.models import shown_meta
 from metrics.aggregation import human_baseline
 
 from .guidelines import render_guidelines
+from .policy import READ_BATCHES, READ_DISAGREEMENTS
 from .qc import evaluate_sample
 
-from .models import (HOLDS_PERSON, Annotation, Assignment, Batch, BatchItem, BatchState, Campaign, Disagreement,
+from .models import (HOLDS_PERSON, Annotation, Assignment, Batch, BatchItem, BatchState, Disagreement,
                      DisagreementStatus, GoldLabel, ItemFlag, ItemStatus, Membership, Protocol, QCReview, Role)
-
-# Roles that may read each kind of campaign data (gold, QC data and other people's labels are the
-# sensitive ones: annotators see only their own leases and labels).
-READ_BATCHES = frozenset({Role.MANAGER, Role.QC, Role.TRAINER, Role.EXPERT, Role.VIEWER})
-READ_LABELS = frozenset({Role.MANAGER, Role.QC, Role.TRAINER, Role.EXPERT, Role.VIEWER})
-READ_QC = frozenset({Role.MANAGER, Role.QC, Role.TRAINER, Role.VIEWER})
-READ_GOLD = frozenset({Role.MANAGER, Role.EXPERT, Role.VIEWER})
-READ_DISAGREEMENTS = frozenset({Role.MANAGER, Role.TRAINER, Role.EXPERT, Role.VIEWER})
-RESOLVE = frozenset({Role.EXPERT, Role.TRAINER})
-
-
-def roles_by_campaign(user):
-    """{campaign id: roles} for every campaign where the user is an active member (one query, for lists)."""
-    roles = defaultdict(set)
-    for campaign_id, role in Membership.objects.filter(user=user, active=True).values_list("campaign_id", "role"):
-        roles[campaign_id].add(role)
-    return roles
-
-
-STAFF_ROLES = frozenset({Role.MANAGER, Role.VIEWER})
-
-
-def staff_roles(user):
-    """The roles a user holds in every campaign without a membership: staff act as managers and viewers
-    everywhere, never as workers. The one home of that rule."""
-    return STAFF_ROLES if user and user.is_authenticated and user.is_staff else frozenset()
-
-
-def holds_everywhere(user, roles):
-    """Whether the user holds one of `roles` (any role when None) in every campaign."""
-    return bool(staff_roles(user) and (roles is None or STAFF_ROLES & set(roles)))
-
-
-def roles_of(user, campaign):
-    """Active roles of a user in a campaign, staff's (staff_roles) included."""
-    if not user or not user.is_authenticated:
-        return frozenset()
-    campaign_id = getattr(campaign, "pk", campaign)
-    memberships = Membership.objects.filter(campaign_id=campaign_id, user=user, active=True).order_by()
-    return frozenset(memberships.values_list("role", flat=True)) | staff_roles(user)
-
-
-def campaigns_with_role(user, roles=None):
-    """Ids of the campaigns where the user holds one of `roles` (any role when None); None means all (staff)."""
-    if holds_everywhere(user, roles):
-        return None
-    memberships = Membership.objects.filter(user=user, active=True)
-    if roles is not None:
-        memberships = memberships.filter(role__in=roles)
-    return memberships.values("campaign_id")
-
-
-def visible_campaigns(user):
-    ids = campaigns_with_role(user)
-    campaigns = Campaign.objects.select_related("benchmark")
-    return campaigns if ids is None else campaigns.filter(pk__in=ids)
-
 
 def batch_progress(batch):
     """Counts of a batch's items by status, in one query (the batch may be given by id)."""
@@ -259,15 +203,6 @@ def open_lease(campaign, user, now=None):
     return live_leases(campaign, user, now).first()
 
 
-def labels_visible(user):
-    """Annotations a user may read: all of a campaign for READ_LABELS roles (not a gold panel's voting
-    experts: they vote blind), and always their own."""
-    ids = campaigns_reading(user, READ_LABELS)
-    if ids is None:
-        return Annotation.objects.all()
-    return Annotation.objects.filter(Q(campaign_id__in=ids) | Q(annotator=user))
-
-
 def batches_overview(campaign):
     """Where every batch of a campaign stands: state, round, item counts and its last event."""
     from django.db.models import OuterRef, Subquery
@@ -406,108 +341,6 @@ def circular_gold(version, campaign_ids):
                                 f"{len(shared[campaign_id])} rater(s) with this campaign: scoring them against it "
                                 "would be circular")
     return out
-
-
-# ---------------------------------------------------------------- blindness and read scope
-# One home for "experts vote blind": the voting experts of a gold panel read nobody's labels, votes,
-# names or gold (not through labels, disagreements, baseline, gold versions, reports or items); only
-# their own labels. Every read below and the permissions, pages and reports ask these functions.
-BLIND_ROLE, BLIND_PROTOCOL = Role.EXPERT, Protocol.GOLD_PANEL
-# Roles that read a campaign's items (dialogues and fields) through the items API; annotators and QC
-# see items only through their leases and QC samples.
-READ_ITEMS = frozenset({Role.MANAGER, Role.TRAINER, Role.EXPERT, Role.VIEWER})
-# Roles that label: their benchmarks' source gold stays hidden from them.
-LABELLING = frozenset({Role.ANNOTATOR, Role.QC})
-
-
-def role_votes_blind(role, protocol):
-    """Whether holding `role` in a campaign of `protocol` means voting blind."""
-    return role == BLIND_ROLE and protocol == BLIND_PROTOCOL
-
-
-def reading_roles(campaign, roles):
-    """`roles` less the one that votes blind in this campaign: the roles that read others' work there."""
-    return frozenset(role for role in roles if not role_votes_blind(role, campaign.protocol))
-
-
-def votes_blind(user, campaign, roles=None):
-    """Whether this person sees a gold panel's answers without names: a voting expert who holds no other role
-    that reads everyone's labels there."""
-    roles = roles_of(user, campaign) if roles is None else roles
-    return campaign.protocol == BLIND_PROTOCOL and not reading_roles(campaign, roles) & READ_LABELS
-
-
-def reads(user, campaign, roles):
-    """Whether the user reads what `roles` read in the campaign (blind voters do not)."""
-    return bool(roles_of(user, campaign) & reading_roles(campaign, roles))
-
-
-def can_read_labels(user, campaign):
-    return reads(user, campaign, READ_LABELS)
-
-
-def _blind_memberships():
-    return Q(role=BLIND_ROLE, campaign__protocol=BLIND_PROTOCOL)
-
-
-def campaigns_reading(user, roles):
-    """Ids of the campaigns where the user reads what `roles` read (blind voters left out); None: all (staff)."""
-    if holds_everywhere(user, roles):
-        return None
-    return (Membership.objects.filter(user=user, active=True, role__in=roles).exclude(_blind_memberships())
-            .values("campaign_id"))
-
-
-def _labelling(user):
-    return Membership.objects.filter(Q(role__in=LABELLING) | _blind_memberships(), user=user, active=True)
-
-
-def labelling_benchmarks(user):
-    """Benchmarks where the user labels (annotator, QC, or a blind voter) in some campaign."""
-    return _labelling(user).values("campaign__benchmark_id")
-
-
-def reads_all_gold(user):
-    """Staff read every campaign's gold, report and people."""
-    return bool(user and user.is_authenticated and user.is_staff)
-
-
-def can_read_gold(user, campaign):
-    """Gold and the report of a campaign: staff, and those who read its gold (managers, viewers, experts;
-    not blind voters) and label nowhere on its benchmark."""
-    if not user or not user.is_authenticated:
-        return False
-    if reads_all_gold(user):
-        return True
-    return (reads(user, campaign, READ_GOLD)
-            and not _labelling(user).filter(campaign__benchmark_id=campaign.benchmark_id).exists())
-
-
-def campaigns_with_readable_gold(user, campaigns):
-    """The ids among `campaigns` (a Campaign queryset) whose gold and report the user may read."""
-    if reads_all_gold(user):
-        return set(campaigns.values_list("pk", flat=True))
-    ids = campaigns_reading(user, READ_GOLD)
-    return set(campaigns.filter(pk__in=ids).exclude(benchmark_id__in=labelling_benchmarks(user))
-               .values_list("pk", flat=True))
-
-
-def member_scope(user):
-    """What a campaign member reads of benchmarks, as Q objects over Benchmark, Task and Item, and the
-    benchmarks whose source gold (and item meta) they read (registered with benchmarks.permissions)."""
-    active = Membership.objects.filter(user=user, active=True)
-    everything = user.has_perm("annotation.add_campaign")  # who creates campaigns chooses among all benchmarks
-    campaigns = active.values("campaign_id")
-    reading = active.filter(role__in=READ_ITEMS).values("campaign_id")
-    gold = campaigns_reading(user, READ_GOLD)
-    tasks_of = Campaign.tasks.through.objects.values("task_id")
-    return {
-        "benchmark": Q() if everything else Q(pk__in=Campaign.objects.filter(pk__in=campaigns).values("benchmark_id")),
-        "task": Q() if everything else Q(pk__in=tasks_of.filter(campaign_id__in=campaigns)),
-        "item": Q(task_id__in=tasks_of.filter(campaign_id__in=reading)),
-        "gold": (Q(pk__in=Campaign.objects.filter(pk__in=gold).values("benchmark_id"))
-                 & ~Q(pk__in=labelling_benchmarks(user))),
-    }
 
 
 def worker_progress(batch, annotator):

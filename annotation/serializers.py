@@ -6,7 +6,7 @@ from rest_framework import serializers
 
 from benchmarks.models import Benchmark, shown_meta
 
-from . import selectors
+from . import policy, selectors
 from .models import (Annotation, Assignment, Batch, BatchItem, Campaign, CampaignSettings, Disagreement, Event,
                      GoldLabel, GoldVersion, ItemFlag, Membership, Protocol, QCReview, QCSampleItem, Role)
 
@@ -47,8 +47,8 @@ class CampaignSerializer(serializers.ModelSerializer):
         if request is None:
             return []
         if "roles" in self.context:
-            return sorted(set(self.context["roles"].get(campaign.pk, set())) | selectors.staff_roles(request.user))
-        return sorted(selectors.roles_of(request.user, campaign))
+            return sorted(set(self.context["roles"].get(campaign.pk, set())) | policy.staff_roles(request.user))
+        return sorted(policy.roles_of(request.user, campaign))
 
 
 class CampaignCreateSerializer(serializers.Serializer):
@@ -258,7 +258,7 @@ class DisagreementSerializer(serializers.ModelSerializer):
         request = self.context.get("request")
         readers = self.context.setdefault("_reads_labels", {})
         if disagreement.campaign_id not in readers:
-            readers[disagreement.campaign_id] = bool(request) and selectors.can_read_labels(request.user,
+            readers[disagreement.campaign_id] = bool(request) and policy.can_read_labels(request.user,
                                                                                             disagreement.campaign)
         if not readers[disagreement.campaign_id]:
             data["labels"], data["resolved_by"] = [], None

@@ -3,7 +3,7 @@ permissions)."""
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404
 
-from annotation import accounts, selectors
+from annotation import accounts, policy
 from annotation.models import Campaign, Role
 from annotation.permissions import can_create_campaigns
 from benchmarks.permissions import can_import_items
@@ -13,15 +13,15 @@ def campaign_with_role(user, pk, allowed, what):
     """The campaign when the user holds one of `allowed` there; the 403 page otherwise (members and
     outsiders alike, so the refusal says nothing about the campaign)."""
     campaign = get_object_or_404(Campaign.objects.select_related("benchmark"), pk=pk)
-    roles = selectors.roles_of(user, campaign)
+    roles = policy.roles_of(user, campaign)
     if not roles & set(allowed):
         raise PermissionDenied(f"Only a {' or '.join(sorted(allowed))} of this campaign may {what}.")
     return campaign, roles
 
 
 def managed_campaigns(user):
-    ids = selectors.campaigns_with_role(user, {Role.MANAGER})
-    campaigns = selectors.visible_campaigns(user)
+    ids = policy.campaigns_with_role(user, {Role.MANAGER})
+    campaigns = policy.visible_campaigns(user)
     return campaigns if ids is None else campaigns.filter(pk__in=ids)
 
 

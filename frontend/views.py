@@ -10,7 +10,7 @@ from django.http import HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 
-from annotation import selectors
+from annotation import policy, selectors
 from annotation.models import Assignment, Batch, Campaign, Role
 from annotation.permissions import CanReadLabels
 from benchmarks.models import Benchmark
@@ -53,11 +53,11 @@ def sign_in_refused(request, wait):
 @login_required
 def home(request):
     user = request.user
-    roles_by = selectors.roles_by_campaign(user)
+    roles_by = policy.roles_by_campaign(user)
     campaigns = []
     with_report = readable_report_campaigns(user)
-    for campaign in selectors.visible_campaigns(user).order_by("name"):
-        roles = frozenset(roles_by.get(campaign.pk, ())) | selectors.staff_roles(user)
+    for campaign in policy.visible_campaigns(user).order_by("name"):
+        roles = frozenset(roles_by.get(campaign.pk, ())) | policy.staff_roles(user)
         campaigns.append({"campaign": campaign, "roles": sorted(roles), "waiting": selectors.waiting_for(user, campaign, roles),
                           "report": campaign.pk in with_report})
     reports = Benchmark.objects.order_by("slug") if can_see_gold(user) else Benchmark.objects.none()
@@ -84,7 +84,7 @@ def assignment(request, pk):
 @login_required
 def review(request, pk):
     batch = get_object_or_404(Batch.objects.select_related("campaign", "settings"), pk=pk)
-    campaign, roles = campaign_with_role(request.user, batch.campaign_id, selectors.READ_QC, "see QC reviews")
+    campaign, roles = campaign_with_role(request.user, batch.campaign_id, policy.READ_QC, "see QC reviews")
     return render(request, "frontend/review.html", {"batch": batch, "campaign": campaign, "is_qc": Role.QC in roles})
 
 
@@ -93,7 +93,7 @@ def review_figures(request, pk):
     """The QC rule applied to the labels given so far, so the page shows live accuracy with the same
     function that decides acceptance (the API gives the figures only with the decision)."""
     batch = get_object_or_404(Batch.objects.select_related("settings"), pk=pk)
-    campaign_with_role(request.user, batch.campaign_id, selectors.READ_QC, "see QC reviews")
+    campaign_with_role(request.user, batch.campaign_id, policy.READ_QC, "see QC reviews")
     review = batch.reviews.order_by("-round").first()
     if review is None:
         return JsonResponse({"code": "not_found", "detail": "This batch has not been handed in yet."}, status=404)
@@ -103,17 +103,17 @@ def review_figures(request, pk):
 
 @login_required
 def disagreements(request, pk):
-    campaign, roles = campaign_with_role(request.user, pk, selectors.READ_DISAGREEMENTS, "see its disagreements")
+    campaign, roles = campaign_with_role(request.user, pk, policy.READ_DISAGREEMENTS, "see its disagreements")
     # A gold panel's experts vote blind: they may decide disagreements but the queue shows no names.
-    blind = not selectors.can_read_labels(request.user, campaign)
+    blind = not policy.can_read_labels(request.user, campaign)
     return render(request, "frontend/disagreements.html", {
-        "campaign": campaign, "can_resolve": bool(roles & selectors.RESOLVE), "blind": blind,
+        "campaign": campaign, "can_resolve": bool(roles & policy.RESOLVE), "blind": blind,
         "tasks": {t.pk: t.form for t in campaign.tasks.all()}})
 
 
 @login_required
 def dashboard(request, pk):
-    campaign, roles = campaign_with_role(request.user, pk, selectors.READ_BATCHES, "see its dashboard")
+    campaign, roles = campaign_with_role(request.user, pk, policy.READ_BATCHES, "see its dashboard")
     return render(request, "frontend/dashboard.html", {"campaign": campaign,
                                                        "with_report": campaign.pk in readable_report_campaigns(
                                                            request.user, [campaign.benchmark_id]),

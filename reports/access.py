@@ -2,11 +2,11 @@
 
 - A campaign's report: staff, and those who read that campaign's labels and gold (its managers, viewers
   and experts; not a gold panel's voting experts, not people who label on the benchmark):
-  annotation.selectors.can_read_gold.
+  annotation.policy.can_read_gold.
 - A benchmark-wide report: staff and researchers (benchmarks.permissions.can_see_gold), without the
   names and per-person figures of the annotators of campaigns they cannot read.
 """
-from annotation import selectors
+from annotation import policy
 from annotation.models import Campaign
 from benchmarks.permissions import can_see_gold
 from core.errors import ActionError, Code
@@ -25,9 +25,9 @@ def check_report_access(user, benchmark_slug, campaign_id=None):
                               "read their campaigns' reports.")
         return
     campaign = Campaign.objects.filter(pk=campaign_id, benchmark__slug=benchmark_slug).first()
-    if campaign is None or not selectors.roles_of(user, campaign):
+    if campaign is None or not policy.roles_of(user, campaign):
         raise ActionError(Code.NOT_FOUND, f"no campaign {campaign_id} in benchmark {benchmark_slug!r}")
-    if not selectors.can_read_gold(user, campaign):
+    if not policy.can_read_gold(user, campaign):
         raise ActionError(Code.FORBIDDEN, "A campaign's report is for staff and the campaign's managers, viewers "
                           "and experts (not the voting experts of a gold panel, nor people who label on the benchmark).")
 
@@ -37,7 +37,7 @@ def readable_report_campaigns(user, benchmark_ids=None):
     campaigns = Campaign.objects.all()
     if benchmark_ids is not None:
         campaigns = campaigns.filter(benchmark_id__in=benchmark_ids)
-    return selectors.campaigns_with_readable_gold(user, campaigns)
+    return policy.campaigns_with_readable_gold(user, campaigns)
 
 
 def without_people_of(report, campaign_ids):
@@ -110,7 +110,7 @@ def stored_report_for(user, benchmark, campaign=None, gold_version=None, options
     check_report_access(user, benchmark, campaign)
     stored = store.fetch(benchmark, campaign, gold_version, options, requested_by=user)
     hidden = set()
-    if campaign in (None, "") and not selectors.reads_all_gold(user):
+    if campaign in (None, "") and not policy.reads_all_gold(user):
         hidden = set(stored.campaign_ids) - readable_report_campaigns(user)
     return Served(stored, hidden)
 

@@ -18,7 +18,7 @@ def test_404_and_500_pages(page, monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("a crash")
 
-    monkeypatch.setattr("annotation.selectors.visible_campaigns", broken)
+    monkeypatch.setattr("annotation.policy.visible_campaigns", broken)
     for width in (1366, 800):
         page.set_viewport_size({"width": width, "height": 700})
         response = page.goto("/")

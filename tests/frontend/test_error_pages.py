@@ -19,7 +19,7 @@ def test_a_crash_gets_the_sites_500_page(client, monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("secret detail of the crash")
 
-    monkeypatch.setattr("annotation.selectors.visible_campaigns", broken)
+    monkeypatch.setattr("annotation.policy.visible_campaigns", broken)
     client.force_login(User.objects.create_user("someone"))
     client.raise_request_exception = False
     response = client.get("/")
