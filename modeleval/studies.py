@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .scorers import botchat, dialogbench, huynh, kodialogbench
+from .scorers.prompts import template_hash
 
 
 @dataclass(frozen=True)
@@ -157,11 +158,33 @@ register(Study(
 
 register(Study(
     preset=botchat.PRESET,
-    title="BotChat arena (Duan et al., 2023)",
-    source=f"{botchat.SOURCE}: README.md (arena_prompt, unieval_prompt), botchat/analyze.py (match_answer, "
-           "simple_count, analyze)",
-    published={"pairwise": {"fewshot": {"strategy": "none", "k": 0}}},
+    title="BotChat (Duan et al., 2023)",
+    source=f"{botchat.SOURCE}: README.md (generation system prompt, arena_prompt, unieval_prompt), "
+           "botchat/chat_api (hf_chat.py, gpt.py), botchat/analyze.py (match_answer, simple_count, analyze)",
+    published={
+        "pairwise": {"fewshot": {"strategy": "none", "k": 0}},
+        "selfchat": {**{key: value for key, value in botchat.SELFCHAT_SETTINGS.items() if key != "system_prompt"},
+                     "system_prompt_sha256": template_hash(botchat.SELFCHAT_SYSTEM_PROMPT)},
+    },
     standing={
+        "selfchat": (
+            Difference("decoding", "temperature 0 for the API models (README.md line 86); each local model's own "
+                       "chat() or generate() defaults (botchat/chat_api/hf_chat.py)",
+                       "the run model's own generation config (greedy when it sets no sampling), draws seeded by "
+                       "the run's seed", "self-chat runs local models only here"),
+            Difference("reply limit", "1024 tokens for the API models (gpt.py chat, max_out_len); for local models "
+                       "512 new tokens where hf_chat.py sets a limit (line 181), the model's defaults elsewhere",
+                       "512 new tokens for every model", "one limit for every local model: the one hf_chat.py sets"),
+            Difference("context overflow", "the oldest chats dropped until the system prompt, the chats and a "
+                       "192-token answer buffer fit the context (hf_chat.py lines 100, 131-142)",
+                       "the oldest chats dropped until the prompt and the reply limit fit the context",
+                       "the room kept for the reply is the reply limit itself, so a reply never overflows"),
+            Difference("token counts", "each generated chat's length in CL100K tokens, GPT-4's tokenizer "
+                       "(README.md line 125; data/BrowseData.ipynb, tiktoken)",
+                       "tokens of the run model's tokenizer (settings.token_counter; item meta utterance_tokens)",
+                       "CL100K's vocabulary is downloaded at first use and cannot be fetched here; counts compare "
+                       "between runs of models sharing a tokenizer only"),
+        ),
         "pairwise": (
             Difference("layout of the two conversations", "appended after arena_prompt (layout not published)",
                        "\"Conversation 1:\" / \"Conversation 2:\" headers, chats as \"A: ...<chat_end>\"",

@@ -30,7 +30,7 @@ from .contract import ReportData
 from .forms import LABEL_TYPES, task_kind
 from .gold import GoldChoice, GoldRefused, resolve_gold
 from .provenance import code_version
-from .sections.selfchat import SEED_UTTERANCES
+from .sections.selfchat import SEED_UTTERANCES, SELFCHAT_SETTINGS_SHOWN
 
 
 @dataclass(frozen=True)
@@ -340,14 +340,21 @@ def arena_dialogues(scope, tasks):
     for source_a, system_a, source_b, system_b in sides:
         system[int(source_a)], system[int(source_b)] = system_a, system_b
     items = Item.objects.filter(pk__in=system).order_by("id").values_list("id", "dialogue", "meta")
-    dialogues = {"item_id": [], "system": [], "utterances": [], "seed_utterances": [], "loop_start": []}
+    dialogues = {"item_id": [], "system": [], "utterances": [], "seed_utterances": [], "loop_start": [],
+                 "tokens": [], "run": []}
     for item_id, dialogue, meta in items:
         for key, value in (("item_id", item_id), ("system", system[item_id]),
                            ("utterances", [turn["text"] for turn in dialogue]),
                            # Real dialogues are measured after the two utterances a seed would take.
                            ("seed_utterances", meta.get("seed_utterances", SEED_UTTERANCES)),
-                           ("loop_start", meta.get("loop_start"))):
+                           ("loop_start", meta.get("loop_start")),
+                           # Token counts of each utterance, kept by the self-chat run with its model's tokenizer.
+                           ("tokens", meta.get("utterance_tokens")), ("run", meta.get("run"))):
             dialogues[key].append(value)
+    # The self-chat runs' settings the figures name: which tokenizer counted.
+    dialogues["runs"] = {run_id: {key: settings.get(key) for key in SELFCHAT_SETTINGS_SHOWN} for run_id, settings in
+                         EvalRun.objects.filter(pk__in={r for r in dialogues["run"] if r is not None})
+                         .values_list("id", "settings")}
     labels = (Annotation.objects.filter(item_id__in=system, superseded_at__isnull=True, excluded=False).order_by()
               .annotate(is_ai=KeyTransform("is_ai", "answers"), first_ai_turn=KeyTransform("first_ai_turn", "answers"))
               .values_list("item_id", "annotator_id", "is_ai", "first_ai_turn"))

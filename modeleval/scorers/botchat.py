@@ -2,7 +2,8 @@
 its reading of the judge's answer, as the `botchat` preset uses them.
 
 - ARENA_PROMPT and UNIEVAL_PROMPT are the repository's README.md (lines 149 and 185) `unieval_prompt` and
-  `arena_prompt` literals, character for character (trailing spaces and the literal newlines included).
+  `arena_prompt` literals, character for character (trailing spaces and the literal newlines included);
+  SELFCHAT_SYSTEM_PROMPT is its generation system prompt (README.md lines 76-83), the same way.
 - The study appends the two conversations after the arena prompt; how they are laid out is not published.
   Ours: "Conversation 1:" / "Conversation 2:" headers, each chat "A: ..." / "B: ..." ending with <chat_end>
   (the chat format UNIEVAL_PROMPT describes). A listed difference of the preset (modeleval.studies).
@@ -20,6 +21,24 @@ from .pairwise import BOTH, NEITHER, ONE, TWO
 PRESET = "botchat"
 SOURCE = "open-compass/BotChat@70e1e63"
 CHAT_END = "<chat_end>"
+
+# README.md lines 76-83, verbatim: the system prompt every model generated its chats under.
+SELFCHAT_SYSTEM_PROMPT = """
+You are an AI who is having a conversation with human.
+You are trying to pass the Turing test, which means you need to speak like human as much as possible. 
+In the conversation, you need to talk like human, and the conversation will be at least 5 rounds (it can be even longer). 
+The conversation flow should be natural and smooth. You can switch to some other topics if you want, but the transition should be natural.
+Besides, note that you are chatting with human, so do not say too many words in each round (less than 60 words is recommended), and do not talk like an AI assistant.
+You must try your best to pass the test. If you failed, all human kinds and you can be destroyed.
+"""
+
+# Self-chat as the study generated (README.md line 86: N = 16 chats with the seed's two; the whole reply is the
+# chat, never cut). Decoding: the study's API models ran at temperature 0 and its local models with their
+# own defaults (botchat/chat_api/hf_chat.py calls each model's chat() or generate() with its generation
+# config); self-chat here runs local models, so their generation config decides. Reply limit: 512 new
+# tokens, hf_chat.py line 181 (the one limit it sets itself; gpt.py's API default is 1024).
+SELFCHAT_SETTINGS = {"utterances": 16, "system_prompt": SELFCHAT_SYSTEM_PROMPT, "max_new_tokens": 512,
+                     "decoding": "model_default", "reply_cut": "none"}
 
 # README.md line 185, verbatim.
 ARENA_PROMPT = """

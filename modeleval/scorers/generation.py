@@ -15,6 +15,9 @@ import torch
 from ._batch import model_device, pad_batch, pad_token_id
 
 
+DECODINGS = ("greedy", "model_default")
+
+
 def chat_prompt(tokenizer, user: str, system: str | None = None) -> str:
     """The prompt text as the model's chat template renders one user turn.
     Without `system`, the template's own default (if any) applies."""
@@ -34,9 +37,14 @@ def generate(
     chat: bool | None = None,
     system: str | None = None,
     batch_size: int = 8,
+    decoding: str = "greedy",
 ) -> list[str]:
-    """Greedy continuations of `prompts`, special tokens stripped. `chat=None` uses
-    the chat template when the tokenizer has one."""
+    """Continuations of `prompts`, special tokens stripped: greedy, or with `decoding`
+    "model_default" as the model's own generation config says (a study that ran each
+    model with its defaults). `chat=None` uses the chat template when the tokenizer has one."""
+    if decoding not in DECODINGS:
+        raise ValueError(f"decoding must be one of {DECODINGS}, not {decoding!r}")
+    greedy = {"do_sample": False, "temperature": None, "top_p": None, "top_k": None} if decoding == "greedy" else {}
     if chat is None:
         chat = bool(getattr(tokenizer, "chat_template", None))
     texts = [chat_prompt(tokenizer, p, system) if chat else p for p in prompts]
@@ -51,11 +59,8 @@ def generate(
             input_ids=ids,
             attention_mask=mask,
             max_new_tokens=max_new_tokens,
-            do_sample=False,
-            temperature=None,
-            top_p=None,
-            top_k=None,
             pad_token_id=pad_id,
+            **greedy,
         )
         replies += tokenizer.batch_decode(out[:, ids.shape[1] :], skip_special_tokens=True)
     return replies

@@ -2,9 +2,11 @@
 
 Each side sees the dialogue through the chat template as a conversation of its own: its own
 turns as "assistant", the other side's as "user", so the last turn shown is always the other
-side's and the reply is the next utterance. Decoding is greedy and a reply is cut at its first
-newline (a model that runs on writes the other side too). When the prompt and the reply would
-overflow the context, the oldest turns go first; the system prompt always stays.
+side's and the reply is the next utterance. By default decoding is greedy and a reply is cut at its
+first newline (a model that runs on writes the other side too); a study's preset may decode with the
+model's own generation config and keep the whole reply (BotChat: `scorers.botchat.SELFCHAT_SETTINGS`).
+When the prompt and the reply would overflow the context, the oldest turns go first; the system
+prompt always stays.
 
 Every step of every seed is generated in one batch, and the exact prompt text of each utterance
 is kept, so any utterance can be traced (and `render_prompt` reproduces it from the dialogue).
@@ -15,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
+import torch
+
 from .generation import generate
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -23,6 +27,10 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 DEFAULT_UTTERANCES = 16
 DEFAULT_MAX_NEW_TOKENS = 24
+DEFAULT_DECODING = "greedy"
+# first_line: the reply up to its first newline; none: the whole reply, stripped (BotChat's gpt.py line 70).
+REPLY_CUTS = ("first_line", "none")
+DEFAULT_REPLY_CUT = "first_line"
 SPEAKERS = ("A", "B")  # utterance i is said by SPEAKERS[i % 2]
 
 
@@ -76,21 +84,35 @@ def first_line(reply: str) -> str:
     return reply.strip().split("\n", 1)[0].strip()
 
 
+def cut_reply(reply: str, cut: str) -> str:
+    if cut not in REPLY_CUTS:
+        raise ValueError(f"reply cut must be one of {REPLY_CUTS}, not {cut!r}")
+    return first_line(reply) if cut == "first_line" else reply.strip()
+
+
+def token_counts(tokenizer, utterances: Sequence[str]) -> list[int]:
+    """Tokens of each utterance alone, without special tokens (BotChat counts each chat's tokens)."""
+    return [len(tokenizer.encode(text, add_special_tokens=False)) for text in utterances]
+
+
 def self_chat(model, tokenizer, seeds: Sequence[Sequence[str]], *, utterances: int = DEFAULT_UTTERANCES,
               system: str = DEFAULT_SYSTEM_PROMPT, max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
               max_length: int | None = None, chat_template: str | None = None, use_chat: bool | None = None,
-              batch_size: int = 32) -> list[SelfChat]:
+              batch_size: int = 32, decoding: str = DEFAULT_DECODING, reply_cut: str = DEFAULT_REPLY_CUT,
+              sampling_seed: int = 0) -> list[SelfChat]:
     """Continue every seed to `utterances` utterances in all (seeds already that long are kept as
-    they are). `max_length` is the context in tokens; a prompt gets what the reply leaves of it."""
+    they are). `max_length` is the context in tokens; a prompt gets what the reply leaves of it.
+    `sampling_seed` fixes the draws of a model whose own generation config samples."""
+    torch.manual_seed(sampling_seed)
     chats = [SelfChat(list(seed), len(seed)) for seed in seeds]
     budget = max_length - max_new_tokens if max_length else None
     while todo := [chat for chat in chats if len(chat.utterances) < utterances]:
         rendered = [render_prompt(tokenizer, chat.utterances, system=system, max_prompt_tokens=budget,
                                   chat_template=chat_template, use_chat=use_chat) for chat in todo]
         replies = generate(model, tokenizer, [prompt for prompt, _ in rendered], max_new_tokens=max_new_tokens,
-                           chat=False, batch_size=batch_size)
+                           chat=False, batch_size=batch_size, decoding=decoding)
         for chat, (prompt, dropped), reply in zip(todo, rendered, replies):
-            text = first_line(reply)
+            text = cut_reply(reply, reply_cut)
             chat.steps.append(Step(len(chat.utterances), prompt, dropped, reply, text))
             chat.utterances.append(text)
     return chats

@@ -341,7 +341,8 @@ def utterance_length_table(report):
     selfchat = (report.get("pairwise") or {}).get("selfchat")
     if not selfchat:
         return None
-    figures = [f"{unit}_{figure}" for unit in ("words", "chars") for figure in ("mean", "std", "median", "min", "max")]
+    figures = [f"{unit}_{figure}" for unit in ("words", "chars", "tokens")
+               for figure in ("mean", "std", "median", "min", "max")]
     rows = [[Cell(r["system"], style="text"), Cell(r["n_dialogues"], style="int"), Cell(r["n_utterances"], style="int"),
              *[cell(r, key, "int" if key.endswith(("min", "max")) else "number") for key in figures]]
             for r in selfchat["utterance_length"]]

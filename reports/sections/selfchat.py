@@ -9,6 +9,8 @@ from ..figures import new_row, put
 
 SEED_UTTERANCES = 2  # BotChat's seeds: a real dialogue's first two utterances
 LENGTH_FIGURES = ("mean", "std", "median", "min", "max")
+# Settings of the self-chat runs behind the dialogues that the figures name.
+SELFCHAT_SETTINGS_SHOWN = ("token_counter",)
 
 
 def selfchat_section(dialogues):
@@ -29,6 +31,8 @@ def selfchat_section(dialogues):
     for item, _, model, steps in dialogues.get("judge_verdicts", []):  # in run order: the latest run wins
         judge_runs[f"judge:{model}"][item] = steps
     curves, lengths = [], []
+    none = [None] * len(dialogues["item_id"])
+    token_counts, run_of, runs = dialogues.get("tokens") or none, dialogues.get("run") or none, dialogues.get("runs", {})
     for system in sorted(by_system, key=str):
         indices = by_system[system]
         utterances = [dialogues["utterances"][n] for n in indices]
@@ -53,13 +57,24 @@ def selfchat_section(dialogues):
                 [{s["n"]: bool(s["passed"]) for s in steps} for steps in on], ns)]
             curves.append(entry)
         after_seed = [u for n in indices for u in dialogues["utterances"][n][dialogues["seed_utterances"][n]:]]
-        row = new_row(system=system, n_dialogues=len(indices), n_utterances=len(after_seed))
-        for unit, stats in (("words", length_stats([len(u.split()) for u in after_seed])),
-                            ("chars", length_stats([len(u) for u in after_seed]))):
+        # BotChat counts chats in tokens: counted when the dialogues were generated, none for real dialogues.
+        counted = [token_counts[n] for n in indices]
+        tokens = [] if None in counted else [
+            c for n, counts in zip(indices, counted) for c in counts[dialogues["seed_utterances"][n]:]]
+        counters = sorted({str(runs.get(run_of[n], {}).get("token_counter")) for n in indices}) if tokens else []
+        row = new_row(system=system, n_dialogues=len(indices), n_utterances=len(after_seed),
+                      token_counter=", ".join(counters) or None)
+        for unit, stats, missing in (
+                ("words", length_stats([len(u.split()) for u in after_seed]), "no utterance after the seed"),
+                ("chars", length_stats([len(u) for u in after_seed]), "no utterance after the seed"),
+                ("tokens", length_stats(tokens), "no token counts (real dialogues, or runs made before they were "
+                                                 "kept)" if None in counted else "no utterance after the seed")):
             for figure in LENGTH_FIGURES:
-                put(row, f"{unit}_{figure}", getattr(stats, figure), "no utterance after the seed")
+                put(row, f"{unit}_{figure}", getattr(stats, figure), missing)
         lengths.append(row)
     return {"pass_at_n": curves, "utterance_length": lengths,
             "note": "pass@N: share of judgements under which the first N utterances read as human; utterance "
-                    "lengths count the utterances after the seed's first two, in words (split on spaces) and "
-                    "characters; real dialogues are counted the same way"}
+                    "lengths count the utterances after the seed's first two, in words (split on spaces), "
+                    "characters and tokens (BotChat counts GPT-4's CL100K tokens, which cannot be installed here: "
+                    "the tokenizer of each self-chat run's model stands in, named per row); real dialogues are "
+                    "counted the same way, in words and characters only"}

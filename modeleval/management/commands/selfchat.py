@@ -2,8 +2,12 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from modeleval import actions
-from modeleval.scorers import loops, selfchat
-from modeleval.selfchat import run_selfchat
+from modeleval.management.commands.score import setting
+from modeleval.scorers import loops
+from modeleval.selfchat import DEFAULTS, run_selfchat
+
+# Settings `--set` may give (the others have options of their own).
+SETTABLE = ("preset", "decoding", "reply_cut", "seed")
 
 
 class Command(BaseCommand):
@@ -14,24 +18,30 @@ class Command(BaseCommand):
                             help=f"registered model name ({actions.PACKAGED_NAME} is registered on first use)")
         parser.add_argument("--seeds", required=True, help='JSON lines of {"id", "utterances"} (MuTual shape)')
         parser.add_argument("--limit", type=int, help="the first N seeds only")
-        parser.add_argument("--utterances", type=int, default=selfchat.DEFAULT_UTTERANCES,
-                            help="utterances per dialogue, the 2 of the seed included")
-        parser.add_argument("--system-prompt", default=selfchat.DEFAULT_SYSTEM_PROMPT)
-        parser.add_argument("--max-new-tokens", type=int, default=selfchat.DEFAULT_MAX_NEW_TOKENS,
-                            help="length cap of one utterance")
+        parser.add_argument("--utterances", type=int,
+                            help=f"utterances per dialogue, the 2 of the seed included ({DEFAULTS['utterances']}, "
+                                 "or the preset's)")
+        parser.add_argument("--system-prompt", help="ours, or the preset's, when not given")
+        parser.add_argument("--max-new-tokens", type=int,
+                            help=f"length cap of one utterance ({DEFAULTS['max_new_tokens']}, or the preset's)")
         parser.add_argument("--loop-similarity", default=loops.DEFAULT_SIMILARITY, choices=sorted(loops.SIMILARITIES))
         parser.add_argument("--loop-threshold", type=float, default=loops.DEFAULT_THRESHOLD)
         parser.add_argument("--batch-size", type=int, default=32)
+        parser.add_argument("--set", action="append", type=setting, default=[], dest="run_settings",
+                            metavar="KEY=VALUE", help=f"one of {', '.join(SETTABLE)}, e.g. --set preset=botchat")
 
     def handle(self, *, model, seeds, limit, utterances, system_prompt, max_new_tokens, loop_similarity,
-               loop_threshold, batch_size, **options):
+               loop_threshold, batch_size, run_settings, **options):
+        given = dict(run_settings)
+        if unknown := sorted(set(given) - set(SETTABLE)):
+            raise CommandError(f"unknown settings {unknown}; --set takes {list(SETTABLE)}")
         try:
             run = run_selfchat(model=actions.model_named(model), seeds_path=seeds, limit=limit, utterances=utterances,
                                system_prompt=system_prompt, max_new_tokens=max_new_tokens,
-                               similarity=loop_similarity, threshold=loop_threshold, batch_size=batch_size)
+                               similarity=loop_similarity, threshold=loop_threshold, batch_size=batch_size, **given)
         except actions.RunError as error:
             raise CommandError(f"{error} [{error.code}]") from None
         looping = run.predictions.filter(answer="loop").count()
         self.stdout.write(self.style.SUCCESS(
-            f"run {run.pk}: {run.items_total} dialogues of up to {utterances} utterances in benchmark "
+            f"run {run.pk}: {run.items_total} dialogues of up to {run.settings['utterances']} utterances in benchmark "
             f"{run.benchmark.slug}, {looping} looping"))
