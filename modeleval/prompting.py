@@ -60,6 +60,7 @@ TEMPLATES = {
     ("pairwise", "en", ""): ("pairwise-ai-judge-en/1", prompts.PAIRWISE_AI_JUDGE),
     ("pairwise", "en", botchat.PRESET): ("botchat-arena-en/1", botchat.ARENA_TEMPLATE),
     ("single_judge", "en", ""): ("single-ai-judge-en/1", prompts.SINGLE_AI_JUDGE),
+    ("single_judge", "en", botchat.PRESET): ("botchat-unieval-en/1", botchat.UNIEVAL_TEMPLATE),
     ("rating", "en", "diqad"): ("diqad-quality-fewshot-en/1", diqad.SHOT),
     ("classify", "en", ""): ("diqad-classifier-input/1",
                              "question:{user turn}response:{expert turn}... spliced, truncated from the left"),
@@ -88,7 +89,9 @@ MODE_DEFAULTS = {
     # rule: how the verdicts of the two orders combine (scorers.pairwise.combine_orders).
     "pairwise": {"max_new_tokens": 16, "system": "", "rule": "consistent", "preset": "",
                  "fewshot": {"strategy": "none", "k": 0, "fixed_ids": []}},
-    "single_judge": {"max_new_tokens": 16, "system": ""},
+    # judging: "per_n" asks anew at each N (the first N utterances shown); "whole" asks once about the whole
+    # dialogue and reads pass@N from the index it names (BotChat's UniEval).
+    "single_judge": {"max_new_tokens": 16, "system": "", "preset": "", "judging": "per_n"},
 }
 # Prompt presets: a study's own evaluation, settings and prompts (settings {"preset": name}).
 # DialogBench: its prompts per task (the run's template is their JSON, task name -> prompt), its
@@ -107,6 +110,9 @@ RULES = ("acc", "acc_norm", "per_token")
 PAIRWISE_RULES = ("consistent", "sum")
 # Pairwise presets: BotChat's arena prompt, its layout of the conversations and its reading of the answer.
 PAIRWISE_PRESETS = ("", botchat.PRESET)
+# Single-dialogue presets: BotChat's UniEval prompt with its examples, its reading of the answer.
+SINGLE_JUDGE_PRESETS = ("", botchat.PRESET)
+SINGLE_JUDGINGS = ("per_n", "whole")
 
 
 # The fields each mode's prompt template is filled with (render_mc; scorers rating, pairwise, single),
@@ -198,6 +204,8 @@ def resolve_settings(mode: str, language: str, given: Mapping | None) -> dict:
         defaults["instruction"] = huynh.RATING_INSTRUCTION if mode == "rating" else huynh.YES_NO_INSTRUCTION
     if mode == "pairwise" and preset == botchat.PRESET:
         defaults.update(botchat.PAIRWISE_SETTINGS)
+    if mode == "single_judge" and preset == botchat.PRESET:
+        defaults.update(botchat.SINGLE_JUDGE_SETTINGS)
     if unknown := sorted(set(given) - set(defaults)):
         raise ValueError(f"unknown settings {unknown} for mode {mode}; expected some of {sorted(defaults)}")
     resolved = {**defaults, **given}
@@ -229,6 +237,10 @@ def resolve_settings(mode: str, language: str, given: Mapping | None) -> dict:
         raise ValueError(f"rule must be one of {PAIRWISE_RULES}")
     if mode == "pairwise" and resolved["preset"] not in PAIRWISE_PRESETS:
         raise ValueError(f"preset must be one of {PAIRWISE_PRESETS}")
+    if mode == "single_judge" and resolved["preset"] not in SINGLE_JUDGE_PRESETS:
+        raise ValueError(f"preset must be one of {SINGLE_JUDGE_PRESETS}")
+    if mode == "single_judge" and resolved["judging"] not in SINGLE_JUDGINGS:
+        raise ValueError(f"judging must be one of {SINGLE_JUDGINGS}")
     size = resolved["batch_size"]
     if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
         raise ValueError("batch_size must be a positive integer, or null for the device's default")

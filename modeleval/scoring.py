@@ -438,21 +438,48 @@ def _score_pairwise(run, loaded, requests):
 SEED_UTTERANCES = 2  # a self-chat's seed, human-written: never asked about (modeleval.selfchat's)
 
 
+def _single_prompt(run, item, n):
+    """The judge's prompt for the first `n` utterances: the study's chats "A: ...<chat_end>" under the
+    botchat preset, numbered utterances otherwise."""
+    if run.settings.get("preset") == botchat.PRESET:
+        return run.prompt_template.format(dialogue=botchat.render_conversation(item.dialogue[:n]))
+    return single.single_prompt([turn["text"] for turn in item.dialogue], n, run.prompt_template)
+
+
 def _single_requests(run, items):
-    """(item, [(N, prompt or None)]): a prompt per N the judge is asked at, None where the loop decides."""
+    """(item, [(N, prompt or None)]): a prompt per N the judge is asked at, None where the loop decides.
+    Judging the whole dialogue asks once, at its length, loops included (UniEval's judge read every chat)."""
     requests = []
     for item in items:
-        utterances = [turn["text"] for turn in item.dialogue]
+        length = len(item.dialogue)
+        if run.settings.get("judging") == "whole":
+            requests.append((item, [(length, _single_prompt(run, item, length))]))
+            continue
         seed = (item.meta or {}).get("seed_utterances", SEED_UTTERANCES)
-        asked, looped = single.asked_range(len(utterances), seed, (item.meta or {}).get("loop_start"))
-        steps = [(n, single.single_prompt(utterances, n, run.prompt_template)) for n in asked]
+        asked, looped = single.asked_range(length, seed, (item.meta or {}).get("loop_start"))
+        steps = [(n, _single_prompt(run, item, n)) for n in asked]
         requests.append((item, steps + [(n, None) for n in looped]))
     return requests
+
+
+def _single_verdict(run, reply, n) -> dict:
+    """What the judge said of the first `n` utterances: parsed ("yes" / "no" / None), the 0-based index it
+    names, whether that reading is whole, and the first chat the dialogue fails from."""
+    if run.settings.get("preset") == botchat.PRESET:
+        reading = botchat.parse_unieval(reply)
+        return {"parsed": reading.choice, "index": reading.index,
+                "readable": reading.choice is not None and reading.index_readable,
+                "first_flagged": botchat.first_flagged(reading)}
+    parsed, index = single.parse_single(reply, n)
+    # An unreadable reply does not pass: it is counted, never dropped.
+    return {"parsed": parsed, "index": index, "readable": parsed is not None,
+            "first_flagged": None if parsed == single.NO else 0}
 
 
 def _score_single(run, loaded, requests):
     # Dialogues sharing their first N utterances (the same seed) ask the same question: generated once.
     texts, replies = _replies(run, loaded, [user for _, steps in requests for _, user in steps if user])
+    whole = run.settings.get("judging") == "whole"
     rows = []
     for item, steps in requests:
         verdicts = []
@@ -462,12 +489,17 @@ def _score_single(run, loaded, requests):
                                  "parsed": single.YES, "index": item.meta.get("loop_start"), "passed": False})
                 continue
             reply = replies[texts[user]]
-            parsed, index = single.parse_single(reply, n)
-            # An unreadable reply does not pass: it is counted, never dropped.
-            verdicts.append({"n": n, "decided_by": "judge", "prompt": texts[user], "reply": reply, "parsed": parsed,
-                             "index": index, "passed": parsed == single.NO})
+            verdict = _single_verdict(run, reply, n)
+            first = verdict.pop("first_flagged")
+            verdicts.append({"n": n, "decided_by": "judge", "prompt": texts[user], "reply": reply, **verdict,
+                             "passed": first is None or first >= n})
+            if whole:
+                # One judgement of the whole dialogue: pass@N at every shorter N follows from its index
+                # (metrics.pass_at_n's rule, BotChat's calc_acc).
+                verdicts[:0] = [{"n": m, "decided_by": "index", "passed": first is None or first >= m}
+                                for m in range(1, n)]
         asked = [v for v in verdicts if v["decided_by"] == "judge"]
-        unparsable = sum(v["parsed"] is None for v in asked)
+        unparsable = sum(not v["readable"] for v in asked)
         status = (ParseStatus.DECIDED if not asked else ParseStatus.UNPARSABLE if unparsable else ParseStatus.PARSED)
         failed = [v["n"] for v in verdicts if not v["passed"]]
         rows.append({"item": item, "variant": "", "gold": "", "correct": None, "options": verdicts,

@@ -160,13 +160,30 @@ register(Study(
     preset=botchat.PRESET,
     title="BotChat (Duan et al., 2023)",
     source=f"{botchat.SOURCE}: README.md (generation system prompt, arena_prompt, unieval_prompt), "
-           "botchat/chat_api (hf_chat.py, gpt.py), botchat/analyze.py (match_answer, simple_count, analyze)",
+           "botchat/chat_api (hf_chat.py, gpt.py), botchat/analyze.py (match_answer, simple_count, analyze), "
+           "data/UniEval_examples.py, annotations/BrowseAnnotation.ipynb (parse_output, calc_acc)",
     published={
         "pairwise": {"fewshot": {"strategy": "none", "k": 0}},
         "selfchat": {**{key: value for key, value in botchat.SELFCHAT_SETTINGS.items() if key != "system_prompt"},
                      "system_prompt_sha256": template_hash(botchat.SELFCHAT_SYSTEM_PROMPT)},
+        "single_judge": {"judging": "whole"},
     },
     standing={
+        "single_judge": (
+            Difference("layout of the examples and the dialogue", "data/UniEval_examples.py appended to "
+                       "unieval_prompt (README.md line 146), the conversation after them (layout not published)",
+                       "each example as \"Conversation:\" and its chats (whitespace around them trimmed), then its "
+                       "\"Choice: / Index: / Reason:\" lines; the judged dialogue last, after \"Conversation:\", as "
+                       "chats \"A: ...<chat_end>\"", "the repository publishes the prompt, the examples and the "
+                       "reading of the answer, not the code that joins them"),
+            Difference("an index that cannot be read", "annotations/BrowseAnnotation.ipynb parse_output: int() "
+                       "of the text after \"Index: \" raises, the analysis stops",
+                       "the dialogue fails at every N; counted among the unreadable replies",
+                       "the study's analysis has no rule for it"),
+            Difference("judge decoding", "GPT-4 through the API, temperature 0",
+                       "the run's judge model, greedy (temperature 0) for local models; 256 new tokens",
+                       "the judge is whichever model the researcher registers"),
+        ),
         "selfchat": (
             Difference("decoding", "temperature 0 for the API models (README.md line 86); each local model's own "
                        "chat() or generate() defaults (botchat/chat_api/hf_chat.py)",

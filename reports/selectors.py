@@ -362,7 +362,7 @@ def arena_dialogues(scope, tasks):
     # Finished single-dialogue judge runs on these dialogues; the verdicts' prompts and replies are not kept.
     judged = (Prediction.objects.filter(item_id__in=system, run__mode=Mode.SINGLE_JUDGE, run__state=RunState.FINISHED)
               .order_by("run_id", "item_id").values_list("item_id", "run_id", "run__model__name", "options"))
-    keys = ("n", "decided_by", "passed", "parsed")
+    keys = ("n", "decided_by", "passed", "parsed", "readable")
     dialogues["judge_verdicts"] = [(item_id, run_id, model, [{key: v.get(key) for key in keys} for v in verdicts])
                                    for item_id, run_id, model, verdicts in judged]
     return dialogues

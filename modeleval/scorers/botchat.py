@@ -10,13 +10,21 @@ its reading of the judge's answer, as the `botchat` preset uses them.
 - parse_choice is botchat/analyze.py's match_answer (lines 7-18): only a line that starts with "Choice:"
   counts, and within it "Conversation 1", then "Conversation 2", then "Both", then "Neither" are looked for,
   in that order, case-sensitively. "Choice: Conversation 1; Reason: both are short" is conversation 1.
+- UniEval (README.md lines 134-167): UNIEVAL_TEMPLATE is unieval_prompt, the repository's in-context examples
+  (data/UniEval_examples.py, in `botchat_examples`) and the dialogue as chats; parse_unieval reads the reply as
+  the study's analysis does (annotations/BrowseAnnotation.ipynb, cell 10, `parse_output`), and pass@N follows
+  from the index alone (`calc_acc` there: a dialogue passes at N when its 0-based index is N or more).
 - study_choice maps a verdict to the study's outcome for the conversation shown first: conversation 1 judged
   AI is its "lose", conversation 2 its "win", both AI "neither" (a bad tie), neither AI "both" (a good tie).
   The statistics (win/tie/lose, NotBad, BotChat's score) are metrics.botchat_outcomes.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from .botchat_examples import EXAMPLES as UNIEVAL_EXAMPLES
 from .pairwise import BOTH, NEITHER, ONE, TWO
+from .single import NO, YES
 
 PRESET = "botchat"
 SOURCE = "open-compass/BotChat@70e1e63"
@@ -107,3 +115,61 @@ def parse_choice(text: str) -> str | None:
 
 def study_choice(label: str | None) -> str | None:
     return STUDY_CHOICE.get(label)
+
+
+# --- UniEval: one dialogue, is any chat AI-written, and the first one -------------------------------------
+
+
+def _example_text(example) -> str:
+    """An in-context example as the answer format unieval_prompt asks for (the layout is ours: the study does
+    not publish how it appended them); the whitespace around the conversation literal is trimmed."""
+    return (f"Conversation:\n{example['conv'].strip()}\n"
+            f"Choice: {example['choice']}\nIndex: {example['index']}\nReason: {example['reason']}\n\n")
+
+
+# README.md line 146: the examples are appended to the prompt; the judged dialogue comes last. Braces in the
+# examples are doubled so the text survives str.format.
+UNIEVAL_TEMPLATE = (UNIEVAL_PROMPT + "".join(_example_text(e) for e in UNIEVAL_EXAMPLES).replace("{", "{{")
+                    .replace("}", "}}") + "Conversation:\n{dialogue}\n")
+# Decoding as for the arena judge: greedy, room for the reason. UniEval reads the whole dialogue once.
+SINGLE_JUDGE_SETTINGS = {"max_new_tokens": 256, "judging": "whole"}
+
+
+@dataclass(frozen=True)
+class UniEvalReading:
+    choice: str | None  # "yes" / "no"; None: no "Choice: Yes" / "Choice: No" in any line
+    index: int | None  # 0-based first AI-written chat; None: no index given (no Index line, or "Index: None")
+    index_readable: bool  # False: an Index line whose value int() cannot read
+
+
+def parse_unieval(text: str) -> UniEvalReading:
+    """The judge's reply read line by line as BrowseAnnotation.ipynb's parse_output reads it: a line holding
+    "Choice: Yes" (looked for first) or "Choice: No" sets the choice, otherwise a line holding "Index:" sets the
+    index from the text after its first ": " (int() of it, minus 1) unless that is "None"; a later line wins."""
+    choice, index, readable = None, None, True
+    for line in text.split("\n"):
+        if "Choice: Yes" in line:
+            choice = YES
+        elif "Choice: No" in line:
+            choice = NO
+        elif "Index:" in line:
+            value = line.split(": ")[1] if ": " in line else None
+            if value != "None":
+                try:
+                    index, readable = int(value) - 1, True
+                except (TypeError, ValueError):
+                    # The notebook stops here (int() raises): ours fails the dialogue at every N, see first_flagged.
+                    index, readable = None, False
+    return UniEvalReading(choice, index, readable)
+
+
+def first_flagged(reading: UniEvalReading) -> int | None:
+    """The 0-based chat from which the dialogue fails (metrics.pass_at_n's input), None when it passes at every N.
+
+    calc_acc counts a pass at N when the index is N or more, the choice unread; parse_output starts the index
+    at 16, the study's N, so a reply with no index (a "No", and also a "Yes" without an Index line) passes at
+    every N the study measured: None here. An index that cannot be read fails at every N (0), our rule; an index
+    below 1 fails at every N in the study too."""
+    if not reading.index_readable:
+        return 0
+    return None if reading.index is None else max(reading.index, 0)

@@ -51,7 +51,7 @@ def selfchat_section(dialogues):
                 continue
             entry = new_row(system=system, judged_by=judge, n_dialogues=len(indices), n_judgements=len(on),
                             n_asked=sum(s["decided_by"] == "judge" for steps in on for s in steps),
-                            n_unparsable=sum(s["decided_by"] == "judge" and s["parsed"] is None
+                            n_unparsable=sum(s["decided_by"] == "judge" and not _readable(s)
                                              for steps in on for s in steps))
             entry["points"] = [p.to_dict() for p in pass_at_n_stepwise(
                 [{s["n"]: bool(s["passed"]) for s in steps} for steps in on], ns)]
@@ -78,3 +78,9 @@ def selfchat_section(dialogues):
                     "characters and tokens (BotChat counts GPT-4's CL100K tokens, which cannot be installed here: "
                     "the tokenizer of each self-chat run's model stands in, named per row); real dialogues are "
                     "counted the same way, in words and characters only"}
+
+
+def _readable(verdict) -> bool:
+    # Verdicts stored before `readable` was kept were readable when parsed.
+    readable = verdict.get("readable")
+    return verdict["parsed"] is not None if readable is None else bool(readable)
