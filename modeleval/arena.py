@@ -5,7 +5,7 @@ new benchmark that annotators label and a pairwise judge run scores.
 Each item shows conversation 1 as its dialogue and conversation 2 in `fields.conversation_2`; who
 wrote which is kept in `meta` (`model_a` for conversation 1, `model_b` for conversation 2, their
 source items and loop starts), which annotators never receive. A looping dialogue is shown up to
-its loop start; against a real dialogue, both are shown at the same length. Every pair is offered
+its loop start; against a real dialogue (one of 4 utterances or more), both are shown at the same length. Every pair is offered
 in both orders by default (two items), and the item order is a seeded shuffle, so that external ids
 tell nothing of the systems.
 """
@@ -31,6 +31,9 @@ from .selfchat import TASK_SLUG as SELFCHAT_TASK
 
 TASK_SLUG = "arena"
 HUMAN = "human"  # the system name of real dialogues
+# BotChat compares with the real dialogues of 4 chats or more (README.md lines 182 and 220: 222 of MuTual-Test's
+# 547): two chats to compare after the seed's two.
+GROUND_TRUTH_MIN_UTTERANCES = 4
 # BotChat (b): the picked conversation is the one judged to involve a machine (reports/forms.py
 # reads "1" as a loss for conversation 1, "2" as its win, both/neither as a tie).
 PAIRWISE_FORM = {
@@ -129,9 +132,8 @@ def _run_dialogues(run, label) -> dict[str, Dialogue]:
 
 def _real_dialogues(benchmark) -> dict[str, Dialogue]:
     items = Item.objects.filter(task__benchmark=benchmark, task__slug=mutual.TASK_SLUG).order_by("external_id")
-    # A real dialogue no longer than its seed has nothing to compare a continuation with.
     return {item.external_id: Dialogue(HUMAN, item.pk, tuple(t["text"] for t in item.dialogue), None)
-            for item in items if len(item.dialogue) > SEED_UTTERANCES}
+            for item in items if len(item.dialogue) >= GROUND_TRUTH_MIN_UTTERANCES}
 
 
 def _check_runs(runs):
@@ -189,7 +191,9 @@ def make_pairs(*, runs, reference=None, ground_truth=None, seed=0, both_orders=T
             continue
         meta = {"language": "en", "seed_id": pair.seed_id, "model_a": pair.first.system,
                 "model_b": pair.second.system, "source_a": pair.first.source, "source_b": pair.second.source,
-                "loop_a": loop_one, "loop_b": loop_two}
+                "loop_a": loop_one, "loop_b": loop_two,
+                # One side is a real dialogue: BotChat's judge is then told only one involves AI (GTEval).
+                "versus_ground_truth": HUMAN in (pair.first.system, pair.second.system)}
         n = len(records) + 1
         records.append(ItemRecord(TASK_SLUG, f"p{n:04d}", mutual.turns(one), {SECOND: mutual.turns(two)}, meta,
                                   None, f"pair {n}"))

@@ -400,9 +400,11 @@ def _pairwise_requests(run, items):
                 pools[item.task_id] = _pairwise_pool(item.task)
             shots = _pairwise_shots(run, pools[item.task_id], item)
         prefix = "".join(pairwise.shot_text(s.context, s.response, s.answer, run.prompt_template) for s in shots)
-        render = botchat.render_conversation if run.settings.get("preset") == botchat.PRESET else prompts.render_dialogue
-        orders = None if decided else pairwise.pairwise_prompts(
-            render(item.dialogue), render(second), run.prompt_template, prefix)
+        template, render = run.prompt_template, prompts.render_dialogue
+        if run.settings.get("preset") == botchat.PRESET:
+            template = botchat.arena_template(template, bool(item.meta.get("versus_ground_truth")))
+            render = botchat.render_conversation
+        orders = None if decided else pairwise.pairwise_prompts(render(item.dialogue), render(second), template, prefix)
         requests.append((item, decided, orders, [s.id for s in shots]))
     return requests
 

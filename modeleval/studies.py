@@ -203,6 +203,11 @@ register(Study(
                        "between runs of models sharing a tokenizer only"),
         ),
         "pairwise": (
+            Difference("GTEval prompt", "README.md line 220: arena_prompt \"basically the same\", stating that "
+                       "only one of two conversations includes AI-generated utterances (its text not published)",
+                       "botchat.GT_ARENA_PROMPT: arena_prompt with its second sentence alone changed to say so, for "
+                       "pairs where one side is a real dialogue (item meta versus_ground_truth)",
+                       "the repository publishes the description of the change, not its text"),
             Difference("layout of the two conversations", "appended after arena_prompt (layout not published)",
                        "\"Conversation 1:\" / \"Conversation 2:\" headers, chats as \"A: ...<chat_end>\"",
                        "the repository publishes the prompt and the parser, not the code that joins them"),

@@ -4,6 +4,8 @@ its reading of the judge's answer, as the `botchat` preset uses them.
 - ARENA_PROMPT and UNIEVAL_PROMPT are the repository's README.md (lines 149 and 185) `unieval_prompt` and
   `arena_prompt` literals, character for character (trailing spaces and the literal newlines included);
   SELFCHAT_SYSTEM_PROMPT is its generation system prompt (README.md lines 76-83), the same way.
+- GT_ARENA_PROMPT is GTEval's prompt (pairs against a real dialogue), written from README.md line 220's
+  description, as the repository does not publish its text.
 - The study appends the two conversations after the arena prompt; how they are laid out is not published.
   Ours: "Conversation 1:" / "Conversation 2:" headers, each chat "A: ..." / "B: ..." ending with <chat_end>
   (the chat format UNIEVAL_PROMPT describes). A listed difference of the preset (modeleval.studies).
@@ -80,8 +82,24 @@ Choice: No\nIndex: None\nReason: BlahBlah\nor\n
 Choice: Yes\nIndex: n\nReason: BlahBlah\n
 """
 
+# GTEval (README.md line 220): "basically the same" meta prompt, except that it states "only one of two
+# conversations includes AI-generated utterances". Its text is not published: ours changes the one sentence of
+# arena_prompt that says what the conversations may hold, and nothing else (the four choices stay, as the
+# study's GT results count ties).
+ARENA_SENTENCE = "and there can be AI-generated utterance in each conversation. \n"
+GT_ARENA_PROMPT = ARENA_PROMPT.replace(
+    ARENA_SENTENCE, "and only one of two conversations includes AI-generated utterances. \n", 1)
+
 # The run's template: the arena prompt with the two conversations appended (our layout, see above).
-ARENA_TEMPLATE = ARENA_PROMPT + "Conversation 1:\n{conversation_1}\n\nConversation 2:\n{conversation_2}\n"
+CONVERSATIONS = "Conversation 1:\n{conversation_1}\n\nConversation 2:\n{conversation_2}\n"
+ARENA_TEMPLATE = ARENA_PROMPT + CONVERSATIONS
+GT_ARENA_TEMPLATE = GT_ARENA_PROMPT + CONVERSATIONS
+
+
+def arena_template(run_template: str, versus_ground_truth: bool) -> str:
+    """The template a pair is judged with: GTEval's when one side is a real dialogue and the run kept the
+    study's arena template; the run's own otherwise (a template the researcher wrote is never swapped)."""
+    return GT_ARENA_TEMPLATE if versus_ground_truth and run_template == ARENA_TEMPLATE else run_template
 
 # Decoding as the study ran its judge (GPT-4 through the API at temperature 0); our local models decode
 # greedily, which is temperature 0. The judge's answer is a choice and a reason: room for the reason.
