@@ -196,6 +196,11 @@ register(Study(
                        "192-token answer buffer fit the context (hf_chat.py lines 100, 131-142)",
                        "the oldest chats dropped until the prompt and the reply limit fit the context",
                        "the room kept for the reply is the reply limit itself, so a reply never overflows"),
+            Difference("duplicate detection", "DupDetect marks generated dialogues that repeat themselves; no code, "
+                       "measure or threshold published",
+                       "loop_similarity (char_ratio: normalised Indel similarity; or token_overlap) at least "
+                       "loop_threshold (0.9) with either of the two generated utterances before, never the seed",
+                       "the study publishes neither the measure nor the threshold"),
             Difference("token counts", "each generated chat's length in CL100K tokens, GPT-4's tokenizer "
                        "(README.md line 125; data/BrowseData.ipynb, tiktoken)",
                        "tokens of the run model's tokenizer (settings.token_counter; item meta utterance_tokens)",

@@ -1,9 +1,12 @@
 """BotChat's duplicate detector: a generated dialogue that starts repeating itself is looping.
 
 Utterance j repeats when it is at least `threshold` similar to utterance j-1 or j-2 (a model
-talking to itself tends to echo the other side or its own previous turn). The loop starts at the
-first repeat, so `cut_at_loop` keeps every utterance said once. In the arena a looping dialogue
-is judged without asking the judge: it is plainly machine-made.
+talking to itself tends to echo the other side or its own previous turn), both generated: the window
+never reaches into the human seed (BotChat's DupDetect marks generated dialogues that repeat
+themselves; a reply that echoes the seed is the model answering it, not a loop). The loop starts at
+the first repeat, so `cut_at_loop` keeps every utterance said once. In the arena a looping dialogue
+is judged without asking the judge: it is plainly machine-made. The measure and the threshold are
+ours: BotChat's repository publishes no code for DupDetect, neither its measure nor its threshold.
 """
 
 from __future__ import annotations
@@ -35,15 +38,15 @@ SIMILARITIES: dict[str, Callable[[str, str], float]] = {"char_ratio": char_ratio
 
 
 def loop_start(utterances: Sequence[str], *, similarity: str = DEFAULT_SIMILARITY,
-               threshold: float = DEFAULT_THRESHOLD, first: int = 1) -> int | None:
-    """Index of the first utterance (at `first` or later) that repeats one of the two before it,
-    or None. `first` lets a self-chat skip its human seed: only the model's turns can loop."""
+               threshold: float = DEFAULT_THRESHOLD, first: int = 0) -> int | None:
+    """Index of the first utterance that repeats one of the two before it, or None, comparing only
+    utterances from `first` on (a self-chat's first generated one: its human seed is never compared)."""
     try:
         similar = SIMILARITIES[similarity]
     except KeyError:
         raise ValueError(f"similarity must be one of {sorted(SIMILARITIES)}, not {similarity!r}") from None
-    for j in range(max(first, 1), len(utterances)):
-        if any(similar(utterances[i], utterances[j]) >= threshold for i in range(max(j - 2, 0), j)):
+    for j in range(first + 1, len(utterances)):
+        if any(similar(utterances[i], utterances[j]) >= threshold for i in range(max(j - 2, first), j)):
             return j
     return None
 

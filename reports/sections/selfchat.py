@@ -10,7 +10,7 @@ from ..figures import new_row, put
 SEED_UTTERANCES = 2  # BotChat's seeds: a real dialogue's first two utterances
 LENGTH_FIGURES = ("mean", "std", "median", "min", "max")
 # Settings of the self-chat runs behind the dialogues that the figures name.
-SELFCHAT_SETTINGS_SHOWN = ("token_counter",)
+SELFCHAT_SETTINGS_SHOWN = ("token_counter", "loop_similarity", "loop_threshold")
 
 
 def selfchat_section(dialogues):
@@ -41,6 +41,8 @@ def selfchat_section(dialogues):
                   "humans": [f for n in indices for f in labelled.get(dialogues["item_id"][n], [])]}
         for judge, flagged in judged.items():
             entry = new_row(system=system, judged_by=judge, n_dialogues=len(indices), n_judgements=len(flagged))
+            if judge == "loop_detector":
+                entry["loop_rule"] = _loop_rule([runs.get(run_of[n], {}) for n in indices])
             put(entry, "points", [p.to_dict() for p in pass_at_n(flagged, ns)] if flagged else None,
                 "no single-dialogue label on these dialogues")
             curves.append(entry)
@@ -72,8 +74,11 @@ def selfchat_section(dialogues):
             for figure in LENGTH_FIGURES:
                 put(row, f"{unit}_{figure}", getattr(stats, figure), missing)
         lengths.append(row)
+    rules = sorted({c["loop_rule"] for c in curves if c.get("loop_rule")})
     return {"pass_at_n": curves, "utterance_length": lengths,
-            "note": "pass@N: share of judgements under which the first N utterances read as human; utterance "
+            "note": "pass@N: share of judgements under which the first N utterances read as human; the loop "
+                    "detector (BotChat's DupDetect, whose measure and threshold the study does not publish) is "
+                    f"our choice: {'; '.join(rules) or 'no self-chat run named'}; utterance "
                     "lengths count the utterances after the seed's first two, in words (split on spaces), "
                     "characters and tokens (BotChat counts GPT-4's CL100K tokens, which cannot be installed here: "
                     "the tokenizer of each self-chat run's model stands in, named per row); real dialogues are "
@@ -84,3 +89,11 @@ def _readable(verdict) -> bool:
     # Verdicts stored before `readable` was kept were readable when parsed.
     readable = verdict.get("readable")
     return verdict["parsed"] is not None if readable is None else bool(readable)
+
+
+def _loop_rule(settings) -> str | None:
+    """The loop detector's measure and threshold as the self-chat runs set them, None for real dialogues."""
+    named = sorted({(s.get("loop_similarity"), s.get("loop_threshold")) for s in settings if s.get("loop_similarity")},
+                   key=str)
+    return ", ".join(f"{measure} >= {threshold} with either of the two generated utterances before"
+                     for measure, threshold in named) or None

@@ -28,8 +28,15 @@ def test_loop_found_at_the_first_repeat(similarity):
 
 
 @pytest.mark.parametrize("similarity", ["char_ratio", "token_overlap"])
-def test_echo_of_the_previous_turn_loops(similarity):
-    assert loop_start(SEED + ["Not very. I was sick most of the night."], similarity=similarity, first=2) == 2
+def test_echo_of_the_previous_generated_turn_loops_and_of_the_seed_does_not(similarity):
+    """The duplicate detector of PROTOCOLS.md section 4 (BotChat's DupDetect, of which open-compass/BotChat at
+    70e1e63 publishes no code: its README.md lines 335-358 show the repetition it catches) compares generated
+    utterances only, never one with the human seed."""
+    echo = "Not very. I was sick most of the night."
+    assert loop_start(SEED + [echo, "Oh no.", "Oh no."], similarity=similarity, first=2) == 4
+    # The first reply repeats the seed's last chat, the second the seed's first: neither is a loop.
+    assert loop_start(SEED + [echo, SEED[0], "Any fever?"], similarity=similarity, first=2) is None
+    assert loop_start(SEED + [echo], similarity=similarity, first=0) == 2  # everything compared when asked to
 
 
 def test_threshold_and_first_are_settings():
@@ -56,3 +63,33 @@ def test_match_rules():
     assert loop_match(5, None) == LOSE
     assert loop_match(None, 3) == WIN
     assert loop_match(None, None) is None  # the judge decides
+
+
+def test_the_report_names_the_loop_detectors_measure_and_threshold(db):
+    """The measure and threshold are ours (open-compass/BotChat at 70e1e63 publishes no DupDetect code): the
+    report's self-chat section says which, per system."""
+    from django.utils import timezone
+
+    from modeleval import arena
+    from modeleval.models import ModelSpec
+    from modeleval.scorers import selfchat
+    from modeleval.scorers.prompts import template_hash
+    from modeleval.selfchat import _record
+    from reports.contract import ReportOptions
+    from reports.service import make_report
+    from tests.selfchat.test_arena import SEED_PAIRS
+
+    runs = []
+    for name, measure, threshold in (("one", "char_ratio", 0.9), ("two", "token_overlap", 0.8)):
+        model = ModelSpec.objects.create(name=name, sha256=name[0] * 64)
+        chats = [selfchat.SelfChat(list(u) + [f"{name} says {k}", "Sure."], 2) for k, (_, u) in enumerate(SEED_PAIRS)]
+        settings = {"system_prompt": "Be brief.", "system_prompt_sha256": template_hash("Be brief."),
+                    "loop_similarity": measure, "loop_threshold": threshold}
+        runs.append(_record(model, "seeds.jsonl", None, settings, SEED_PAIRS, chats, [None] * 3, timezone.now(), 0.0,
+                            None))
+    arena.make_pairs(runs=runs, seed=1, benchmark_slug="loop-rules")
+    section = make_report("loop-rules", options=ReportOptions(n_resamples=10))["pairwise"]["selfchat"]
+    rules = {c["system"]: c["loop_rule"] for c in section["pass_at_n"] if c["judged_by"] == "loop_detector"}
+    assert rules == {"one": "char_ratio >= 0.9 with either of the two generated utterances before",
+                     "two": "token_overlap >= 0.8 with either of the two generated utterances before"}
+    assert "char_ratio >= 0.9" in section["note"] and "token_overlap >= 0.8" in section["note"]
