@@ -34,6 +34,9 @@ HUMAN = "human"  # the system name of real dialogues
 # BotChat compares with the real dialogues of 4 chats or more (README.md lines 182 and 220: 222 of MuTual-Test's
 # 547): two chats to compare after the seed's two.
 GROUND_TRUTH_MIN_UTTERANCES = 4
+# BotChat's arena (PairEval) uses the same 222 seeds: `make_pairs(min_source_utterances=4)` keeps the seeds whose
+# real dialogue has that many utterances (self-chat runs record it as meta.source_utterances).
+BOTCHAT_ARENA_MIN_UTTERANCES = GROUND_TRUTH_MIN_UTTERANCES
 # BotChat (b): the picked conversation is the one judged to involve a machine (reports/forms.py
 # reads "1" as a loss for conversation 1, "2" as its win, both/neither as a tie).
 PAIRWISE_FORM = {
@@ -123,11 +126,18 @@ def run_labels(runs) -> dict[int, str]:
             for run in runs}
 
 
-def _run_dialogues(run, label) -> dict[str, Dialogue]:
-    items = Item.objects.filter(task__benchmark=run.benchmark, task__slug=SELFCHAT_TASK)
+def _run_dialogues(run, label, min_source_utterances=None) -> dict[str, Dialogue]:
+    """The run's dialogues by seed id; with `min_source_utterances`, only those whose seed's real dialogue has at
+    least that many utterances."""
+    items = list(Item.objects.filter(task__benchmark=run.benchmark, task__slug=SELFCHAT_TASK).order_by("external_id"))
+    if min_source_utterances is not None:
+        if any("source_utterances" not in item.meta for item in items):
+            raise RunError("bad_settings", f"run {run.pk} did not record the length of its seeds' real dialogues "
+                                           "(a run made before it was recorded): run it again to pair by length")
+        items = [item for item in items if item.meta["source_utterances"] >= min_source_utterances]
     return {item.meta["seed_id"]: Dialogue(label, item.pk, tuple(t["text"] for t in item.dialogue),
                                            item.meta.get("loop_start"))
-            for item in items.order_by("external_id")}
+            for item in items}
 
 
 def _real_dialogues(benchmark) -> dict[str, Dialogue]:
@@ -147,17 +157,22 @@ def _check_runs(runs):
 
 @transaction.atomic
 def make_pairs(*, runs, reference=None, ground_truth=None, seed=0, both_orders=True, benchmark_slug=None,
-               user=None) -> Benchmark:
+               user=None, min_source_utterances=None) -> Benchmark:
     """A new benchmark of arena items from self-chat `runs` (EvalRuns or ids) and, with
     `ground_truth` (the slug of a MuTual import), the real dialogues of their seeds as system
     "human". `reference` (a run, its id, or "human") meets every other system; without it every
-    pair of systems meets."""
+    pair of systems meets. `min_source_utterances` keeps the seeds whose real dialogue is at least that long
+    (BotChat's arena: BOTCHAT_ARENA_MIN_UTTERANCES, its 222 seeds of MuTual-Test)."""
     runs = [run if isinstance(run, EvalRun) else EvalRun.objects.filter(pk=run).first() for run in runs]
     if None in runs:
         raise RunError("unknown_run", "no such run")
     _check_runs(runs)
     labels = run_labels(runs)
-    dialogues = {labels[run.pk]: _run_dialogues(run, labels[run.pk]) for run in runs}
+    if min_source_utterances is not None and (isinstance(min_source_utterances, bool)
+                                              or not isinstance(min_source_utterances, int)
+                                              or min_source_utterances < 1):
+        raise RunError("bad_settings", "min_source_utterances must be a positive integer")
+    dialogues = {labels[run.pk]: _run_dialogues(run, labels[run.pk], min_source_utterances) for run in runs}
     if ground_truth is not None:
         real = Benchmark.objects.filter(slug=ground_truth).first()
         if real is None:

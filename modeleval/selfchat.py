@@ -48,14 +48,15 @@ DEFAULTS = {"utterances": selfchat.DEFAULT_UTTERANCES, "system_prompt": selfchat
 PRESETS = {botchat.PRESET: botchat.SELFCHAT_SETTINGS}
 
 
-def read_seeds(path, limit=None) -> list[tuple[str, list[str]]]:
-    """(id, first two utterances) of the first `limit` dialogues of a MuTual-shaped file."""
+def read_seeds(path, limit=None) -> list[tuple[str, list[str], int]]:
+    """(id, first two utterances, utterances of the whole real dialogue) of the first `limit` dialogues of a
+    MuTual-shaped file. The real length is kept: BotChat's arena uses only seeds of 4 utterances or more."""
     try:
-        seeds = [(dialogue_id, utterances[:SEED_UTTERANCES])
+        seeds = [(dialogue_id, utterances[:SEED_UTTERANCES], len(utterances))
                  for _, dialogue_id, utterances in itertools.islice(mutual.dialogues(path), limit)]
     except ImportFailure as error:
         raise RunError("bad_seeds", str(error)) from None
-    if len({dialogue_id for dialogue_id, _ in seeds}) < len(seeds):
+    if len({seed[0] for seed in seeds}) < len(seeds):
         raise RunError("bad_seeds", f"{path}: dialogue ids repeat; each seed needs its own id")
     return seeds
 
@@ -111,7 +112,7 @@ def run_selfchat(*, model: ModelSpec, seeds_path, limit=None, preset="", utteran
                     token_counter=f"tokenizer of {model.name}")
     started, clock = timezone.now(), time.perf_counter()
     chats = selfchat.self_chat(
-        loaded.model, loaded.tokenizer, [utterances for _, utterances in seeds], utterances=utterances,
+        loaded.model, loaded.tokenizer, [seed[1] for seed in seeds], utterances=utterances,
         system=system_prompt, max_new_tokens=settings["max_new_tokens"], max_length=settings["max_length"],
         chat_template=model.chat_template or None, use_chat=settings["use_chat"], batch_size=batch_size,
         decoding=settings["decoding"], reply_cut=settings["reply_cut"], sampling_seed=seed)
@@ -146,20 +147,22 @@ def _record(model, seeds_path, limit, settings, seeds, chats, loop_starts, start
     benchmark.save(update_fields=["slug", "version"])
 
     tokens = tokens or [None] * len(chats)
-    records = [ItemRecord(TASK_SLUG, seed_id, mutual.turns(chat.utterances), {},
-                          {"language": "en", "run": run.pk, "seed_id": seed_id, "model": model.name,
+    # seeds: (id, utterances[, length of the real dialogue]).
+    records = [ItemRecord(TASK_SLUG, seed[0], mutual.turns(chat.utterances), {},
+                          {"language": "en", "run": run.pk, "seed_id": seed[0], "model": model.name,
                            "seed_utterances": chat.seed_length, "loop_start": start,
+                           **({"source_utterances": seed[2]} if len(seed) > 2 else {}),
                            **({"utterance_tokens": counts} if counts is not None else {})},
                           # Known by construction: everything after the seed is the model's.
-                          {"is_ai": True, "first_ai_turn": chat.seed_length}, f"seed {seed_id}")
-               for (seed_id, _), chat, start, counts in zip(seeds, chats, loop_starts, tokens)]
+                          {"is_ai": True, "first_ai_turn": chat.seed_length}, f"seed {seed[0]}")
+               for seed, chat, start, counts in zip(seeds, chats, loop_starts, tokens)]
     add_tasks_and_items(benchmark, [], records, source=seeds_path)
     item_ids = dict(Item.objects.filter(task=task).values_list("external_id", "pk"))
     Prediction.objects.bulk_create(
         Prediction(run=run, item_id=item_ids[seed_id], parse_status=ParseStatus.PARSED,
                    raw_output=json.dumps({"utterances": chat.utterances, "loop_start": start}, ensure_ascii=False),
                    options=[asdict(step) for step in chat.steps], answer="no_loop" if start is None else "loop")
-        for (seed_id, _), chat, start in zip(seeds, chats, loop_starts))
+        for (seed_id, *_), chat, start in zip(seeds, chats, loop_starts))
     looping = sum(start is not None for start in loop_starts)
     record(run, RunEventKind.CREATED, actor=user, items=len(chats), model_sha256=model.sha256, prompt_sha256=run.prompt_sha256)
     record(run, RunEventKind.FINISHED, actor=user, items=len(chats), looping=looping, seconds=seconds)

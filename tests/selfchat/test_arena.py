@@ -115,6 +115,38 @@ def test_pairs_showing_the_same_conversation_twice_are_left_out(two_runs):
     assert refused.value.code == "no_items" and not Benchmark.objects.filter(slug="arena-all-em").exists()
 
 
+def test_botchat_arena_pairs_only_the_seeds_whose_real_dialogue_has_4_utterances(db, two_runs, mutual_path):
+    """BotChat's arena and ground-truth comparison use the MuTual-Test seeds with at least 4 chats: 222 of 547
+    (open-compass/BotChat README.md line 182). Self-chat runs record each seed's real length."""
+    from modeleval.selfchat import read_seeds
+
+    seeds = read_seeds(mutual_path)
+    assert len(seeds) == 547
+    assert sum(length >= arena.BOTCHAT_ARENA_MIN_UTTERANCES for _, _, length in seeds) == 222
+
+    lengths = {"s1": 3, "s2": 5, "s3": 4}
+    with_lengths = [(seed_id, utterances, lengths[seed_id]) for seed_id, utterances in SEED_PAIRS]
+
+    def run_with_lengths(name, words):
+        model = ModelSpec.objects.create(name=name, sha256=name[0] * 64)
+        chats = [selfchat.SelfChat(list(utterances) + [f"{words} {n}", f"{words} again {n}"], 2)
+                 for n, (_, utterances) in enumerate(SEED_PAIRS)]
+        settings = {"system_prompt": "Be brief.", "system_prompt_sha256": template_hash("Be brief.")}
+        return _record(model, "seeds.jsonl", None, settings, with_lengths, chats, [None] * 3, timezone.now(), 0.0,
+                       None)
+
+    one, two = run_with_lengths("one", "hello"), run_with_lengths("two", "goodbye")
+    assert sorted(i.meta["source_utterances"] for i in Item.objects.filter(task__benchmark=one.benchmark)) == [3, 4, 5]
+    benchmark = arena.make_pairs(runs=[one, two], seed=3, benchmark_slug="arena-222",
+                                 min_source_utterances=arena.BOTCHAT_ARENA_MIN_UTTERANCES)
+    assert sorted({i.meta["seed_id"] for i in items_of(benchmark)}) == ["s2", "s3"] and len(items_of(benchmark)) == 4
+    assert len(items_of(arena.make_pairs(runs=[one, two], seed=3, benchmark_slug="arena-all"))) == 6
+    alpha, beta = two_runs  # recorded without the real dialogues' lengths
+    with pytest.raises(RunError) as refused:
+        arena.make_pairs(runs=[alpha, beta], seed=3, min_source_utterances=4)
+    assert refused.value.code == "bad_settings" and "run it again" in str(refused.value)
+
+
 def test_reference_pairs_and_ground_truth_cut_to_the_same_length(two_runs, tmp_path):
     alpha, beta = two_runs
     path = tmp_path / "real.jsonl"

@@ -18,13 +18,18 @@ class Command(BaseCommand):
                             help="slug of a MuTual import: its real dialogues join as system 'human'")
         parser.add_argument("--one-order", action="store_true",
                             help="one seeded order per pair instead of both (the judge still reads both)")
+        parser.add_argument("--min-source-utterances", type=int, metavar="N",
+                            help="only seeds whose real dialogue has N utterances or more (BotChat's arena: "
+                                 f"{arena.BOTCHAT_ARENA_MIN_UTTERANCES}, its 222 seeds)")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--benchmark-slug", help="default arena-<run ids>-seed-<seed>")
 
-    def handle(self, *, runs, reference, all_pairs, ground_truth, one_order, seed, benchmark_slug, **options):
+    def handle(self, *, runs, reference, all_pairs, ground_truth, one_order, seed, benchmark_slug,
+               min_source_utterances, **options):
         try:
             benchmark = arena.make_pairs(runs=runs, reference=reference, ground_truth=ground_truth, seed=seed,
-                                         both_orders=not one_order, benchmark_slug=benchmark_slug)
+                                         both_orders=not one_order, benchmark_slug=benchmark_slug,
+                                         min_source_utterances=min_source_utterances)
         except RunError as error:
             raise CommandError(f"{error} [{error.code}]") from None
         items = benchmark.tasks.get().items.count()
