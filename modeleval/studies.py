@@ -220,9 +220,10 @@ register(Study(
                        "the run's judge model, greedy (temperature 0) for local models; 256 new tokens",
                        "the judge is whichever model the researcher registers"),
             Difference("both orders", "each order of a pair is a result of its own (analyze.py counts every row)",
-                       "the report's BotChat table counts each order apart, as the study does; the Elo, "
-                       "Bradley-Terry and agreement tables read one verdict per pair (the orders combined, rule "
-                       "consistent)", "a combined verdict is what people's labels are compared with"),
+                       "each order is a result of its own in the BotChat, Elo and Bradley-Terry tables, as the "
+                       "study counts them; the agreement tables compare one verdict per pair (the orders combined, "
+                       "rule consistent)", "people label each pair once: a combined verdict is what their label is "
+                       "compared with"),
         ),
     },
 ))

@@ -308,7 +308,9 @@ def pairwise_tables(report):
         header = ["Judge", "System", "Elo", f"Elo, mean of {orders or 'shuffled'} orders", "sd", "Bradley-Terry",
                   "Low", "High", "Equal to humans (%)", "Kappa"]
         note = ("Elo: start 1000, scale 400, K 32, matches applied in the order of the items' ids; beside it the mean "
-                "and sd over seeded shuffles of the matches; Bradley-Terry does not depend on the order")
+                "and sd over seeded shuffles of the matches; Bradley-Terry does not depend on the order. Matches: "
+                + "; ".join(f"{judge}: {entry['matches_from']}" for judge, entry in task["judges"].items()
+                            if entry.get("matches_from")))
         tables.append(Table(f"pairwise_{task['task']}", f"Pairwise: {task['task']}", header, rows, note))
         botchat = task.get("botchat") or {}
         if botchat:

@@ -7,6 +7,7 @@ from collections import Counter
 from itertools import combinations
 
 from metrics import botchat_outcomes, bradley_terry_bootstrap, cohen_kappa, elo, elo_over_orders, win_tie_lose
+from modeleval.scorers import botchat
 from modeleval.scorers.botchat import study_choice
 
 from ..contract import ReportOptions
@@ -20,6 +21,8 @@ from .selfchat import selfchat_section
 # were written in), and the mean over this many seeded shuffles stands beside it.
 ELO_ORDER = "matches applied in the order of the items' ids (the order the pairs were written in)"
 ELO_ORDERS = 100
+# BotChat's outcome for the conversation shown first, as an arena match (analyze.py: both and neither are ties).
+BOTCHAT_MATCH = {"win": "win", "lose": "lose", "both": "tie", "neither": "tie"}
 
 
 def pairwise_section(rows: Rows, options: ReportOptions):
@@ -38,17 +41,30 @@ def pairwise_section(rows: Rows, options: ReportOptions):
             ranked = votes.most_common(2)
             if ranked and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]):
                 human[i] = ranked[0][0]
-        judges = {}
+        judges, per_order, apart = {}, judged_orders(rows, task_items, systems), set()
         for run in [r for r in rows.data.runs if r["mode"] == "pairwise" and task["id"] in r["task_ids"]]:
             where = rows.predictions[run["id"], ""]
-            judges[rows.run_label[run["id"]]] = {i: PAIRWISE_OUTCOMES.get(pred["answer"][where[i]]) for i in task_items
-                                                 if i in where}
+            label = rows.run_label[run["id"]]
+            judges[label] = {i: PAIRWISE_OUTCOMES.get(pred["answer"][where[i]]) for i in task_items if i in where}
+            if (run["settings"] or {}).get("preset") == botchat.PRESET and run["id"] in per_order:
+                apart.add(label)
         row = new_row(task=task["slug"], n_items=len(task_items), n_human_labelled=len(human),
                       tie_rule="a human tie (no majority) leaves the item out")
         row["judges"] = {}
+        label_of = {rows.run_label[run_id]: run_id for run_id in per_order}
         for name, verdicts in [("humans", human)] + sorted(judges.items()):
-            matches = [(systems[i][0], systems[i][1], o) for i, o in verdicts.items() if o is not None]
-            entry = flag(new_row(n_matches=len(matches)), [(len(matches), options.min_items, "matches")])
+            if name in apart:
+                # BotChat counts each order of showing as a result: the matches are the judgements of each order
+                # (its both / neither a tie; an unread answer is no match).
+                matches = [(first, second, BOTCHAT_MATCH[outcome])
+                           for first, second, outcome in per_order[label_of[name]].values() if outcome in BOTCHAT_MATCH]
+                matches_from = "each order of showing a match of its own (BotChat's counting)"
+            else:
+                matches = [(systems[i][0], systems[i][1], o) for i, o in verdicts.items() if o is not None]
+                matches_from = ("one label per pair: the raters' strict majority" if name == "humans" else
+                                "one verdict per pair: the two orders combined by the run's rule")
+            entry = flag(new_row(n_matches=len(matches), matches_from=matches_from),
+                         [(len(matches), options.min_items, "matches")])
             entry["win_tie_lose"] = [p.to_dict() for p in win_tie_lose(matches)]
             entry["elo"] = {**elo(matches).to_dict(), "order": ELO_ORDER} if matches else None
             entry["elo_over_orders"] = (elo_over_orders(matches, n_orders=ELO_ORDERS, seed=options.seed).to_dict()
@@ -65,7 +81,7 @@ def pairwise_section(rows: Rows, options: ReportOptions):
                 entry["n_compared"] = len(both)
             row["judges"][name] = entry
         row["judge_agreement"] = judge_agreement(judges)
-        row["botchat"] = botchat_tables(rows, task_items, systems, options)
+        row["botchat"] = botchat_tables(rows, per_order, options)
         out.append(row)
     return {"tasks": out, "selfchat": selfchat_section(rows.data.dialogues)}
 
@@ -85,11 +101,11 @@ def judge_agreement(judges):
     return out
 
 
-def botchat_tables(rows, task_items, systems, options):
-    """Per judge run, BotChat's win / both / neither / lose per system (metrics.botchat_outcomes) with each
-    order of showing counted as a result, as analyze.py counts its rows: a pair and its twin in the other order
-    ask the same two questions, so each (conversation shown first, shown second) is counted once; pairs the
-    loop detector decided are not judged and not counted."""
+def judged_orders(rows, task_items, systems):
+    """{run id: {(shown first, shown second): (system shown first, system shown second, BotChat outcome for
+    the first)}} from the judge runs' stored steps, as BotChat's analyze.py counts its rows: a pair and its twin
+    in the other order ask the same two questions, so each (conversation shown first, shown second) is counted
+    once; pairs the loop detector decided are not judged and not counted."""
     steps = rows.data.pairwise_steps
     if not steps or not steps["run_id"]:
         return {}
@@ -104,8 +120,14 @@ def botchat_tables(rows, task_items, systems, options):
             first, second = (side[1], side[2]) if str(a_position) == "1" else (side[2], side[1])
             judgements.setdefault(run_id, {})[first[0], second[0]] = (first[1], second[1],
                                                                       study_choice(label) or "unknown")
+    return judgements
+
+
+def botchat_tables(rows, per_order, options):
+    """Per judge run, BotChat's win / both / neither / lose per system (metrics.botchat_outcomes) over the
+    judgements of each order of showing (judged_orders)."""
     tables = {}
-    for run_id, judged in judgements.items():
+    for run_id, judged in per_order.items():
         records = botchat_outcomes(list(judged.values()))
         table = flag(new_row(n_comparisons=len(judged)), [(len(judged), options.min_items, "comparisons")])
         table["systems"] = [r.to_dict() for r in records]

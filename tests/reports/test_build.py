@@ -190,10 +190,12 @@ def test_botchat_table_counts_each_order_once_and_judges_are_compared_with_each_
 
     items = [(0, 1, None, {"model_a": "x", "model_b": "y"}), (1, 1, None, {"model_a": "y", "model_b": "x"}),
              (2, 1, None, {"model_a": "x", "model_b": "z"})]
-    first_judge, second_judge = ["2", "1", "both"], ["2", "2", "both"]
+    # judge-1's combined verdicts (one per pair) differ from what its two orders said, so which one the arena
+    # tables read shows: with the botchat preset, each order's judgement.
+    first_judge, second_judge = ["1", "1", "both"], ["2", "2", "both"]
     d = data([(1, "arena", PAIR_FORM)], items, [],
              [(5, n, first_judge[n], None) for n in range(3)] + [(6, n, second_judge[n], None) for n in range(3)],
-             [(5, "judge-1", "pairwise", {}, [1]), (6, "judge-2", "pairwise", {}, [1])])
+             [(5, "judge-1", "pairwise", {"preset": "botchat"}, [1]), (6, "judge-2", "pairwise", {}, [1])])
     steps = {"run_id": [5, 5, 5], "item_id": [0, 1, 2], "source_a": ["100", "200", "101"],
              "source_b": ["200", "100", "300"],
              # item 0: x shown first and conversation 2 judged AI (x wins); y shown first and judged AI (y loses).
@@ -213,12 +215,18 @@ def test_botchat_table_counts_each_order_once_and_judges_are_compared_with_each_
     outcome = {"1": "lose", "2": "win", "both": "tie"}
     one, two = [outcome[v] for v in first_judge], [outcome[v] for v in second_judge]
     assert (pair["judge_a"], pair["judge_b"], pair["n_compared"]) == ("judge-1", "judge-2", 3)
-    assert pair["agreement"] == pytest.approx(2 / 3)
+    assert pair["agreement"] == pytest.approx(1 / 3)
     assert pair["kappa"] == pytest.approx(cohen_kappa(one, two).value)
-    # Elo in the stated order (item ids) and the mean over seeded shuffles beside it.
+    # Elo in the stated order (item ids) and the mean over seeded shuffles beside it. judge-1 (the botchat preset)
+    # plays each order's judgement as a match, its unread answer none; judge-2 its one verdict per pair.
     entry = task["judges"]["judge-1"]
     matches = [("x", "y", "win"), ("y", "x", "lose"), ("x", "z", "tie")]
+    assert entry["matches_from"].startswith("each order of showing") and entry["n_matches"] == 3
     assert entry["elo"]["ratings"] == pytest.approx(elo(matches).ratings)
+    combined = task["judges"]["judge-2"]
+    assert combined["matches_from"].startswith("one verdict per pair")
+    assert combined["elo"]["ratings"] == pytest.approx(elo([("x", "y", "win"), ("y", "x", "win"),
+                                                            ("x", "z", "tie")]).ratings)
     assert "order of the items' ids" in entry["elo"]["order"]
     assert entry["elo_over_orders"]["mean"] == pytest.approx(elo_over_orders(matches, ELO_ORDERS, seed=0).mean)
     html = render(report, "html")
