@@ -11,17 +11,19 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
+from functools import cache
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
-from django.db.models import Exists, F, Max, OuterRef, Subquery
+from django.db import IntegrityError, connection, transaction
+from django.db.models import F, Max
 from django.utils import timezone
 
 from benchmarks.formschema import excluding_values, is_one_of, primary_values, question, validate_answers
-from benchmarks.models import Benchmark, Item
+from benchmarks.models import Benchmark, Item, Task
 from benchmarks.permissions import staff_or_holder
 from metrics import median_reading_seconds
 
+from core import sql
 from core.errors import ActionError, Code
 
 from .models import (FINAL_STATUSES, HOLDS_PERSON, HOLDS_SLOT, Annotation, Assignment, Batch, BatchItem,
@@ -31,7 +33,7 @@ from .models import (FINAL_STATUSES, HOLDS_PERSON, HOLDS_SLOT, Annotation, Assig
 from .qc import draw_sample, new_sample_secret, sample_seed
 from .rules import item_outcome
 from .policy import RESOLVE, roles_of
-from .selectors import LEASE_RELATIONS, live_leases, qc_figures, seconds_until_submit_allowed
+from .selectors import LEASE_RELATIONS, LIVE_LEASE_AND_FIRST_BATCH, qc_figures, seconds_until_submit_allowed
 
 TRANSITIONS = {
     BatchState.OPEN: {BatchState.ANNOTATING},
@@ -283,21 +285,39 @@ def _start_next_open_batch(campaign, actor):
     return True
 
 
+@cache
+def _free_batch_item_sql():
+    return (f"SELECT {sql.columns(BatchItem, 'bi')}, (SELECT a.slot FROM annotation_assignment a "
+            f"WHERE a.batch_item_id = bi.id AND a.round = b.round AND a.status IN ({sql.marks(HOLDS_SLOT)}) "
+            "ORDER BY 1 DESC LIMIT 1), "
+            f"{sql.columns(Batch, 'b')}, {sql.columns(CampaignSettings, 's')}, {sql.columns(Item, 'i')}, "
+            f"{sql.columns(Task, 't')} "
+            "FROM annotation_batchitem bi INNER JOIN annotation_batch b ON bi.batch_id = b.id "
+            "LEFT OUTER JOIN annotation_campaignsettings s ON b.settings_id = s.id "
+            "INNER JOIN benchmarks_item i ON bi.item_id = i.id INNER JOIN benchmarks_task t ON i.task_id = t.id "
+            "WHERE b.state = %s AND bi.batch_id = %s AND bi.status = %s AND bi.taken < bi.needed "
+            "AND NOT EXISTS(SELECT 1 FROM annotation_assignment a WHERE a.annotator_id = %s "
+            f"AND a.batch_item_id = bi.id AND a.round = b.round AND a.status IN ({sql.marks(HOLDS_PERSON)}) LIMIT 1) "
+            "ORDER BY bi.position LIMIT 1" + sql.lock("FOR UPDATE OF bi SKIP LOCKED"))
+
+
 def _free_batch_item(batch_id, annotator):
     """Lock the first item of a batch being annotated that still needs a label this round and that this
     annotator has not had; items others hold locked are skipped, not waited for. The scan stays on the
     partial index of pending items, in position order. The item comes with its batch, settings and task
     (what a lease shows), and with the highest slot held this round (see _slot)."""
-    round_ = OuterRef("batch__round")
-    mine = Assignment.objects.filter(batch_item=OuterRef("pk"), annotator=annotator, round=round_,
-                                     status__in=HOLDS_PERSON)
-    top_slot = (Assignment.objects.filter(batch_item=OuterRef("pk"), round=round_, status__in=HOLDS_SLOT)
-                .order_by("-slot").values("slot")[:1])
-    return (BatchItem.objects.filter(batch_id=batch_id, batch__state=BatchState.ANNOTATING, status=ItemStatus.PENDING,
-                                     taken__lt=F("needed"))
-            .filter(~Exists(mine)).annotate(top_slot=Subquery(top_slot))
-            .select_related("batch__settings", "item__task").order_by("position")
-            .select_for_update(skip_locked=True, of=("self",)).first())
+    row = sql.fetch_one(_free_batch_item_sql(), sql.params(*HOLDS_SLOT, BatchState.ANNOTATING, batch_id,
+                                                       ItemStatus.PENDING, annotator.pk, *HOLDS_PERSON))
+    if row is None:
+        return None
+    batch_item, at = sql.instance(BatchItem, row)
+    batch_item.top_slot = row[at]
+    batch, at = sql.instance(Batch, row, at + 1)
+    batch.settings, at = sql.instance(CampaignSettings, row, at)
+    item, at = sql.instance(Item, row, at)
+    item.task, _ = sql.instance(Task, row, at)
+    batch_item.batch, batch_item.item = batch, item
+    return batch_item
 
 
 def _lock_free_batch_item(campaign, annotator, first_batch=None):
@@ -329,18 +349,19 @@ def _slot(batch_item):
 def _lease(batch_item, annotator, now):
     """Hand one slot of a locked batch item to an annotator."""
     batch, settings = batch_item.batch, batch_item.batch.settings
-    assignment = Assignment.objects.create(
+    assignment = sql.insert(Assignment(
         campaign_id=batch_item.campaign_id, batch_item=batch_item, item=batch_item.item, annotator=annotator,
         round=batch.round, slot=_slot(batch_item), settings=settings, served_at=now,
-        expires_at=now + timedelta(minutes=settings.lease_minutes))
-    BatchItem.objects.filter(pk=batch_item.pk).update(taken=F("taken") + 1)
+        expires_at=now + timedelta(minutes=settings.lease_minutes)))
+    sql.execute("UPDATE annotation_batchitem SET taken = taken + 1 WHERE id = %s", [batch_item.pk])
     return assignment
 
 
 def lease_next_item(campaign, *, annotator, now=None):
     """The annotator's next item: their live lease if they have one, else a slot of the first item that
     still needs labels this round and that they have not had. None when there is nothing for them.
-    The assignment comes with what a lease shows loaded (selectors.LEASE_RELATIONS)."""
+    `campaign`: a Campaign or its id. The assignment comes with what a lease shows loaded
+    (selectors.LEASE_RELATIONS)."""
     now = now or timezone.now()
     for attempt in range(3):
         try:
@@ -353,25 +374,29 @@ def lease_next_item(campaign, *, annotator, now=None):
     return None
 
 
+@cache
+def _lock_membership_sql():
+    return ("SELECT m.role, c.protocol FROM annotation_membership m INNER JOIN annotation_campaign c "
+            "ON m.campaign_id = c.id WHERE m.active AND m.campaign_id = %s AND m.user_id = %s "
+            f"AND m.role IN ({sql.marks(WORKER_ROLES)}) ORDER BY m.id" + sql.lock("FOR UPDATE OF m"))
+
+
 def _lease_next_item(campaign, annotator, now):
     # One live lease per person per campaign: the same person's concurrent calls wait here for each other (their
-    # membership row, locked before any batch item), so the second one finds the first one's lease. The same
-    # statement checks the role. What comes after the lock is read in the next statement: a subquery of the
-    # locking statement would see the database as it was before the wait.
-    locked = (Membership.objects.select_for_update()
-              .filter(campaign=campaign, user=annotator, role=campaign.worker_role, active=True)
-              .values_list("pk", flat=True).first())
-    if locked is None:
-        raise forbidden({campaign.worker_role}, "take items")
-    first_batch = (Batch.objects.filter(campaign=campaign, state=BatchState.ANNOTATING).order_by("number")
-                   .values("pk")[:1])
-    me = (Campaign.objects.filter(pk=campaign.pk)
-          .annotate(live=Subquery(live_leases(campaign, annotator, now).values("pk")[:1]),
-                    first_batch=Subquery(first_batch))
-          .values("live", "first_batch").get())
-    if me["live"]:
-        return Lease(Assignment.objects.select_related(*LEASE_RELATIONS).get(pk=me["live"]), resumed=True)
-    first_batch = me["first_batch"]
+    # membership rows in a labelling role, locked in id order before any batch item), so the second one finds
+    # the first one's lease. The same statement reads the campaign's protocol, which says the role that
+    # labels. What comes after the lock is read in the next statement: a subquery of the locking statement
+    # would see the database as it was before the wait.
+    campaign_id = getattr(campaign, "pk", campaign)
+    rows = sql.fetch_all(_lock_membership_sql(), sql.params(campaign_id, annotator.pk, *WORKER_ROLES))
+    if not any(role == Campaign.worker_role_of(protocol) for role, protocol in rows):
+        protocol = Campaign.objects.filter(pk=campaign_id).values_list("protocol", flat=True).first()
+        raise forbidden({Campaign.worker_role_of(protocol)}, "take items")
+    live, first_batch = sql.fetch_one(LIVE_LEASE_AND_FIRST_BATCH, sql.params(
+        annotator.pk, campaign_id, connection.ops.adapt_datetimefield_value(now), LeaseStatus.LEASED,
+        campaign_id, BatchState.ANNOTATING))
+    if live:
+        return Lease(Assignment.objects.select_related(*LEASE_RELATIONS).get(pk=live), resumed=True)
     for _ in range(6):
         batch_item = _lock_free_batch_item(campaign, annotator, first_batch)
         if batch_item is not None:
@@ -457,15 +482,39 @@ def _checked_answers(form, answers, item):
                           errors=error.message_dict) from None
 
 
+@cache
+def _locked_lease_sql():
+    member = ("EXISTS(SELECT 1 FROM annotation_membership m WHERE m.active AND m.campaign_id = a.campaign_id "
+              "AND m.role = %s AND m.user_id = %s LIMIT 1)")
+    return (f"SELECT {sql.columns(Assignment, 'a')}, {', '.join([member] * len(WORKER_ROLES))}, "
+            f"{sql.columns(Campaign, 'c')}, {sql.columns(BatchItem, 'bi')}, {sql.columns(Item, 'i')}, "
+            f"{sql.columns(Task, 't')}, {sql.columns(CampaignSettings, 's')} "
+            "FROM annotation_assignment a INNER JOIN annotation_campaign c ON a.campaign_id = c.id "
+            "INNER JOIN annotation_batchitem bi ON a.batch_item_id = bi.id "
+            "INNER JOIN benchmarks_item i ON a.item_id = i.id INNER JOIN benchmarks_task t ON i.task_id = t.id "
+            "INNER JOIN annotation_campaignsettings s ON a.settings_id = s.id WHERE a.id = %s"
+            + sql.lock("FOR UPDATE OF bi"))
+
+
 def _locked_lease(assignment_id, annotator):
     """The assignment with its batch item locked (every writer of an item's assignments locks the item
     first, so the lock keeps the assignment still too), its settings, item, task and campaign, and whether
-    `annotator` is an active member in each role that labels. One statement."""
-    member = {f"as_{role}": Exists(Membership.objects.filter(campaign_id=OuterRef("campaign_id"), user=annotator,
-                                                             role=role, active=True))
-              for role in WORKER_ROLES}
-    return (Assignment.objects.select_related("batch_item", "settings", "item__task", "campaign").annotate(**member)
-            .select_for_update(of=("batch_item",)).get(pk=assignment_id))
+    `annotator` is an active member in each role that labels (as_<role>). One statement; None when there is
+    no such assignment."""
+    member = [value for role in WORKER_ROLES for value in (role, annotator.pk)]
+    row = sql.fetch_one(_locked_lease_sql(), sql.params(*member, assignment_id))
+    if row is None:
+        return None
+    assignment, at = sql.instance(Assignment, row)
+    for role in WORKER_ROLES:
+        setattr(assignment, f"as_{role}", bool(row[at]))
+        at += 1
+    assignment.campaign, at = sql.instance(Campaign, row, at)
+    assignment.batch_item, at = sql.instance(BatchItem, row, at)
+    assignment.item, at = sql.instance(Item, row, at)
+    assignment.item.task, at = sql.instance(Task, row, at)
+    assignment.settings, _ = sql.instance(CampaignSettings, row, at)
+    return assignment
 
 
 def _closed(assignment, annotator, client_submission_id):
@@ -487,9 +536,12 @@ def submit_annotation(assignment, *, annotator, answers, client_submission_id, n
     client_submission_id gets the first result back instead of a second row.
     """
     now = now or timezone.now()
+    assignment_id = getattr(assignment, "pk", assignment)
     try:
         with transaction.atomic():
-            assignment = _locked_lease(assignment.pk, annotator)
+            assignment = _locked_lease(assignment_id, annotator)
+            if assignment is None:
+                raise ActionError(Code.NOT_FOUND, "No such assignment.")
             batch_item, campaign, settings = assignment.batch_item, assignment.campaign, assignment.settings
             if assignment.annotator_id != annotator.pk:
                 raise ActionError(Code.NOT_YOUR_ASSIGNMENT, "This item is leased to someone else.")
@@ -511,20 +563,21 @@ def submit_annotation(assignment, *, annotator, answers, client_submission_id, n
             excluded_by = _checked_answers(form, answers, item)
             # Closed only if still live: the status read above may predate the lock (the lock keeps the row
             # from changing from here on).
-            if not Assignment.objects.filter(pk=assignment.pk, status=LeaseStatus.LEASED).update(
-                    status=LeaseStatus.SUBMITTED, closed_at=now):
+            if not sql.execute("UPDATE annotation_assignment SET status = %s, closed_at = %s WHERE id = %s AND status = %s",
+                               sql.params(LeaseStatus.SUBMITTED, connection.ops.adapt_datetimefield_value(now),
+                                          assignment.pk, LeaseStatus.LEASED)):
                 assignment.refresh_from_db(fields=["status"])
                 return _closed(assignment, annotator, client_submission_id)
             assignment.status, assignment.closed_at = LeaseStatus.SUBMITTED, now
-            annotation = Annotation.objects.create(
+            annotation = sql.insert(Annotation(
                 campaign=campaign, batch_item=batch_item, item=item, annotator=annotator,
                 assignment=assignment, round=assignment.round, slot=assignment.slot, settings=settings,
                 answers=answers, value=answers.get(form["primary"]), excluded=bool(excluded_by),
                 excluded_by=sorted(excluded_by), dwell_seconds=waited, client_submission_id=client_submission_id,
-                submitted_at=now)
+                submitted_at=now))
             _settle(batch_item, campaign, settings, assignment.round)
     except IntegrityError:
-        replay = _replay(client_submission_id, annotator, assignment.pk)
+        replay = _replay(client_submission_id, annotator, assignment_id)
         if replay:
             return replay
         raise
@@ -543,8 +596,10 @@ def round_outcome(batch_item, campaign, settings, round_, values, excluded):
 
 def _settle(batch_item, campaign, settings, round_):
     """Once all of the round's labels of a (locked) item are in, apply agreement and the policy."""
-    labels = list(Annotation.objects.filter(batch_item=batch_item, round=round_).order_by("submitted_at", "id")
-                  .values_list("annotator__username", "value", "excluded"))
+    labels = [(name, sql.loaded(Annotation, "value", value), excluded) for name, value, excluded in sql.fetch_all(
+        "SELECT u.username, a.value, a.excluded FROM annotation_annotation a INNER JOIN auth_user u "
+        "ON a.annotator_id = u.id WHERE a.batch_item_id = %s AND a.round = %s ORDER BY a.submitted_at, a.id",
+        [batch_item.pk, round_])]
     if len(labels) < batch_item.needed:
         return
     outcome = round_outcome(batch_item, campaign, settings, round_, [v for _, v, _ in labels],
@@ -552,7 +607,10 @@ def _settle(batch_item, campaign, settings, round_):
     if outcome.add_slot:
         batch_item.needed += 1
     batch_item.status, batch_item.final_value, batch_item.final_method = outcome.status, outcome.value, outcome.method
-    batch_item.save(update_fields=["needed", "status", "final_value", "final_method"])
+    sql.execute("UPDATE annotation_batchitem SET needed = %s, status = %s, final_value = %s, final_method = %s "
+                "WHERE id = %s", sql.params(batch_item.needed, batch_item.status,
+                                            sql.prepared(BatchItem, "final_value", batch_item.final_value),
+                                            batch_item.final_method, batch_item.pk))
     if outcome.disagreement:
         resolved = outcome.status in FINAL_STATUSES
         Disagreement.objects.update_or_create(
@@ -848,14 +906,24 @@ def freeze_gold_version(version, *, actor):
 MAX_COMMENT = 2000
 
 
+@cache
+def _auto_hand_in_sql():
+    return (f"SELECT {sql.columns(Batch, 'b')}, {sql.columns(CampaignSettings, 's')}, {sql.columns(Campaign, 'c')} "
+            "FROM annotation_batch b INNER JOIN annotation_campaignsettings s ON b.settings_id = s.id "
+            "INNER JOIN annotation_campaign c ON b.campaign_id = c.id "
+            "WHERE b.id = %s AND s.auto_hand_in AND b.state = %s AND NOT EXISTS(SELECT 1 FROM annotation_batchitem "
+            f"bi WHERE bi.batch_id = b.id AND NOT bi.status IN ({sql.marks(FINAL_STATUSES)}) LIMIT 1)")
+
+
 def auto_hand_in(batch_id, *, actor):
     """Hand a batch in by itself once its last item has a final label, when its settings say so. Runs after
     the transaction that gave the label (its own lock order: the batch first). Returns the review or None."""
-    unfinished = BatchItem.objects.filter(batch=OuterRef("pk")).exclude(status__in=FINAL_STATUSES)
-    batch = (Batch.objects.filter(pk=batch_id, state=BatchState.ANNOTATING, settings__auto_hand_in=True)
-             .exclude(Exists(unfinished)).select_related("settings", "campaign").first())
-    if batch is None:
+    row = sql.fetch_one(_auto_hand_in_sql(), sql.params(batch_id, BatchState.ANNOTATING, *FINAL_STATUSES))
+    if row is None:
         return None
+    batch, at = sql.instance(Batch, row)
+    batch.settings, at = sql.instance(CampaignSettings, row, at)
+    batch.campaign, _ = sql.instance(Campaign, row, at)
     try:
         return _hand_in(batch, actor=actor, reason="handed in by itself: every item has its final label")
     except ActionError:

@@ -3,12 +3,16 @@
 Every refusal carries {"code", "detail"}. Querysets hide the campaigns a user is not a member of (404);
 within a campaign the role decides (403).
 """
+from contextlib import contextmanager
+
 from django.db.models import Q
+from django.http import Http404
 from django_filters import rest_framework as filters
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import APIException
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
@@ -46,6 +50,25 @@ def read_body(serializer_class, request):
     serializer = serializer_class(data=request.data)
     serializer.is_valid(raise_exception=True)
     return serializer.validated_data
+
+
+def id_or_404(view, pk):
+    """A detail route's id as an int; anything else is answered as get_object answers it (404)."""
+    if isinstance(pk, str) and pk.isascii() and pk.isdigit():
+        return int(pk)
+    view.get_object()
+    raise Http404
+
+
+@contextmanager
+def refused_as_get_object(view, *refusals):
+    """For actions that read the object themselves: a refusal is first checked against get_object, whose 404
+    (not yours to see) and 403 (the object permission) come before the action's own answer."""
+    try:
+        yield
+    except refusals:
+        view.get_object()
+        raise
 
 
 class CampaignScopedMixin:
@@ -143,8 +166,10 @@ class CampaignViewSet(CampaignScopedMixin, mixins.ListModelMixin, mixins.Retriev
                                "the experts of a gold panel). The item comes without gold and without anyone's labels.")
     @action(detail=True, methods=["post"], url_path="next", permission_classes=[IsAuthenticated])
     def next_item(self, request, pk=None):
-        # The action checks the worker role itself, in the statement that locks the person's membership.
-        lease = actions.lease_next_item(self.get_object(), annotator=request.user)
+        # The action checks the worker role itself, in the statement that locks the person's membership; the
+        # campaign is looked up (404 for one you may not see) only when it refuses.
+        with refused_as_get_object(self, ActionError):
+            lease = actions.lease_next_item(id_or_404(self, pk), annotator=request.user)
         if lease is None:
             return Response({"status": "no_work", "detail": "No item is waiting for you in this campaign.",
                              "assignment": None})
@@ -412,10 +437,13 @@ class AssignmentViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
                                "client_submission_id returns the first result (200, replayed).")
     @action(detail=True, methods=["post"], permission_classes=[IsOwner])
     def submit(self, request, pk=None):
-        assignment = self.get_object()
-        data = read_body(SubmitSerializer, request)
-        result = actions.submit_annotation(assignment, annotator=request.user, answers=data["answers"],
-                                           client_submission_id=data["client_submission_id"])
+        # The action reads and locks the lease and refuses someone else's; the lease is looked up as get_object
+        # does (404, or 403 for a lease of your campaign that is not yours) only on a refusal, so that those
+        # come first as before.
+        with refused_as_get_object(self, ActionError, APIException):
+            data = read_body(SubmitSerializer, request)
+            result = actions.submit_annotation(id_or_404(self, pk), annotator=request.user, answers=data["answers"],
+                                               client_submission_id=data["client_submission_id"])
         annotation = result.annotation  # its relations are loaded by the action (a replay loads them lazily)
         body = {"annotation": AnnotationSerializer(annotation).data, "replayed": result.replayed}
         if wants_progress(request):

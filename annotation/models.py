@@ -87,8 +87,12 @@ class Campaign(models.Model):
 
     @property
     def worker_role(self):
+        return self.worker_role_of(self.protocol)
+
+    @staticmethod
+    def worker_role_of(protocol):
         """Who takes leases: experts vote in a gold panel, annotators everywhere else (one of WORKER_ROLES)."""
-        return Role.EXPERT if self.protocol == Protocol.GOLD_PANEL else Role.ANNOTATOR
+        return Role.EXPERT if protocol == Protocol.GOLD_PANEL else Role.ANNOTATOR
 
 
 class CampaignSettings(models.Model):

@@ -199,6 +199,14 @@ def live_leases(campaign, user, now=None):
                                      expires_at__gt=now or timezone.now()).order_by("served_at")
 
 
+# live_leases' first row and the campaign's lowest batch being annotated, in one statement (the lease path's,
+# kept as text: see core.sql). Parameters: user, campaign, now, "leased", campaign, "annotating".
+LIVE_LEASE_AND_FIRST_BATCH = (
+    "SELECT (SELECT a.id FROM annotation_assignment a WHERE a.annotator_id = %s AND a.campaign_id = %s "
+    "AND a.expires_at > %s AND a.status = %s ORDER BY a.served_at LIMIT 1), "
+    "(SELECT b.id FROM annotation_batch b WHERE b.campaign_id = %s AND b.state = %s ORDER BY b.number LIMIT 1)")
+
+
 def open_lease(campaign, user, now=None):
     return live_leases(campaign, user, now).first()
 

@@ -14,12 +14,13 @@ from .conftest import DIQAD_ANSWERS, make_campaign, sid
 
 # Statements of one request as the database sees them, authentication (the token's row) and the transaction's
 # BEGIN and COMMIT included, as a client that does not show progress asks (?progress=0):
-# token, campaign, BEGIN, membership lock (the role), live lease and first batch, item lock, lease insert,
-# taken + 1, COMMIT
-NEXT_BUDGET = 9
-# token, assignment, BEGIN, item lock with the lease, lease closed, label insert, the round's labels, COMMIT;
-# on the item's last label also its outcome and the automatic hand-in check
-SUBMIT_BUDGET = 10
+# token, BEGIN, membership lock (the role, the campaign's protocol), live lease and first batch, item lock,
+# lease insert, taken + 1, COMMIT (the campaign is read again only when the lock refuses)
+NEXT_BUDGET = 8
+# token, BEGIN, item lock with the lease (and the role), lease closed, label insert, the round's labels, COMMIT;
+# on the item's last label also its outcome and the automatic hand-in check (the lease is looked up as
+# get_object does only on a refusal)
+SUBMIT_BUDGET = 9
 # The labeller's progress (what the annotation page shows after each item) costs this much on top: the batch's
 # header with your labels, its items' counts, the items left for you.
 PROGRESS_BUDGET = 3
