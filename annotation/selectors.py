@@ -2,18 +2,19 @@
 import math
 from collections import Counter, defaultdict
 
-from django.db.models import Count, F, OuterRef, Q, Subquery
+from django.db.models import Count
 from django.utils import timezone
 
 from benchmarks.models import shown_meta
+from core import sql
 from metrics.aggregation import human_baseline
 
 from .guidelines import render_guidelines
 from .policy import READ_BATCHES, READ_DISAGREEMENTS
 from .qc import evaluate_sample
 
-from .models import (HOLDS_PERSON, Annotation, Assignment, Batch, BatchItem, BatchState, Disagreement,
-                     DisagreementStatus, GoldLabel, ItemFlag, ItemStatus, Membership, Protocol, QCReview, Role)
+from .models import (HOLDS_PERSON, Annotation, Assignment, BatchItem, BatchState, Disagreement, DisagreementStatus,
+                     GoldLabel, ItemFlag, ItemStatus, LeaseStatus, Membership, Protocol, QCReview, Role)
 
 def batch_progress(batch):
     """Counts of a batch's items by status, in one query (the batch may be given by id)."""
@@ -236,17 +237,21 @@ def batches_overview(campaign):
 
 def left_for(campaign, user):
     """Items still waiting for this person's label: pending items of the batches being annotated (or not yet
-    started) that they have not labelled or skipped this round, with a free slot or their own live lease."""
-    campaign_id = getattr(campaign, "pk", campaign)
-    user_id = getattr(user, "pk", user)
-    pending = BatchItem.objects.filter(campaign_id=campaign_id, status=ItemStatus.PENDING,
-                                       batch__state__in=(BatchState.OPEN, BatchState.ANNOTATING))
-    had = Assignment.objects.filter(campaign_id=campaign_id, annotator_id=user_id, round=F("batch_item__batch__round"),
-                                    status__in=HOLDS_PERSON)
-    mine_live = had.filter(status="leased").values("batch_item_id")
-    # Two disjoint sets (a live lease is one the person has had), counted in one statement.
-    return pending.filter(Q(taken__lt=F("needed")) & ~Q(pk__in=had.values("batch_item_id"))
-                          | Q(pk__in=mine_live)).count()
+    started) that they have not labelled or skipped this round, with a free slot or their own live lease.
+    Two disjoint sets (a live lease is one the person has had), counted in one statement, kept as text as
+    the page asks it after every item (see core.sql)."""
+    campaign_id, user_id = getattr(campaign, "pk", campaign), getattr(user, "pk", user)
+    had = ("SELECT a.batch_item_id FROM annotation_assignment a INNER JOIN annotation_batchitem abi "
+           "ON a.batch_item_id = abi.id INNER JOIN annotation_batch ab ON abi.batch_id = ab.id "
+           "WHERE a.annotator_id = %s AND a.campaign_id = %s AND a.round = ab.round "
+           f"AND a.status IN ({sql.marks(HOLDS_PERSON)})")
+    had_params = [user_id, campaign_id, *HOLDS_PERSON]
+    states = (BatchState.OPEN, BatchState.ANNOTATING)
+    return sql.fetch_one(
+        "SELECT COUNT(*) FROM annotation_batchitem bi INNER JOIN annotation_batch b ON bi.batch_id = b.id "
+        f"WHERE b.state IN ({sql.marks(states)}) AND bi.campaign_id = %s AND bi.status = %s "
+        f"AND ((bi.taken < bi.needed AND NOT bi.id IN ({had})) OR bi.id IN ({had} AND a.status = %s))",
+        sql.params(*states, campaign_id, ItemStatus.PENDING, *had_params, *had_params, LeaseStatus.LEASED))[0]
 
 
 def qc_feedback(batch, round_):
@@ -355,18 +360,18 @@ def worker_progress(batch, annotator):
     """A batch's progress as its labellers see it: counts that no one's answers change (how many items
     have all their first labels of this round, how many are yours), so nobody learns from the counts
     whether a peer agreed. Outcomes (disagreements, exclusions) are for the batch's readers. Two statements."""
-    batch_id = getattr(batch, "pk", batch)
-    this_round = Annotation.objects.filter(batch_item__batch_id=batch_id, round=OuterRef("round")).order_by()
-    mine = (this_round.filter(annotator=getattr(annotator, "pk", annotator)).values("round")
-            .annotate(n=Count("id")).values("n"))
-    row = (Batch.objects.filter(pk=batch_id).annotate(mine=Subquery(mine))
-           .values_list("number", "round", "state", "settings__overlap", "mine").first())
+    batch_id, annotator_id = getattr(batch, "pk", batch), getattr(annotator, "pk", annotator)
+    # Kept as text: the page asks after every item (see core.sql).
+    row = sql.fetch_one(
+        "SELECT b.number, b.round, b.state, s.overlap, (SELECT COUNT(a.id) FROM annotation_annotation a "
+        "INNER JOIN annotation_batchitem bi ON a.batch_item_id = bi.id WHERE bi.batch_id = %s AND a.round = b.round "
+        "AND a.annotator_id = %s GROUP BY a.round) FROM annotation_batch b LEFT OUTER JOIN "
+        "annotation_campaignsettings s ON b.settings_id = s.id WHERE b.id = %s", [batch_id, annotator_id, batch_id])
     number, round_, state, overlap, mine = row or (None, None, None, 0, 0)
-    labels = (Annotation.objects.filter(batch_item=OuterRef("pk"), round=round_).order_by().values("batch_item")
-              .annotate(n=Count("id")).values("n"))
-    counts = (BatchItem.objects.filter(batch_id=batch_id).annotate(labels=Subquery(labels))
-              .aggregate(total=Count("id"), done=Count("id", filter=Q(labels__gte=overlap or 1))))
-    total, done = counts["total"], counts["done"]
+    total, done = sql.fetch_one(
+        "SELECT COUNT(*), COUNT(*) FILTER (WHERE labels >= %s) FROM (SELECT (SELECT COUNT(a.id) "
+        "FROM annotation_annotation a WHERE a.batch_item_id = bi.id AND a.round = %s GROUP BY a.batch_item_id) "
+        "AS labels FROM annotation_batchitem bi WHERE bi.batch_id = %s) counted", [overlap or 1, round_, batch_id])
     return {"batch": number, "batch_id": batch_id, "round": round_, "state": state, "done": done, "total": total,
             "left": total - done, "mine": mine or 0}
 
