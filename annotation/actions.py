@@ -14,7 +14,7 @@ from decimal import Decimal
 from functools import cache
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
@@ -33,7 +33,7 @@ from .models import (FINAL_STATUSES, HOLDS_PERSON, HOLDS_SLOT, Annotation, Assig
 from .qc import draw_sample, new_sample_secret, sample_seed
 from .rules import item_outcome
 from .policy import RESOLVE, roles_of
-from .selectors import LEASE_RELATIONS, LIVE_LEASE_AND_FIRST_BATCH, qc_figures, seconds_until_submit_allowed
+from .selectors import LEASE_RELATIONS, live_lease_and_first_batch, qc_figures, seconds_until_submit_allowed
 
 TRANSITIONS = {
     BatchState.OPEN: {BatchState.ANNOTATING},
@@ -392,9 +392,7 @@ def _lease_next_item(campaign, annotator, now):
     if not any(role == Campaign.worker_role_of(protocol) for role, protocol in rows):
         protocol = Campaign.objects.filter(pk=campaign_id).values_list("protocol", flat=True).first()
         raise forbidden({Campaign.worker_role_of(protocol)}, "take items")
-    live, first_batch = sql.fetch_one(LIVE_LEASE_AND_FIRST_BATCH, sql.params(
-        annotator.pk, campaign_id, connection.ops.adapt_datetimefield_value(now), LeaseStatus.LEASED,
-        campaign_id, BatchState.ANNOTATING))
+    live, first_batch = live_lease_and_first_batch(campaign_id, annotator, now)
     if live:
         return Lease(Assignment.objects.select_related(*LEASE_RELATIONS).get(pk=live), resumed=True)
     for _ in range(6):
@@ -564,7 +562,7 @@ def submit_annotation(assignment, *, annotator, answers, client_submission_id, n
             # Closed only if still live: the status read above may predate the lock (the lock keeps the row
             # from changing from here on).
             if not sql.execute("UPDATE annotation_assignment SET status = %s, closed_at = %s WHERE id = %s AND status = %s",
-                               sql.params(LeaseStatus.SUBMITTED, connection.ops.adapt_datetimefield_value(now),
+                               sql.params(LeaseStatus.SUBMITTED, now,
                                           assignment.pk, LeaseStatus.LEASED)):
                 assignment.refresh_from_db(fields=["status"])
                 return _closed(assignment, annotator, client_submission_id)

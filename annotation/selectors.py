@@ -16,6 +16,7 @@ from .qc import evaluate_sample
 from .models import (HOLDS_PERSON, Annotation, Assignment, BatchItem, BatchState, Disagreement, DisagreementStatus,
                      GoldLabel, ItemFlag, ItemStatus, LeaseStatus, Membership, Protocol, QCReview, Role)
 
+
 def batch_progress(batch):
     """Counts of a batch's items by status, in one query (the batch may be given by id)."""
     rows = (BatchItem.objects.filter(batch_id=getattr(batch, "pk", batch)).order_by()
@@ -194,22 +195,26 @@ def baseline_scores(campaign, gold_version=None):
                         "n_tasks": len(tasks), "rule": "unweighted mean of the tasks"}}
 
 
-def live_leases(campaign, user, now=None):
-    """A person's leases in a campaign that have not run out, oldest first (at most one, see lease_next_item)."""
-    return Assignment.objects.filter(campaign=campaign, annotator=user, status="leased",
-                                     expires_at__gt=now or timezone.now()).order_by("served_at")
-
-
-# live_leases' first row and the campaign's lowest batch being annotated, in one statement (the lease path's,
-# kept as text: see core.sql). Parameters: user, campaign, now, "leased", campaign, "annotating".
-LIVE_LEASE_AND_FIRST_BATCH = (
+# Kept as text: the lease path asks it on every `next` (see core.sql).
+_LIVE_LEASE_AND_FIRST_BATCH = (
     "SELECT (SELECT a.id FROM annotation_assignment a WHERE a.annotator_id = %s AND a.campaign_id = %s "
     "AND a.expires_at > %s AND a.status = %s ORDER BY a.served_at LIMIT 1), "
     "(SELECT b.id FROM annotation_batch b WHERE b.campaign_id = %s AND b.state = %s ORDER BY b.number LIMIT 1)")
 
 
+def live_lease_and_first_batch(campaign, user, now=None):
+    """(the id of the person's live lease in the campaign: leased and not run out, the oldest first, at most one
+    (see actions.lease_next_item); the id of the campaign's lowest batch being annotated), None where there is
+    none, in one statement."""
+    campaign_id, user_id = getattr(campaign, "pk", campaign), getattr(user, "pk", user)
+    live, first_batch = sql.fetch_one(_LIVE_LEASE_AND_FIRST_BATCH, sql.params(
+        user_id, campaign_id, now or timezone.now(), LeaseStatus.LEASED, campaign_id, BatchState.ANNOTATING))
+    return live, first_batch
+
+
 def open_lease(campaign, user, now=None):
-    return live_leases(campaign, user, now).first()
+    live, _ = live_lease_and_first_batch(campaign, user, now)
+    return Assignment.objects.filter(pk=live).first() if live else None
 
 
 def batches_overview(campaign):

@@ -4,6 +4,7 @@ The ORM compiles a queryset again on every request, and on the lease and submit 
 more CPU than the statement itself. The text here is the statement the ORM would send; column lists come
 from _meta (so they follow the migrations) and rows become model instances through the fields' own
 converters, as the ORM does it."""
+from datetime import datetime
 from functools import cache
 
 from django.db import connection
@@ -70,8 +71,10 @@ def execute(sql, params):
 
 
 def params(*values):
-    """Statement parameters: choices as their plain values (a driver may write an enum by its name)."""
-    return [str(v) if isinstance(v, str) else v for v in values]
+    """Statement parameters: choices as their plain values (a driver may write an enum by its name), datetimes
+    as the database's datetime columns take them (as the ORM adapts them)."""
+    return [str(v) if isinstance(v, str) else connection.ops.adapt_datetimefield_value(v) if isinstance(v, datetime)
+            else v for v in values]
 
 
 @cache
