@@ -8,7 +8,6 @@ from itertools import combinations
 
 from metrics import botchat_outcomes, bradley_terry_bootstrap, cohen_kappa, elo, elo_over_orders, win_tie_lose
 from modeleval.scorers import botchat
-from modeleval.scorers.botchat import study_choice
 
 from ..contract import ReportOptions
 from ..figures import new_row, put
@@ -21,8 +20,6 @@ from .selfchat import selfchat_section
 # were written in), and the mean over this many seeded shuffles stands beside it.
 ELO_ORDER = "matches applied in the order of the items' ids (the order the pairs were written in)"
 ELO_ORDERS = 100
-# BotChat's outcome for the conversation shown first, as an arena match (analyze.py: both and neither are ties).
-BOTCHAT_MATCH = {"win": "win", "lose": "lose", "both": "tie", "neither": "tie"}
 
 
 def pairwise_section(rows: Rows, options: ReportOptions):
@@ -41,23 +38,22 @@ def pairwise_section(rows: Rows, options: ReportOptions):
             ranked = votes.most_common(2)
             if ranked and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]):
                 human[i] = ranked[0][0]
-        judges, per_order, apart = {}, judged_orders(rows, task_items, systems), set()
+        judges, per_order, each_order = {}, judged_orders(rows, task_items, systems), {}
         for run in [r for r in rows.data.runs if r["mode"] == "pairwise" and task["id"] in r["task_ids"]]:
             where = rows.predictions[run["id"], ""]
             label = rows.run_label[run["id"]]
             judges[label] = {i: PAIRWISE_OUTCOMES.get(pred["answer"][where[i]]) for i in task_items if i in where}
             if (run["settings"] or {}).get("preset") == botchat.PRESET and run["id"] in per_order:
-                apart.add(label)
+                each_order[label] = per_order[run["id"]].values()
         row = new_row(task=task["slug"], n_items=len(task_items), n_human_labelled=len(human),
                       tie_rule="a human tie (no majority) leaves the item out")
         row["judges"] = {}
-        label_of = {rows.run_label[run_id]: run_id for run_id in per_order}
         for name, verdicts in [("humans", human)] + sorted(judges.items()):
-            if name in apart:
+            if name in each_order:
                 # BotChat counts each order of showing as a result: the matches are the judgements of each order
-                # (its both / neither a tie; an unread answer is no match).
-                matches = [(first, second, BOTCHAT_MATCH[outcome])
-                           for first, second, outcome in per_order[label_of[name]].values() if outcome in BOTCHAT_MATCH]
+                # (its both / neither a tie, as PAIRWISE_OUTCOMES reads them; an unread answer is no match).
+                matches = [(first, second, PAIRWISE_OUTCOMES[outcome])
+                           for first, second, outcome in each_order[name] if outcome in PAIRWISE_OUTCOMES]
                 matches_from = "each order of showing a match of its own (BotChat's counting)"
             else:
                 matches = [(systems[i][0], systems[i][1], o) for i, o in verdicts.items() if o is not None]
@@ -73,12 +69,10 @@ def pairwise_section(rows: Rows, options: ReportOptions):
                                          confidence=options.confidence)
             entry["bradley_terry"] = bt.to_dict()
             if name != "humans":
-                both = [i for i in verdicts if i in human and verdicts[i] is not None]
-                equal = sum(verdicts[i] == human[i] for i in both) / len(both) if both else None
+                n, equal, kappa = verdict_agreement(verdicts, human)
                 put(entry, "agreement_with_humans", equal, "no item labelled by both")
-                kappa = cohen_kappa([verdicts[i] for i in both], [human[i] for i in both])
                 put(entry, "kappa_with_humans", kappa.value, kappa.undefined_reason)
-                entry["n_compared"] = len(both)
+                entry["n_compared"] = n
             row["judges"][name] = entry
         row["judge_agreement"] = judge_agreement(judges)
         row["botchat"] = botchat_tables(rows, per_order, options)
@@ -86,16 +80,22 @@ def pairwise_section(rows: Rows, options: ReportOptions):
     return {"tasks": out, "selfchat": selfchat_section(rows.data.dialogues)}
 
 
+def verdict_agreement(first, second):
+    """(items both decided, the share of them with the same win / tie / lose, Cohen's kappa) of two
+    {item: verdict} readings, a None verdict being no decision."""
+    both = [i for i in first if first[i] is not None and second.get(i) is not None]
+    equal = sum(first[i] == second[i] for i in both) / len(both) if both else None
+    return len(both), equal, cohen_kappa([first[i] for i in both], [second[i] for i in both])
+
+
 def judge_agreement(judges):
-    """Every two judge models: the share of items both decided where their win/tie/lose is the same, and
-    Cohen's kappa (BotChat compares judges with GPT-4's verdicts the same way)."""
+    """Every two judge models, compared as each is with the humans (verdict_agreement); BotChat compares its
+    judges with GPT-4's verdicts the same way."""
     out = []
     for (one, first), (two, second) in combinations(sorted(judges.items()), 2):
-        both = [i for i in first if first[i] is not None and second.get(i) is not None]
-        entry = new_row(judge_a=one, judge_b=two, n_compared=len(both))
-        put(entry, "agreement", sum(first[i] == second[i] for i in both) / len(both) if both else None,
-            "no item decided by both")
-        kappa = cohen_kappa([first[i] for i in both], [second[i] for i in both])
+        n, equal, kappa = verdict_agreement(first, second)
+        entry = new_row(judge_a=one, judge_b=two, n_compared=n)
+        put(entry, "agreement", equal, "no item decided by both")
         put(entry, "kappa", kappa.value, kappa.undefined_reason)
         out.append(entry)
     return out
@@ -119,7 +119,7 @@ def judged_orders(rows, task_items, systems):
         for label, a_position in ((two[0], two[1]), (two[2], two[3])):
             first, second = (side[1], side[2]) if str(a_position) == "1" else (side[2], side[1])
             judgements.setdefault(run_id, {})[first[0], second[0]] = (first[1], second[1],
-                                                                      study_choice(label) or "unknown")
+                                                                      botchat.study_choice(label) or "unknown")
     return judgements
 
 
