@@ -400,3 +400,19 @@ def accepted_final_labels(tasks):
     for item_id, value in rows:
         labels.setdefault(item_id, (value, item_id in checked))
     return labels
+
+
+def imported_ratings(task, key, source) -> list:
+    """(item, [ratings]) of the task's items rated in a campaign imported from `source` (the FED raters'
+    for Huynh et al.'s few-shot examples): each live annotation's answer to `key`, missing answers left
+    out; items in external id order."""
+    by_item = defaultdict(list)
+    rows = (Annotation.objects.filter(item__task=task, campaign__source=source, superseded_at=None, excluded=False)
+            .select_related("item").order_by("item__external_id", "slot"))
+    for annotation in rows:
+        by_item[annotation.item].append((annotation.answers or {}).get(key))
+    return [(item, [r for r in ratings if r is not None]) for item, ratings in by_item.items()]
+
+
+def has_imported_ratings(task, source) -> bool:
+    return Annotation.objects.filter(item__task=task, campaign__source=source).exists()

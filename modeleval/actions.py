@@ -12,26 +12,21 @@ from celery import current_app
 from django.db import transaction
 from django.utils import timezone
 
-from benchmarks.formschema import question, rating_scale
 from benchmarks.models import Item, Task
-from core.errors import ActionError, Code
+from core.errors import Code
 
-from . import prompting
+from . import human_labels, modes, prompting
+from .errors import RunError
 from .lifecycle import fail_run, record, stop_run
-from .modes import CLASSIFY_REFUSAL, PAIRWISE_LABELS, SELFCHAT_REFUSAL, TRAIN_REFUSAL, mode_unsuited
 from .models import Backend, ChunkState, EvalRun, Mode, ModelSpec, PositionPolicy, RunChunk, RunEventKind, RunState
-from .scorers import huynh, loading
+from .modes import CLASSIFY_REFUSAL, SELFCHAT_REFUSAL, TRAIN_REFUSAL, classify
+from .scorers import loading
 from .scorers.prompts import template_hash
 
 PACKAGED_NAME = "smollm2-135m-instruct"
 GPU_QUEUE = "gpu"
 CPU_QUEUE = "cpu"  # models behind an API: the worker waits on the network, not on a GPU
 BROKER_UNAVAILABLE = Code.BROKER_UNAVAILABLE
-PAIRWISE_SECOND = "conversation_2"  # the field holding an arena item's second conversation
-
-
-class RunError(ActionError):
-    """A refused model-evaluation action: a code (core.errors.Code) and a message for people."""
 
 
 # --- models ------------------------------------------------------------------------------
@@ -146,12 +141,8 @@ def model_named(name) -> ModelSpec:
 # --- runs --------------------------------------------------------------------------------
 
 
-# DiQAD's classifier input (scorers.classifier.render_dialogue), named on training and classify runs.
-TRAIN_INPUT_VERSION, TRAIN_INPUT = prompting.TEMPLATES[(Mode.CLASSIFY, "en", "")]
-
-
-def _check_task(task, mode):
-    if reason := mode_unsuited(task, mode):
+def _check_task(task, mode, settings):
+    if reason := modes.mode_unsuited(task, mode, settings):
         raise RunError("mode_unsuited", reason)
 
 
@@ -170,56 +161,15 @@ def _select_items(tasks, item_ids, limit):
     return ids
 
 
-def _check_settings(mode, settings, tasks, item_ids, policy):
-    if mode in (Mode.RATING, Mode.YES_NO):
-        if settings["quality"]:
-            for task in tasks:
-                try:
-                    spec = question(task.form, settings["quality"])
-                except StopIteration:
-                    raise RunError("bad_settings", f"task {task} has no question {settings['quality']!r}") from None
-                if mode == Mode.RATING and rating_scale(spec) is None:
-                    raise RunError("mode_unsuited", f"task {task}: {spec['key']!r} is neither a scale nor a numeric "
-                                                    "choice")
-        fewshot = settings["fewshot"]
-        if fewshot["strategy"] != "none" and fewshot["k"] > 0:
-            for task in tasks:
-                key = settings["quality"] or task.primary_key
-                if settings.get("preset") == huynh.PRESET:
-                    # Huynh et al.'s examples carry the FED raters' ratings (scoring._huynh_pool).
-                    from annotation.importers import FED_SOURCE
-                    from annotation.models import Annotation
-
-                    if not Annotation.objects.filter(item__task=task, campaign__source=FED_SOURCE).exists():
-                        raise RunError("no_examples", f"task {task}: the huynh preset's examples take their rating "
-                                                      "from imported FED ratings (import_ratings --format fed), and "
-                                                      "there are none")
-                elif not Item.objects.filter(task=task).filter(**{f"source_gold__{key}__isnull": False}).exists():
-                    raise RunError("no_examples", f"task {task}: few-shot examples need items with a published "
-                                                  f"{key!r} label, and there are none")
-    if mode == Mode.PAIRWISE:
-        fewshot = settings["fewshot"]
-        if fewshot["strategy"] != "none" and fewshot["k"] > 0:
-            labelled = set()
-            for task in tasks:
-                ids = set(Item.objects.filter(task=task, **{f"source_gold__{task.primary_key}__in": PAIRWISE_LABELS})
-                          .values_list("external_id", flat=True))
-                labelled |= ids
-                if not ids:
-                    raise RunError("no_examples", f"task {task}: few-shot examples need arena items with a published "
-                                                  f"{task.primary_key!r} label, and there are none")
-            if unknown := sorted(set(fewshot.get("fixed_ids") or ()) - labelled):
-                raise RunError("bad_settings", f"fixed few-shot ids not among the labelled items: {unknown}")
-        if alone := Item.objects.filter(pk__in=item_ids).exclude(fields__has_key=PAIRWISE_SECOND).count():
-            raise RunError("mode_unsuited", f"pairwise mode needs two conversations per item: {alone} items have no "
-                                            f"fields.{PAIRWISE_SECOND} (build them with make_pairs)")
-    if policy != PositionPolicy.AS_IS:
-        if mode not in prompting.MC_MODES:
-            raise RunError("bad_settings", f"position policy {policy} applies to multiple-choice modes only")
-        no_gold = sum(not prompting.item_gold(item, item.task.primary_key)
-                      for item in Item.objects.filter(pk__in=item_ids).select_related("task"))
-        if no_gold:
-            raise RunError("no_gold", f"position policy {policy} moves the gold answer: {no_gold} items have none")
+def _check_position_policy(scorer, policy, item_ids):
+    if policy == PositionPolicy.AS_IS:
+        return
+    if not scorer.ORDERS_OPTIONS:
+        raise RunError("bad_settings", f"position policy {policy} applies to multiple-choice modes only")
+    no_gold = sum(not scorer.item_gold(item, item.task.primary_key)
+                  for item in Item.objects.filter(pk__in=item_ids).select_related("task"))
+    if no_gold:
+        raise RunError("no_gold", f"position policy {policy} moves the gold answer: {no_gold} items have none")
 
 
 @transaction.atomic
@@ -239,7 +189,7 @@ def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=Non
         raise RunError("mode_unsuited", CLASSIFY_REFUSAL)
     if mode != Mode.CLASSIFY and model.trained_by_id is not None:
         raise RunError("mode_unsuited", f"model {model.name} is a classifier trained here: it scores in classify mode")
-    if mode not in Mode.values:
+    if not modes.scores(mode):
         raise RunError("bad_mode", f"mode must be one of {Mode.values}")
     if position_policy not in PositionPolicy.values:
         raise RunError("bad_settings", f"position policy must be one of {PositionPolicy.values}")
@@ -252,29 +202,24 @@ def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=Non
         if missing := wanted - {t.slug for t in task_qs}:
             raise RunError("unknown_task", f"benchmark {benchmark} has no task {sorted(missing)}")
     tasks = list(task_qs)
-    if model.is_api:
-        from .apiclient import mode_refusal
-
-        if refused := mode_refusal(model.capabilities, mode, settings):
-            raise RunError("mode_unsupported", f"model {model.name}: {refused}")
+    if model.is_api and (refused := modes.api_refusal(model.capabilities, mode, settings)):
+        raise RunError("mode_unsupported", f"model {model.name}: {refused}")
     for task in tasks:
-        if mode in prompting.MC_MODES or not (settings or {}).get("quality"):
-            _check_task(task, mode)
+        _check_task(task, mode, settings)
+    scorer = modes.family(mode)
     try:
-        resolved = prompting.resolve_settings(mode, prompting.language_of(benchmark.language), settings)
-        version, default = prompting.default_template(mode, resolved)
+        resolved = modes.resolve_settings(mode, prompting.language_of(benchmark.language), settings)
+        version, default = modes.default_template(mode, resolved)
     except ValueError as error:
         raise RunError("bad_settings", str(error)) from None
     ids = _select_items(tasks, item_ids, limit)
     if not ids:
         raise RunError("no_items", "no items match the run's tasks and selection")
-    _check_settings(mode, resolved, tasks, ids, position_policy)
+    scorer.check_run(mode, resolved, tasks, ids)
+    _check_position_policy(scorer, position_policy, ids)
     template = prompt_template or default
     try:
-        if resolved.get("preset") in prompting.PRESETS:
-            prompting.preset_prompts(template)  # a JSON object of task -> the study's own prompt
-        else:
-            prompting.check_run_templates(mode, template, resolved)
+        modes.check_run_template(mode, template, resolved)
     except ValueError as error:
         raise RunError("bad_template", str(error)) from None
     if position_policy != PositionPolicy.AS_IS and "{options}" not in template and "{option_str}" not in template:
@@ -346,8 +291,6 @@ def start_training(*, model: ModelSpec, benchmark, question_key="", settings=Non
     (its primary question by default), with a seeded stratified split stored on the run and
     DiQAD's recipe as default settings (`training.DEFAULTS`). Chunks of optimiser steps go to the
     `gpu` queue one after another (`enqueue=False` leaves them for `runner.run_sync`)."""
-    from annotation.selectors import accepted_final_labels
-
     from . import training
 
     if model.is_api or model.trained_by_id:
@@ -367,7 +310,7 @@ def start_training(*, model: ModelSpec, benchmark, question_key="", settings=Non
                                        f"{task.primary_key!r} only, not {key!r}")
     try:
         labels = training.labels_of(task, key)
-        labelled = {pk: (str(value), checked) for pk, (value, checked) in accepted_final_labels(tasks).items()
+        labelled = {pk: (str(value), checked) for pk, (value, checked) in human_labels.accepted_final_labels(tasks).items()
                     if str(value) in labels}
     except training.TrainingError as error:
         raise RunError("bad_settings", str(error)) from None
@@ -383,7 +326,7 @@ def start_training(*, model: ModelSpec, benchmark, question_key="", settings=Non
     selection = {"split": split, "labels": {str(pk): labelled[pk][0] for pk in sorted(labelled)}}
     run = EvalRun.objects.create(
         model=model, benchmark=benchmark, selection=selection, mode=Mode.TRAIN, settings=resolved,
-        prompt_template=TRAIN_INPUT, prompt_sha256=template_hash(TRAIN_INPUT), prompt_version=TRAIN_INPUT_VERSION,
+        prompt_template=classify.INPUT, prompt_sha256=template_hash(classify.INPUT), prompt_version=classify.INPUT_VERSION,
         seed=seed, chunk_size=resolved["steps_per_chunk"] * resolved["batch_size"], max_attempts=max_attempts,
         items_total=sum(len(c["ids"]) for c in chunks), chunks_total=len(chunks), created_by=user)
     run.tasks.set(tasks)

@@ -266,32 +266,3 @@ def probe(endpoint: Endpoint, reference: Sequence[tuple[str, float]] | None = No
         _check(capabilities, "prompt_logprobs", prompt_logprobs)
         capabilities["prompt_logprobs"] = {**evidence, **capabilities["prompt_logprobs"]}
     return capabilities
-
-
-# Modes and what they need from the endpoint (read = "generation" rates by chat).
-MODE_NEEDS = {
-    "generate": "chat",
-    "pairwise": "chat",
-    "single_judge": "chat",
-    "rating": "top_logprobs",
-    "yes_no": "top_logprobs",
-    "loglikelihood": "prompt_logprobs",
-}
-
-
-def mode_refusal(capabilities: Mapping, mode: str, settings: Mapping | None = None) -> str | None:
-    """Why an endpoint with these capabilities cannot serve the mode correctly, or None when it can."""
-    if mode == "loglikelihood" and (capabilities.get("prompt_logprobs") or {}).get("ok"):
-        return ("log-likelihood through an API endpoint is not implemented: its prompt log-probabilities "
-                "passed the probe, score this model in-process instead")
-    if mode not in MODE_NEEDS:
-        return f"mode {mode} is not available for models behind an API"
-    need = MODE_NEEDS[mode]
-    if mode == "rating" and (settings or {}).get("read") == "generation":
-        need = "chat"
-    found = capabilities.get(need)
-    if not found:
-        return f"mode {mode} needs {need}, which was not probed for this model: probe it again"
-    if not found.get("ok"):
-        return f"mode {mode} needs {need}, which the endpoint cannot serve correctly: {found.get('reason')}"
-    return None

@@ -22,7 +22,7 @@ from benchmarks.actions import add_tasks_and_items
 from benchmarks.importers import ItemRecord, TaskSpec, mutual
 from benchmarks.models import Benchmark, Item
 
-from .actions import PAIRWISE_SECOND as SECOND
+from .modes.pairwise import SECOND
 from .actions import RunError
 from .models import EvalRun, Mode, RunState
 from .scorers.loops import cut_at_loop

@@ -139,7 +139,7 @@ def fail_attempt(chunk_id: int, error: BaseException) -> bool:
 def process_chunk(chunk_id: int, worker: str = "") -> str:
     """One attempt at a chunk: "done", "skipped", "failed", or RetryChunk raised when the attempt
     failed and another is allowed."""
-    from . import scoring  # imports torch: only where chunks are scored, and only when one is
+    from . import inference  # imports torch: only where chunks are scored, and only when one is
 
     claim = claim_chunk(chunk_id, worker)
     if claim is None:
@@ -150,7 +150,7 @@ def process_chunk(chunk_id: int, worker: str = "") -> str:
 
             rows = train_chunk(claim.run, claim.chunk)
         else:
-            rows = scoring.score_items(claim.run, _items(claim.chunk))
+            rows = inference.score_items(claim.run, _items(claim.chunk))
         # Inside the try: rows the database refuses are this chunk's failure too, not a lost message.
         if not complete_chunk(chunk_id, rows):
             return "skipped"
@@ -164,7 +164,7 @@ def process_chunk(chunk_id: int, worker: str = "") -> str:
             elif queued:
                 actions.enqueue_chunks(claim.run.pk)
         return "done"
-    except scoring.PermanentError as error:
+    except inference.PermanentError as error:
         with transaction.atomic():
             run, chunk = _locked(chunk_id)
             _give_up(run, chunk, str(error))

@@ -26,20 +26,6 @@ def predictions(run_id=None):
     return rows.filter(run_id=run_id) if run_id is not None else rows
 
 
-def human_ratings(task, key) -> list:
-    """(item, [ratings]) of the task's items rated in imported FED ratings: each live annotation's answer to
-    `key`, missing answers left out; items in external id order."""
-    from annotation.importers import FED_SOURCE
-    from annotation.models import Annotation
-
-    by_item = defaultdict(list)
-    rows = (Annotation.objects.filter(item__task=task, campaign__source=FED_SOURCE, superseded_at=None, excluded=False)
-            .select_related("item").order_by("item__external_id", "slot"))
-    for annotation in rows:
-        by_item[annotation.item].append((annotation.answers or {}).get(key))
-    return [(item, [r for r in ratings if r is not None]) for item, ratings in by_item.items()]
-
-
 def mc_picks(options) -> dict[str, str]:
     """The option key each rule (scorers.loglikelihood.rule_picks) picks from a prediction's stored options."""
     picks = rule_picks([o["logprob"] for o in options], [o["n_tokens"] for o in options],

@@ -29,7 +29,7 @@ from benchmarks.actions import add_tasks_and_items
 from benchmarks.importers import ImportFailure, ItemRecord, TaskSpec, mutual
 from benchmarks.models import Benchmark, Item
 
-from . import scoring
+from . import inference
 from .actions import RunError
 from .lifecycle import record
 from .models import EvalRun, Mode, ModelSpec, ParseStatus, Prediction, RunEventKind, RunState
@@ -101,8 +101,8 @@ def run_selfchat(*, model: ModelSpec, seeds_path, limit=None, preset="", utteran
     if not seeds:
         raise RunError("no_items", f"{seeds_path} holds no seeds")
     try:
-        loaded = scoring.load(model)
-    except scoring.PermanentError as error:
+        loaded = inference.load(model)
+    except inference.PermanentError as error:
         raise RunError("model_mismatch", str(error)) from None
     # The run states what the prompts were built with, so `render_prompt` can rebuild each one.
     # The study counted tokens with GPT-4's CL100K, which cannot be installed here: the run model's tokenizer

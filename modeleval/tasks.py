@@ -2,7 +2,7 @@
 bookkeeping are in `modeleval.runner`.
 
 Nothing here imports torch: the worker's parent process only routes messages, and each pool
-process loads the model on its first chunk (`scoring.load`) and keeps it.
+process loads the model on its first chunk (`inference.load`) and keeps it.
 """
 from celery import shared_task
 from django.db import DatabaseError

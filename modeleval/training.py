@@ -143,7 +143,7 @@ def checkpoint_dir(run, index) -> Path:
 
 def base_folder(spec) -> str:
     """The base model's dense checkpoint folder (a GGUF is converted once into the model cache)."""
-    from .scoring import PermanentError
+    from .inference import PermanentError
 
     path = loading.resolve_source(spec.source)
     sha = loading.file_sha256(path) if path.is_file() else loading.folder_sha256(path)

@@ -19,6 +19,7 @@ INSTRUCTION = (
     "errors, or not consistent.\n"
     "The dialogue is a JSON list of turns with a role and a content. Answer in the form \"score: N\"."
 )
+PRESET = "diqad"  # settings {"preset": "diqad"} of the rating modes
 SHOT = "dialogue: {context}\nscore:{answer}"
 VERIFICATION_INSTRUCTION = (
     "You are an expert in assessing dialogues between a user and an expert. Does the expert's answer need "

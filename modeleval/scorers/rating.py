@@ -9,39 +9,22 @@ A word's probability is summed over its spellings ("3" and " 3"; "yes", " yes",
 "Yes", ...), each the probability of its whole continuation, computed as a
 log-likelihood continuation (lm-eval's encoding). Where a spelling is one token this
 is the next-token probability; where a tokenizer splits " 3" into " " and "3" (as
-SmolLM2's does), the shared " " factor cancels in the renormalisation.
+SmolLM2's does), the shared " " factor cancels in the renormalisation. The probabilities
+themselves are read from a model by `scorers.next_word`; this module is torch-free.
 """
 
 from __future__ import annotations
 
-import math
 import random
 import re
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from . import prompts
-from .loglikelihood import MCItem, score_shared_context
 
 SPELLINGS = ("{}", " {}")
 YES_WORDS = ("yes", "Yes", "YES")
 NO_WORDS = ("no", "No", "NO")
-
-
-def word_probs(
-    model, tokenizer, texts: Sequence[str], words: Sequence[str], *, spellings=SPELLINGS, batch_size: int | None = None
-) -> list[dict[str, float]]:
-    """For each text, the probability that it continues with each word, summed over
-    the word's spellings."""
-    options = tuple(s.format(w) for w in words for s in spellings)
-    items = [MCItem(text, options, delimiter="") for text in texts]
-    probs = []
-    for result in score_shared_context(model, tokenizer, items, batch_size=batch_size):
-        row = dict.fromkeys(words, 0.0)
-        for k, option in enumerate(result.options):
-            row[words[k // len(spellings)]] += math.exp(option.logprob)
-        probs.append(row)
-    return probs
 
 
 @dataclass(frozen=True)
@@ -62,31 +45,10 @@ def rating_from_probs(raw: Mapping[float, float], top_k: int = 3) -> RatingScore
     return RatingScore(expected, renormalised, dict(raw))
 
 
-def rating_scores(
-    model,
-    tokenizer,
-    texts: Sequence[str],
-    ratings: Sequence[int] = (0, 1, 2, 3, 4),
-    *,
-    top_k: int = 3,
-    batch_size: int | None = None,
-) -> list[RatingScore]:
-    words = [str(r) for r in ratings]
-    probs = word_probs(model, tokenizer, texts, words, batch_size=batch_size)
-    return [rating_from_probs({r: row[w] for r, w in zip(ratings, words)}, top_k) for row in probs]
-
-
 def yes_no_from_probs(p_yes: float, p_no: float) -> float:
     if p_yes + p_no <= 0:
         raise ValueError("no probability on yes or no")
     return p_yes / (p_yes + p_no)
-
-
-def yes_no_scores(model, tokenizer, texts: Sequence[str], *, batch_size: int | None = None) -> list[float]:
-    probs = word_probs(model, tokenizer, texts, YES_WORDS + NO_WORDS, batch_size=batch_size)
-    return [
-        yes_no_from_probs(sum(row[w] for w in YES_WORDS), sum(row[w] for w in NO_WORDS)) for row in probs
-    ]
 
 
 # --- few-shot examples -------------------------------------------------------------

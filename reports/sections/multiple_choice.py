@@ -16,6 +16,7 @@ from metrics import (
     stratified_interval,
 )
 
+from modeleval.modes import multiple_choice
 from modeleval.scorers.kodialogbench import averages as set_and_task_averages
 
 from ..contract import ReportOptions
@@ -23,7 +24,7 @@ from ..figures import mean_or_none, new_row, put
 from ..readable import RULE_COLUMNS, flag, run_rule
 from ..rows import Rows
 
-MC_MODES = ("loglikelihood", "generate")
+MC_MODES = multiple_choice.MODES
 
 
 def answer_column(run):

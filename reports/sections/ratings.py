@@ -13,6 +13,7 @@ from metrics import (
     leave_one_out_correlations,
     mean_rating_per_item,
 )
+from modeleval import modes
 from modeleval.scorers.huynh import seed_variant
 
 from ..contract import ReportOptions
@@ -21,7 +22,7 @@ from ..forms import rating_values
 from ..readable import flag
 from ..rows import Rows
 
-RATING_MODES = ("rating", "yes_no", "classify")  # classify: classifiers trained here (DiQAD)
+RATING_MODES = modes.rating.MODES + modes.classify.MODES  # classify: classifiers trained here (DiQAD)
 
 
 def rating_class(answer, rating, values):

@@ -35,3 +35,20 @@ def test_no_import_cycles_inside_the_apps():
         graph.add_node(name)
         graph.add_edges_from((name, other) for other in imported(path, name) if other in paths and other != name)
     assert list(nx.simple_cycles(graph)) == []
+
+
+# ARCHITECTURE.md: metrics imports nothing of ours; annotation and modeleval import benchmarks, never each
+# other. The platform app (core) connects them where one must read the other's data (modeleval.human_labels).
+FORBIDDEN = {"metrics": CHECKED, "annotation": ("modeleval",), "modeleval": ("annotation",)}
+
+
+def test_the_apps_import_in_the_stated_direction():
+    wrong = []
+    for app, others in FORBIDDEN.items():
+        for path in (ROOT / app).rglob("*.py"):
+            if "migrations" in path.parts:
+                continue
+            name = module_name(path)
+            wrong += [f"{name} imports {other}" for other in imported(path, name)
+                      if other.split(".")[0] in others and other.split(".")[0] != app]
+    assert wrong == []

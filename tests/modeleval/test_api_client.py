@@ -7,7 +7,7 @@ import pytest
 
 from benchmarks.formschema import rating_scale
 from benchmarks.importers.diqad import quality_form
-from modeleval import actions, apiclient
+from modeleval import actions, apiclient, modes
 from modeleval.apiscoring import ApiModel
 from modeleval.models import ApiResponse, Backend, ModelSpec
 from modeleval.scorers import diqad
@@ -95,12 +95,12 @@ def test_word_probabilities_from_top_logprobs_follow_a_whitespace_token():
 def test_modes_refused_with_the_probe_reason():
     caps = {"chat": {"ok": True}, "completions": {"ok": True}, "top_logprobs": {"ok": False, "reason": "none given"},
             "prompt_logprobs": {"ok": False, "reason": "prompt log-probabilities are wrong"}}
-    assert apiclient.mode_refusal(caps, "generate") is None
-    assert apiclient.mode_refusal(caps, "rating", {"read": "generation"}) is None
-    assert "top_logprobs" in apiclient.mode_refusal(caps, "rating") and "none given" in apiclient.mode_refusal(
+    assert modes.api_refusal(caps, "generate") is None
+    assert modes.api_refusal(caps, "rating", {"read": "generation"}) is None
+    assert "top_logprobs" in modes.api_refusal(caps, "rating") and "none given" in modes.api_refusal(
         caps, "yes_no")
-    assert apiclient.mode_refusal(caps, "loglikelihood").endswith("prompt log-probabilities are wrong")
-    assert "not available" in apiclient.mode_refusal(caps, "selfchat")
+    assert modes.api_refusal(caps, "loglikelihood").endswith("prompt log-probabilities are wrong")
+    assert "not available" in modes.api_refusal(caps, "selfchat")
 
 
 def test_responses_cached_by_exact_request_and_stored_as_they_arrive(db):
@@ -250,4 +250,4 @@ def test_probe_trusts_prompt_logprobs_only_when_they_match_the_reference(monkeyp
         assert found["prompt_logprobs"]["reason"].startswith("ApiError: prompt log-probabilities of "
                                                              "'The capital of France is Paris' are wrong: the "
                                                              "endpoint gives -9.60, -10.50")
-        assert "loglikelihood needs prompt_logprobs" in apiclient.mode_refusal(found, "loglikelihood")
+        assert "loglikelihood needs prompt_logprobs" in modes.api_refusal(found, "loglikelihood")

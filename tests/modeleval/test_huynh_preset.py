@@ -14,7 +14,8 @@ from annotation.importers import import_ratings
 from benchmarks.actions import import_items
 from benchmarks.formschema import question
 from benchmarks.models import Benchmark, Item
-from modeleval import actions, scoring, studies
+from modeleval import actions, studies
+from modeleval.modes import rating as rating_family
 from modeleval.models import Prediction
 from modeleval.scorers import huynh
 
@@ -61,7 +62,7 @@ def test_preset_builds_the_published_prompts(fed_rated, fed_path):
     run = _run(fed_rated, items)
     assert run.settings["fewshot"] == {"strategy": "random", "k": 3, "fixed_ids": []}
     assert run.settings["seeds"] == [0, 1, 2, 3, 4] and run.prompt_version == "huynh-rating-fewshot-en/1"
-    requests = scoring._rating_requests(run, items)
+    requests = rating_family.requests(run, items)
     assert len(requests) == 10 and [r[4] for r in requests[:5]] == [f"seed-{n}" for n in range(5)]
     by_id = {item.external_id: item for item in Item.objects.filter(task__benchmark=fed_rated)}
     for item, built, _, _, variant in requests:

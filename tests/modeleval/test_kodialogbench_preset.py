@@ -5,7 +5,8 @@ import pytest
 
 from benchmarks.importers.dialogbench import multiple_choice_form
 from benchmarks.models import Benchmark, Item, Task
-from modeleval import actions, scoring, studies
+from modeleval import actions, studies
+from modeleval.modes import multiple_choice
 from modeleval.actions import RunError
 from modeleval.models import ModelSpec
 from modeleval.scorers import kodialogbench
@@ -36,14 +37,14 @@ def test_preset_run_asks_the_korean_prompts(korean):
     run = start(korean, preset="kodialogbench", style="option_numbers")
     assert run.settings["rule"] == "acc" and run.prompt_version == "kodialogbench-option_numbers-ko/1"
     requests = {item.external_id: (variant, prompt) for item, variant, prompt in
-                scoring._mc_requests(run, list(Item.objects.filter(task__benchmark=korean).select_related("task")))}
+                multiple_choice.requests(run, list(Item.objects.filter(task__benchmark=korean).select_related("task")))}
     assert requests["e1"][1] == "화자1: 시험 잘 봤어?\n화자2: 응, 다 맞았어!\n질문: 화자2의 감정은?\n1. 기쁨\n2. 슬픔\n3. 분노\n정답:"
     protocol = studies.protocol(run.mode, run.settings)
     assert protocol["preset"] == "kodialogbench"
     assert {d["setting"] for d in protocol["differences"]} == {"template wording", "human figure"}
     direct = start(korean, preset="kodialogbench")
     prompts = {item.external_id: prompt for item, _, prompt in
-               scoring._mc_requests(direct, list(Item.objects.filter(task__benchmark=korean).select_related("task")))}
+               multiple_choice.requests(direct, list(Item.objects.filter(task__benchmark=korean).select_related("task")))}
     assert prompts["r1"] == "화자1: 시험 잘 봤어?\n화자2: 응, 다 맞았어!\n화자1:"
     item = Item.objects.get(external_id="r1")
     _, continuations = kodialogbench.prompt_and_continuations(item.dialogue, item.fields, item.fields["options"],

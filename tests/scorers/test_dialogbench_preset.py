@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from modeleval import prompting
+from modeleval import modes
+from modeleval.modes import multiple_choice
 from modeleval.scorers import dialogbench
 from modeleval.scorers.loglikelihood import MCItem, encode_pair, score_one_by_one, score_shared_context
 
@@ -46,24 +47,24 @@ def test_every_task_has_its_prompt_in_each_language_and_form(language, form, suf
     assert prompts == {name: dialogbench.PROMPTS[name + suffix] for name in dialogbench.TASK_NAMES.values()}
     # The preset's run template is these prompts.
     mode = "loglikelihood" if form == "pretrain" else "generate"
-    settings = prompting.resolve_settings(mode, language, {"preset": "dialogbench"})
-    version, template = prompting.default_template(mode, settings)
+    settings = modes.resolve_settings(mode, language, {"preset": "dialogbench"})
+    version, template = modes.default_template(mode, settings)
     assert json.loads(template) == prompts and version == f"dialogbench-{form}-{language}/1"
 
 
 def test_preset_settings():
-    generate = prompting.resolve_settings("generate", "en", {"preset": "dialogbench"})
+    generate = modes.resolve_settings("generate", "en", {"preset": "dialogbench"})
     assert generate["max_new_tokens"] == 128 and "instruction" not in generate  # GEN_KWARGS
-    loglik = prompting.resolve_settings("loglikelihood", "zh", {"preset": "dialogbench"})
+    loglik = modes.resolve_settings("loglikelihood", "zh", {"preset": "dialogbench"})
     assert (loglik["continuation"], loglik["rule"]) == ("text", "per_token")
     with pytest.raises(ValueError, match="option text"):
-        prompting.resolve_settings("loglikelihood", "en", {"preset": "dialogbench", "continuation": "letter"})
+        modes.resolve_settings("loglikelihood", "en", {"preset": "dialogbench", "continuation": "letter"})
     with pytest.raises(ValueError, match="unknown preset"):
-        prompting.resolve_settings("generate", "en", {"preset": "mmlu"})
+        modes.resolve_settings("generate", "en", {"preset": "mmlu"})
     with pytest.raises(ValueError, match="preset must be one of"):  # rating modes have presets of their own
-        prompting.resolve_settings("rating", "en", {"preset": "dialogbench"})
+        modes.resolve_settings("rating", "en", {"preset": "dialogbench"})
     with pytest.raises(ValueError, match="JSON object of task name -> prompt"):
-        prompting.preset_prompts("{dialogue}\nAnswer:")
+        multiple_choice.preset_prompts("{dialogue}\nAnswer:")
 
 
 def test_option_string():
@@ -136,10 +137,10 @@ class Item:
 
 
 def render(item, mode, language, policy="as_is"):
-    settings = prompting.resolve_settings(mode, language, {"preset": "dialogbench"})
-    _, template = prompting.default_template(mode, settings)
-    return [prompting.render_mc(template, item, variant, settings, mode)
-            for variant in prompting.variants(item, "answer", policy)]
+    settings = modes.resolve_settings(mode, language, {"preset": "dialogbench"})
+    _, template = modes.default_template(mode, settings)
+    return [multiple_choice.render_mc(template, item, variant, settings, mode)
+            for variant in multiple_choice.variants(item, "answer", policy)]
 
 
 TURNS = [{"speaker": "speaker1", "text": "I passed!"}, {"speaker": "speaker2", "text": "Well done."}]

@@ -1,7 +1,8 @@
 import pytest
 
 from modeleval.scorers import prompts
-from modeleval.scorers.generation import chat_prompt, extract_option_letter, generate
+from modeleval.scorers.generation import chat_prompt, generate
+from modeleval.scorers.letters import extract_option_letter
 
 from .dialogues import DIALOGUES, EN_INSTRUCTION, dialogue_text
 from .support import require_packaged_model

@@ -1,6 +1,6 @@
 import pytest
 
-from modeleval.scorers.generation import extract_option_letter
+from modeleval.scorers.letters import extract_option_letter
 
 EN = [
     ("Answer: B", "B"),

@@ -3,16 +3,8 @@ import math
 import pytest
 
 from modeleval.scorers import prompts
-from modeleval.scorers.rating import (
-    Example,
-    FewShotSelector,
-    build_prompt,
-    rating_from_probs,
-    rating_scores,
-    word_probs,
-    yes_no_from_probs,
-    yes_no_scores,
-)
+from modeleval.scorers.next_word import rating_scores, word_probs, yes_no_scores
+from modeleval.scorers.rating import Example, FewShotSelector, build_prompt, rating_from_probs, yes_no_from_probs
 
 from .support import require_packaged_model
 

@@ -12,7 +12,7 @@ from django.utils import timezone
 from annotation import actions as annotation_actions
 from benchmarks.models import Benchmark, Item
 from metrics import cohen_kappa, length_stats, pass_at_n
-from modeleval import arena, runner, scoring
+from modeleval import arena, runner, inference
 from modeleval.actions import RunError, start_run
 from modeleval.models import Mode, ModelSpec, ParseStatus, Prediction
 from modeleval.scorers import pairwise, selfchat
@@ -215,9 +215,9 @@ def test_judge_run_short_circuits_loops_and_reads_both_orders(two_runs, monkeypa
     alpha, beta = two_runs
     benchmark = arena.make_pairs(runs=[alpha, beta], seed=2, benchmark_slug="judged")
     judge = FakeJudge()
-    monkeypatch.setattr(scoring, "load", lambda spec: SimpleNamespace(model=None, tokenizer=None))  # no weights needed
-    monkeypatch.setattr(scoring, "chat_text", lambda tokenizer, spec, user, system="": user)
-    monkeypatch.setattr(scoring.generation, "generate", judge)
+    monkeypatch.setattr(inference, "load", lambda spec: SimpleNamespace(model=None, tokenizer=None))  # no weights needed
+    monkeypatch.setattr(inference, "chat_text", lambda tokenizer, spec, user, system="": user)
+    monkeypatch.setattr(inference.generation, "generate", judge)
     run = start_run(model=alpha.model, benchmark=benchmark, mode=Mode.PAIRWISE, enqueue=False)
     assert run.prompt_version == "pairwise-ai-judge-en/1" and run.settings["rule"] == "consistent"
     run = runner.run_sync(run)

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 from benchmarks.actions import import_items
 from benchmarks.models import Benchmark, Item
-from modeleval import arena, runner, scoring
+from modeleval import arena, runner, inference
 from modeleval.actions import start_run
 from modeleval.models import Mode, Prediction
 from modeleval.scorers import botchat
@@ -53,9 +53,9 @@ def test_pairs_against_the_real_dialogue_get_the_gteval_prompt(two_runs, tmp_pat
     for item in items:
         assert item.meta["versus_ground_truth"] == (arena.HUMAN in (item.meta["model_a"], item.meta["model_b"]))
 
-    monkeypatch.setattr(scoring, "load", lambda spec: SimpleNamespace(model=None, tokenizer=None))
-    monkeypatch.setattr(scoring, "chat_text", lambda tokenizer, spec, user, system="": user)
-    monkeypatch.setattr(scoring.generation, "generate",
+    monkeypatch.setattr(inference, "load", lambda spec: SimpleNamespace(model=None, tokenizer=None))
+    monkeypatch.setattr(inference, "chat_text", lambda tokenizer, spec, user, system="": user)
+    monkeypatch.setattr(inference.generation, "generate",
                         lambda model, tokenizer, prompts, **kw: ["Choice: Conversation 1"] * len(prompts))
     run = runner.run_sync(start_run(model=alpha.model, benchmark=benchmark, mode=Mode.PAIRWISE,
                                     settings={"preset": "botchat"}, enqueue=False))

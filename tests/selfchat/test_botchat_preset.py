@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from metrics import botchat_outcomes
-from modeleval import arena, runner, scoring, studies
+from modeleval import arena, runner, inference, studies
 from modeleval.actions import start_run
 from modeleval.models import Mode, Prediction
 from modeleval.scorers import botchat
@@ -84,9 +84,9 @@ def test_a_judge_run_with_the_preset_sends_the_study_prompt_and_reads_its_choice
         return [("Choice: Conversation 2" if "robot" in p.split("Conversation 2:\n")[1] else "Choice: Conversation 1")
                 + "\nReason: Both are short; Conversation 1 reads as human" for p in prompts]
 
-    monkeypatch.setattr(scoring, "load", lambda spec: SimpleNamespace(model=None, tokenizer=None))
-    monkeypatch.setattr(scoring, "chat_text", lambda tokenizer, spec, user, system="": user)
-    monkeypatch.setattr(scoring.generation, "generate", judge)
+    monkeypatch.setattr(inference, "load", lambda spec: SimpleNamespace(model=None, tokenizer=None))
+    monkeypatch.setattr(inference, "chat_text", lambda tokenizer, spec, user, system="": user)
+    monkeypatch.setattr(inference.generation, "generate", judge)
     run = start_run(model=alpha.model, benchmark=benchmark, mode=Mode.PAIRWISE, settings={"preset": "botchat"},
                     enqueue=False)
     assert run.prompt_version == "botchat-arena-en/1" and run.settings["max_new_tokens"] == 256

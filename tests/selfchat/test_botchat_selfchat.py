@@ -9,7 +9,7 @@ import json
 import pytest
 from django.core.management import call_command
 
-from modeleval import scoring, studies
+from modeleval import inference, studies
 from modeleval.actions import RunError
 from modeleval.models import EvalRun, Mode
 from modeleval.scorers import botchat, generation, selfchat
@@ -61,7 +61,7 @@ def test_reply_cut(reply, cut, kept):
 
 def test_decoding_greedy_or_the_models_own(packaged):
     """hf_chat.py line 198: model.chat() with the model's own generation config; ours forces greedy."""
-    loaded = scoring.load(packaged)
+    loaded = inference.load(packaged)
     seen = []
     real = loaded.model.generate
 
@@ -90,7 +90,7 @@ def test_a_preset_selfchat_keeps_whole_replies_and_counts_tokens(packaged, mutua
     assert (run.settings["preset"], run.settings["reply_cut"], run.settings["decoding"]) == \
         ("botchat", "none", "model_default")
     assert run.settings["token_counter"] == f"tokenizer of {packaged.name}"
-    tokenizer = scoring.load(packaged).tokenizer
+    tokenizer = inference.load(packaged).tokenizer
     for prediction in run.predictions.select_related("item"):
         for step in prediction.options:
             assert step["text"] == step["reply"].strip()  # nothing cut

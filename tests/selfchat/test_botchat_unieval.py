@@ -9,10 +9,11 @@ from types import SimpleNamespace
 import pytest
 
 from metrics import pass_at_n
-from modeleval import runner, scoring, studies
+from modeleval import inference, runner, studies
 from modeleval.actions import start_run
 from modeleval.models import Mode, ParseStatus, Prediction
-from modeleval.prompting import TEMPLATE_FIELDS, check_template
+from modeleval.modes.single_judge import TEMPLATE_FIELDS
+from modeleval.prompting import check_template
 from modeleval.scorers import botchat
 from modeleval.scorers.botchat_examples import EXAMPLES
 from reports.contract import ReportOptions
@@ -35,7 +36,7 @@ def test_the_examples_are_the_repositorys():
 def test_the_template_is_the_prompt_then_the_examples_then_the_dialogue():
     """README.md line 146: the examples are appended to unieval_prompt."""
     template = botchat.UNIEVAL_TEMPLATE
-    check_template(template, TEMPLATE_FIELDS["single_judge"])
+    check_template(template, TEMPLATE_FIELDS)
     assert template.startswith(botchat.UNIEVAL_PROMPT) and template.endswith("Conversation:\n{dialogue}\n")
     filled = template.format(dialogue="A: Hi.<chat_end>")
     body = filled[len(botchat.UNIEVAL_PROMPT):]
@@ -94,9 +95,9 @@ class UniEvalJudge:
 def test_a_unieval_run_asks_once_per_dialogue_and_reads_pass_at_n_from_the_index(two_runs, monkeypatch):  # noqa: F811
     alpha, beta = two_runs
     judge = UniEvalJudge()
-    monkeypatch.setattr(scoring, "load", lambda spec: SimpleNamespace(model=None, tokenizer=None))
-    monkeypatch.setattr(scoring, "chat_text", lambda tokenizer, spec, user, system="": user)
-    monkeypatch.setattr(scoring.generation, "generate", judge)
+    monkeypatch.setattr(inference, "load", lambda spec: SimpleNamespace(model=None, tokenizer=None))
+    monkeypatch.setattr(inference, "chat_text", lambda tokenizer, spec, user, system="": user)
+    monkeypatch.setattr(inference.generation, "generate", judge)
     run = start_run(model=beta.model, benchmark=alpha.benchmark, mode=Mode.SINGLE_JUDGE,
                     settings={"preset": "botchat"}, enqueue=False)
     assert run.prompt_version == "botchat-unieval-en/1" and run.prompt_template == botchat.UNIEVAL_TEMPLATE
@@ -136,9 +137,9 @@ def test_a_unieval_run_asks_once_per_dialogue_and_reads_pass_at_n_from_the_index
 def test_per_n_judging_stays_available_with_the_preset(two_runs, monkeypatch):  # noqa: F811
     alpha, _ = two_runs
     judge = UniEvalJudge()
-    monkeypatch.setattr(scoring, "load", lambda spec: SimpleNamespace(model=None, tokenizer=None))
-    monkeypatch.setattr(scoring, "chat_text", lambda tokenizer, spec, user, system="": user)
-    monkeypatch.setattr(scoring.generation, "generate", judge)
+    monkeypatch.setattr(inference, "load", lambda spec: SimpleNamespace(model=None, tokenizer=None))
+    monkeypatch.setattr(inference, "chat_text", lambda tokenizer, spec, user, system="": user)
+    monkeypatch.setattr(inference.generation, "generate", judge)
     run = runner.run_sync(start_run(model=alpha.model, benchmark=alpha.benchmark, mode=Mode.SINGLE_JUDGE,
                                     settings={"preset": "botchat", "judging": "per_n"}, enqueue=False))
     assert run.state == "finished", run.reason

@@ -6,7 +6,7 @@ from django.core.management import call_command
 
 from benchmarks.actions import import_items
 from benchmarks.models import Benchmark, Item
-from modeleval import scoring
+from modeleval import inference
 from modeleval.actions import RunError, start_run
 from modeleval.models import EvalRun, Mode
 from modeleval.scorers import selfchat
@@ -38,7 +38,7 @@ def test_selfchat_run_stores_dialogues_and_prompts(run, mutual_path):
     assert sorted(items) == sorted(seed["id"] for seed in seeds)
     assert {item.task.slug for item in items.values()} == {"selfchat"}
 
-    loaded = scoring.load(run.model)
+    loaded = inference.load(run.model)
     for seed in seeds:
         item = items[seed["id"]]
         prediction = run.predictions.get(item=item)
@@ -72,7 +72,7 @@ def test_each_side_sees_its_own_turns_as_assistant():
 
 
 def test_oldest_turns_dropped_on_overflow(packaged):
-    tokenizer = scoring.load(packaged).tokenizer
+    tokenizer = inference.load(packaged).tokenizer
     dialogue = [f"utterance number {i} " + "word " * 30 for i in range(8)]
     full, dropped = selfchat.render_prompt(tokenizer, dialogue, system="sys")
     assert dropped == 0

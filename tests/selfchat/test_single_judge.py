@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from benchmarks.models import Item
 from metrics import pass_at_n_stepwise
-from modeleval import arena, runner, scoring
+from modeleval import arena, runner, inference
 from modeleval.actions import RunError, start_run
 from modeleval.models import Mode, ModelSpec, ParseStatus, Prediction
 from modeleval.scorers import selfchat, single
@@ -69,9 +69,9 @@ class FakeJudge:
 @pytest.fixture
 def stub_judge(monkeypatch):
     judge = FakeJudge()
-    monkeypatch.setattr(scoring, "load", lambda spec: SimpleNamespace(model=None, tokenizer=None))  # no weights needed
-    monkeypatch.setattr(scoring, "chat_text", lambda tokenizer, spec, user, system="": user)
-    monkeypatch.setattr(scoring.generation, "generate", judge)
+    monkeypatch.setattr(inference, "load", lambda spec: SimpleNamespace(model=None, tokenizer=None))  # no weights needed
+    monkeypatch.setattr(inference, "chat_text", lambda tokenizer, spec, user, system="": user)
+    monkeypatch.setattr(inference.generation, "generate", judge)
     return judge
 
 
@@ -208,9 +208,9 @@ def labelled_arena(two_runs, slug):
 
 def pair_prompts_stub(monkeypatch):
     asked = []
-    monkeypatch.setattr(scoring, "load", lambda spec: SimpleNamespace(model=None, tokenizer=None))
-    monkeypatch.setattr(scoring, "chat_text", lambda tokenizer, spec, user, system="": user)
-    monkeypatch.setattr(scoring.generation, "generate",
+    monkeypatch.setattr(inference, "load", lambda spec: SimpleNamespace(model=None, tokenizer=None))
+    monkeypatch.setattr(inference, "chat_text", lambda tokenizer, spec, user, system="": user)
+    monkeypatch.setattr(inference.generation, "generate",
                         lambda model, tokenizer, prompts, **kw: asked.extend(prompts) or ["Both"] * len(prompts))
     return asked
 

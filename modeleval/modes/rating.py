@@ -1,0 +1,294 @@
+"""Ratings (modes `rating` and `yes_no`): a dialogue or a response rated on the task's scale, or
+judged yes / no, read from the rating tokens' probabilities (Huynh et al.'s way) or generated and read
+back ("score: N"), with few-shot examples chosen at random, from a fixed list or by BM25.
+
+Presets: DiQAD's prompt (`scorers.diqad`, the dialogue as role/content JSON) and Huynh et al.'s
+(`scorers.huynh`: 3 random examples per seed, rated by the FED raters' mean, never from the rated
+item's own conversation).
+"""
+from __future__ import annotations
+
+from benchmarks.formschema import question, rating_scale
+from benchmarks.models import Item
+
+from .. import human_labels
+from ..errors import RunError
+from ..models import Mode, ParseStatus
+from ..prompting import check_template as check_fields
+from ..scorers import diqad, huynh, prompts, rating
+from .base import NO_FEWSHOT, check_choice, label_text, lookup_template, turn_text, uses_fewshot
+
+MODES = (Mode.RATING, Mode.YES_NO)
+ORDERS_OPTIONS = False
+API_NEEDS = {Mode.RATING: "top_logprobs", Mode.YES_NO: "top_logprobs"}
+
+TEMPLATES = {
+    (Mode.RATING, "en", ""): ("rating-shot-en/1", prompts.RATING_SHOT),
+    (Mode.YES_NO, "en", ""): ("yes-no-shot-en/1", prompts.YES_NO_SHOT),
+    (Mode.RATING, "en", diqad.PRESET): ("diqad-quality-fewshot-en/1", diqad.SHOT),
+    (Mode.YES_NO, "en", diqad.PRESET): ("diqad-verification-fewshot-en/1", diqad.VERIFICATION_SHOT),
+    (Mode.RATING, "en", huynh.PRESET): ("huynh-rating-fewshot-en/1", huynh.RATING_SHOT),
+    (Mode.YES_NO, "en", huynh.PRESET): ("huynh-yes-no-fewshot-en/1", huynh.YES_NO_SHOT),
+}
+# The fields of the shot template, and of the instruction the run formats.
+TEMPLATE_FIELDS = {"context", "response", "answer", "quality"}
+INSTRUCTION_FIELDS = {"quality", "low", "high"}
+
+_COMMON = {"quality": "", "fewshot": NO_FEWSHOT, "preset": "", "dialogue_format": "text", "seeds": []}
+DEFAULTS = {
+    # read: the rating from the score tokens' probabilities, or generated and read back ("score: N").
+    Mode.RATING: {**_COMMON, "top_k": 3, "read": "probabilities", "max_new_tokens": 8, "system": "",
+                  "instruction": prompts.RATING_INSTRUCTION},
+    Mode.YES_NO: {**_COMMON, "instruction": prompts.YES_NO_INSTRUCTION},
+}
+# A study's own prompt style, chosen by settings.preset.
+PRESETS = ("", diqad.PRESET, huynh.PRESET)
+READS = ("probabilities", "generation")
+
+
+def api_need(mode, settings) -> str:
+    return "chat" if mode == Mode.RATING and (settings or {}).get("read") == "generation" else API_NEEDS[mode]
+
+
+def unsuited(task, mode, spec, settings=None) -> str | None:
+    if (settings or {}).get("quality"):
+        return None  # the question named by settings.quality is checked by check_run
+    if mode == Mode.RATING and rating_scale(spec) is None:
+        return (f"task {task}: rating mode needs a scale or numeric choice as primary question "
+                f"(or settings.quality naming one), {spec['key']!r} is {spec['type']}")
+    return None
+
+
+def defaults(mode, language, preset) -> dict:
+    resolved = dict(DEFAULTS[mode])
+    if preset == diqad.PRESET:
+        resolved["dialogue_format"] = "json"
+        resolved["instruction"] = diqad.INSTRUCTION if mode == Mode.RATING else diqad.VERIFICATION_INSTRUCTION
+    if preset == huynh.PRESET:
+        # Huynh et al.: 3 examples chosen at random, the choice repeated over seeds (one variant each).
+        resolved["fewshot"] = {"strategy": "random", "k": huynh.K, "fixed_ids": []}
+        resolved["seeds"] = list(huynh.SEEDS)
+        resolved["instruction"] = huynh.RATING_INSTRUCTION if mode == Mode.RATING else huynh.YES_NO_INSTRUCTION
+    return resolved
+
+
+def validate(mode, resolved) -> None:
+    check_choice(resolved, "preset", PRESETS)
+    if resolved["dialogue_format"] not in ("text", "json"):
+        raise ValueError('dialogue_format must be "text" or "json"')
+    if mode == Mode.RATING:
+        check_choice(resolved, "read", READS)
+    seeds = resolved["seeds"]
+    if not isinstance(seeds, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in seeds) \
+            or len(set(seeds)) != len(seeds):
+        raise ValueError("seeds must be a list of distinct integers (empty: the run's seed only)")
+
+
+def default_template(mode, settings) -> tuple[str, str]:
+    return lookup_template(TEMPLATES, mode, settings.get("language", "en"), settings.get("preset", ""))
+
+
+def check_run_template(mode, template, settings) -> None:
+    check_fields(template, TEMPLATE_FIELDS)
+    check_fields(settings.get("instruction", ""), INSTRUCTION_FIELDS, "instruction")
+
+
+def check_run(mode, settings, tasks, item_ids) -> None:
+    """The question named by settings.quality, and the examples few-shot prompts need."""
+    if settings["quality"]:
+        for task in tasks:
+            try:
+                spec = question(task.form, settings["quality"])
+            except StopIteration:
+                raise RunError("bad_settings", f"task {task} has no question {settings['quality']!r}") from None
+            if mode == Mode.RATING and rating_scale(spec) is None:
+                raise RunError("mode_unsuited", f"task {task}: {spec['key']!r} is neither a scale nor a numeric "
+                                                "choice")
+    if not uses_fewshot(settings):
+        return
+    for task in tasks:
+        key = settings["quality"] or task.primary_key
+        if settings.get("preset") == huynh.PRESET:
+            # Huynh et al.'s examples carry the FED raters' ratings (`_huynh_pool`).
+            if not human_labels.has_fed_ratings(task):
+                raise RunError("no_examples", f"task {task}: the huynh preset's examples take their rating "
+                                              "from imported FED ratings (import_ratings --format fed), and "
+                                              "there are none")
+        elif not Item.objects.filter(task=task).filter(**{f"source_gold__{key}__isnull": False}).exists():
+            raise RunError("no_examples", f"task {task}: few-shot examples need items with a published "
+                                          f"{key!r} label, and there are none")
+
+
+# --- requests ------------------------------------------------------------------------------
+
+
+def context_and_response(item) -> tuple[str, str]:
+    """Rating prompts show a context and a response: the item's response field (FED turn level),
+    else the dialogue's last turn as the response to the turns before it (FED dialog level)."""
+    response = (item.fields or {}).get("response")
+    turns = list(item.dialogue)
+    if response:
+        return prompts.render_dialogue(turns), turn_text(response)
+    if not turns:
+        raise ValueError(f"item {item.external_id}: an empty dialogue cannot be rated")
+    return prompts.render_dialogue(turns[:-1]), turn_text(turns[-1])
+
+
+def _quality(run, task):
+    key = run.settings["quality"] or task.primary_key
+    spec = question(task.form, key)
+    return key, spec.get("label") or key.replace("_", " ").capitalize(), spec
+
+
+def _selector(run, task, key):
+    fewshot = run.settings["fewshot"]
+    if run.settings.get("preset") == huynh.PRESET:
+        return _huynh_pool(run, task, key)
+    pool = []
+    if uses_fewshot(run.settings):
+        # Only items with a published label can serve as examples (their label is what the shot shows).
+        for item in Item.objects.filter(task=task).exclude(source_gold=None).order_by("external_id"):
+            value = (item.source_gold or {}).get(key)
+            if value is not None:
+                context, response = _shown(run, item)
+                pool.append(rating.Example(item.external_id, context, response, label_text(value)))
+    return rating.FewShotSelector(pool, fewshot["strategy"], fewshot["k"], seed=run.seed,
+                                  fixed_ids=fewshot.get("fixed_ids") or ())
+
+
+def _shown(run, item) -> tuple[str, str]:
+    """(context, response) as a rating prompt shows them; with dialogue_format "json", the whole
+    dialogue as DiQAD's role/content JSON and no separate response."""
+    if run.settings.get("dialogue_format") == "json":
+        return diqad.dialogue_json(item.dialogue), ""
+    if run.settings.get("preset") == huynh.PRESET:
+        return huynh.render_item(item.dialogue, (item.fields or {}).get("response")), ""
+    return context_and_response(item)
+
+
+def _huynh_pool(run, task, key):
+    """Huynh et al.'s examples: the task's items with their raters' mean rating (rounded to the scale), each
+    with its conversation's turns so that `_huynh_shots` can leave out the rated item's conversation."""
+    pool = []
+    for item, ratings in human_labels.fed_ratings(task, key):
+        value = huynh.example_rating(ratings)
+        if value is not None:
+            context, response = _shown(run, item)
+            answer = label_text(value) if run.mode == Mode.RATING else ("yes" if value > _midpoint(task, key) else "no")
+            pool.append((rating.Example(item.external_id, context, response, answer), huynh.item_turns(item.dialogue, None)))
+    return pool
+
+
+def _midpoint(task, key):
+    values = rating_scale(question(task.form, key)) or [0, 1]
+    return (values[0] + values[-1]) / 2
+
+
+def _huynh_shots(run, pool, item, query, seed):
+    """Examples for `item` drawn with `seed`, never from its own conversation."""
+    fewshot = run.settings["fewshot"]
+    mine = huynh.item_turns(item.dialogue, None)
+    allowed = [example for example, turns in pool if not huynh.same_conversation(mine, turns)]
+    ids = {example.id for example in allowed}
+    selector = rating.FewShotSelector(allowed, fewshot["strategy"], fewshot["k"], seed=seed,
+                                      fixed_ids=[i for i in fewshot.get("fixed_ids") or () if i in ids])
+    return selector.select(query)
+
+
+def requests(run, items):
+    s, selectors, built_requests = run.settings, {}, []
+    for item in items:
+        key, label, spec = _quality(run, item.task)
+        if run.mode == Mode.RATING and rating_scale(spec) is None:
+            raise ValueError(f"task {item.task}: rating mode needs a scale or numeric choice question, {key!r} is "
+                             f"{spec['type']}")
+        if item.task_id not in selectors:
+            selectors[item.task_id] = _selector(run, item.task, key)
+        context, response = _shown(run, item)
+        query = rating.Example(item.external_id, context, response)
+        values = rating_scale(spec) or [None]
+        # "Rate the overall of the response" would not read as English.
+        named = "overall quality" if key == "overall" else label.lower()
+        instruction = s["instruction"].format(quality=named, low=values[0], high=values[-1])
+        gold = (item.source_gold or {}).get(key)
+        gold = "" if gold is None else label_text(gold)
+        # With seeds, the examples are drawn once per seed and each draw is a variant of the item.
+        for variant, seed in ([(huynh.seed_variant(x), x) for x in s["seeds"]] or [("", run.seed)]):
+            if s.get("preset") == huynh.PRESET:
+                shots = _huynh_shots(run, selectors[item.task_id], item, query, seed)
+            elif variant:
+                shots = rating.FewShotSelector(selectors[item.task_id].pool, s["fewshot"]["strategy"],
+                                               s["fewshot"]["k"], seed=seed,
+                                               fixed_ids=s["fewshot"].get("fixed_ids") or ()).select(query)
+            else:
+                shots = selectors[item.task_id].select(query)
+            built = rating.build_prompt(query, shots, instruction=instruction, shot_template=run.prompt_template,
+                                        quality=label)
+            built_requests.append((item, built, spec, gold, variant))
+    return built_requests
+
+
+# --- scoring (on the worker) ----------------------------------------------------------------
+
+
+def score(run, model, requests):
+    if run.mode == Mode.YES_NO:
+        return _score_yes_no(run, model, requests)
+    if run.settings.get("read") == "generation":
+        return _score_rating_generated(run, model, requests)
+    return _score_rating(run, model, requests)
+
+
+def _score_rating(run, model, requests):
+    rows = []
+    # One scorer call per scale, as the valid rating tokens depend on it.
+    for ratings in {tuple(rating_scale(spec)) for _, _, spec, _, _ in requests}:
+        group = [r for r in requests if tuple(rating_scale(r[2])) == ratings]
+        words = [str(r) for r in ratings]
+        probs = model.word_probs([b.text for _, b, _, _, _ in group], words)
+        scores = [rating.rating_from_probs({r: row[w] for r, w in zip(ratings, words)}, run.settings["top_k"])
+                  for row in probs]
+        for (item, built, _, gold, variant), score in zip(group, scores):
+            likeliest = max(sorted(score.raw), key=lambda r: score.raw[r])  # ties: the lower rating
+            rows.append({"item": item, "variant": variant, "gold": gold, "prompt": built.text, "rating": score.expected,
+                         "answer": str(likeliest), "correct": None, "parse_status": ParseStatus.SCORED,
+                         "probabilities": {"raw": _keyed(score.raw), "top": _keyed(score.top)},
+                         "fewshot_ids": list(built.example_ids)})
+    order = {(r[0].pk, r[4]): i for i, r in enumerate(requests)}
+    return sorted(rows, key=lambda row: order[row["item"].pk, row["variant"]])
+
+
+def _score_rating_generated(run, model, requests):
+    """The rating generated and read back ("score: N"); an unreadable reply has no rating (and counts
+    as wrong against gold)."""
+    shown, replies = model.replies([built.text for _, built, _, _, _ in requests])
+    rows = []
+    for item, built, spec, gold, variant in requests:
+        text = shown[built.text]
+        reply = replies[text]
+        value = diqad.extract_score(reply, rating_scale(spec))
+        rows.append({"item": item, "variant": variant, "gold": gold, "prompt": text, "raw_output": reply,
+                     "rating": None if value is None else float(value), "answer": "" if value is None else str(value),
+                     "correct": None,
+                     "parse_status": ParseStatus.UNPARSABLE if value is None else ParseStatus.PARSED,
+                     "fewshot_ids": list(built.example_ids)})
+    return rows
+
+
+def _keyed(probs):
+    return {str(int(r)): p for r, p in sorted(probs.items())}
+
+
+def _score_yes_no(run, model, requests):
+    words = rating.YES_WORDS + rating.NO_WORDS
+    probs = model.word_probs([b.text for _, b, _, _, _ in requests], words)
+    rows = []
+    for (item, built, _, gold, variant), row in zip(requests, probs):
+        p_yes, p_no = sum(row[w] for w in rating.YES_WORDS), sum(row[w] for w in rating.NO_WORDS)
+        g = rating.yes_no_from_probs(p_yes, p_no)
+        answer = "yes" if g >= 0.5 else "no"
+        rows.append({"item": item, "variant": variant, "gold": gold, "prompt": built.text, "rating": g, "answer": answer,
+                     "correct": (answer == gold) if gold in ("yes", "no") else None,
+                     "parse_status": ParseStatus.SCORED, "probabilities": {"yes": p_yes, "no": p_no, "words": row},
+                     "fewshot_ids": list(built.example_ids)})
+    return rows
