@@ -10,16 +10,15 @@ prompt always stays.
 
 Every step of every seed is generated in one batch, and the exact prompt text of each utterance
 is kept, so any utterance can be traced (and `render_prompt` reproduces it from the dialogue).
+
+torch is imported by `self_chat` only: the web process reads the settings and constants here to queue a
+run without loading it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Sequence
-
-import torch
-
-from .generation import generate
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are chatting with another person. Reply with one short, natural utterance, as people talk "
@@ -28,6 +27,7 @@ DEFAULT_SYSTEM_PROMPT = (
 DEFAULT_UTTERANCES = 16
 DEFAULT_MAX_NEW_TOKENS = 24
 DEFAULT_DECODING = "greedy"
+DECODINGS = ("greedy", "model_default")  # scorers.generation.DECODINGS, held equal by tests/selfchat
 # first_line: the reply up to its first newline; none: the whole reply, stripped (BotChat's gpt.py line 70).
 REPLY_CUTS = ("first_line", "none")
 DEFAULT_REPLY_CUT = "first_line"
@@ -104,6 +104,10 @@ def self_chat(model, tokenizer, seeds: Sequence[Sequence[str]], *, utterances: i
     they are). `max_length` is the context in tokens; a prompt gets what the reply leaves of it.
     `sampling_seed` fixes the draws of a model whose own generation config samples. `on_step(n)` is
     called after the n-th step (one utterance more for every dialogue still short), e.g. to show progress."""
+    import torch
+
+    from .generation import generate
+
     torch.manual_seed(sampling_seed)
     chats = [SelfChat(list(seed), len(seed)) for seed in seeds]
     budget = max_length - max_new_tokens if max_length else None
