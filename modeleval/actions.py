@@ -250,8 +250,6 @@ def enqueue_chunks(run_id):
     """Put the run's pending chunks on the gpu queue. When the broker cannot be reached the run is
     failed (chunks already sent are then skipped by the workers) rather than left queued for ever,
     and RunError("broker_unavailable") tells the caller to start it again later."""
-    from kombu.exceptions import OperationalError as BrokerUnreachable
-
     chunk_ids = RunChunk.objects.filter(run_id=run_id, state=ChunkState.PENDING).order_by("index")
     if EvalRun.objects.filter(pk=run_id, mode=Mode.TRAIN).exists():
         chunk_ids = chunk_ids[:1]  # each starts from the checkpoint of the one before: one at a time
@@ -259,9 +257,21 @@ def enqueue_chunks(run_id):
     # The task by its registered name: the task calls the runner, which calls back into these actions
     # for a training run's next chunk, so importing the task module here would close a circle.
     score_chunk = current_app.tasks[SCORE_CHUNK_TASK]
-    try:
+
+    def send():
         for chunk_id in chunk_ids.values_list("pk", flat=True):
             score_chunk.apply_async((chunk_id,), queue=queue)
+
+    send_or_fail(run_id, send)
+
+
+def send_or_fail(run_id, send):
+    """Call `send` (it puts the run's messages on a queue); when the broker cannot be reached the run is failed
+    rather than left queued for ever, and RunError("broker_unavailable") tells the caller to start it again later."""
+    from kombu.exceptions import OperationalError as BrokerUnreachable
+
+    try:
+        send()
     except BrokerUnreachable as error:
         with transaction.atomic():
             run = EvalRun.objects.select_for_update().get(pk=run_id)

@@ -8,11 +8,12 @@ from rest_framework.response import Response
 
 from benchmarks.models import Benchmark
 
-from . import actions, selectors
+from . import actions, arena, selectors, selfchat
 from .models import EvalRun, ModelSpec, Prediction
 from .permissions import IsResearcherOrStaff, IsStaffToWrite
-from .serializers import (EvalRunSerializer, ModelSpecSerializer, PredictionSerializer, RunChunkSerializer,
-                          RunEventSerializer, RunModeSerializer, StartRunSerializer, StartTrainingSerializer)
+from .serializers import (EvalRunSerializer, MakePairsSerializer, ModelSpecSerializer, PairsBuiltSerializer,
+                          PredictionSerializer, RunChunkSerializer, RunEventSerializer, RunModeSerializer,
+                          StartRunSerializer, StartSelfChatSerializer, StartTrainingSerializer)
 
 
 class ModelSpecViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin,
@@ -75,6 +76,35 @@ class EvalRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         data = dict(form.validated_data)
         run = actions.start_training(question_key=data.pop("question"), **data, user=request.user)
         return Response(EvalRunSerializer(run).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=StartSelfChatSerializer, responses={201: EvalRunSerializer}, description=(
+        "Start a self-chat run (BotChat): the model continues the seeds of a MuTual import. The run is queued at "
+        "once; a worker on the `gpu` queue generates the dialogues into the run's own benchmark."))
+    @action(detail=False, methods=["post"], filterset_class=None)
+    def selfchat(self, request):
+        form = StartSelfChatSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = dict(form.validated_data)
+        run = selfchat.start_selfchat(model=data.pop("model"), seeds_benchmark=data.pop("seeds"),
+                                      similarity=data.pop("loop_similarity"), threshold=data.pop("loop_threshold"),
+                                      **data, user=request.user)
+        return Response(EvalRunSerializer(run).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=MakePairsSerializer, responses={201: PairsBuiltSerializer}, description=(
+        "Build a benchmark of arena pairs (BotChat) from finished self-chat runs, and the real dialogues of a "
+        "MuTual import as 'human'. One transaction: a refusal writes nothing."))
+    @action(detail=False, methods=["post"], filterset_class=None)
+    def pairs(self, request):
+        form = MakePairsSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        benchmark = arena.make_pairs(
+            runs=data["runs"], reference=data["reference"] or None, ground_truth=data["ground_truth"] or None,
+            seed=data["seed"], both_orders=data["both_orders"], benchmark_slug=data["benchmark_slug"] or None,
+            min_source_utterances=data["min_source_utterances"], user=request.user)
+        built = {"benchmark": benchmark.slug, "name": benchmark.name, "description": benchmark.description,
+                 "items": benchmark.tasks.get().items.count()}
+        return Response(PairsBuiltSerializer(built).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(parameters=[OpenApiParameter("benchmark", str, required=True, description="Benchmark slug")],
                    responses={200: RunModeSerializer(many=True)},

@@ -25,6 +25,7 @@ from benchmarks.models import Benchmark, Item
 from .modes.pairwise import SECOND
 from .actions import RunError
 from .models import EvalRun, Mode, RunState
+from .permissions import can_evaluate_models
 from .scorers.loops import cut_at_loop
 from .selfchat import SEED_UTTERANCES
 from .selfchat import TASK_SLUG as SELFCHAT_TASK
@@ -162,7 +163,10 @@ def make_pairs(*, runs, reference=None, ground_truth=None, seed=0, both_orders=T
     `ground_truth` (the slug of a MuTual import), the real dialogues of their seeds as system
     "human". `reference` (a run, its id, or "human") meets every other system; without it every
     pair of systems meets. `min_source_utterances` keeps the seeds whose real dialogue is at least that long
-    (BotChat's arena: BOTCHAT_ARENA_MIN_UTTERANCES, its 222 seeds of MuTual-Test)."""
+    (BotChat's arena: BOTCHAT_ARENA_MIN_UTTERANCES, its 222 seeds of MuTual-Test). `user`, when given, must be
+    one who may run models (`permissions.can_evaluate_models`). One transaction: a refusal writes nothing."""
+    if user is not None and not can_evaluate_models(user):
+        raise RunError("forbidden", "arena pairs are built by staff and researchers")
     runs = [run if isinstance(run, EvalRun) else EvalRun.objects.filter(pk=run).first() for run in runs]
     if None in runs:
         raise RunError("unknown_run", "no such run")

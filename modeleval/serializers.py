@@ -2,8 +2,10 @@ from rest_framework import serializers
 
 from benchmarks.models import Benchmark
 
-from . import prompting, studies
+from . import prompting, selfchat, studies
 from .models import ChunkState, Dtype, EvalRun, Mode, ModelSpec, PositionPolicy, Prediction, RunChunk, RunEvent
+from .scorers import loops
+from .scorers import selfchat as scorers_selfchat
 
 
 class ModelSpecSerializer(serializers.ModelSerializer):
@@ -126,3 +128,51 @@ class PredictionSerializer(serializers.ModelSerializer):
                   "answer", "answer_norm", "answer_per_token", "parse_status", "correct", "rating", "probabilities",
                   "fewshot_ids", "created_at", "updated_at"]
         read_only_fields = fields
+
+
+class StartSelfChatSerializer(serializers.Serializer):
+    """What `selfchat.start_selfchat` takes, by name and slug; a setting left out is ours, or the preset's."""
+
+    model = serializers.SlugRelatedField(slug_field="name", queryset=ModelSpec.objects.all())
+    seeds = serializers.SlugRelatedField(slug_field="slug", queryset=Benchmark.objects.all(),
+                                         help_text="A MuTual import: the first two utterances of its real dialogues "
+                                                   "are the seeds")
+    limit = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None,
+                                     help_text="The first N seeds only; all when absent")
+    preset = serializers.ChoiceField(["", *selfchat.PRESETS], required=False, default="",
+                                     help_text="A study's self-chat settings (botchat), or ours")
+    utterances = serializers.IntegerField(min_value=3, required=False, allow_null=True, default=None,
+                                          help_text="Utterances per dialogue, the seed's two included")
+    max_new_tokens = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
+    decoding = serializers.ChoiceField(scorers_selfchat.DECODINGS, required=False, allow_null=True, default=None)
+    reply_cut = serializers.ChoiceField(scorers_selfchat.REPLY_CUTS, required=False, allow_null=True, default=None)
+    system_prompt = serializers.CharField(required=False, allow_null=True, default=None, trim_whitespace=False)
+    loop_similarity = serializers.ChoiceField(sorted(loops.SIMILARITIES), default=loops.DEFAULT_SIMILARITY)
+    loop_threshold = serializers.FloatField(min_value=0, max_value=1, default=loops.DEFAULT_THRESHOLD)
+    batch_size = serializers.IntegerField(min_value=1, max_value=1024, default=32)
+    seed = serializers.IntegerField(default=0)
+
+
+class MakePairsSerializer(serializers.Serializer):
+    """What `arena.make_pairs` takes: finished self-chat runs by id, the real dialogues of a MuTual import."""
+
+    runs = serializers.ListField(child=serializers.IntegerField(), min_length=1,
+                                 help_text="Ids of finished self-chat runs made from the same seeds")
+    ground_truth = serializers.SlugField(required=False, allow_blank=True, default="",
+                                         help_text="Slug of a MuTual import: its real dialogues join as 'human'")
+    reference = serializers.CharField(required=False, allow_blank=True, default="",
+                                      help_text="A run id, or 'human', that meets each other system; every pair "
+                                                "when empty")
+    both_orders = serializers.BooleanField(default=True)
+    min_source_utterances = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None,
+                                                     help_text="Only seeds whose real dialogue has this many "
+                                                               "utterances or more (BotChat's arena: 4)")
+    seed = serializers.IntegerField(default=0)
+    benchmark_slug = serializers.SlugField(required=False, allow_blank=True, default="", max_length=100)
+
+
+class PairsBuiltSerializer(serializers.Serializer):
+    benchmark = serializers.CharField(help_text="The new benchmark's slug")
+    name = serializers.CharField()
+    description = serializers.CharField()
+    items = serializers.IntegerField()

@@ -10,16 +10,15 @@ prompt always stays.
 
 Every step of every seed is generated in one batch, and the exact prompt text of each utterance
 is kept, so any utterance can be traced (and `render_prompt` reproduces it from the dialogue).
+
+torch is imported by `self_chat` only: the web process reads the settings and constants here to queue a
+run without loading it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Sequence
-
-import torch
-
-from .generation import generate
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are chatting with another person. Reply with one short, natural utterance, as people talk "
@@ -28,6 +27,7 @@ DEFAULT_SYSTEM_PROMPT = (
 DEFAULT_UTTERANCES = 16
 DEFAULT_MAX_NEW_TOKENS = 24
 DEFAULT_DECODING = "greedy"
+DECODINGS = ("greedy", "model_default")  # scorers.generation.DECODINGS, held equal by tests/selfchat
 # first_line: the reply up to its first newline; none: the whole reply, stripped (BotChat's gpt.py line 70).
 REPLY_CUTS = ("first_line", "none")
 DEFAULT_REPLY_CUT = "first_line"
@@ -99,13 +99,19 @@ def self_chat(model, tokenizer, seeds: Sequence[Sequence[str]], *, utterances: i
               system: str = DEFAULT_SYSTEM_PROMPT, max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
               max_length: int | None = None, chat_template: str | None = None, use_chat: bool | None = None,
               batch_size: int = 32, decoding: str = DEFAULT_DECODING, reply_cut: str = DEFAULT_REPLY_CUT,
-              sampling_seed: int = 0) -> list[SelfChat]:
+              sampling_seed: int = 0, on_step=None) -> list[SelfChat]:
     """Continue every seed to `utterances` utterances in all (seeds already that long are kept as
     they are). `max_length` is the context in tokens; a prompt gets what the reply leaves of it.
-    `sampling_seed` fixes the draws of a model whose own generation config samples."""
+    `sampling_seed` fixes the draws of a model whose own generation config samples. `on_step(n)` is
+    called after the n-th step (one utterance more for every dialogue still short), e.g. to show progress."""
+    import torch
+
+    from .generation import generate
+
     torch.manual_seed(sampling_seed)
     chats = [SelfChat(list(seed), len(seed)) for seed in seeds]
     budget = max_length - max_new_tokens if max_length else None
+    step = 0
     while todo := [chat for chat in chats if len(chat.utterances) < utterances]:
         rendered = [render_prompt(tokenizer, chat.utterances, system=system, max_prompt_tokens=budget,
                                   chat_template=chat_template, use_chat=use_chat) for chat in todo]
@@ -115,4 +121,7 @@ def self_chat(model, tokenizer, seeds: Sequence[Sequence[str]], *, utterances: i
             text = cut_reply(reply, reply_cut)
             chat.steps.append(Step(len(chat.utterances), prompt, dropped, reply, text))
             chat.utterances.append(text)
+        step += 1
+        if on_step:
+            on_step(step)
     return chats

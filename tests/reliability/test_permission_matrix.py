@@ -83,6 +83,8 @@ MATRIX = {
     ("evalrun-list", "get"):                          "nnnnnnYY",
     ("evalrun-list", "post"):                         "nnnnnnYY",
     ("evalrun-train", "post"):                        "nnnnnnYY",
+    ("evalrun-selfchat", "post"):                     "nnnnnnYY",
+    ("evalrun-pairs", "post"):                        "nnnnnnYY",
     ("evalrun-detail", "get"):                        "nnnnnnYY",
     ("evalrun-cancel", "post"):                       "nnnnnnYY",
     ("evalrun-chunks", "get"):                        "nnnnnnYY",

@@ -16,7 +16,10 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--model", required=True,
                             help=f"registered model name ({actions.PACKAGED_NAME} is registered on first use)")
-        parser.add_argument("--seeds", required=True, help='JSON lines of {"id", "utterances"} (MuTual shape)')
+        seeds = parser.add_mutually_exclusive_group(required=True)
+        seeds.add_argument("--seeds", help='JSON lines of {"id", "utterances"} (MuTual shape)')
+        seeds.add_argument("--seeds-benchmark", metavar="SLUG",
+                           help="a MuTual import (import_items --format mutual): its real dialogues are the seeds")
         parser.add_argument("--limit", type=int, help="the first N seeds only")
         parser.add_argument("--utterances", type=int,
                             help=f"utterances per dialogue, the 2 of the seed included ({DEFAULTS['utterances']}, "
@@ -30,15 +33,16 @@ class Command(BaseCommand):
         parser.add_argument("--set", action="append", type=setting, default=[], dest="run_settings",
                             metavar="KEY=VALUE", help=f"one of {', '.join(SETTABLE)}, e.g. --set preset=botchat")
 
-    def handle(self, *, model, seeds, limit, utterances, system_prompt, max_new_tokens, loop_similarity,
-               loop_threshold, batch_size, run_settings, **options):
+    def handle(self, *, model, seeds, seeds_benchmark, limit, utterances, system_prompt, max_new_tokens,
+               loop_similarity, loop_threshold, batch_size, run_settings, **options):
         given = dict(run_settings)
         if unknown := sorted(set(given) - set(SETTABLE)):
             raise CommandError(f"unknown settings {unknown}; --set takes {list(SETTABLE)}")
         try:
-            run = run_selfchat(model=actions.model_named(model), seeds_path=seeds, limit=limit, utterances=utterances,
-                               system_prompt=system_prompt, max_new_tokens=max_new_tokens,
-                               similarity=loop_similarity, threshold=loop_threshold, batch_size=batch_size, **given)
+            run = run_selfchat(model=actions.model_named(model), seeds_path=seeds, seeds_benchmark=seeds_benchmark,
+                               limit=limit, utterances=utterances, system_prompt=system_prompt,
+                               max_new_tokens=max_new_tokens, similarity=loop_similarity, threshold=loop_threshold,
+                               batch_size=batch_size, **given)
         except actions.RunError as error:
             raise CommandError(f"{error} [{error.code}]") from None
         looping = run.predictions.filter(answer="loop").count()
