@@ -55,6 +55,9 @@ def accuracy_with_wilson(correct_flags: Sequence[Any], confidence: float = 0.95)
     return Proportion(k / n, float(low), float(high), k, n, confidence)
 
 
+PAIRED_GAP = "percentile bootstrap, items resampled with both sides together"
+
+
 @dataclass(frozen=True)
 class PairedGap(Result):
     gap: float | None  # human accuracy - model accuracy
@@ -66,7 +69,7 @@ class PairedGap(Result):
     confidence: float
     n_resamples: int
     seed: int | None
-    method: str = "percentile bootstrap, items resampled with both sides together"
+    method: str = PAIRED_GAP
     undefined_reason: str | None = None
 
 
@@ -84,11 +87,9 @@ def paired_bootstrap_gap(
     if n == 0:
         return PairedGap(None, None, None, None, None, 0, confidence, n_resamples, seed,
                          undefined_reason="no items")
-    diff = human.astype(float) - model.astype(float)
-    gaps = [diff[idx].mean() for idx in resample_indices(n, n_resamples, seed)]
-    low, high = percentile_interval(gaps, confidence)
-    return PairedGap(float(diff.mean()), low, high, float(human.mean()), float(model.mean()),
-                     n, confidence, n_resamples, seed)
+    # The resampled gaps of `paired_bootstrap_gaps` with one model: the same indices, the same exact sums.
+    (gap, low, high), = paired_bootstrap_gaps(human, [model], n_resamples, seed, confidence).gaps
+    return PairedGap(gap, low, high, float(human.mean()), float(model.mean()), n, confidence, n_resamples, seed)
 
 
 @dataclass(frozen=True)
