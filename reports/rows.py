@@ -62,6 +62,7 @@ class Rows:
         for i in self.human_rows:
             self.human[ann["item_id"][i]][ann["annotator_id"][i]] = ann["value"][i]
         self._by_position = {}  # (run, column, variant) -> the column over all item positions
+        self._arrays = {}  # annotation column -> numpy array
         self.runs = {r["id"]: r for r in data.runs}
         self.run_label = run_labels(data.runs)
         pred = data.predictions
@@ -81,6 +82,22 @@ class Rows:
                 full[[self.position[i] for i in where]] = column_values
             self._by_position[key] = full
         return self._by_position[key][positions]
+
+    def annotation_array(self, column):
+        """An annotation column of ids, numbers or flags as a numpy array (made once, shared by the sections):
+        `item_position` is the position of each label's item among the items."""
+        if column not in self._arrays:
+            ann = self.data.annotations
+            if column == "item_position":
+                position = self.position
+                values = np.fromiter(map(position.__getitem__, ann["item_id"]), dtype=np.int64,
+                                     count=self.n_annotations)
+            elif column == "current":
+                values = np.array(ann[column], dtype=bool)
+            else:
+                values = np.array(ann[column], dtype=np.int64)
+            self._arrays[column] = values
+        return self._arrays[column]
 
     def gold_for(self, task, key):
         """item -> gold of question `key`: a gold version labels the primary question only."""
