@@ -194,5 +194,8 @@ def median_reading_seconds(seconds: Iterable[float | None]) -> float | None:
     their number is even (as numpy's median). Times not recorded (None, NaN: imported labels) are left out;
     None when none is left.
     """
-    times = [float(t) for t in seconds if not is_missing(t)]
+    if isinstance(seconds, np.ndarray) and seconds.dtype.kind == "f":
+        times = seconds[~np.isnan(seconds)].tolist()  # NaN is the only missing value of a float array
+    else:
+        times = [float(t) for t in seconds if not is_missing(t)]
     return statistics.median(times) if times else None

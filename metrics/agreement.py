@@ -327,12 +327,24 @@ def cohen_kappa_by_pair(keys: np.ndarray, first: np.ndarray,
     keys = np.asarray(keys)
     if not len(keys):
         return []
-    groups, inverse = np.unique(keys, axis=0, return_inverse=True)
-    order = np.argsort(inverse, kind="stable")
-    bounds = np.r_[0, np.cumsum(np.bincount(inverse.ravel(), minlength=len(groups)))]
-    return [(tuple(int(k) for k in key), cohen_kappa(first[order[bounds[g]:bounds[g + 1]]],
-                                                    second[order[bounds[g]:bounds[g + 1]]]))
-            for g, key in enumerate(groups)]
+    group = _row_ranks(keys)
+    order = np.argsort(group, kind="stable")  # each pair's rows in row order
+    starts = np.flatnonzero(np.r_[True, np.diff(group[order]) != 0])
+    bounds = np.r_[starts, len(keys)]
+    return [(tuple(int(k) for k in keys[order[start]]), cohen_kappa(first[order[start:end]], second[order[start:end]]))
+            for start, end in zip(bounds[:-1], bounds[1:])]
+
+
+def _row_ranks(keys: np.ndarray) -> np.ndarray:
+    """One integer per row of an integer table, ordered as the rows sort (lexicographically): the columns'
+    ranks combined while they fit in 63 bits, else np.unique over rows."""
+    columns = [np.unique(column, return_inverse=True)[1].ravel() for column in keys.T]
+    if np.prod([float(c.max()) + 1 for c in columns]) >= 2.0**62:
+        return np.unique(keys, axis=0, return_inverse=True)[1].ravel()
+    combined = np.zeros(len(keys), dtype=np.int64)
+    for ranks in columns:
+        combined = combined * (int(ranks.max()) + 1) + ranks
+    return combined
 
 
 def _pairwise(item: list[Any]) -> float | None:
