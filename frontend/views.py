@@ -12,13 +12,15 @@ from django.views.decorators.clickjacking import xframe_options_sameorigin
 
 from annotation import policy, selectors
 from annotation.models import Assignment, Batch, Campaign, Role
-from annotation.permissions import CanReadLabels
+from annotation.permissions import CanReadLabels, can_create_campaigns
 from benchmarks.models import Benchmark
 from benchmarks.permissions import can_see_gold
 from core.api import http_status
 from core.errors import ActionError
-from modeleval import training
-from modeleval.models import Backend, ModelSpec
+from modeleval import arena, selfchat, studies, training
+from modeleval.models import Backend, Mode, ModelSpec
+from modeleval.scorers import botchat, loops
+from modeleval.scorers import selfchat as selfchat_settings
 from modeleval.permissions import can_evaluate_models
 from reports.access import check_report_access, readable_report_campaigns, status_of, stored_report_for
 from reports.api import ReportQuery
@@ -127,7 +129,14 @@ def runs(request):
     return render(request, "frontend/runs.html", {
         "models": ModelSpec.objects.order_by("name"), "benchmarks": Benchmark.objects.order_by("slug"),
         "base_models": ModelSpec.objects.filter(backend=Backend.LOCAL, trained_by=None).order_by("name"),
-        "training": training.DEFAULTS})
+        "training": training.DEFAULTS,
+        # Self-chat and arena pairs (modeleval.selfchat, modeleval.arena), for the same people.
+        "seed_benchmarks": selfchat.seed_benchmarks(), "selfchat": selfchat.DEFAULTS,
+        "botchat": botchat.SELFCHAT_SETTINGS, "selfchat_presets": studies.presets_for(Mode.SELFCHAT),
+        "decodings": selfchat_settings.DECODINGS, "reply_cuts": selfchat_settings.REPLY_CUTS,
+        "similarities": sorted(loops.SIMILARITIES), "loop_similarity": loops.DEFAULT_SIMILARITY,
+        "loop_threshold": loops.DEFAULT_THRESHOLD, "botchat_min_utterances": arena.BOTCHAT_ARENA_MIN_UTTERANCES,
+        "can_create_campaigns": can_create_campaigns(request.user)})
 
 
 def report_benchmark(request, slug, campaign):

@@ -23,6 +23,7 @@ from .agreement import (
 )
 from .bootstrap import bootstrap_ci
 from .comparison import (
+    PAIRED_GAP,
     STRATIFIED,
     accuracy_with_wilson,
     classification_metrics,
@@ -37,6 +38,7 @@ from .ratings import botchat_outcomes, bradley_terry, bradley_terry_bootstrap, e
 from .selfchat import length_stats, pass_at_n, pass_at_n_stepwise
 
 __all__ = [
+    "PAIRED_GAP",
     "STRATIFIED",
     "HumanBaseline",
     "accuracy_with_wilson",

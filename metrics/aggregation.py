@@ -4,6 +4,7 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, Iterable, Literal, Mapping, Sequence
 
 import numpy as np
@@ -56,6 +57,14 @@ def majority_vote(labels: Sequence[Any], tie_rule: TieRule = "none", seed: int |
                         tie_rule, TIE_RULES[tie_rule], sum(votes.values()))
 
 
+_PLAIN_LABELS = {str, int, bool, type(None)}
+
+
+def _plain_labels(answers: Sequence[Sequence[Any]]) -> bool:
+    """True when every answer is a label as read from JSON (text, a whole number, yes/no) or None."""
+    return set(map(type, chain.from_iterable(answers))) <= _PLAIN_LABELS
+
+
 @dataclass(frozen=True)
 class PanelAccuracy(Result):
     accuracy: float | None
@@ -75,7 +84,10 @@ def m_of_k_correct(answers: Sequence[Sequence[Any]], gold: Sequence[Any], m: int
         raise ValueError(f"answers and gold differ in length ({len(answers)} != {len(gold)})")
     if m < 1:
         raise ValueError("m must be at least 1")
-    flags = [sum(1 for a in item if not is_missing(a) and a == g) >= m for item, g in zip(answers, gold)]
+    if _plain_labels(answers):  # None is the only missing value: no per-answer check
+        flags = [sum(1 for a in item if a is not None and a == g) >= m for item, g in zip(answers, gold)]
+    else:
+        flags = [sum(1 for a in item if not is_missing(a) and a == g) >= m for item, g in zip(answers, gold)]
     n = len(flags)
     return PanelAccuracy(sum(flags) / n if n else None, sum(flags), n, m, flags,
                          f"an item is correct when at least {m} answers match gold; missing answers do not match")
@@ -115,8 +127,12 @@ def mean_of_raters_accuracy(
     for rater, answers in answers_by_rater.items():
         if len(answers) != len(gold):
             raise ValueError(f"rater {rater!r} has {len(answers)} answers for {len(gold)} items")
-        pairs = [(a, g) for a, g in zip(answers, gold) if missing == "wrong" or not is_missing(a)]
-        correct = sum(1 for a, g in pairs if not is_missing(a) and a == g)
+        if _plain_labels([answers]):  # None is the only missing value: no per-answer check
+            pairs = [(a, g) for a, g in zip(answers, gold) if missing == "wrong" or a is not None]
+            correct = sum(1 for a, g in pairs if a is not None and a == g)
+        else:
+            pairs = [(a, g) for a, g in zip(answers, gold) if missing == "wrong" or not is_missing(a)]
+            correct = sum(1 for a, g in pairs if not is_missing(a) and a == g)
         raters.append(RaterAccuracy(plain(rater), correct / len(pairs) if pairs else None, correct, len(pairs)))
     accs = [r.accuracy for r in raters if r.accuracy is not None]
     return MeanOfRaters(float(np.mean(accs)) if accs else None,
@@ -178,5 +194,8 @@ def median_reading_seconds(seconds: Iterable[float | None]) -> float | None:
     their number is even (as numpy's median). Times not recorded (None, NaN: imported labels) are left out;
     None when none is left.
     """
-    times = [float(t) for t in seconds if not is_missing(t)]
+    if isinstance(seconds, np.ndarray) and seconds.dtype.kind == "f":
+        times = seconds[~np.isnan(seconds)].tolist()  # NaN is the only missing value of a float array
+    else:
+        times = [float(t) for t in seconds if not is_missing(t)]
     return statistics.median(times) if times else None

@@ -61,18 +61,18 @@ def _rated_items(ratings_by_item: RatingsByItem) -> list[Sequence[Any]]:
 def _count_table(items: list[list[Any]], column: dict[Any, int]) -> np.ndarray:
     """items x categories: how many ratings each item got in each category (`column`: label -> index)."""
     lengths = np.fromiter(map(len, items), dtype=np.int64, count=len(items))
-    flat = np.fromiter((column[v] for item in items for v in item), dtype=np.int64, count=int(lengths.sum()))
+    flat = np.fromiter(map(column.__getitem__, chain.from_iterable(items)), dtype=np.int64, count=int(lengths.sum()))
     cells = np.repeat(np.arange(len(items), dtype=np.int64), lengths) * len(column) + flat
     return np.bincount(cells, minlength=len(items) * len(column)).reshape(len(items), len(column))
 
 
 def _category_list(items: list[list[Any]], categories: Sequence[Any] | None) -> list[Any]:
     if categories is None:
-        return list(dict.fromkeys(v for item in items for v in item))  # order of appearance
+        return list(dict.fromkeys(chain.from_iterable(items)))  # order of appearance
     categories = [plain(c) for c in categories]
     if len(set(categories)) != len(categories):
         raise ValueError("categories contain duplicates")
-    unknown = {v for item in items for v in item} - set(categories)
+    unknown = set(chain.from_iterable(items)) - set(categories)
     if unknown:
         raise ValueError(f"labels not in categories: {sorted(map(repr, unknown))}")
     return categories
@@ -87,6 +87,12 @@ def _modal_raters(counts: list[int]) -> int | None:
     return max(tally, key=lambda c: (tally[c], c))
 
 
+def _number_row(row: Any) -> bool:
+    """A row of at least 2 cells, all numbers."""
+    return (not isinstance(row, (str, bytes)) and hasattr(row, "__len__") and len(row) >= 2
+            and all(is_number(v) for v in row))
+
+
 def _looks_like_count_table(data: Any) -> bool:
     """True for what statsmodels' fleiss_kappa takes: a 2-D table of non-negative whole numbers with at
     least 2 columns, the same total on every row (the number of raters), that total above the number of
@@ -96,10 +102,13 @@ def _looks_like_count_table(data: Any) -> bool:
             return False
         data = data.tolist()
     rows = list(data)
-    if not rows or any(isinstance(r, (str, bytes)) or not hasattr(r, "__len__") for r in rows):
+    # Labels that are not numbers are told apart on the first row.
+    if not rows or not _number_row(rows[0]):
+        return False
+    if any(isinstance(r, (str, bytes)) or not hasattr(r, "__len__") for r in rows):
         return False
     width = len(rows[0])
-    if width < 2 or any(len(r) != width for r in rows):
+    if any(len(r) != width for r in rows):
         return False
     cells = [v for r in rows for v in r]
     if not all(is_number(v) and math.isfinite(v) and v >= 0 and float(v) == int(v) for v in cells):
@@ -187,7 +196,7 @@ def fleiss_kappa(
     if len(cats) < 2:
         reason = SAME_CATEGORY if method == "fleiss" else "fewer than 2 categories: kappa is undefined"
         return undefined(reason, len(kept))
-    if method == "fleiss" and len({v for item in kept for v in item}) == 1:
+    if method == "fleiss" and len(set(chain.from_iterable(kept))) == 1:
         # statsmodels returns NaN here (chance agreement is 1)
         return undefined(SAME_CATEGORY, len(kept))
 
@@ -318,12 +327,24 @@ def cohen_kappa_by_pair(keys: np.ndarray, first: np.ndarray,
     keys = np.asarray(keys)
     if not len(keys):
         return []
-    groups, inverse = np.unique(keys, axis=0, return_inverse=True)
-    order = np.argsort(inverse, kind="stable")
-    bounds = np.r_[0, np.cumsum(np.bincount(inverse.ravel(), minlength=len(groups)))]
-    return [(tuple(int(k) for k in key), cohen_kappa(first[order[bounds[g]:bounds[g + 1]]],
-                                                    second[order[bounds[g]:bounds[g + 1]]]))
-            for g, key in enumerate(groups)]
+    group = _row_ranks(keys)
+    order = np.argsort(group, kind="stable")  # each pair's rows in row order
+    starts = np.flatnonzero(np.r_[True, np.diff(group[order]) != 0])
+    bounds = np.r_[starts, len(keys)]
+    return [(tuple(int(k) for k in keys[order[start]]), cohen_kappa(first[order[start:end]], second[order[start:end]]))
+            for start, end in zip(bounds[:-1], bounds[1:])]
+
+
+def _row_ranks(keys: np.ndarray) -> np.ndarray:
+    """One integer per row of an integer table, ordered as the rows sort (lexicographically): the columns'
+    ranks combined while they fit in 63 bits, else np.unique over rows."""
+    columns = [np.unique(column, return_inverse=True)[1].ravel() for column in keys.T]
+    if np.prod([float(c.max()) + 1 for c in columns]) >= 2.0**62:
+        return np.unique(keys, axis=0, return_inverse=True)[1].ravel()
+    combined = np.zeros(len(keys), dtype=np.int64)
+    for ranks in columns:
+        combined = combined * (int(ranks.max()) + 1) + ranks
+    return combined
 
 
 def _pairwise(item: list[Any]) -> float | None:

@@ -55,6 +55,9 @@ def accuracy_with_wilson(correct_flags: Sequence[Any], confidence: float = 0.95)
     return Proportion(k / n, float(low), float(high), k, n, confidence)
 
 
+PAIRED_GAP = "percentile bootstrap, items resampled with both sides together"
+
+
 @dataclass(frozen=True)
 class PairedGap(Result):
     gap: float | None  # human accuracy - model accuracy
@@ -66,7 +69,7 @@ class PairedGap(Result):
     confidence: float
     n_resamples: int
     seed: int | None
-    method: str = "percentile bootstrap, items resampled with both sides together"
+    method: str = PAIRED_GAP
     undefined_reason: str | None = None
 
 
@@ -84,11 +87,9 @@ def paired_bootstrap_gap(
     if n == 0:
         return PairedGap(None, None, None, None, None, 0, confidence, n_resamples, seed,
                          undefined_reason="no items")
-    diff = human.astype(float) - model.astype(float)
-    gaps = [diff[idx].mean() for idx in resample_indices(n, n_resamples, seed)]
-    low, high = percentile_interval(gaps, confidence)
-    return PairedGap(float(diff.mean()), low, high, float(human.mean()), float(model.mean()),
-                     n, confidence, n_resamples, seed)
+    # The resampled gaps of `paired_bootstrap_gaps` with one model: the same indices, the same exact sums.
+    (gap, low, high), = paired_bootstrap_gaps(human, [model], n_resamples, seed, confidence).gaps
+    return PairedGap(gap, low, high, float(human.mean()), float(model.mean()), n, confidence, n_resamples, seed)
 
 
 @dataclass(frozen=True)
@@ -281,11 +282,30 @@ def paired_bootstrap_gaps(human_correct: Sequence[Any], models_correct: Sequence
     if n == 0 or not models:
         return PairedGaps([], np.zeros((0, len(models))), n)
     diffs = np.stack([human.astype(float) - m.astype(float) for m in models], axis=1)
-    replicates = np.empty((n_resamples, len(models)))
-    for r, idx in enumerate(resample_indices(n, n_resamples, seed)):
-        replicates[r] = np.bincount(idx, minlength=n) @ diffs / n
+    # Each resample's mean diff: its exact integer sum over n (as bincount(idx) @ diffs / n gives it).
+    replicates = (_resampled_sums(diffs.astype(np.int64) + 1, n_resamples, seed) - n) / n
     return PairedGaps([(float(diffs[:, j].mean()), *percentile_interval(replicates[:, j], confidence))
                        for j in range(len(models))], replicates, n)
+
+
+def _resampled_sums(digits: np.ndarray, n_resamples: int, seed: int | None) -> np.ndarray:
+    """n_resamples x columns: each resample's column sums of an items x columns table of 0, 1 and 2, exact.
+
+    The columns are packed as digits of one int64 per item (as many as fit: each digit's sum stays below
+    2 * items), so that a resample is one gather and one sum per packed word."""
+    n, width = digits.shape
+    bits = (2 * n).bit_length()
+    per_word = 63 // bits
+    sums = np.empty((n_resamples, width), dtype=np.int64)
+    words = [range(w, min(w + per_word, width)) for w in range(0, width, per_word)]
+    packed = [sum(digits[:, j] << (bits * k) for k, j in enumerate(cols)) for cols in words]
+    mask = (1 << bits) - 1
+    for r, idx in enumerate(resample_indices(n, n_resamples, seed)):
+        for cols, word in zip(words, packed):
+            total = int(word.take(idx).sum())
+            for k, j in enumerate(cols):
+                sums[r, j] = (total >> (bits * k)) & mask
+    return sums
 
 
 STRATIFIED = "within-task (stratified) percentile bootstrap: items resampled inside each task, tasks averaged"

@@ -6,6 +6,8 @@ computed is null and its row's `undefined` maps the key to the reason; no NaN ev
 """
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import datetime, timezone
 
@@ -62,6 +64,20 @@ def build_report(data: ReportData, options: ReportOptions = ReportOptions(), gen
     }
     report["how_to_read"] = how_to_read(report)
     return report
+
+
+@contextmanager
+def collector_paused():
+    """Python's cyclic garbage collector off while a report is read and built: the millions of small objects it
+    makes (decoded rows, per-item lists) hold no cycles, and each full collection walked all of them. Whatever is
+    left for it is collected when it runs again."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def gold_block(data: ReportData):

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from itertools import compress
+from operator import and_
 
 import numpy as np
 
@@ -27,7 +29,7 @@ class Rows:
         self.tasks = {t["id"]: t for t in data.tasks}
         self.kind = {t["id"]: task_kind(t["form"]) for t in data.tasks}
         self.primary = {t["id"]: t["form"]["primary"] for t in data.tasks}
-        self.position = {i: n for n, i in enumerate(items["id"])}
+        self.position = dict(zip(items["id"], range(len(items["id"]))))
         self.item_task = dict(zip(items["id"], items["task_id"]))
         self.external_id = dict(zip(items["id"], items["external_id"]))
         self.domain = dict(zip(items["id"], items["domain"]))
@@ -56,12 +58,14 @@ class Rows:
         self.position_raters = {a for c, a in zip(ann["campaign_id"], ann["annotator_id"])
                                 if c in self.position_campaigns}
         self.n_annotations = len(ann["item_id"])
-        self.current = [i for i in range(self.n_annotations) if ann["current"][i]]
-        self.human_rows = [i for i in self.current if ann["campaign_id"][i] in self.human_campaigns]
+        self.current = list(compress(range(self.n_annotations), ann["current"]))
+        human = map(self.human_campaigns.__contains__, ann["campaign_id"])
+        self.human_rows = list(compress(range(self.n_annotations), map(and_, ann["current"], human)))
         self.human = defaultdict(dict)  # item -> {annotator: primary answer}
         for i in self.human_rows:
             self.human[ann["item_id"][i]][ann["annotator_id"][i]] = ann["value"][i]
         self._by_position = {}  # (run, column, variant) -> the column over all item positions
+        self._arrays = {}  # annotation column -> numpy array
         self.runs = {r["id"]: r for r in data.runs}
         self.run_label = run_labels(data.runs)
         pred = data.predictions
@@ -77,10 +81,26 @@ class Rows:
             where, values = self.predictions[run_id, variant], self.data.predictions[column]
             if where:
                 column_values = np.empty(len(where), dtype=object)
-                column_values[:] = [values[j] for j in where.values()]
-                full[[self.position[i] for i in where]] = column_values
+                column_values[:] = list(map(values.__getitem__, where.values()))
+                full[list(map(self.position.__getitem__, where))] = column_values
             self._by_position[key] = full
         return self._by_position[key][positions]
+
+    def annotation_array(self, column):
+        """An annotation column of ids, numbers or flags as a numpy array (made once, shared by the sections):
+        `item_position` is the position of each label's item among the items."""
+        if column not in self._arrays:
+            ann = self.data.annotations
+            if column == "item_position":
+                position = self.position
+                values = np.fromiter(map(position.__getitem__, ann["item_id"]), dtype=np.int64,
+                                     count=self.n_annotations)
+            elif column == "current":
+                values = np.array(ann[column], dtype=bool)
+            else:
+                values = np.array(ann[column], dtype=np.int64)
+            self._arrays[column] = values
+        return self._arrays[column]
 
     def gold_for(self, task, key):
         """item -> gold of question `key`: a gold version labels the primary question only."""

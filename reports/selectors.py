@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass
 
@@ -69,15 +70,27 @@ def columns(queryset, copy=None):
     (JSON once per distinct value), which is several times faster than row-by-row ORM conversion
     for the hundreds of thousands of labels a large report reads; elsewhere, values_list.
     """
-    names = list(queryset.query.selected)  # the values_list order, annotations included
+    return read_columns({"rows": queryset}, copy)["rows"]
+
+
+def read_columns(querysets, copy=None):
+    """`columns` of several values_list querysets ({name: queryset or None}), read in the order given. On PostgreSQL
+    each table's text is decoded in a second thread while the next one is copied, so that decoding overlaps the
+    database's work on the next query (the copies themselves run one after the other on this connection)."""
+    present = {name: qs for name, qs in querysets.items() if qs is not None}
     if copy is None:
-        copy = connections[queryset.db].vendor == "postgresql"
-    if copy:
-        return _copied_columns(queryset, names)
-    rows = list(queryset)
-    if not rows:
-        return {name: [] for name in names}
-    return {name: list(values) for name, values in zip(names, zip(*rows))}
+        copy = all(connections[qs.db].vendor == "postgresql" for qs in present.values())
+    if not copy:
+        out = {}
+        for name, queryset in present.items():
+            names = list(queryset.query.selected)  # the values_list order, annotations included
+            rows = list(queryset)
+            out[name] = ({field: list(values) for field, values in zip(names, zip(*rows))} if rows
+                         else {field: [] for field in names})
+        return {name: out.get(name) for name in querysets}
+    with ThreadPoolExecutor(max_workers=1) as decoder:
+        decoded = {name: decoder.submit(_decoded, *_copied(queryset)) for name, queryset in present.items()}
+        return {name: decoded[name].result() if name in decoded else None for name in querysets}
 
 
 _ESCAPES = {b"\\\\": b"\\", b"\\n": b"\n", b"\\r": b"\r", b"\\t": b"\t", b"\\b": b"\b", b"\\f": b"\f",
@@ -118,12 +131,14 @@ def _decode(kind, raw_column):
     return [cache[raw] if raw in cache else cache.setdefault(raw, decode(raw)) for raw in raw_column]
 
 
-def _copied_columns(queryset, names):
+def _copied(queryset):
+    """(field names, their kinds, the COPY text) of a values_list queryset."""
+    names = list(queryset.query.selected)  # the values_list order, annotations included
     compiler = queryset.query.get_compiler(using=queryset.db)
     try:
         sql, params = compiler.as_sql()
     except EmptyResultSet:  # a filter on an empty list (a benchmark without items): nothing to copy
-        return {name: [] for name in names}
+        return names, None, b""
     kinds = [_kind(expression.output_field) for expression, _, _ in compiler.select]
     statement = f"COPY ({sql}) TO STDOUT"
     with connections[queryset.db].cursor() as cursor:
@@ -133,7 +148,11 @@ def _copied_columns(queryset, names):
         with logged, cursor.cursor.copy(statement, params) as copy:
             for block in copy:
                 buffer.write(block)
-    text = buffer.getvalue()
+    return names, kinds, buffer.getvalue()
+
+
+def _decoded(names, kinds, text):
+    """COPY text as {field name: list of values}."""
     if not text:
         return {name: [] for name in names}
     # Tabs and newlines inside values are escaped, so one split yields every field in row order.
@@ -250,9 +269,9 @@ def annotation_rows(scope, task_ids, question_keys):
                          "excluded", "dwell_seconds", *answers))
 
 
-def annotation_columns(queryset, tasks):
+def annotation_columns(out, tasks):
+    """The annotation rows' columns with the label questions' answers under "answers"."""
     keys, shared_primary = answer_keys(tasks)
-    out = columns(queryset)
     out["answers"] = {key: out.pop(f"q{n}") for n, key in enumerate(keys)}
     if shared_primary is not None:
         out["answers"][shared_primary] = out["value"]
@@ -389,8 +408,8 @@ def report_data(scope) -> ReportData:
     """Everything the report needs, in a fixed number of queries."""
     tasks = task_rows(scope)
     task_ids = [t["id"] for t in tasks]
-    rows = row_querysets(scope, tasks)
-    items = columns(rows["items"])
+    rows = read_columns(row_querysets(scope, tasks))
+    items = rows["items"]
     gold_version = scope.gold_version
     choice = scope.gold or GoldChoice(gold_version, "request" if gold_version else "source", "")
     return ReportData(
@@ -402,14 +421,14 @@ def report_data(scope) -> ReportData:
             "frozen_at": gold_version.frozen_at.isoformat(), "note": gold_version.note},
         tasks=tasks,
         items=items,
-        gold=dict(zip(*columns(rows["gold"]).values())) if rows["gold"] is not None else None,
+        gold=dict(zip(*rows["gold"].values())) if rows["gold"] is not None else None,
         campaigns=campaign_rows(scope),
         batches=batch_rows(scope),
         annotations=annotation_columns(rows["annotations"], tasks),
         qc=qc_rows(scope),
         users=user_rows(scope),
         runs=run_rows(scope, task_ids),
-        predictions=columns(rows["predictions"]),
+        predictions=rows["predictions"],
         code=code_version(),
         dialogues=arena_dialogues(scope, tasks),
         pairwise_steps=pairwise_steps(scope, tasks),

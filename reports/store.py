@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from benchmarks.models import canonical_json
 
-from .build import build_report
+from .build import build_report, collector_paused
 from .contract import ReportOptions
 from .limits import BUSY_RETRY_AFTER_S, ReportBusy
 from .models import ReportText, StoredReport
@@ -141,21 +141,23 @@ def compute(stored_id):
     try:
         # Every row read from one snapshot, no label half in, half out (when this is the outermost transaction).
         snapshot = connection.vendor == "postgresql" and not connection.in_atomic_block
-        with transaction.atomic():
-            if snapshot:
-                connection.cursor().execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            scope = resolve_scope(stored.benchmark.slug, stored.query.get("campaign"), stored.query.get("gold_version"))
-            data = report_data(scope)
-        inputs = input_hashes(data)
-        same_figures = inputs == stored.inputs and stored.report is not None
-        if same_figures:
-            report = stored.report  # the same inputs: the same figures (and the same renderings)
-        else:
-            progress = progress_of(stored_id)
-            progress(0.3, "computing the statistics")
-            report = build_report(data, ReportOptions(**stored.options), progress=progress)
-            if report.get("multiple_choice"):
-                report["multiple_choice"].pop("_results", None)  # working arrays, not part of the report
+        with collector_paused():
+            with transaction.atomic():
+                if snapshot:
+                    connection.cursor().execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                scope = resolve_scope(stored.benchmark.slug, stored.query.get("campaign"),
+                                      stored.query.get("gold_version"))
+                data = report_data(scope)
+            inputs = input_hashes(data)
+            same_figures = inputs == stored.inputs and stored.report is not None
+            if same_figures:
+                report = stored.report  # the same inputs: the same figures (and the same renderings)
+            else:
+                progress = progress_of(stored_id)
+                progress(0.3, "computing the statistics")
+                report = build_report(data, ReportOptions(**stored.options), progress=progress)
+                if report.get("multiple_choice"):
+                    report["multiple_choice"].pop("_results", None)  # working arrays, not part of the report
     except Exception as error:
         StoredReport.objects.filter(pk=stored_id).update(state=State.FAILED, error=repr(error)[:2000], step="failed")
         raise

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+import numpy as np
+
 from benchmarks.formschema import question
 from metrics import fleiss_kappa, krippendorff_alpha, landis_koch_band, percent_agreement
 
@@ -44,17 +46,43 @@ def agreement_row(ratings_by_item, spec, options, full=True, **keys):
     return row
 
 
+def item_groups(rows: Rows):
+    """The current labels as the section reads them: per campaign x task (campaigns by id, tasks by slug), its
+    items in the order of their first label, each item's labels in row order. Yields (campaign id, task id, row
+    indices, item bounds): the labels of the n-th item are rows[bounds[n]:bounds[n + 1]]."""
+    current = np.flatnonzero(rows.annotation_array("current"))
+    if not current.size:
+        return
+    campaign = rows.annotation_array("campaign_id")[current]
+    position = rows.annotation_array("item_position")[current]
+    campaigns, campaign_code = np.unique(campaign, return_inverse=True)
+    # Each (campaign, item) pair named by the row of its first label.
+    _, first, pair = np.unique(campaign_code * len(rows.position) + position, return_index=True, return_inverse=True)
+    first_row = first[pair]
+    task_ids = np.array(rows.data.items["task_id"], dtype=np.int64)
+    by_slug = sorted(rows.tasks, key=lambda t: rows.tasks[t]["slug"])
+    slug_rank = np.zeros(max(rows.tasks) + 1, dtype=np.int64)
+    slug_rank[by_slug] = np.arange(len(by_slug))
+    task_rank = slug_rank[task_ids[position]]
+    order = np.lexsort((first_row, task_rank, campaign_code))  # stable: an item's labels stay in row order
+    campaign_code, task_rank, first_row = campaign_code[order], task_rank[order], first_row[order]
+    new_group = np.r_[True, (campaign_code[1:] != campaign_code[:-1]) | (task_rank[1:] != task_rank[:-1])]
+    new_item = np.r_[True, first_row[1:] != first_row[:-1]]
+    group_starts = np.r_[np.flatnonzero(new_group), order.size]
+    item_starts = np.flatnonzero(new_item)
+    label_rows = current[order]
+    for start, end in zip(group_starts[:-1].tolist(), group_starts[1:].tolist()):
+        bounds = item_starts[(item_starts >= start) & (item_starts < end)] - start
+        yield (int(campaigns[campaign_code[start]]), by_slug[task_rank[start]], label_rows[start:end].tolist(),
+               np.r_[bounds, end - start].tolist())
+
+
 def agreement_section(rows: Rows, options: ReportOptions):
     """Per campaign x task x label question, and per batch x task on the primary question."""
     data, ann = rows.data, rows.data.annotations
-    by_campaign = defaultdict(lambda: defaultdict(list))  # (campaign, task) -> item -> row indices
-    for i in rows.current:
-        item = ann["item_id"][i]
-        by_campaign[ann["campaign_id"][i], rows.item_task[item]][item].append(i)
     campaign_rows, batch_rows = [], []
     batches = {b["id"]: b for b in data.batches}
-    order = sorted(by_campaign.items(), key=lambda kv: (kv[0][0], rows.tasks[kv[0][1]]["slug"]))
-    for (campaign_id, task_id), per_item in order:
+    for campaign_id, task_id, label_rows, bounds in item_groups(rows):
         task, campaign = rows.tasks[task_id], rows.campaigns[campaign_id]
         keys = dict(rater_group=rows.group[campaign_id], campaign_id=campaign_id, campaign=campaign["name"],
                     task=task["slug"])
@@ -64,14 +92,16 @@ def agreement_section(rows: Rows, options: ReportOptions):
             if spec["type"] not in LABEL_TYPES or spec["key"] not in ann["answers"]:
                 continue
             column = ann["answers"][spec["key"]]
-            by_question[spec["key"]] = ratings = [[column[i] for i in idx] for idx in per_item.values()]
+            values = [column[i] for i in label_rows]
+            by_question[spec["key"]] = ratings = [values[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
             campaign_rows.append(agreement_row(ratings, spec, options, **keys, question=spec["key"],
                                                primary=spec is primary))
         if primary["key"] not in by_question:
             continue
         by_batch = defaultdict(list)
-        for idx, ratings in zip(per_item.values(), by_question[primary["key"]]):
-            by_batch[ann["batch_id"][idx[0]]].append(ratings)
+        batch_of = ann["batch_id"]
+        for start, ratings in zip(bounds, by_question[primary["key"]]):
+            by_batch[batch_of[label_rows[start]]].append(ratings)
         for batch_id, ratings in sorted(by_batch.items(), key=lambda kv: batches[kv[0]]["number"]):
             batch = batches[batch_id]
             # Batches are many (a 100,000-item campaign has 50): their rows carry Fleiss' kappa, the QC's figure.

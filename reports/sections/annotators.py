@@ -20,16 +20,29 @@ def label_key(value):
 
 
 
+def label_codes(values):
+    """Each label as a small int (-1 for none), numbered in order of first appearance, and label_key -> code."""
+    if set(map(type, values)) <= {str, int, bool, type(None)}:
+        # label_key of each is the label itself: the distinct labels found in one pass, then looked up
+        codes = {label: n for n, label in enumerate(v for v in dict.fromkeys(values) if v is not None)}
+        code = np.fromiter(map({**codes, None: -1}.__getitem__, values), dtype=np.int64, count=len(values))
+        return code, codes
+    codes = {}
+    code = np.array([-1 if v is None else codes.setdefault(label_key(v), len(codes)) for v in values], dtype=np.int64)
+    return code, codes
+
+
 def annotator_section(rows: Rows, options: ReportOptions):
     """Per campaign and annotator: accuracy against gold and QC, agreement with peers, reading time,
     and the QC rejections their labels contributed to."""
     ann = rows.data.annotations
-    campaign, annotator, item, rnd, batch = (np.array(ann[k], dtype=np.int64) for k in
+    campaign, annotator, item, rnd, batch = (rows.annotation_array(k) for k in
                                              ("campaign_id", "annotator_id", "item_id", "round", "batch_id"))
-    values, current = ann["value"], np.array(ann["current"], dtype=bool)
-    codes = {}  # label -> small int, so that comparisons and kappa run on integers
-    code = np.array([-1 if v is None else codes.setdefault(label_key(v), len(codes)) for v in values], dtype=np.int64)
-    gold = np.array([-2 if (g := rows.gold.get(i)) is None else codes.get(label_key(g), -3) for i in ann["item_id"]])
+    values, current = ann["value"], rows.annotation_array("current")
+    code, codes = label_codes(values)  # label -> small int, so that comparisons and kappa run on integers
+    gold_of_item = [g if (g := rows.gold.get(i)) is None else label_key(g) for i in rows.data.items["id"]]
+    gold = np.fromiter((-2 if g is None else codes.get(g, -3) for g in gold_of_item), dtype=np.int64,
+                       count=len(gold_of_item))[rows.annotation_array("item_position")]
     dwell = np.array([np.nan if d is None else d for d in ann["dwell_seconds"]], dtype=float)
     first, second = peer_pairs(campaign, item, rnd, current & (code >= 0))
     qc = defaultdict(lambda: [0, 0, set()])  # (campaign, annotator) -> [right, checked, rejected rounds caused]

@@ -7,11 +7,11 @@ from collections import Counter, defaultdict
 import numpy as np
 
 from metrics import (
+    PAIRED_GAP,
     STRATIFIED,
     human_baseline,
     majority_size,
     mcnemar_exact,
-    paired_bootstrap_gap,
     paired_bootstrap_gaps,
     stratified_interval,
 )
@@ -159,29 +159,45 @@ def position_rows(rows: Rows, task, gold, human, runs, flags, answers, rules, op
     return out
 
 
+def pooled_gaps(per_label, options: ReportOptions):
+    """label -> ((gap, low, high), human flags, model flags) over the pooled items of the label's tasks, for the
+    labels with human answers on every task: paired_bootstrap_gap of each, with one set of resamples for the
+    models that ran on the same tasks (the same seed draws the same indices)."""
+    groups = defaultdict(list)
+    for label, per_task in per_label.items():
+        if per_task and all(m["run_id"] in res["replicates"] for res, m in per_task):
+            groups[tuple(res["row"]["task"] for res, _ in per_task)].append(label)
+    out = {}
+    for members in groups.values():
+        human = np.concatenate([res["human"] for res, _ in per_label[members[0]]])
+        models = [np.concatenate([res["flags"][m["run_id"]] for res, m in per_label[label]]) for label in members]
+        gaps = paired_bootstrap_gaps(human, models, options.n_resamples, options.seed, options.confidence).gaps
+        out.update((label, (gap, human, model)) for label, gap, model in zip(members, gaps, models))
+    return out
+
+
 def overall_rows(results, labels, keys, options: ReportOptions):
     """Unweighted mean over task results of each model's figures; the gap's interval two ways (within
     tasks, and over the pooled items), and the exact McNemar test on the pooled items."""
     out = []
-    for label in labels:
-        per_task = [(res, m) for res in results for m in res["models"] if m["model"] == label]
+    per_label = {label: [(res, m) for res in results for m in res["models"] if m["model"] == label]
+                 for label in labels}
+    pooled = pooled_gaps(per_label, options)
+    for label, per_task in per_label.items():
         rules = sorted({m["rule"] for _, m in per_task})
         row = new_row(model=label, rule=", ".join(rules), n_tasks=len(per_task),
                       tasks=[res["row"]["task"] for res, _ in per_task])
         for key in keys:
             put(row, key, mean_or_none([m[key] for _, m in per_task]) if all(m[key] is not None for _, m in per_task)
                 else None, f"{key} is undefined on some task")
-        with_humans = [(res, m) for res, m in per_task if m["run_id"] in res["replicates"]]
         row["n_items"] = sum(len(res["items"]) for res, _ in per_task)
-        if with_humans and len(with_humans) == len(per_task):
+        if label in pooled:
             low, high = stratified_interval([res["replicates"][m["run_id"]] for res, m in per_task], options.confidence)
             row.update(gap_low=low, gap_high=high, gap_interval=STRATIFIED)
-            human = np.concatenate([res["human"] for res, _ in per_task])
-            model = np.concatenate([res["flags"][m["run_id"]] for res, m in per_task])
-            pooled = paired_bootstrap_gap(human, model, options.n_resamples, options.seed, options.confidence)
+            (gap, gap_low, gap_high), human, model = pooled[label]
             test = mcnemar_exact(human, model)
-            row.update(pooled_gap=pooled.gap, pooled_gap_low=pooled.low, pooled_gap_high=pooled.high,
-                       pooled_gap_interval=f"{pooled.method} (item-level, pooled over the tasks)",
+            row.update(pooled_gap=gap, pooled_gap_low=gap_low, pooled_gap_high=gap_high,
+                       pooled_gap_interval=f"{PAIRED_GAP} (item-level, pooled over the tasks)",
                        pooled_mcnemar_p=test.pvalue, pooled_human_only=test.human_only,
                        pooled_model_only=test.model_only)
         else:

@@ -50,3 +50,18 @@ def test_edge_cases():
     assert all_same.n_undefined == 50 and all_same.low is None and all_same.undefined_reason
     with pytest.raises(ValueError):
         bootstrap_ci(np.mean, [1, 2], confidence=95)
+
+
+@pytest.mark.parametrize("n_items", [1, 2, 7, 8333, 100_001])
+def test_resampled_indices_are_the_int64_draws(n_items):
+    from metrics.bootstrap import resample_indices
+
+    rng = np.random.default_rng(3)
+    for idx in resample_indices(n_items, 3, seed=3):
+        assert np.array_equal(idx, rng.integers(0, n_items, size=n_items))
+
+
+def test_int32_and_int64_draws_agree_up_to_the_int32_bound():
+    for high in (2**31 - 1, 12_345_677):
+        ours = np.random.default_rng(3).integers(0, high, size=1001, dtype=np.int32)
+        assert np.array_equal(ours, np.random.default_rng(3).integers(0, high, size=1001))

@@ -194,3 +194,17 @@ def test_leave_one_out_correlations_match_scipy_against_the_other_raters_mean():
     b, rest = [2, 3, 1, 4, 1.0], [1.5, 4, 2, 4.5, 1]  # yes/no reads as 1/0
     assert result["b"].pearson.value == pytest.approx(stats.pearsonr(b, rest).statistic)
     assert result["d"].n == 0 and result["d"].spearman.value is None  # text is not a rating
+
+
+@pytest.mark.parametrize("n_items, n_models", [(1, 1), (5, 2), (301, 3), (70_000, 7)])
+def test_paired_bootstrap_gaps_replicates_are_each_resamples_mean_gap_exactly(n_items, n_models):
+    from metrics import paired_bootstrap_gaps
+    from metrics.bootstrap import resample_indices
+
+    rng = np.random.default_rng(n_items)
+    human = rng.random(n_items) < 0.8
+    models = [rng.random(n_items) < p for p in np.linspace(0.3, 0.9, n_models)]
+    result = paired_bootstrap_gaps(human, models, 40, 5)
+    for j, model in enumerate(models):
+        diff = human.astype(float) - model.astype(float)
+        assert result.replicates[:, j].tolist() == [diff[idx].mean() for idx in resample_indices(n_items, 40, 5)]
