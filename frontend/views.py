@@ -17,10 +17,10 @@ from benchmarks.models import Benchmark
 from benchmarks.permissions import can_see_gold
 from core.api import http_status
 from core.errors import ActionError
-from modeleval import arena, selfchat, studies, training
+from modeleval import arena, selfchat_runs, studies, training
 from modeleval.models import Backend, Mode, ModelSpec
 from modeleval.scorers import botchat, loops
-from modeleval.scorers import selfchat as selfchat_settings
+from modeleval.scorers import selfchat_generation as selfchat_settings
 from modeleval.permissions import can_evaluate_models
 from reports.access import check_report_access, readable_report_campaigns, status_of, stored_report_for
 from reports.api import ReportQuery
@@ -130,8 +130,8 @@ def runs(request):
         "models": ModelSpec.objects.order_by("name"), "benchmarks": Benchmark.objects.order_by("slug"),
         "base_models": ModelSpec.objects.filter(backend=Backend.LOCAL, trained_by=None).order_by("name"),
         "training": training.DEFAULTS,
-        # Self-chat and arena pairs (modeleval.selfchat, modeleval.arena), for the same people.
-        "seed_benchmarks": selfchat.seed_benchmarks(), "selfchat": selfchat.DEFAULTS,
+        # Self-chat and arena pairs (modeleval.selfchat_runs, modeleval.arena), for the same people.
+        "seed_benchmarks": selfchat_runs.seed_benchmarks(), "selfchat": selfchat_runs.DEFAULTS,
         "botchat": botchat.SELFCHAT_SETTINGS, "selfchat_presets": studies.presets_for(Mode.SELFCHAT),
         "decodings": selfchat_settings.DECODINGS, "reply_cuts": selfchat_settings.REPLY_CUTS,
         "similarities": sorted(loops.SIMILARITIES), "loop_similarity": loops.DEFAULT_SIMILARITY,

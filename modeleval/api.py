@@ -8,7 +8,7 @@ from rest_framework.response import Response
 
 from benchmarks.models import Benchmark
 
-from . import actions, arena, selectors, selfchat
+from . import actions, arena, selectors, selfchat_runs
 from .models import EvalRun, ModelSpec, Prediction
 from .permissions import IsResearcherOrStaff, IsStaffToWrite
 from .serializers import (EvalRunSerializer, MakePairsSerializer, ModelSpecSerializer, PairsBuiltSerializer,
@@ -85,7 +85,7 @@ class EvalRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         form = StartSelfChatSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         data = dict(form.validated_data)
-        run = selfchat.start_selfchat(model=data.pop("model"), seeds_benchmark=data.pop("seeds"),
+        run = selfchat_runs.start_selfchat(model=data.pop("model"), seeds_benchmark=data.pop("seeds"),
                                       similarity=data.pop("loop_similarity"), threshold=data.pop("loop_threshold"),
                                       **data, user=request.user)
         return Response(EvalRunSerializer(run).data, status=status.HTTP_201_CREATED)

@@ -27,8 +27,8 @@ from .actions import RunError
 from .models import EvalRun, Mode, RunState
 from .permissions import can_evaluate_models
 from .scorers.loops import cut_at_loop
-from .selfchat import SEED_UTTERANCES
-from .selfchat import TASK_SLUG as SELFCHAT_TASK
+from .selfchat_runs import SEED_UTTERANCES
+from .selfchat_runs import TASK_SLUG as SELFCHAT_TASK
 
 TASK_SLUG = "arena"
 HUMAN = "human"  # the system name of real dialogues

@@ -2,10 +2,10 @@ from rest_framework import serializers
 
 from benchmarks.models import Benchmark
 
-from . import prompting, selfchat, studies
+from . import prompting, selfchat_runs, studies
 from .models import ChunkState, Dtype, EvalRun, Mode, ModelSpec, PositionPolicy, Prediction, RunChunk, RunEvent
 from .scorers import loops
-from .scorers import selfchat as scorers_selfchat
+from .scorers import selfchat_generation
 
 
 class ModelSpecSerializer(serializers.ModelSerializer):
@@ -131,7 +131,7 @@ class PredictionSerializer(serializers.ModelSerializer):
 
 
 class StartSelfChatSerializer(serializers.Serializer):
-    """What `selfchat.start_selfchat` takes, by name and slug; a setting left out is ours, or the preset's."""
+    """What `selfchat_runs.start_selfchat` takes, by name and slug; a setting left out is ours, or the preset's."""
 
     model = serializers.SlugRelatedField(slug_field="name", queryset=ModelSpec.objects.all())
     seeds = serializers.SlugRelatedField(slug_field="slug", queryset=Benchmark.objects.all(),
@@ -139,13 +139,13 @@ class StartSelfChatSerializer(serializers.Serializer):
                                                    "are the seeds")
     limit = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None,
                                      help_text="The first N seeds only; all when absent")
-    preset = serializers.ChoiceField(["", *selfchat.PRESETS], required=False, default="",
+    preset = serializers.ChoiceField(["", *selfchat_runs.PRESETS], required=False, default="",
                                      help_text="A study's self-chat settings (botchat), or ours")
     utterances = serializers.IntegerField(min_value=3, required=False, allow_null=True, default=None,
                                           help_text="Utterances per dialogue, the seed's two included")
     max_new_tokens = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
-    decoding = serializers.ChoiceField(scorers_selfchat.DECODINGS, required=False, allow_null=True, default=None)
-    reply_cut = serializers.ChoiceField(scorers_selfchat.REPLY_CUTS, required=False, allow_null=True, default=None)
+    decoding = serializers.ChoiceField(selfchat_generation.DECODINGS, required=False, allow_null=True, default=None)
+    reply_cut = serializers.ChoiceField(selfchat_generation.REPLY_CUTS, required=False, allow_null=True, default=None)
     system_prompt = serializers.CharField(required=False, allow_null=True, default=None, trim_whitespace=False)
     loop_similarity = serializers.ChoiceField(sorted(loops.SIMILARITIES), default=loops.DEFAULT_SIMILARITY)
     loop_threshold = serializers.FloatField(min_value=0, max_value=1, default=loops.DEFAULT_THRESHOLD)

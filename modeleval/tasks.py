@@ -1,5 +1,5 @@
 """Celery tasks on the `gpu` queue (the `cpu` queue for models behind an API). Thin: the work and its
-bookkeeping are in `modeleval.runner` (chunks) and `modeleval.selfchat` (self-chat runs).
+bookkeeping are in `modeleval.runner` (chunks) and `modeleval.selfchat_runs` (self-chat runs).
 
 Nothing here imports torch: the worker's parent process only routes messages, and each pool
 process loads the model on its first chunk (`inference.load`) and keeps it.
@@ -7,7 +7,7 @@ process loads the model on its first chunk (`inference.load`) and keeps it.
 from celery import shared_task
 from django.db import DatabaseError
 
-from . import runner, selfchat
+from . import runner, selfchat_runs
 
 DATABASE_RETRY_S = 30
 DATABASE_MAX_RETRIES = 20
@@ -29,10 +29,10 @@ def score_chunk(self, chunk_id: int) -> str:
 
 
 # A self-chat run is one message: its generation is repeated from the start when the message comes again (its
-# worker died), up to the run's max_attempts, counted in the database (selfchat._claim).
+# worker died), up to the run's max_attempts, counted in the database (selfchat_runs._claim).
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
 def generate_selfchat(self, run_id: int) -> str:
     try:
-        return selfchat.generate(run_id, worker=self.request.hostname or "")
+        return selfchat_runs.generate(run_id, worker=self.request.hostname or "")
     except DatabaseError as error:
         raise self.retry(countdown=DATABASE_RETRY_S, exc=error, max_retries=DATABASE_MAX_RETRIES) from None

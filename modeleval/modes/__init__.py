@@ -12,7 +12,7 @@
 
 This package is torch-free: the web process validates runs with it, and only `modeleval.inference`,
 which the worker imports on its first chunk, loads a model. Self-chat and training runs write
-rather than score; they have modules of their own (`modeleval.selfchat`, `modeleval.training`) and are
+rather than score; they have modules of their own (`modeleval.selfchat_runs`, `modeleval.training`) and are
 refused here with the way to start them.
 """
 from __future__ import annotations
@@ -28,7 +28,8 @@ from .base import COMMON_DEFAULTS
 FAMILIES = (multiple_choice, rating, pairwise, single_judge, classify)
 _BY_MODE = {mode: family for family in FAMILIES for mode in family.MODES}
 
-SELFCHAT_REFUSAL = "a self-chat run writes items rather than scoring them: use run_selfchat (manage.py selfchat)"
+SELFCHAT_REFUSAL = ("a self-chat run writes items rather than scoring them: start one with Start a self-chat run "
+                    "on the runs page (or manage.py selfchat)")
 CLASSIFY_REFUSAL = ("classify mode scores with a classifier trained here; its training run starts it on the test "
                     "split (Train a classifier)")
 TRAIN_REFUSAL = "a training run trains a classifier rather than scoring: use Train a classifier (manage.py train)"

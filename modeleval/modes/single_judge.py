@@ -18,7 +18,7 @@ MODES = (Mode.SINGLE_JUDGE,)
 ORDERS_OPTIONS = False
 API_NEEDS = {Mode.SINGLE_JUDGE: "chat"}
 INDEX_QUESTION = "first_ai_turn"  # the single-dialogue form's question naming the first machine utterance
-SEED_UTTERANCES = 2  # a self-chat's seed, human-written: never asked about (modeleval.selfchat's)
+SEED_UTTERANCES = 2  # a self-chat's seed, human-written: never asked about (modeleval.selfchat_runs')
 
 TEMPLATES = {
     (Mode.SINGLE_JUDGE, "en", ""): ("single-ai-judge-en/1", prompts.SINGLE_AI_JUDGE),

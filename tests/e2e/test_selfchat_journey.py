@@ -8,7 +8,7 @@ import pytest
 
 from benchmarks.actions import import_items
 from benchmarks.models import Benchmark, Item
-from modeleval import selfchat
+from modeleval import selfchat_runs as selfchat
 from modeleval.actions import register_packaged_model
 from modeleval.models import EvalRun
 from tests.modeleval.conftest import require_model

@@ -15,10 +15,10 @@ from metrics import cohen_kappa, length_stats, pass_at_n
 from modeleval import arena, runner, inference
 from modeleval.actions import RunError, start_run
 from modeleval.models import Mode, ModelSpec, ParseStatus, Prediction
-from modeleval.scorers import pairwise, selfchat
+from modeleval.scorers import pairwise, selfchat_generation as selfchat
 from modeleval.scorers.loops import loop_match
 from modeleval.scorers.prompts import template_hash
-from modeleval.selfchat import _record, run_selfchat
+from modeleval.selfchat_runs import _record, run_selfchat
 from reports.contract import ReportOptions
 from reports.forms import PAIRWISE_OUTCOMES
 from reports.render import render
@@ -118,7 +118,7 @@ def test_pairs_showing_the_same_conversation_twice_are_left_out(two_runs):
 def test_botchat_arena_pairs_only_the_seeds_whose_real_dialogue_has_4_utterances(db, two_runs, mutual_path):
     """BotChat's arena and ground-truth comparison use the MuTual-Test seeds with at least 4 chats: 222 of 547
     (open-compass/BotChat README.md line 182). Self-chat runs record each seed's real length."""
-    from modeleval.selfchat import read_seeds
+    from modeleval.selfchat_runs import read_seeds
 
     seeds = read_seeds(mutual_path)
     assert len(seeds) == 547

@@ -12,8 +12,8 @@ from django.core.management import call_command
 from modeleval import inference, studies
 from modeleval.actions import RunError
 from modeleval.models import EvalRun, Mode
-from modeleval.scorers import botchat, generation, selfchat
-from modeleval.selfchat import resolve_settings
+from modeleval.scorers import botchat, generation, selfchat_generation as selfchat
+from modeleval.selfchat_runs import resolve_settings
 
 # sha256 and length of README.md's generation system prompt literal (lines 76-83) as Python evaluates it.
 SYSTEM_SHA256, SYSTEM_CHARS = "8c955a6cd7810842caea8c71867353b179d1407e4f7f0a13544a750342b89fc1", 685
@@ -110,7 +110,7 @@ def test_the_report_gives_token_lengths_with_the_tokenizer_that_counted(db):
     from modeleval import arena
     from modeleval.models import ModelSpec
     from modeleval.scorers.prompts import template_hash
-    from modeleval.selfchat import _record
+    from modeleval.selfchat_runs import _record
     from reports.contract import ReportOptions
     from reports.service import make_report
     from tests.selfchat.test_arena import SEED_PAIRS

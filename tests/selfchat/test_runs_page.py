@@ -10,11 +10,12 @@ from django.test import Client
 
 from benchmarks.actions import import_items
 from benchmarks.models import Benchmark, Item
-from modeleval import scoring, selfchat, tasks
+from modeleval import inference, tasks
+from modeleval import selfchat_runs as selfchat
 from modeleval.actions import RunError
 from modeleval.models import EvalRun, Mode, ModelSpec, Prediction, RunState
 from modeleval.scorers import generation
-from modeleval.scorers import selfchat as chat_steps
+from modeleval.scorers import selfchat_generation as chat_steps
 from tests.modeleval.conftest import annotator, client_for, researcher  # noqa: F401 (fixtures)
 
 from .test_arena import fake_run
@@ -61,7 +62,7 @@ def fake_generation(monkeypatch):
             on_step(step)
         return chats
 
-    monkeypatch.setattr(scoring, "load", load)
+    monkeypatch.setattr(inference, "load", load)
     monkeypatch.setattr(chat_steps, "self_chat", self_chat)
     return calls
 

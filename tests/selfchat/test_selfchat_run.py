@@ -9,9 +9,9 @@ from benchmarks.models import Benchmark, Item
 from modeleval import inference
 from modeleval.actions import RunError, start_run
 from modeleval.models import EvalRun, Mode
-from modeleval.scorers import selfchat
+from modeleval.scorers import selfchat_generation as selfchat
 from modeleval.scorers.prompts import template_hash
-from modeleval.selfchat import run_selfchat
+from modeleval.selfchat_runs import run_selfchat
 
 # N=8, not the protocol's 16: every step re-reads the whole prompt, and 20 seeds x 14 steps took
 # over 10 minutes on a shared 2-core CPU (about 45 s a step at 20 x 200 prompt tokens).

@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 from modeleval import actions
 from modeleval.management.commands.score import setting
 from modeleval.scorers import loops
-from modeleval.selfchat import DEFAULTS, run_selfchat
+from modeleval.selfchat_runs import DEFAULTS, run_selfchat
 
 # Settings `--set` may give (the others have options of their own).
 SETTABLE = ("preset", "decoding", "reply_cut", "seed")

@@ -44,18 +44,18 @@ from .lifecycle import fail_run, record
 from .models import (ACTIVE_RUN_STATES, EvalRun, Mode, ModelSpec, ParseStatus, Prediction, RunEventKind,
                      RunState)
 from .permissions import can_evaluate_models
-from .scorers import botchat, loops, selfchat
+from .scorers import botchat, loops, selfchat_generation
 from .scorers.prompts import template_hash
 from .training import SYNC_WORKER
 
 SEED_UTTERANCES = 2  # BotChat: the first two utterances of a real dialogue
 TASK_SLUG = "selfchat"
 # System prompt text -> its version (change the text, change the version); any other text is "custom".
-PROMPT_VERSIONS = {selfchat.DEFAULT_SYSTEM_PROMPT: "selfchat-system-en/1",
+PROMPT_VERSIONS = {selfchat_generation.DEFAULT_SYSTEM_PROMPT: "selfchat-system-en/1",
                    botchat.SELFCHAT_SYSTEM_PROMPT: "botchat-selfchat-system-en/1"}
-DEFAULTS = {"utterances": selfchat.DEFAULT_UTTERANCES, "system_prompt": selfchat.DEFAULT_SYSTEM_PROMPT,
-            "max_new_tokens": selfchat.DEFAULT_MAX_NEW_TOKENS, "decoding": selfchat.DEFAULT_DECODING,
-            "reply_cut": selfchat.DEFAULT_REPLY_CUT}
+DEFAULTS = {"utterances": selfchat_generation.DEFAULT_UTTERANCES, "system_prompt": selfchat_generation.DEFAULT_SYSTEM_PROMPT,
+            "max_new_tokens": selfchat_generation.DEFAULT_MAX_NEW_TOKENS, "decoding": selfchat_generation.DEFAULT_DECODING,
+            "reply_cut": selfchat_generation.DEFAULT_REPLY_CUT}
 PRESETS = {botchat.PRESET: botchat.SELFCHAT_SETTINGS}
 
 
@@ -84,9 +84,9 @@ def resolve_settings(*, preset="", utterances=None, system_prompt=None, max_new_
     if chosen["utterances"] <= SEED_UTTERANCES or chosen["max_new_tokens"] < 1 or batch_size < 1:
         raise RunError("bad_settings", f"utterances must exceed the {SEED_UTTERANCES} of the seed; "
                                        "max_new_tokens and batch_size must be positive")
-    if chosen["decoding"] not in selfchat.DECODINGS or chosen["reply_cut"] not in selfchat.REPLY_CUTS:
-        raise RunError("bad_settings", f"decoding must be one of {selfchat.DECODINGS} and reply_cut one of "
-                                       f"{selfchat.REPLY_CUTS}")
+    if chosen["decoding"] not in selfchat_generation.DECODINGS or chosen["reply_cut"] not in selfchat_generation.REPLY_CUTS:
+        raise RunError("bad_settings", f"decoding must be one of {selfchat_generation.DECODINGS} and reply_cut one of "
+                                       f"{selfchat_generation.REPLY_CUTS}")
     if similarity not in loops.SIMILARITIES or not 0 < threshold <= 1:
         raise RunError("bad_settings", f"loop similarity must be one of {sorted(loops.SIMILARITIES)} "
                                        "and its threshold in (0, 1]")
@@ -262,7 +262,7 @@ def _generate_and_write(run) -> bool:
             raise _Stopped
 
     clock = time.perf_counter()
-    chats = selfchat.self_chat(
+    chats = selfchat_generation.self_chat(
         loaded.model, loaded.tokenizer, [seed[1] for seed in seeds], utterances=settings["utterances"],
         system=settings["system_prompt"], max_new_tokens=settings["max_new_tokens"],
         max_length=settings["max_length"], chat_template=model.chat_template or None, use_chat=settings["use_chat"],
@@ -270,7 +270,7 @@ def _generate_and_write(run) -> bool:
         sampling_seed=settings["seed"], on_step=step_done)
     loop_starts = [loops.loop_start(chat.utterances, similarity=settings["loop_similarity"],
                                     threshold=settings["loop_threshold"], first=chat.seed_length) for chat in chats]
-    tokens = [selfchat.token_counts(loaded.tokenizer, chat.utterances) for chat in chats]
+    tokens = [selfchat_generation.token_counts(loaded.tokenizer, chat.utterances) for chat in chats]
     return _finish(run.pk, settings, seeds, chats, loop_starts, tokens, round(time.perf_counter() - clock, 1))
 
 
