@@ -21,6 +21,7 @@ from modeleval import arena, selfchat_runs, studies, training
 from modeleval.models import Backend, Mode, ModelSpec
 from modeleval.scorers import botchat, loops
 from modeleval.scorers import selfchat_generation as selfchat_settings
+from modeleval.scorers.decoding import DECODINGS
 from modeleval.permissions import can_evaluate_models
 from reports.access import check_report_access, readable_report_campaigns, status_of, stored_report_for
 from reports.api import ReportQuery
@@ -133,7 +134,7 @@ def runs(request):
         # Self-chat and arena pairs (modeleval.selfchat_runs, modeleval.arena), for the same people.
         "seed_benchmarks": selfchat_runs.seed_benchmarks(), "selfchat": selfchat_runs.DEFAULTS,
         "botchat": botchat.SELFCHAT_SETTINGS, "selfchat_presets": studies.presets_for(Mode.SELFCHAT),
-        "decodings": selfchat_settings.DECODINGS, "reply_cuts": selfchat_settings.REPLY_CUTS,
+        "decodings": DECODINGS, "reply_cuts": selfchat_settings.REPLY_CUTS,
         "similarities": sorted(loops.SIMILARITIES), "loop_similarity": loops.DEFAULT_SIMILARITY,
         "loop_threshold": loops.DEFAULT_THRESHOLD, "botchat_min_utterances": arena.BOTCHAT_ARENA_MIN_UTTERANCES,
         "can_create_campaigns": can_create_campaigns(request.user)})

@@ -86,8 +86,8 @@ class EvalRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         form.is_valid(raise_exception=True)
         data = dict(form.validated_data)
         run = selfchat_runs.start_selfchat(model=data.pop("model"), seeds_benchmark=data.pop("seeds"),
-                                      similarity=data.pop("loop_similarity"), threshold=data.pop("loop_threshold"),
-                                      **data, user=request.user)
+                                           similarity=data.pop("loop_similarity"),
+                                           threshold=data.pop("loop_threshold"), **data, user=request.user)
         return Response(EvalRunSerializer(run).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=MakePairsSerializer, responses={201: PairsBuiltSerializer}, description=(

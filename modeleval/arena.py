@@ -23,7 +23,7 @@ from benchmarks.importers import ItemRecord, TaskSpec, mutual
 from benchmarks.models import Benchmark, Item
 
 from .modes.pairwise import SECOND
-from .actions import RunError
+from .errors import RunError
 from .models import EvalRun, Mode, RunState
 from .permissions import can_evaluate_models
 from .scorers.loops import cut_at_loop

@@ -45,6 +45,7 @@ from .models import (ACTIVE_RUN_STATES, EvalRun, Mode, ModelSpec, ParseStatus, P
                      RunState)
 from .permissions import can_evaluate_models
 from .scorers import botchat, loops, selfchat_generation
+from .scorers.decoding import DECODINGS
 from .scorers.prompts import template_hash
 from .training import SYNC_WORKER
 
@@ -84,8 +85,8 @@ def resolve_settings(*, preset="", utterances=None, system_prompt=None, max_new_
     if chosen["utterances"] <= SEED_UTTERANCES or chosen["max_new_tokens"] < 1 or batch_size < 1:
         raise RunError("bad_settings", f"utterances must exceed the {SEED_UTTERANCES} of the seed; "
                                        "max_new_tokens and batch_size must be positive")
-    if chosen["decoding"] not in selfchat_generation.DECODINGS or chosen["reply_cut"] not in selfchat_generation.REPLY_CUTS:
-        raise RunError("bad_settings", f"decoding must be one of {selfchat_generation.DECODINGS} and reply_cut one of "
+    if chosen["decoding"] not in DECODINGS or chosen["reply_cut"] not in selfchat_generation.REPLY_CUTS:
+        raise RunError("bad_settings", f"decoding must be one of {DECODINGS} and reply_cut one of "
                                        f"{selfchat_generation.REPLY_CUTS}")
     if similarity not in loops.SIMILARITIES or not 0 < threshold <= 1:
         raise RunError("bad_settings", f"loop similarity must be one of {sorted(loops.SIMILARITIES)} "

@@ -4,8 +4,8 @@ from benchmarks.models import Benchmark
 
 from . import prompting, selfchat_runs, studies
 from .models import ChunkState, Dtype, EvalRun, Mode, ModelSpec, PositionPolicy, Prediction, RunChunk, RunEvent
-from .scorers import loops
-from .scorers import selfchat_generation
+from .scorers import loops, selfchat_generation
+from .scorers.decoding import DECODINGS
 
 
 class ModelSpecSerializer(serializers.ModelSerializer):
@@ -144,7 +144,7 @@ class StartSelfChatSerializer(serializers.Serializer):
     utterances = serializers.IntegerField(min_value=3, required=False, allow_null=True, default=None,
                                           help_text="Utterances per dialogue, the seed's two included")
     max_new_tokens = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
-    decoding = serializers.ChoiceField(selfchat_generation.DECODINGS, required=False, allow_null=True, default=None)
+    decoding = serializers.ChoiceField(DECODINGS, required=False, allow_null=True, default=None)
     reply_cut = serializers.ChoiceField(selfchat_generation.REPLY_CUTS, required=False, allow_null=True, default=None)
     system_prompt = serializers.CharField(required=False, allow_null=True, default=None, trim_whitespace=False)
     loop_similarity = serializers.ChoiceField(sorted(loops.SIMILARITIES), default=loops.DEFAULT_SIMILARITY)

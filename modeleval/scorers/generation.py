@@ -7,9 +7,7 @@ from typing import Sequence
 import torch
 
 from ._batch import model_device, pad_batch, pad_token_id
-
-
-DECODINGS = ("greedy", "model_default")
+from .decoding import DECODINGS
 
 
 def chat_prompt(tokenizer, user: str, system: str | None = None) -> str:

@@ -27,7 +27,6 @@ DEFAULT_SYSTEM_PROMPT = (
 DEFAULT_UTTERANCES = 16
 DEFAULT_MAX_NEW_TOKENS = 24
 DEFAULT_DECODING = "greedy"
-DECODINGS = ("greedy", "model_default")  # scorers.generation.DECODINGS, held equal by tests/selfchat
 # first_line: the reply up to its first newline; none: the whole reply, stripped (BotChat's gpt.py line 70).
 REPLY_CUTS = ("first_line", "none")
 DEFAULT_REPLY_CUT = "first_line"
