@@ -174,14 +174,19 @@ def load_model(
     else:
         sha, folder = folder_sha256(path), path
     converted = model is not None
+    onednn = device == "cpu" and dtype == "float32" and _onednn().available()
     if converted:
         model = model.to(torch_dtype)
     else:
-        model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch_dtype)
+        # Weights that go to oneDNN are read into memory rather than mapped from the file: the mapping's pages
+        # would stay resident (about the model's size) beside the packed copies.
+        model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch_dtype, disable_mmap=onednn)
         tokenizer = AutoTokenizer.from_pretrained(folder)
 
     if device != "cpu":
         model = model.to(device)
+    elif onednn:
+        _onednn().use_onednn_linears(model)
     model.eval()
     info = ModelInfo(
         source=str(path),
@@ -194,6 +199,12 @@ def load_model(
         converted=converted,
     )
     return LoadedModel(model, tokenizer, info)
+
+
+def _onednn():
+    from . import onednn  # imports torch: only when a model is loaded
+
+    return onednn
 
 
 _loaded: dict[tuple, LoadedModel] = {}
