@@ -153,6 +153,9 @@ REPORT_RATE = os.environ.get("HB_REPORT_RATE", "30/min")
 # Reports are computed by a `cpu` worker (reports.store); 1 computes them inside the request instead, for
 # a deployment without workers.
 REPORTS_COMPUTE_IN_REQUEST = env_bool("HB_REPORTS_IN_REQUEST")
+# A process that computes reports keeps the items and predictions of the last benchmark it read (PostgreSQL
+# only, reports.kept_rows): a recompute after a label changed reads only what changed. 0 keeps nothing.
+REPORTS_KEEP_ROWS = env_bool("HB_REPORTS_KEEP_ROWS", True)
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -9,8 +9,9 @@ COPY into a database of its own, created and dropped here. The report side is th
 COPY side is `COPY (SELECT ...) TO STDOUT` of the very SELECTs the report runs for its row-heavy
 tables (items, gold labels, annotations, predictions), read to the end. Sides alternate; the best
 run of each is compared. Then the stored report (reports.store): its first computation, its serving
-through GET /api/v1/reports/, and its recomputation after one label changes and after a write that
-changes nothing. Prints one JSON line, with the machine's load average.
+through GET /api/v1/reports/, and its recomputation after one label changes (the items and predictions kept
+from the computation before, reports.kept_rows), after a write that changes nothing, and after one prediction
+changes (every row read again). Prints one JSON line, with the machine's load average.
 """
 import argparse
 import hashlib
@@ -217,7 +218,9 @@ def stored_side(slug, repeat):
         store.compute(stored.pk)
         return time.perf_counter() - started
 
+    from reports.kept_rows import kept_rows
     times["first_compute"] = compute()
+    times["kept_rows_mb"] = kept_rows.size_bytes() / 2**20
     serve = []
     for _ in range(repeat):
         seconds, answer = get()
@@ -230,6 +233,12 @@ def stored_side(slug, repeat):
         Annotation.objects.filter(pk=label.pk).update(value=value)  # the trigger marks the report stale
         StoredReport.objects.filter(pk=stored.pk).update(state="queued")
         times[name] = compute()
+    # A changed prediction: the kept items and predictions (reports.kept_rows) are read again.
+    from modeleval.models import Prediction
+    prediction = Prediction.objects.filter(run__benchmark__slug=slug).order_by("pk").first()
+    Prediction.objects.filter(pk=prediction.pk).update(answer="B" if prediction.answer != "B" else "C")
+    StoredReport.objects.filter(pk=stored.pk).update(state="queued")
+    times["after_prediction_change"] = compute()
     connection.close()
     return times
 
@@ -293,6 +302,9 @@ def main():
             "recompute_after_label_seconds": round(stored["after_label_change"], 2),
             "ratio_recompute_over_copy": round(stored["after_label_change"] / best_copy, 2),
             "recompute_same_inputs_seconds": round(stored["after_no_change"], 2),
+            "recompute_after_prediction_seconds": round(stored["after_prediction_change"], 2),
+            "kept_rows_rss_mb": round(stored["kept_rows_mb"]),
+            "ratio_recompute_prediction_over_copy": round(stored["after_prediction_change"] / best_copy, 2),
             "ratio_same_inputs_over_copy": round(stored["after_no_change"] / best_copy, 2),
             "load_average": [round(x, 2) for x in os.getloadavg()],
         }

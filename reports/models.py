@@ -63,3 +63,12 @@ class ReportText(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["stored", "format", "generation"], name="reporttext_once")]
+
+
+class RowsVersion(models.Model):
+    """How many times a benchmark's items or model predictions have changed: bumped by the database (triggers of
+    migration 0004, reports.triggers) in the transaction that changes them, so a report computation reads, in its
+    own snapshot, whether the rows it kept from an earlier computation are still the ones (reports.kept_rows).
+    No foreign key: a benchmark being deleted still bumps its count on the way out."""
+    benchmark_id = models.BigIntegerField(primary_key=True)
+    version = models.BigIntegerField(default=0)

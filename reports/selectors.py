@@ -404,11 +404,13 @@ def row_querysets(scope, tasks):
             "predictions": prediction_rows(scope, task_ids)}
 
 
-def report_data(scope) -> ReportData:
-    """Everything the report needs, in a fixed number of queries."""
+def report_data(scope, kept=None) -> ReportData:
+    """Everything the report needs, in a fixed number of queries; `kept` (reports.kept_rows.KeptRows), when given,
+    supplies the items and predictions it kept from an earlier computation where they have not changed."""
     tasks = task_rows(scope)
     task_ids = [t["id"] for t in tasks]
-    rows = read_columns(row_querysets(scope, tasks))
+    querysets = row_querysets(scope, tasks)
+    rows = kept.read(scope, task_ids, querysets) if kept is not None else read_columns(querysets)
     items = rows["items"]
     gold_version = scope.gold_version
     choice = scope.gold or GoldChoice(gold_version, "request" if gold_version else "source", "")

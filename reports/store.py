@@ -4,7 +4,9 @@ database until an input changes.
 A report is stored per scope (benchmark, campaign, the gold it cites and why) and options; the people
 cut (reports.access) is applied when it is served, so one stored report serves every reader of that
 scope. The database marks a stored report stale the moment a row it reads changes (triggers of
-migration 0002); a new code version makes it stale too. A stale report is still served, marked
+migration 0002); a new code version makes it stale too. The computing process keeps the items and predictions it
+read for the next computation of the same benchmark, re-read only when the database says they changed
+(reports.kept_rows). A stale report is still served, marked
 as such, while the new one is computed; a recompute whose inputs hash as before keeps the figures.
 """
 import hashlib
@@ -21,6 +23,7 @@ from benchmarks.models import canonical_json
 
 from .build import build_report, collector_paused
 from .contract import ReportOptions
+from .kept_rows import kept_rows
 from .limits import BUSY_RETRY_AFTER_S, ReportBusy
 from .models import ReportText, StoredReport
 from .provenance import code_version
@@ -147,7 +150,7 @@ def compute(stored_id):
                     connection.cursor().execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
                 scope = resolve_scope(stored.benchmark.slug, stored.query.get("campaign"),
                                       stored.query.get("gold_version"))
-                data = report_data(scope)
+                data = report_data(scope, kept=kept_rows)
             inputs = input_hashes(data)
             same_figures = inputs == stored.inputs and stored.report is not None
             if same_figures:

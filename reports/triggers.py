@@ -1,5 +1,7 @@
 """Database triggers that mark stored reports stale the moment a row they read changes, whichever code
-writes it (actions, importers' COPY, the admin): every table a report reads, mapped to its benchmark.
+writes it (actions, importers' COPY, the admin): every table a report reads, mapped to its benchmark. On
+PostgreSQL the tables of a benchmark's items and predictions also count their changes (RowsVersion, migration
+0004), for the rows a report computation keeps (reports.kept_rows).
 
 PostgreSQL: one statement-level trigger per table and event over the changed rows, created by migration
 0002. SQLite: row-level triggers, installed after every `migrate` and removed before it (reports.apps):
@@ -24,32 +26,62 @@ PATHS = {
        for table in ("annotation_campaignsettings", "annotation_batch", "annotation_batchitem",
                      "annotation_annotation", "annotation_qcreview")},
 }
+# The tables a benchmark's items and model predictions are read from (reports.kept_rows): a change to any of them
+# bumps the benchmark's RowsVersion (PostgreSQL only; SQLite keeps no rows between computations).
+ROWS_TABLES = ("benchmarks_task", "benchmarks_item", "modeleval_evalrun", "modeleval_evalrun_tasks",
+               "modeleval_prediction")
+BUMP = ("INSERT INTO reports_rowsversion (benchmark_id, version) SELECT DISTINCT b, 1 FROM ({benchmarks}) AS changed(b) "
+        "WHERE b IS NOT NULL ON CONFLICT (benchmark_id) DO UPDATE SET version = reports_rowsversion.version + 1")
 MARK = "UPDATE reports_storedreport SET stale_since = {now} WHERE stale_since IS NULL AND benchmark_id IN ({benchmarks})"
 EVENTS = {"insert": "NEW", "update": "NEW", "delete": "OLD"}
 # The migration that brings the triggers: before it is applied, SQLite gets none.
 MIGRATION = ("reports", "0002_stale_triggers")
 
 
-def postgresql():
-    yield f"""CREATE FUNCTION reports_mark_stale() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  EXECUTE format('{MARK.format(now="now()", benchmarks="%s").replace("'", "''")}', TG_ARGV[0]);
-  RETURN NULL;
-END $$"""
-    for table, (column, path) in PATHS.items():
+def _statement_triggers(name, function, tables):
+    """One statement-level trigger per table and event, calling `function` with the SQL that gives the changed
+    rows' benchmark ids."""
+    for table in tables:
+        column, path = PATHS[table]
         for event, side in EVENTS.items():
             # A transition table holds the statement's changed rows; one per event (PostgreSQL's rule).
             ids = f"SELECT {column} FROM changed_rows"
-            yield (f"CREATE TRIGGER reports_stale_{event} AFTER {event.upper()} ON {table} "
+            yield (f"CREATE TRIGGER {name}_{event} AFTER {event.upper()} ON {table} "
                    f"REFERENCING {side} TABLE AS changed_rows FOR EACH STATEMENT "
-                   f"EXECUTE FUNCTION reports_mark_stale($${path.format(ids=ids)}$$)")
+                   f"EXECUTE FUNCTION {function}($${path.format(ids=ids)}$$)")
+
+
+def _function(function, statement):
+    return f"""CREATE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE format('{statement}', TG_ARGV[0]);
+  RETURN NULL;
+END $$"""
+
+
+def _drop(name, function, tables):
+    for table in tables:
+        for event in EVENTS:
+            yield f"DROP TRIGGER {name}_{event} ON {table}"
+    yield f"DROP FUNCTION {function}()"
+
+
+def postgresql():
+    yield _function("reports_mark_stale", MARK.format(now="now()", benchmarks="%s").replace("'", "''"))
+    yield from _statement_triggers("reports_stale", "reports_mark_stale", PATHS)
 
 
 def postgresql_drop():
-    for table in PATHS:
-        for event in EVENTS:
-            yield f"DROP TRIGGER reports_stale_{event} ON {table}"
-    yield "DROP FUNCTION reports_mark_stale()"
+    yield from _drop("reports_stale", "reports_mark_stale", PATHS)
+
+
+def postgresql_rows_version():
+    yield _function("reports_bump_rows_version", BUMP.format(benchmarks="%s"))
+    yield from _statement_triggers("reports_rows", "reports_bump_rows_version", ROWS_TABLES)
+
+
+def postgresql_rows_version_drop():
+    yield from _drop("reports_rows", "reports_bump_rows_version", ROWS_TABLES)
 
 
 def sqlite():
