@@ -21,9 +21,13 @@ perf/labelstudio_target.py), same levels.
 
 Per level it prints one JSON line (with the load average of the machine before and after), then a markdown
 table of them all: cycles per second, p50/p99 of a cycle, peak RSS summed over the server's process tree,
-items with more labels than the overlap allows, and the number of 5xx answers.
+items with more labels than the overlap allows, the number of 5xx answers, and the CPU time per cycle of the
+web server, of the generator itself and of the rest of the machine (PostgreSQL, mostly): on a machine whose cores the three share, what each
+costs decides the saturated throughput. The simulated annotators speak plain http.client over keep-alive
+connections (requests' own work was 2.5 ms of CPU per cycle, taken from the server's cores).
 """
 import argparse
+import http.client
 import json
 import os
 import queue
@@ -33,6 +37,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 import uuid
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -49,6 +54,7 @@ if str(ROOT) not in sys.path:
 
 from perf._services import drop_database, recreate_database, stop_process_group  # noqa: E402
 
+_json_dumps = json.dumps
 ANSWERS = {"needs_verification": False, "score": 2}
 MC_ANSWERS = {"answer": "A"}
 
@@ -56,18 +62,51 @@ MC_ANSWERS = {"answer": "A"}
 # ---------------------------------------------------------------- the generator
 
 
+class Answer:
+    """What a simulated annotator reads of a response."""
+
+    def __init__(self, status_code, content):
+        self.status_code, self.content = status_code, content
+
+    @property
+    def text(self):
+        return self.content.decode("utf-8", "replace")
+
+    def json(self):
+        return json.loads(self.content)
+
+
 class HttpClient:
-    """One simulated annotator: a keep-alive session that counts every answer's status code."""
+    """One simulated annotator: a keep-alive HTTP/1.1 connection that counts every answer's status code.
+
+    Plain http.client rather than requests: the simulated browsers run on the machine they measure, and
+    requests' own work per call (about a core's worth at 32 users) would be taken from the server's two cores
+    (perf/RESULTS.md); both targets use this client."""
 
     def __init__(self, base, token, scheme="Token"):
-        self.base, self.codes = base, Counter()
-        self.http = requests.Session()
-        self.http.headers["Authorization"] = f"{scheme} {token}"
+        parts = urllib.parse.urlsplit(base)
+        self.host, self.port, self.prefix, self.codes = parts.hostname, parts.port, parts.path.rstrip("/"), Counter()
+        self.headers = {"Authorization": f"{scheme} {token}", "Accept": "application/json"}
+        self.connection = None
 
-    def call(self, method, path, **kwargs):
-        response = self.http.request(method, self.base + path, timeout=120, **kwargs)
-        self.codes[response.status_code] += 1
-        return response
+    def call(self, method, path, json=None):
+        body = None if json is None else _json_dumps(json).encode()
+        headers = self.headers if body is None else {**self.headers, "Content-Type": "application/json"}
+        for attempt in (1, 2):  # a keep-alive connection the server closed meanwhile is opened again once
+            if self.connection is None:
+                self.connection = http.client.HTTPConnection(self.host, self.port, timeout=120)
+            try:
+                self.connection.request(method, self.prefix + path, body=body, headers=headers)
+                response = self.connection.getresponse()
+                answer = Answer(response.status, response.read())
+                break
+            except (http.client.HTTPException, ConnectionError):
+                self.connection.close()
+                self.connection = None
+                if attempt == 2:
+                    raise
+        self.codes[answer.status_code] += 1
+        return answer
 
     # A target's client implements these two; next() returns a handle for submit(), or None when there is no work.
     def next(self):
@@ -89,6 +128,7 @@ class LoadResult:
     peak_rss_mb: float = 0.0
     offered: float = None  # open loop: arrivals per second
     dropped: int = 0
+    cpu_seconds: dict = field(default_factory=dict)  # CPU time spent during the level, per side (cpu_seconds())
 
     @property
     def server_errors(self):
@@ -104,7 +144,10 @@ class LoadResult:
                 "peak_rss_mb": round(self.peak_rss_mb, 1), "5xx": self.server_errors,
                 "codes": {str(k): v for k, v in sorted(self.codes.items())}, "failures": len(self.failures),
                 "stopped_by": self.stopped_by, "mode": "closed" if self.offered is None else "open",
-                "offered_per_s": self.offered, "dropped": self.dropped, **extra}
+                "offered_per_s": self.offered, "dropped": self.dropped,
+                "cpu_ms_per_cycle": {side: round(1000 * seconds / self.cycles, 2)
+                                     for side, seconds in self.cpu_seconds.items()} if self.cycles else {},
+                **extra}
 
 
 class RssSampler(threading.Thread):
@@ -412,11 +455,41 @@ def levels(args, k=None):
     return out
 
 
+def cpu_seconds(server_pid):
+    """CPU time used so far (user + system): by the web server's processes, by this process (the simulated
+    annotators; for the floor, its psycopg clients too) and by the whole machine, whose remainder is PostgreSQL's
+    and the rest's (counted machine-wide, as PostgreSQL's backends come and go with their connections)."""
+    def used(proc):
+        try:
+            times = proc.cpu_times()
+            return times.user + times.system
+        except psutil.NoSuchProcess:
+            return 0.0
+
+    server = 0.0
+    if server_pid:
+        try:
+            root = psutil.Process(server_pid)
+            server = sum(used(p) for p in [root, *root.children(recursive=True)])
+        except psutil.NoSuchProcess:
+            pass
+    machine = psutil.cpu_times()
+    busy = machine.user + machine.nice + machine.system + machine.irq + machine.softirq + machine.steal
+    return {"server": server, "generator": used(psutil.Process()), "machine": busy}
+
+
 def run_level(clients, users, rate, args, server_pid, items, k):
+    before = cpu_seconds(server_pid)
     if rate is None:
-        return drive(clients, think=args.think, max_seconds=args.max_seconds, max_cycles=int(items * k * 1.5),
-                     server_pid=server_pid)
-    return drive_open(clients, rate=rate, seconds=args.open_seconds, drain=args.drain, server_pid=server_pid)
+        result = drive(clients, think=args.think, max_seconds=args.max_seconds, max_cycles=int(items * k * 1.5),
+                       server_pid=server_pid)
+    else:
+        result = drive_open(clients, rate=rate, seconds=args.open_seconds, drain=args.drain, server_pid=server_pid)
+    after = cpu_seconds(server_pid)
+    used = {side: after[side] - before[side] for side in after}
+    result.cpu_seconds = {"server": used["server"], "generator": used["generator"],
+                          "postgres_and_rest": used["machine"] - used["server"] - used["generator"]}
+    return result
 
 
 def run_humanbaseline(args):
@@ -482,15 +555,17 @@ def run_humanbaseline(args):
 
 def table(rows):
     head = ("| target | load | cycles | cycles/s | p50 ms | p99 ms | dropped | peak RSS MB | over-assigned | 5xx "
-            "| load avg before/after |")
+            "| CPU ms per cycle: server / PostgreSQL and the rest / generator | load avg before/after |")
     lines = [head, "|---" * (head.count("|") - 1) + "|"]
     for r in rows:
         if "error" in r:
             lines.append(f"| {r['target']} | failed: {r['error'][-300:]!r} |")
             continue
         load = f"{r['users']} users" if r["mode"] == "closed" else f"{r['offered_per_s']}/s offered"
+        cpu = r.get("cpu_ms_per_cycle") or {}
         lines.append(f"| {r['target']} | {load} | {r['cycles']} | {r['cycles_per_s']} | {r['p50_ms']} | "
                      f"{r['p99_ms']} | {r['dropped']} | {r['peak_rss_mb']} | {r.get('over_assigned')} | {r['5xx']} "
+                     f"| {cpu.get('server', '-')} / {cpu.get('postgres_and_rest', '-')} / {cpu.get('generator', '-')} "
                      f"| {r.get('load_before')} / {r.get('load_after')} |")
     return "\n".join(lines)
 
