@@ -178,9 +178,7 @@ def load_model(
     if converted:
         model = model.to(torch_dtype)
     else:
-        # Weights that go to oneDNN are read into memory rather than mapped from the file: the mapping's pages
-        # would stay resident (about the model's size) beside the packed copies.
-        model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch_dtype, disable_mmap=onednn)
+        model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch_dtype)
         tokenizer = AutoTokenizer.from_pretrained(folder)
 
     if device != "cpu":

@@ -39,8 +39,9 @@ def use_onednn_linears(model) -> int:
     """Swap the float32 linear layers of the model's body for OneDnnLinear; returns how many.
 
     The output projection stays as it is: it shares its weights with the embedding, and the scorers
-    apply it to a few rows only. The model's weights should be in memory of their own, not mapped from their file
-    (load_model reads them so): the mapped file's pages would stay resident beside the packed copies.
+    apply it to a few rows only. The weights left as they are get memory of their own: while any of them is a view
+    of the checkpoint file mapped into memory, the whole mapping (about the model's size) stays resident beside
+    the packed copies.
     """
     if not available():
         return 0
@@ -53,4 +54,7 @@ def use_onednn_linears(model) -> int:
             if type(child) is torch.nn.Linear and child.weight.dtype == torch.float32:
                 setattr(module, name, OneDnnLinear(child))
                 swapped += 1
+    with torch.no_grad():
+        for tensor in [*model.parameters(), *model.buffers()]:
+            tensor.data = tensor.data.clone()
     return swapped
