@@ -72,8 +72,13 @@ def test_audit_redraws_the_stored_sample(staff, people, diqad):
     out = StringIO()
     call_command("audit_qc_sample", str(review.pk), stdout=out)
     assert "matches" in out.getvalue() and str(stored) in out.getvalue()
-    # A tampered sample is reported as not matching, with a non-zero exit.
-    QCReview.objects.filter(pk=review.pk).update(sample_secret="tampered")
+    # A tampered sample is reported as not matching, with a non-zero exit. Three of eight items: about one secret
+    # in 56 draws the same sample, so the tampered secret is one that draws another.
+    for n in range(100):
+        review.sample_secret = f"tampered-{n}"
+        if redraw_qc_sample(review) != stored:
+            break
+    QCReview.objects.filter(pk=review.pk).update(sample_secret=review.sample_secret)
     with pytest.raises(SystemExit):
         call_command("audit_qc_sample", str(review.pk), stdout=StringIO(), stderr=StringIO())
 
