@@ -148,7 +148,7 @@ def worker_env(django_db_setup, django_db_blocker):
 def worker_environment():
     """The environment a worker needs to see this test session's database and broker."""
     db = connection.settings_dict
-    if db["ENGINE"] != "django.db.backends.postgresql" or not settings.CELERY_BROKER_URL.startswith("redis://"):
+    if connection.vendor != "postgresql" or not settings.CELERY_BROKER_URL.startswith("redis://"):
         print("skipping: worker tests need DATABASE_URL (PostgreSQL) and CELERY_BROKER_URL (Redis)")
         pytest.skip("worker tests need DATABASE_URL (PostgreSQL) and CELERY_BROKER_URL (Redis)")
     import redis

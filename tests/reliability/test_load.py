@@ -31,7 +31,7 @@ READ_SECONDS = 1  # the campaign's minimum reading time; the clients wait it out
 @pytest.fixture
 def web(tmp_path):
     db = connection.settings_dict
-    if db["ENGINE"] != "django.db.backends.postgresql":
+    if connection.vendor != "postgresql":
         pytest.skip("the load test needs PostgreSQL (DATABASE_URL)")
     auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
     url = f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
