@@ -19,7 +19,8 @@ class OneDnnLinear(torch.nn.Module):
         super().__init__()
         self.in_features, self.out_features = linear.in_features, linear.out_features
         self.packed_weight = torch.ops.mkldnn._reorder_linear_weight(linear.weight.detach(), None)
-        self.bias_values = None if linear.bias is None else linear.bias.detach()
+        # A copy of its own: a view of a bias mapped from the checkpoint file would keep the whole mapping resident.
+        self.bias_values = None if linear.bias is None else linear.bias.detach().clone()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.ops.mkldnn._linear_pointwise(x, self.packed_weight, self.bias_values, "none", [], "")
