@@ -63,6 +63,7 @@ def lease_view(assignment, now=None, progress=True):
         "id": assignment.pk,
         "status": assignment.status,
         "campaign": assignment.campaign_id,
+        "batch_id": batch_id,
         "round": assignment.round,
         "served_at": assignment.served_at,
         "expires_at": assignment.expires_at,

@@ -112,6 +112,7 @@ class LeaseSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     status = serializers.CharField()
     campaign = serializers.IntegerField()
+    batch_id = serializers.IntegerField(help_text="The batch the item is leased from (its progress's batch_id)")
     round = serializers.IntegerField()
     served_at = serializers.DateTimeField()
     expires_at = serializers.DateTimeField()
@@ -120,7 +121,7 @@ class LeaseSerializer(serializers.Serializer):
     task = serializers.JSONField(help_text="{id, slug, name, instructions}")
     form = serializers.JSONField(help_text="The task's answer form")
     guidelines = serializers.JSONField(help_text="{version, markdown}")
-    progress = WorkerProgressSerializer()
+    progress = WorkerProgressSerializer(required=False, help_text="Left out when asked with progress=0")
 
 
 class NextSerializer(serializers.Serializer):
@@ -177,7 +178,7 @@ class AnnotationSerializer(serializers.ModelSerializer):
 class SubmitResultSerializer(serializers.Serializer):
     annotation = AnnotationSerializer()
     replayed = serializers.BooleanField(help_text="True when this answers a retry of an earlier submission")
-    progress = WorkerProgressSerializer()
+    progress = WorkerProgressSerializer(required=False, help_text="Left out when asked with progress=0")
 
 
 class BatchSerializer(serializers.ModelSerializer):

@@ -14,8 +14,8 @@ dropped.
 HumanBaseline: gunicorn with deploy/gunicorn.conf.py (production settings, DB_CONN_MAX_AGE=60 as in
 deploy/env.example) on PostgreSQL, in a database this script creates and drops. Each level gets its own
 campaign with overlap --k, so one level never sees the previous level's leftovers. The API client asks
-without progress (?progress=0); --page adds the annotation page's cycle (with the labeller's progress in both
-answers). --floor adds the same statements sent straight from psycopg (perf/annotator_floor.py), level by
+without progress (?progress=0); --page adds the annotation page's cycle (the labeller's progress with each
+submission, and with a lease from another batch). --floor adds the same statements sent straight from psycopg (perf/annotator_floor.py), level by
 level beside HumanBaseline. Label Studio: its own venv under perf/.envs/labelstudio (see
 perf/labelstudio_target.py), same levels.
 
@@ -314,23 +314,38 @@ class HumanBaselineClient(HttpClient):
     def __init__(self, base, token, campaign_id, answers=ANSWERS, progress=False):
         super().__init__(base, token)
         self.campaign_id, self.answers = campaign_id, answers
-        # The page shows the labeller's progress after each item; an API client need not ask for it.
-        self.query = "" if progress else "?progress=0"
+        # The page shows the labeller's progress after each item (an API client need not ask for it): with the
+        # submission's answer, and with a lease only when it is the first or from another batch (then the lease
+        # is read again with it), as frontend/static/frontend/js/annotate.js does.
+        self.page, self.shown_batch = progress, None
 
     def next(self):
-        response = self.call("POST", f"/api/v1/campaigns/{self.campaign_id}/next/{self.query}")
+        query = "" if self.page and self.shown_batch is None else "?progress=0"
+        response = self.call("POST", f"/api/v1/campaigns/{self.campaign_id}/next/{query}")
         if response.status_code != 200:
             raise RuntimeError(f"next: {response.status_code} {response.text[:200]}")
-        body = response.json()
-        return None if body["status"] == "no_work" else body["assignment"]["id"]
+        lease = response.json()["assignment"]
+        if lease is None:
+            return None
+        if self.page and "progress" not in lease and lease["batch_id"] != self.shown_batch:
+            response = self.call("GET", f"/api/v1/assignments/{lease['id']}/")
+            if response.status_code != 200:
+                raise RuntimeError(f"lease: {response.status_code} {response.text[:200]}")
+            lease = response.json()
+        if "progress" in lease:
+            self.shown_batch = lease["progress"]["batch_id"]
+        return lease["id"]
 
     def submit(self, assignment_id):
         body = {"client_submission_id": str(uuid.uuid4()), "answers": self.answers}
+        query = "" if self.page else "?progress=0"
         for _ in range(2):
-            response = self.call("POST", f"/api/v1/assignments/{assignment_id}/submit/{self.query}", json=body)
+            response = self.call("POST", f"/api/v1/assignments/{assignment_id}/submit/{query}", json=body)
             if response.status_code == 409 and response.json().get("code") == "too_early":
                 time.sleep(response.json().get("seconds_left", 0.1))
                 continue
+            if self.page and response.status_code in (200, 201):
+                self.shown_batch = response.json()["progress"]["batch_id"]
             return response.status_code in (200, 201)
         return False
 

@@ -158,3 +158,32 @@ def test_guidelines_are_rendered_from_markdown_and_markup_is_not_run(page, setup
     assert box.locator("li").count() == 2 and box.locator("script").count() == 0
     assert "<script>window.pwned = 1</script>" in box.inner_text() and page.evaluate("window.pwned") is None
     shot(page, "annotate-guidelines", "Label", "#guidelines h1")
+
+
+def test_the_progress_is_asked_once_per_item_and_again_in_a_new_batch(page, setup):
+    # Three items in batches of two: the third item comes from batch 2, whose progress the page must read.
+    people, make = setup
+    campaign = make(auto_hand_in=True, batch_size=2)
+    calls = []
+    page.on("request", lambda request: calls.append(request.url.split("/api/v1/", 1)[-1])
+            if "/api/v1/" in request.url else None)
+    open_workspace(page, campaign)
+    expect(page.locator("#progress-text")).to_contain_text("Batch 1, round 1: 0 of 2 items done")
+    del calls[:]
+    label(page)
+    expect(page.locator("#progress-text")).to_contain_text("Batch 1, round 1: 1 of 2 items done · 1 labelled by you")
+    expect(page.locator("#left-for-you")).to_have_text("2 left for you")
+    # The submission answers with the progress; the next item comes without it, and nothing else is asked.
+    assert [c.split("/")[0] for c in calls] == ["assignments", "campaigns"], calls
+    assert calls[0].endswith("/submit/") and calls[1].endswith("/next/?progress=0"), calls
+    del calls[:]
+    label(page)
+    expect(page.locator("#notice")).to_contain_text("Batch 1 is complete and was handed in to QC")
+    expect(page.locator("#progress-text")).to_contain_text("Batch 2, round 1: 0 of 1 items done · 0 labelled by you")
+    expect(page.locator("#left-for-you")).to_have_text("1 left for you")
+    # The item from batch 2: its lease is read again, with batch 2's progress.
+    assert len(calls) == 3 and calls[2].startswith("assignments/") and "submit" not in calls[2], calls
+    label(page)
+    expect(page.locator("#done")).to_be_visible()
+    expect(page.locator("#done-text")).to_contain_text("Batch 2 is complete and was handed in to QC")
+    assert list(campaign.batches.order_by("number").values_list("state", flat=True)) == [BatchState.HANDED_IN] * 2

@@ -120,9 +120,17 @@ function noWork(detail) {
   $("done").focus();
 }
 
-async function next() {
-  const data = await api(`/api/v1/campaigns/${campaignId}/next/`, { method: "POST" });
-  if (data.assignment) show(data.assignment);
+// withProgress false: the page already shows the progress that the submission just answered with, and
+// leasing changes none of its counts (an item left for you counts the same free or leased to you), so the
+// next item comes without it; the progress is asked for only when the item is from another batch.
+async function next(withProgress = true) {
+  const query = withProgress ? "" : "?progress=0";
+  const data = await api(`/api/v1/campaigns/${campaignId}/next/${query}`, { method: "POST" });
+  let leased = data.assignment;
+  if (leased && !leased.progress && leased.batch_id !== lastProgress?.batch_id) {
+    leased = await api(`/api/v1/assignments/${leased.id}/`);
+  }
+  if (leased) show(leased);
   else noWork(data.detail);
 }
 
@@ -141,7 +149,7 @@ async function submit() {
         const result = await api(`/api/v1/assignments/${assignmentId}/submit/`, { method: "POST", body });
         sessionStorage.removeItem(idKey(assignmentId));
         showProgress(result.progress);
-        await next();
+        await next(false);
         say(notice, (result.replayed ? "Saved (your earlier attempt had arrived)." : "Saved.") + handedIn(result.progress),
           "ok");
         return;
