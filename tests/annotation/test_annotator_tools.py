@@ -209,3 +209,32 @@ def test_submitting_an_item_twice_says_it_was_already_submitted(staff, people, d
     assert client.post(url, {"client_submission_id": sid(), "answers": DIQAD_ANSWERS[2]}, format="json").status_code == 201
     again = client.post(url, {"client_submission_id": sid(), "answers": DIQAD_ANSWERS[1]}, format="json")
     assert again.status_code == 409 and again.json()["code"] == "already_submitted"
+
+
+def test_a_labellers_progress_counts_the_items_with_all_their_labels_of_this_round(staff, people, diqad):
+    from annotation.selectors import worker_progress
+
+    campaign = campaign_of(staff, people, diqad, overlap=2, qc_sample_size=2)
+    batch = campaign.batches.get()
+    both = actions.lease_next_item(campaign, annotator=people["ann1"]).assignment
+    submit_score(both, people["ann1"], 2)
+    submit_score(actions.lease_next_item(campaign, annotator=people["ann2"]).assignment, people["ann2"], 1)
+    # ann2's lease is the second slot of ann1's item; ann1's next is a new item, labelled by one person only.
+    submit_score(actions.lease_next_item(campaign, annotator=people["ann1"]).assignment, people["ann1"], 2)
+    ann1, ann2 = worker_progress(batch, people["ann1"]), worker_progress(batch, people["ann2"])
+    assert (ann1["total"], ann1["done"], ann1["left"], ann1["mine"], ann1["round"]) == (8, 1, 7, 2, 1)
+    assert (ann2["done"], ann2["mine"]) == (1, 1)
+    for user in ("ann1", "ann2"):
+        label_all(campaign, people[user])
+    assert (worker_progress(batch, people["ann1"])["done"], worker_progress(batch, people["ann1"])["mine"]) == (8, 8)
+    # The first item's labels differ (2 and 1): done counted it all the same, as the counts carry no outcomes.
+    actions.resolve_disagreement(Disagreement.objects.get(), actor=people["expert"], value=2)
+    actions.hand_in_batch(batch, actor=people["ann1"])
+    actions.start_review(batch, actor=people["qc"])
+    for entry in batch.reviews.get().sample.all():
+        actions.record_qc_label(batch, actor=people["qc"], batch_item_id=entry.batch_item_id, value=0)
+    actions.reject_batch(batch, actor=people["qc"], reason="reread rule 3")
+    # Round 2 starts from nothing: round 1's labels are kept but count no more.
+    submit_score(actions.lease_next_item(campaign, annotator=people["ann2"]).assignment, people["ann2"], 2)
+    again = worker_progress(batch, people["ann2"])
+    assert (again["round"], again["total"], again["done"], again["mine"]) == (2, 8, 0, 1)
