@@ -288,16 +288,16 @@ def _start_next_open_batch(campaign, actor):
 @cache
 def _free_batch_item_sql():
     return (f"SELECT {sql.columns(BatchItem, 'bi')}, (SELECT a.slot FROM annotation_assignment a "
-            f"WHERE a.batch_item_id = bi.id AND a.round = b.round AND a.status IN ({sql.marks(HOLDS_SLOT)}) "
+            f"WHERE a.batch_item_id = bi.id AND a.round = b.round AND a.status IN ({sql.literals(HOLDS_SLOT)}) "
             "ORDER BY 1 DESC LIMIT 1), "
             f"{sql.columns(Batch, 'b')}, {sql.columns(CampaignSettings, 's')}, {sql.columns(Item, 'i')}, "
             f"{sql.columns(Task, 't')} "
             "FROM annotation_batchitem bi INNER JOIN annotation_batch b ON bi.batch_id = b.id "
             "LEFT OUTER JOIN annotation_campaignsettings s ON b.settings_id = s.id "
             "INNER JOIN benchmarks_item i ON bi.item_id = i.id INNER JOIN benchmarks_task t ON i.task_id = t.id "
-            "WHERE b.state = %s AND bi.batch_id = %s AND bi.status = %s AND bi.taken < bi.needed "
-            "AND NOT EXISTS(SELECT 1 FROM annotation_assignment a WHERE a.annotator_id = %s "
-            f"AND a.batch_item_id = bi.id AND a.round = b.round AND a.status IN ({sql.marks(HOLDS_PERSON)}) LIMIT 1) "
+            f"WHERE b.state = %s AND bi.batch_id = %s AND bi.status = {sql.literals([ItemStatus.PENDING])} "
+            "AND bi.taken < bi.needed AND NOT EXISTS(SELECT 1 FROM annotation_assignment a WHERE a.annotator_id = %s "
+            f"AND a.batch_item_id = bi.id AND a.round = b.round AND a.status IN ({sql.literals(HOLDS_PERSON)}) LIMIT 1) "
             "ORDER BY bi.position LIMIT 1" + sql.lock("FOR UPDATE OF bi SKIP LOCKED"))
 
 
@@ -306,8 +306,7 @@ def _free_batch_item(batch_id, annotator):
     annotator has not had; items others hold locked are skipped, not waited for. The scan stays on the
     partial index of pending items, in position order. The item comes with its batch, settings and task
     (what a lease shows), and with the highest slot held this round (see _slot)."""
-    row = sql.fetch_one(_free_batch_item_sql(), sql.params(*HOLDS_SLOT, BatchState.ANNOTATING, batch_id,
-                                                       ItemStatus.PENDING, annotator.pk, *HOLDS_PERSON))
+    row = sql.fetch_one(_free_batch_item_sql(), sql.params(BatchState.ANNOTATING, batch_id, annotator.pk))
     if row is None:
         return None
     batch_item, at = sql.instance(BatchItem, row)

@@ -128,6 +128,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"]["ENGINE"] = "core.postgresql"
+    # core.sql's statements are prepared on a connection once it has run them this often; empty turns it off
+    # (a pooler in transaction mode older than PgBouncer 1.21 cannot keep prepared statements).
+    _prepare = os.environ.get("HB_DB_PREPARE_THRESHOLD", "5")
+    DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = int(_prepare) if _prepare else None
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -3,10 +3,16 @@
 Django checks a persistent connection at the start of each request with `SELECT 1` (CONN_HEALTH_CHECKS): one
 round trip per request, on the annotator cycle a tenth of the statements. A server that ends a connection (a
 restart, `pg_terminate_backend`, a crash) writes its goodbye or closes the socket, so an idle connection it has
-ended has bytes or EOF waiting to be read, and a live idle one has none. Only then is `SELECT 1` sent."""
+ended has bytes or EOF waiting to be read, and a live idle one has none. Only then is `SELECT 1` sent.
+
+It also gives core.sql's statements (the annotator cycle's) a cursor that binds their parameters on the server.
+Django's own cursor writes the parameters into the text, so PostgreSQL parses and plans every statement each
+time; bound on the server, a statement that a connection has run `prepare_threshold` times (settings.py) is
+prepared and from then on only executed."""
 import select
 
 from django.db.backends.postgresql.base import DatabaseWrapper as PostgresDatabaseWrapper
+from django.db.backends.postgresql.base import ServerBindingCursor
 
 
 def _socket_has_news(conn):
@@ -30,3 +36,23 @@ class DatabaseWrapper(PostgresDatabaseWrapper):
         if (self.connection.closed or _socket_has_news(self.connection)) and not self.is_usable():
             self.close()
         self.health_check_done = True
+
+    _bind_on_server = False
+
+    def bound_cursor(self):
+        """A cursor as connection.cursor() gives (Django's wrappers: errors, query logging), whose statements are
+        bound on the server. For statements written for it: ORM statements are not all valid that way."""
+        self._bind_on_server = True
+        try:
+            return self.cursor()
+        finally:
+            self._bind_on_server = False
+
+    def create_cursor(self, name=None):
+        if name or not self._bind_on_server:
+            return super().create_cursor(name)
+        factory, self.connection.cursor_factory = self.connection.cursor_factory, ServerBindingCursor
+        try:
+            return super().create_cursor(name)
+        finally:
+            self.connection.cursor_factory = factory
