@@ -15,9 +15,9 @@ HumanBaseline: gunicorn with deploy/gunicorn.conf.py (production settings, DB_CO
 deploy/env.example) on PostgreSQL, in a database this script creates and drops. Each level gets its own
 campaign with overlap --k, so one level never sees the previous level's leftovers. The API client asks
 without progress (?progress=0); --page adds the annotation page's cycle (the labeller's progress with each
-submission, and with a lease from another batch). --floor adds the same statements sent straight from psycopg (perf/annotator_floor.py), level by
-level beside HumanBaseline. Label Studio: its own venv under perf/.envs/labelstudio (see
-perf/labelstudio_target.py), same levels.
+submission, and with a lease from another batch). --floor adds the same statements sent straight from psycopg
+(perf/annotator_floor.py), level by level beside HumanBaseline. Label Studio: its own venv under
+perf/.envs/labelstudio (see perf/labelstudio_target.py), same levels.
 
 Per level it prints one JSON line (with the load average of the machine before and after), then a markdown
 table of them all: cycles per second, p50/p99 of a cycle, peak RSS summed over the server's process tree,
