@@ -16,8 +16,10 @@ deploy/env.example) on PostgreSQL, in a database this script creates and drops. 
 campaign with overlap --k, so one level never sees the previous level's leftovers. The API client asks
 without progress (?progress=0); --page adds the annotation page's cycle (the labeller's progress with each
 submission, and with a lease from another batch). --floor adds the same statements sent straight from psycopg
-(perf/annotator_floor.py), level by level beside HumanBaseline. Label Studio: its own venv under
-perf/.envs/labelstudio (see perf/labelstudio_target.py), same levels.
+(perf/annotator_floor.py), level by level beside HumanBaseline. --repeat R runs each of HumanBaseline's closed
+levels R times with the sides taking turns, and prints the floor's throughput over HumanBaseline's for each pair
+and their median: on a machine whose speed drifts by a fifth from one minute to the next, one pair's ratio says
+little. Label Studio: its own venv under perf/.envs/labelstudio (see perf/labelstudio_target.py), same levels.
 
 Per level it prints one JSON line (with the load average of the machine before and after), then a markdown
 table of them all: cycles per second, p50/p99 of a cycle, peak RSS summed over the server's process tree,
@@ -538,8 +540,12 @@ def run_humanbaseline(args):
         sides += [("psycopg-floor", None)] if args.floor else []
         for name, users, rate, items in levels(args):
             n = users or args.open_users
-            for target, progress in sides:
-                campaign, _ = make_load_campaign(f"load-{target}-{name}", items, args.k, people[:n], start=True)
+            # Closed levels run --repeat times with the sides taking turns, so that each pair's ratio compares
+            # two runs seconds apart on a machine whose speed drifts.
+            for turn, (target, progress) in enumerate(sides * (args.repeat if users else 1)):
+                round_no = turn // len(sides) + 1
+                campaign, _ = make_load_campaign(f"load-{target}-{name}-{round_no}", items, args.k, people[:n],
+                                                 start=True)
                 connections.close_all()
                 if progress is None:
                     clients = [FloorClient(args.database_url, t, campaign.pk, ANSWERS) for t in tokens[:n]]
@@ -552,7 +558,7 @@ def run_humanbaseline(args):
                     getattr(client, "close", lambda: None)()
                 over, twice, labels = label_counts(campaign)
                 row = result.summary(target=target, over_assigned=over, same_person_twice=twice, labels=labels,
-                                     items=items, load_before=before, load_after=load_average())
+                                     items=items, load_before=before, load_after=load_average(), round=round_no)
                 rows.append(row)
                 print(json.dumps(row), flush=True)
     finally:
@@ -572,16 +578,40 @@ def table(rows):
     head = ("| target | load | cycles | cycles/s | p50 ms | p99 ms | dropped | peak RSS MB | over-assigned | 5xx "
             "| CPU ms per cycle: server / PostgreSQL and the rest / generator | load avg before/after |")
     lines = [head, "|---" * (head.count("|") - 1) + "|"]
+    repeated = any(r.get("round", 1) > 1 for r in rows)
     for r in rows:
         if "error" in r:
             lines.append(f"| {r['target']} | failed: {r['error'][-300:]!r} |")
             continue
         load = f"{r['users']} users" if r["mode"] == "closed" else f"{r['offered_per_s']}/s offered"
+        load += f", round {r['round']}" if repeated and r["mode"] == "closed" and "round" in r else ""
         cpu = r.get("cpu_ms_per_cycle") or {}
         lines.append(f"| {r['target']} | {load} | {r['cycles']} | {r['cycles_per_s']} | {r['p50_ms']} | "
                      f"{r['p99_ms']} | {r['dropped']} | {r['peak_rss_mb']} | {r.get('over_assigned')} | {r['5xx']} "
                      f"| {cpu.get('server', '-')} / {cpu.get('postgres_and_rest', '-')} / {cpu.get('generator', '-')} "
                      f"| {r.get('load_before')} / {r.get('load_after')} |")
+    return "\n".join(lines)
+
+
+def floor_ratios(rows):
+    """Per closed level: the floor's cycles/s over HumanBaseline's API cycle's, round by round, and their median
+    (the figure to hold against the aim of 2x; one pair alone moves with the machine's speed)."""
+    by_level = {}
+    for r in rows:
+        if r.get("mode") == "closed" and r["target"] in ("humanbaseline", "psycopg-floor") and r.get("cycles_per_s"):
+            by_level.setdefault(r["users"], {}).setdefault(r.get("round", 1), {})[r["target"]] = r["cycles_per_s"]
+    out = []
+    for users, rounds in by_level.items():
+        ratios = [round(pair["psycopg-floor"] / pair["humanbaseline"], 2) for _, pair in sorted(rounds.items())
+                  if len(pair) == 2]
+        if ratios:
+            out.append({"users": users, "ratios": ratios, "median": round(statistics.median(ratios), 2)})
+    return out
+
+
+def ratio_table(ratios):
+    lines = ["| load | floor / HumanBaseline (API cycle), round by round | median |", "|---|---|---|"]
+    lines += [f"| {r['users']} users | {', '.join(f'{x}x' for x in r['ratios'])} | {r['median']}x |" for r in ratios]
     return "\n".join(lines)
 
 
@@ -599,6 +629,9 @@ def main(argv=None):
     parser.add_argument("--items", type=int, default=2000)
     parser.add_argument("--k", type=int, default=2, help="overlap (HumanBaseline; Label Studio runs with 1)")
     parser.add_argument("--think", type=float, default=0.0, help="seconds between next and submit")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="run each closed level this many times, the sides taking turns (with --floor: the "
+                             "median ratio)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--max-seconds", type=float, default=300.0, help="wall-clock cap per user count")
@@ -615,6 +648,10 @@ def main(argv=None):
         rows += run_labelstudio(args, client_base=HttpClient, levels=levels, run_level=run_level)
     print()
     print(table(rows))
+    ratios = floor_ratios(rows)
+    if ratios:
+        print()
+        print(ratio_table(ratios))
     return rows
 
 
