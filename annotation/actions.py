@@ -526,8 +526,16 @@ def _closed(assignment, annotator, client_submission_id):
     raise ActionError(Code.LEASE_CLOSED, f"This lease is {assignment.status}; ask for the next item.")
 
 
-def submit_annotation(assignment, *, annotator, answers, client_submission_id, now=None):
-    """Store one annotator's answers for a leased item.
+def _given_on(item_id, sent_for):
+    """A label is stored only on the item it was given on: `sent_for` (when the page names it) must be
+    `item_id`, the item the lease, answer or sample entry it was sent to is about."""
+    if sent_for is not None and sent_for != item_id:
+        raise ActionError(Code.WRONG_ITEM, "These answers were given on another item than the one they were sent "
+                          "for; nothing was saved. Reload the page.")
+
+
+def submit_annotation(assignment, *, annotator, answers, client_submission_id, now=None, item_id=None):
+    """Store one annotator's answers for a leased item (`item_id`: the item they were given on).
 
     Refused while the minimum reading time has not passed (the lease stays). A retry with the same
     client_submission_id gets the first result back instead of a second row.
@@ -544,6 +552,7 @@ def submit_annotation(assignment, *, annotator, answers, client_submission_id, n
                 raise ActionError(Code.NOT_YOUR_ASSIGNMENT, "This item is leased to someone else.")
             if not getattr(assignment, f"as_{campaign.worker_role}"):
                 raise forbidden({campaign.worker_role}, "submit labels")
+            _given_on(assignment.item_id, item_id)
             if assignment.status != LeaseStatus.LEASED:
                 return _closed(assignment, annotator, client_submission_id)
             if now >= assignment.expires_at:
@@ -737,10 +746,14 @@ def _reviewing(batch, actor):
     return batch, review
 
 
-def record_qc_label(batch, *, actor, batch_item_id, value, note=""):
-    """The QC's own label for a sampled item (may be changed until the decision)."""
+def record_qc_label(batch, *, actor, batch_item_id, value, note="", round_=None):
+    """The QC's own label for a sampled item (may be changed until the decision); `round_`: the round of the
+    sample it was given on."""
     with transaction.atomic():
         batch, review = _reviewing(batch, actor)
+        if round_ is not None and round_ != review.round:
+            raise ActionError(Code.WRONG_ITEM, f"This label was given on the sample of round {round_}; the batch is "
+                              f"in round {review.round} now. Nothing was saved: reload the page.")
         entry = (review.sample.select_for_update(of=("self",)).select_related("batch_item__item__task")
                  .filter(batch_item_id=batch_item_id).first())
         if entry is None:
@@ -927,9 +940,10 @@ def auto_hand_in(batch_id, *, actor):
         return None  # another request handed it in first, or a label was reopened meanwhile
 
 
-def amend_annotation(annotation, *, annotator, answers, now=None):
-    """An annotator changes their own last answer while its batch round is still being annotated. The first
-    answers are kept in the event; the item's outcome is worked out again from the labels."""
+def amend_annotation(annotation, *, annotator, answers, now=None, item_id=None):
+    """An annotator changes their own last answer while its batch round is still being annotated (`item_id`:
+    the item the change was made on). The first answers are kept in the event; the item's outcome is worked
+    out again from the labels."""
     now = now or timezone.now()
     with transaction.atomic():
         batch = Batch.objects.select_for_update().get(pk=annotation.batch_item.batch_id)
@@ -937,6 +951,7 @@ def amend_annotation(annotation, *, annotator, answers, now=None):
         annotation = Annotation.objects.select_for_update(of=("self",)).select_related("settings").get(pk=annotation.pk)
         if annotation.annotator_id != annotator.pk:
             raise ActionError(Code.NOT_YOUR_ASSIGNMENT, "Only the annotator may change their answer.")
+        _given_on(annotation.item_id, item_id)
         require_role(annotator, annotation.campaign, {annotation.campaign.worker_role}, "change labels")
         last = (Annotation.objects.filter(campaign_id=annotation.campaign_id, annotator=annotator)
                 .order_by("-submitted_at", "-id").values_list("pk", flat=True).first())

@@ -372,13 +372,14 @@ class BatchViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
         return self.batch_response(batch)
 
     @extend_schema(request=QCLabelSerializer, responses={200: QCReviewSerializer, **ERRORS},
-                   description="The reviewing QC's label for one sampled item.")
+                   description="The reviewing QC's label for one sampled item (404 not_in_sample for an item not in "
+                               "the batch's current sample; 409 wrong_item when `round` is not the current one).")
     @action(detail=True, methods=["post"], permission_classes=[IsQC])
     def qc_label(self, request, pk=None):
         batch = self.get_object()
         data = read_body(QCLabelSerializer, request)
         entry = actions.record_qc_label(batch, actor=request.user, batch_item_id=data["batch_item"],
-                                        value=data["value"], note=data["note"])
+                                        value=data["value"], note=data["note"], round_=data.get("round"))
         return Response(self.qc_view(batch, QCReviewSerializer(entry.review).data))
 
     @extend_schema(request=AcceptSerializer, responses={200: BatchSerializer, **ERRORS},
@@ -434,7 +435,8 @@ class AssignmentViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
                    responses={201: SubmitResultSerializer, 200: SubmitResultSerializer, **ERRORS},
                    description="Submit your answers. 409 too_early with seconds_left before the minimum reading time "
                                "(the lease stays); 400 invalid_answers with errors per question; a retry with the same "
-                               "client_submission_id returns the first result (200, replayed).")
+                               "client_submission_id returns the first result (200, replayed); 409 wrong_item when "
+                               "`item` is not the lease's item.")
     @action(detail=True, methods=["post"], permission_classes=[IsOwner])
     def submit(self, request, pk=None):
         # The action reads and locks the lease and refuses someone else's; the lease is looked up as get_object
@@ -443,7 +445,8 @@ class AssignmentViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
         with refused_as_get_object(self, ActionError, APIException):
             data = read_body(SubmitSerializer, request)
             result = actions.submit_annotation(id_or_404(self, pk), annotator=request.user, answers=data["answers"],
-                                               client_submission_id=data["client_submission_id"])
+                                               client_submission_id=data["client_submission_id"],
+                                               item_id=data.get("item"))
         annotation = result.annotation  # its relations are loaded by the action (a replay loads them lazily)
         body = {"annotation": AnnotationSerializer(annotation).data, "replayed": result.replayed}
         if wants_progress(request):
@@ -489,12 +492,14 @@ class AnnotationViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
 
     @extend_schema(request=AmendSerializer, responses={200: AnnotationSerializer, **ERRORS},
                    description="Change your last answer while its batch is not handed in (owner). 409 not_changeable "
-                               "otherwise; 400 invalid_answers with errors per question.")
+                               "otherwise; 400 invalid_answers with errors per question; 409 wrong_item when `item` "
+                               "is not the answer's item.")
     @action(detail=True, methods=["post"], permission_classes=[IsOwner])
     def amend(self, request, pk=None):
         annotation = self.get_object()
         data = read_body(AmendSerializer, request)
-        annotation = actions.amend_annotation(annotation, annotator=request.user, answers=data["answers"])
+        annotation = actions.amend_annotation(annotation, annotator=request.user, answers=data["answers"],
+                                              item_id=data.get("item"))
         progress = selectors.batch_progress(annotation.batch_item.batch_id)
         return Response({"annotation": AnnotationSerializer(annotation).data,
                          "progress": {**progress, "left_for_you": selectors.left_for(annotation.campaign_id,

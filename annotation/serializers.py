@@ -139,9 +139,13 @@ class AssignmentSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+ITEM_SENT_FOR = "The id of the item the answers were given on: refused (409 wrong_item) when it is not this one's item"
+
+
 class SubmitSerializer(serializers.Serializer):
     client_submission_id = serializers.UUIDField(help_text="Made by the client once per submission; a retry reuses it")
     answers = serializers.DictField(help_text="Question key -> answer, as the task's form asks")
+    item = serializers.IntegerField(required=False, help_text=ITEM_SENT_FOR)
 
 
 _DATETIME = serializers.DateTimeField()
@@ -245,6 +249,8 @@ class QCLabelSerializer(serializers.Serializer):
     batch_item = serializers.IntegerField()
     value = serializers.JSONField(help_text="The QC's answer to the primary question")
     note = serializers.CharField(required=False, allow_blank=True, default="")
+    round = serializers.IntegerField(required=False, help_text="The round of the sample the label was given on; "
+                                                               "refused (409 wrong_item) once the batch is in another")
 
 
 class AcceptSerializer(serializers.Serializer):
@@ -341,6 +347,7 @@ class ItemFlagSerializer(serializers.ModelSerializer):
 
 class AmendSerializer(serializers.Serializer):
     answers = serializers.DictField(help_text="The new answers, question key -> answer, as the task's form asks")
+    item = serializers.IntegerField(required=False, help_text=ITEM_SENT_FOR)
 
 
 class LastAnswerSerializer(serializers.Serializer):

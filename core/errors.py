@@ -21,6 +21,7 @@ class Code(StrEnum):
     INVALID_ANSWERS = "invalid_answers"
     NOT_CHANGEABLE = "not_changeable"
     SUBMISSION_ID_REUSED = "submission_id_reused"
+    WRONG_ITEM = "wrong_item"  # a label sent for another item (or QC round) than the one it would be stored on
     # Batches and QC
     INVALID_TRANSITION = "invalid_transition"
     NOT_COMPLETE = "not_complete"

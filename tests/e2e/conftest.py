@@ -37,8 +37,8 @@ def browser():
         chromium.close()
 
 
-@pytest.fixture
-def page(browser, live_server):
+def browser_page(browser, live_server):
+    """A page in a browser context of its own (its own cookies: one signed-in person), recording JS errors."""
     context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900},
                                   accept_downloads=True)
     context.set_default_timeout(15_000)
@@ -47,9 +47,28 @@ def page(browser, live_server):
     page.on("pageerror", lambda error: page.errors.append(str(error)))
     # A blocked script or style shows up only as a console message: count it as an error too.
     page.on("console", lambda message: "Content Security Policy" in message.text and page.errors.append(message.text))
-    yield page
-    context.close()
+    return page
+
+
+def close_page(page):
+    page.unroute_all(behavior="ignoreErrors")  # a request a test slowed down may still be waiting
+    page.context.close()
     assert not page.errors, page.errors  # no uncaught JS error on any page
+
+
+@pytest.fixture
+def page(browser, live_server):
+    page = browser_page(browser, live_server)
+    yield page
+    close_page(page)
+
+
+@pytest.fixture
+def second_page(browser, live_server):
+    """A second person's page, beside `page`."""
+    page = browser_page(browser, live_server)
+    yield page
+    close_page(page)
 
 
 def sign_in(page, username, password=PASSWORD):

@@ -58,8 +58,8 @@ def test_annotator_labels_with_the_keyboard_only(page, people):
     page.keyboard.press("?")
     assert page.locator("#guidelines").is_visible()
     page.keyboard.press("Escape")
-    # needs_verification: 2 = No; score: 2 = "2: meets all dimensions"; Enter submits too early.
-    for key in ("2", "2", "Enter"):
+    # The score first (2 = "2: meets all dimensions"), then N: no verification needed; Enter submits too early.
+    for key in ("2", "n", "Enter"):
         page.keyboard.press(key)
     page.wait_for_selector("#notice.error")
     assert "Too early" in page.text_content("#notice") and "s left" in page.text_content("#notice")
@@ -69,7 +69,7 @@ def test_annotator_labels_with_the_keyboard_only(page, people):
     expect(page.locator("#item-id")).not_to_have_text(first)
     # Item 2: Yes, score 0, which asks for its reasons; the reasons question appears only then.
     page.wait_for_timeout(3100)
-    page.keyboard.press("1")
+    page.keyboard.press("y")
     assert page.locator("[data-key='reasons_0']").is_hidden()
     page.keyboard.press("0")
     assert page.locator("[data-key='reasons_0']").is_visible()
@@ -98,7 +98,7 @@ def test_annotator_retry_after_lost_connection_keeps_one_label(page, people):
         response = route.fetch()
         route.abort() if len(sent) <= 2 else route.fulfill(response=response)
     page.route("**/submit/", flaky)
-    for key in ("2", "2", "Enter"):
+    for key in ("2", "n", "Enter"):
         page.keyboard.press(key)
     page.wait_for_selector("#notice.ok", timeout=15_000)
     assert len(sent) == 3 and len(set(sent)) == 1
@@ -172,7 +172,7 @@ def test_expert_settles_a_disagreement(page, people):
     page.wait_for_selector("#notice.ok")
     disagreement.refresh_from_db()
     assert disagreement.status == "resolved" and disagreement.resolved_value == 1
-    assert page.locator("#settled tr").count() >= 1
+    expect(page.locator("#settled tr").first).to_be_visible()
 
 
 def test_researcher_runs_a_model_and_downloads_the_report(page, people, monkeypatch):

@@ -21,7 +21,7 @@ def test_a_late_submit_shows_the_notice_and_loads_the_next_item(page, people):  
     # The annotator read for 62 s on a 1-minute lease.
     Assignment.objects.filter(pk=lease.pk).update(served_at=lease.served_at - timedelta(seconds=62),
                                                   expires_at=lease.expires_at - timedelta(seconds=62))
-    for key in ("2", "1", "Enter"):
+    for key in ("2", "n", "Enter"):
         page.keyboard.press(key)
     expect(page.locator("#item-id")).not_to_have_text(first)
     page.wait_for_selector("#notice.warn")

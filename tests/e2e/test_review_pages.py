@@ -47,6 +47,7 @@ def test_blind_review_by_keyboard_with_confirmed_override(page, tmp_path):
     for n, key in enumerate(("2", "1", "2"), start=1):
         page.keyboard.press(key)
         expect(page.locator(".sample-item input:checked")).to_have_count(n)
+    expect(page.locator(".sample-item.pending")).to_have_count(0)  # every label saved
     expect(finals.nth(0)).to_have_text("2: meets all dimensions")  # shown once the QC has answered
     values = list(QCSampleItem.objects.order_by("position").values_list("qc_value", flat=True))
     assert values == [2, 1, 2]

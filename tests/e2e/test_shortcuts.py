@@ -1,5 +1,5 @@
-"""Keyboard shortcuts of the workspace: the key of a score is the score, digits choose lettered options,
-exclusion codes have letters, and `G` opens the guidelines like `g`."""
+"""Keyboard shortcuts of the workspace: the key of a score is the score, a lettered option is chosen by its
+letter only, exclusion codes have letters, and `G` opens the guidelines like `g`."""
 import pytest
 
 from annotation import actions
@@ -42,8 +42,8 @@ def test_pressing_a_score_stores_that_score(page, boss, tmp_path):
     assert chips[:3] == ["2", "1", "0"] and all(label.startswith(f"{chip} {chip}:") for chip, label in zip(chips, labels[:3]))
     assert all(chip.isalpha() for chip in chips[3:]) and len(set(chips)) == len(chips)
     shot(page, "annotate-score-keys", "Label", "[data-key='score'] kbd")
-    # needs_verification 2 = No, then the score by its own digit, then the first reason when asked.
-    for score, keys in ((0, "201"), (1, "211"), (2, "22")):
+    # The score by its own digit, then the first reason when asked, then N: no verification needed.
+    for score, keys in ((0, "01n"), (1, "11n"), (2, "2n")):
         before = page.text_content("#item-id")
         for key in keys:
             page.keyboard.press(key)
@@ -59,13 +59,13 @@ def test_exclusion_code_by_its_letter(page, boss, tmp_path):
     import_items(write_items(tmp_path / "dq.jsonl", [diqad_item(1)]), "diqad", "dq")
     open_workspace(page, campaign_on(boss, "dq"))
     letter = page.locator("[data-key='score'] label.choice", has_text="-1: private data").locator("kbd").text_content()
-    for key in ("2", letter.lower(), "Enter"):
+    for key in ("n", letter.lower(), "Enter"):
         page.keyboard.press(key)
     page.wait_for_selector("#done:not([hidden])")
     assert Annotation.objects.get().answers == {"needs_verification": False, "score": -1}
 
 
-def test_digits_choose_lettered_options_and_shift_g_opens_guidelines(page, boss, tmp_path):
+def test_lettered_options_by_their_letter_only_and_shift_g_opens_guidelines(page, boss, tmp_path):
     from benchmarks.actions import import_items
 
     item = {"id": "db-1", "task": "emotion_detection", "dialogue": ["speaker1: I passed!", "speaker2: Well done."],
@@ -80,10 +80,11 @@ def test_digits_choose_lettered_options_and_shift_g_opens_guidelines(page, boss,
     page.keyboard.press("g")
     expect(page.locator("#guidelines")).to_be_visible()
     page.keyboard.press("Escape")
+    assert page.locator("[data-key='answer'] kbd").all_text_contents() == ["A", "B", "C", "D"]
     page.keyboard.press("b")
     assert page.locator("[data-key='answer'] input:checked").get_attribute("id").endswith("-1")
-    page.keyboard.press("3")  # the third option, C
-    assert page.locator("[data-key='answer'] input:checked").get_attribute("id").endswith("-2")
+    page.keyboard.press("3")  # no option shows key 3: nothing changes
+    assert page.locator("[data-key='answer'] input:checked").get_attribute("id").endswith("-1")
     page.keyboard.press("Enter")
     expect(page.locator("#notice")).to_have_text("Saved.")
-    assert Annotation.objects.get().answers == {"answer": "C"}
+    assert Annotation.objects.get().answers == {"answer": "B"}

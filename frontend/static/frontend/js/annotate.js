@@ -2,6 +2,9 @@
 // A submission keeps one client_submission_id until the server has answered it, so retries after a
 // lost connection can never make a second label. Besides labelling: skip with a reason, flag an item for
 // the trainers, change one's last answer until the batch is handed in, hand a finished batch in.
+// While the page waits for the server (a label on its way, the next item loading) the form is locked and a key
+// pressed meanwhile is refused on the page: it was pressed on the item then on screen, so it is never used on
+// the item that shows next. The keys of the form itself are form.js's.
 import { api, ApiError, isNetworkError, say } from "./api.js";
 import { ask, asking } from "./ask.js";
 import { languageOf, renderDialogue, renderFields } from "./dialogue.js";
@@ -16,8 +19,46 @@ let lease = null;
 let form = null;
 let editing = null;  // {annotation, item} while changing one's last answer
 let lastProgress = null;
-let sending = false;
+let waiting = null;  // {what, refused} while the page waits for the server
 let countdown = null;
+
+// Every string the keys and the waiting rule show.
+const TEXT = {
+  loading: "the page is loading an item",
+  loadingLast: "your last answer is loading",
+  saving: (item) => `your answer on item ${item} is being saved`,
+  savingChange: (item) => `your change on item ${item} is being saved`,
+  skipping: (item) => `item ${item} is being skipped`,
+  keyRefused: (key, what) => `Key ${key} was not used: ${what}. Press it again once the next item shows.`,
+  refusedNote: (n) => (n ? ` ${n === 1 ? "1 key" : `${n} keys`} pressed while it was being saved ${n === 1 ? "was" : "were"} not used.` : ""),
+  answerFirst: (names) => `Not saved: answer ${names.map((n) => `“${n}”`).join(", ")} first.`,
+};
+const keyName = (key) => (key === " " ? "Space" : key.length === 1 ? key.toUpperCase() : key);
+
+// Runs `work` while the page waits for the server: the form and the buttons are locked (the answers on screen
+// are the ones sent) and keys are refused (refuseKey) until it is done; then the form has the focus again.
+const LOCKED = ["submit", "skip", "flag", "change-last", "change-last-done"];
+async function whileWaiting(what, work) {
+  waiting = { what, refused: 0 };
+  $("answer-form").inert = true;
+  for (const id of LOCKED) $(id).disabled = true;
+  try {
+    await work(waiting);
+  } finally {
+    waiting = null;
+    $("answer-form").inert = false;
+    for (const id of LOCKED) $(id).disabled = false;
+    if (form && !$("item").hidden) form.focusFirst();
+  }
+}
+
+function refuseKey(event) {
+  if (event.ctrlKey || event.metaKey || event.altKey || (event.key !== "Enter" && event.key.length !== 1)) return;
+  event.preventDefault();
+  if (event.repeat) return;
+  waiting.refused += 1;
+  say(notice, TEXT.keyRefused(keyName(event.key), waiting.what), "warn");
+}
 
 const idKey = (assignmentId) => `hb-submission-${assignmentId}`;
 function submissionId(assignmentId) {
@@ -105,7 +146,6 @@ function show(data) {
   startCountdown(data.seconds_until_submit_allowed);
   history.replaceState(null, "", `/assignments/${data.id}/`);
   say(notice, "");
-  form.focusFirst();
 }
 
 function noWork(detail) {
@@ -135,36 +175,35 @@ async function next(withProgress = true) {
 }
 
 async function submit() {
-  if (sending || (!lease && !editing)) return;  // one submission at a time: Enter held down sends once
+  if (waiting || (!lease && !editing)) return;  // one submission at a time: Enter held down sends once
+  const missing = form.unanswered();
+  if (missing.length) { say(notice, TEXT.answerFirst(missing), "error"); return; }
   if (editing) return saveChange();
-  sending = true;
-  const assignmentId = lease.id;
-  const body = { client_submission_id: submissionId(assignmentId), answers: form.answers() };
+  const { id: assignmentId, item } = lease;
+  const body = { client_submission_id: submissionId(assignmentId), item: item.id, answers: form.answers() };
   form.showErrors();
-  $("submit").disabled = true;
-  try {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        say(notice, attempt ? `Connection lost; retrying (attempt ${attempt + 1})…` : "Saving…", attempt ? "warn" : "info");
-        const result = await api(`/api/v1/assignments/${assignmentId}/submit/`, { method: "POST", body });
-        sessionStorage.removeItem(idKey(assignmentId));
-        showProgress(result.progress);
-        await next(false);
-        say(notice, (result.replayed ? "Saved (your earlier attempt had arrived)." : "Saved.") + handedIn(result.progress),
-          "ok");
-        return;
-      } catch (error) {
-        if (!isNetworkError(error)) throw error;
-        // Same id, same answers: the server answers a repeat with the first result.
-        await new Promise((resolve) => setTimeout(resolve, Math.min(8000, 500 * 2 ** attempt)));
+  await whileWaiting(TEXT.saving(item.external_id), async (wait) => {
+    try {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          say(notice, attempt ? `Connection lost; retrying (attempt ${attempt + 1})…` : "Saving…", attempt ? "warn" : "info");
+          const result = await api(`/api/v1/assignments/${assignmentId}/submit/`, { method: "POST", body });
+          sessionStorage.removeItem(idKey(assignmentId));
+          showProgress(result.progress);
+          await next(false);
+          say(notice, (result.replayed ? "Saved (your earlier attempt had arrived)." : "Saved.") + handedIn(result.progress) +
+            TEXT.refusedNote(wait.refused), "ok");
+          return;
+        } catch (error) {
+          if (!isNetworkError(error)) throw error;
+          // Same id, same answers: the server answers a repeat with the first result.
+          await new Promise((resolve) => setTimeout(resolve, Math.min(8000, 500 * 2 ** attempt)));
+        }
       }
+    } catch (error) {
+      await refused(error);
     }
-  } catch (error) {
-    await refused(error);
-  } finally {
-    sending = false;
-    $("submit").disabled = false;
-  }
+  });
 }
 
 async function refused(error) {
@@ -190,23 +229,25 @@ async function refused(error) {
 }
 
 async function skip() {
-  if (!lease) return;
+  if (!lease || waiting) return;
   const reason = await ask({ title: "Skip this item", label: "Why do you skip it? (the trainers read this)",
     text: "The item goes to someone else and does not come back to you.", required: true, confirm: "Skip item" });
   if (reason === null) return;
-  try {
-    const skipped = lease;
-    await api(`/api/v1/assignments/${skipped.id}/release/`, { method: "POST", body: { reason } });
-    sessionStorage.removeItem(idKey(skipped.id));
-    await next();
-    say(notice, `Skipped item ${skipped.item.external_id}.`, "ok");
-  } catch (error) {
-    say(notice, error.body?.detail || "Could not skip the item.", "error");
-  }
+  const skipped = lease;
+  await whileWaiting(TEXT.skipping(skipped.item.external_id), async () => {
+    try {
+      await api(`/api/v1/assignments/${skipped.id}/release/`, { method: "POST", body: { reason } });
+      sessionStorage.removeItem(idKey(skipped.id));
+      await next();
+      say(notice, `Skipped item ${skipped.item.external_id}.`, "ok");
+    } catch (error) {
+      say(notice, error.body?.detail || "Could not skip the item.", "error");
+    }
+  });
 }
 
 async function flag() {
-  if (!lease) return;
+  if (!lease || waiting) return;
   const comment = await ask({ title: `Flag item ${lease.item.external_id}`, required: true, confirm: "Send flag",
     label: "What is wrong with it? (for the trainers)" });
   if (comment === null) return;
@@ -219,19 +260,21 @@ async function flag() {
 }
 
 async function changeLast() {
-  try {
-    const last = await api(`/api/v1/campaigns/${campaignId}/last_answer/`);
-    if (!last.annotation) { say(notice, last.detail, "warn"); return; }
-    editing = last;
-    clearInterval(countdown);
-    render(last.item, last.task, last.form);
-    form.setAnswers(last.annotation.answers);
-    setEditing(true, last.item.external_id);
-    say(notice, "");
-    form.focusFirst();
-  } catch (error) {
-    say(notice, error.body?.detail || "Could not load your last answer.", "error");
-  }
+  if (waiting) return;
+  await whileWaiting(TEXT.loadingLast, async () => {
+    try {
+      const last = await api(`/api/v1/campaigns/${campaignId}/last_answer/`);
+      if (!last.annotation) { say(notice, last.detail, "warn"); return; }
+      editing = last;
+      clearInterval(countdown);
+      render(last.item, last.task, last.form);
+      form.setAnswers(last.annotation.answers);
+      setEditing(true, last.item.external_id);
+      say(notice, "");
+    } catch (error) {
+      say(notice, error.body?.detail || "Could not load your last answer.", "error");
+    }
+  });
 }
 
 async function backToWork() {
@@ -239,26 +282,25 @@ async function backToWork() {
   else await next();
 }
 
+// The change is sent for the item it was made on (the server refuses it for any other item).
 async function saveChange() {
-  sending = true;
-  $("submit").disabled = true;
+  const { annotation, item } = editing;
+  const body = { item: item.id, answers: form.answers() };
   form.showErrors();
-  try {
-    const result = await api(`/api/v1/annotations/${editing.annotation.id}/amend/`,
-      { method: "POST", body: { answers: form.answers() } });
-    const externalId = editing.item.external_id;
-    editing = null;
-    showProgress(result.progress);
-    await backToWork();
-    say(notice, `Your answer on item ${externalId} was changed.${handedIn(result.progress)}`, "ok");
-  } catch (error) {
-    if (!(error instanceof ApiError)) throw error;
-    if (error.code === "invalid_answers") form.showErrors(error.body.errors);
-    say(notice, error.body.detail || "Could not change the answer.", "error");
-  } finally {
-    sending = false;
-    $("submit").disabled = false;
-  }
+  await whileWaiting(TEXT.savingChange(item.external_id), async (wait) => {
+    try {
+      const result = await api(`/api/v1/annotations/${annotation.id}/amend/`, { method: "POST", body });
+      editing = null;
+      if (result.progress) showProgress(result.progress);
+      await backToWork();
+      say(notice, `Your answer on item ${item.external_id} was changed.${handedIn(result.progress)}` +
+        TEXT.refusedNote(wait.refused), "ok");
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      if (error.code === "invalid_answers") form.showErrors(error.body.errors);
+      say(notice, error.body.detail || "Could not change the answer.", "error");
+    }
+  });
 }
 
 async function handIn() {
@@ -280,6 +322,7 @@ function toggleGuidelines() {
 
 document.addEventListener("keydown", (event) => {
   if (guidelines.open || asking()) return;  // the dialogs handle their own keys (Escape closes them)
+  if (waiting) { refuseKey(event); return; }
   if (event.ctrlKey || event.metaKey || event.altKey) {
     if (event.key === "Enter" && event.target.tagName === "TEXTAREA") { event.preventDefault(); submit(); }
     return;
@@ -301,13 +344,17 @@ $("skip").addEventListener("click", skip);
 $("flag").addEventListener("click", flag);
 $("change-last").addEventListener("click", changeLast);
 $("change-last-done").addEventListener("click", changeLast);
-$("cancel-edit").addEventListener("click", () => { editing = null; backToWork().catch(() => noWork("")); });
+$("cancel-edit").addEventListener("click", () => {
+  if (waiting) return;
+  editing = null;
+  whileWaiting(TEXT.loading, () => backToWork().catch(() => noWork("")));
+});
 $("hand-in").addEventListener("click", handIn);
 $("open-guidelines").addEventListener("click", toggleGuidelines);
 $("close-guidelines").addEventListener("click", () => guidelines.close());
 $("answer-form").addEventListener("submit", (event) => { event.preventDefault(); submit(); });
 
-(async () => {
+whileWaiting(TEXT.loading, async () => {
   try {
     const initial = page.dataset.assignment;
     const resumed = initial ? await api(`/api/v1/assignments/${initial}/`) : null;
@@ -316,4 +363,4 @@ $("answer-form").addEventListener("submit", (event) => { event.preventDefault();
   } catch (error) {
     say(notice, error.body?.detail || "Could not load an item; reload the page to try again.", "error");
   }
-})();
+});

@@ -26,6 +26,22 @@ export async function api(path, { method = "GET", body } = {}) {
   return data;
 }
 
+// Labels typed faster than the server answers: each is bound to its item when it is given and they are sent
+// one after another in that order. `send(request)` queues a function making one request and returns its
+// result; `send.idle()` says whether nothing is queued or on its way.
+export function inOrder() {
+  let last = Promise.resolve();
+  let queued = 0;
+  const send = (request) => {
+    queued += 1;
+    const result = last.then(request).finally(() => { queued -= 1; });
+    last = result.catch(() => {});
+    return result;
+  };
+  send.idle = () => queued === 0;
+  return send;
+}
+
 // Builds DOM nodes; string children become text nodes, so data is never parsed as HTML. Nested arrays of
 // children are flattened at any depth.
 export function el(tag, attrs = {}, ...children) {

@@ -1,10 +1,24 @@
 // The expert's queue: each open disagreement with every annotator's whole answer (by the options' labels,
-// with their reasons and comments; no names where the panel votes blind), and the decision. A decision
-// is sent once: the button stays disabled until the server has answered.
-import { api, ApiError, config, el, say } from "./api.js";
+// with their reasons and comments; no names where the panel votes blind), and the decision. By keyboard as on
+// the QC page: the key on an option's chip chooses it on the item you are on, Enter decides that item and the
+// next undecided one comes at once. A decision is bound to its item when it is made, sent once (its form is
+// locked until the server has answered) and after the decisions made before it; the other items stay as they
+// are on screen while it is on its way.
+import { api, config, el, inOrder, say } from "./api.js";
 import { renderItem } from "./dialogue.js";
 import { showFlags } from "./flags.js";
-import { choicesOf, describeAnswers } from "./form.js";
+import { choiceIndex, choiceLabel, choicesOf, describeAnswers } from "./form.js";
+
+// Every string the keys and the decisions on their way show.
+const TEXT = {
+  choose: "Choose a decision first.",
+  saving: "saving…",
+  decided: (item, label) => `Item ${item} decided: ${label}.`,
+  decidedHere: (label) => `Decided: ${label}`,
+  notSaved: (item, detail) => `The decision on item ${item} was not saved: ${detail}`,
+  noAnswer: "the server did not answer.",
+  noneOpen: "No open disagreements.",
+};
 
 const root = document.getElementById("queue");
 const campaignId = root.dataset.campaign;
@@ -12,7 +26,8 @@ const canResolve = Boolean(root.dataset.resolve);
 const blind = Boolean(root.dataset.blind);
 const forms = config("task-forms");
 const notice = document.getElementById("notice");
-const deciding = new Set();
+const send = inOrder();
+const cardOf = new Map();  // disagreement id -> {d, choices} of its card
 const labelOf = (choices, value) => choices.find((c) => JSON.stringify(c.value) === JSON.stringify(value))?.label ?? JSON.stringify(value);
 
 function answerList(form, item, given) {
@@ -40,37 +55,81 @@ async function entry(d) {
   const choices = choicesOf(primary, item);
   const name = `decide-${d.id}`;
   const reason = el("textarea", { id: `${name}-reason`, rows: 2 });
-  const decision = canResolve && el("form", { class: "decision", onsubmit: (e) => { e.preventDefault(); resolve(d, e.target, choices); } },
+  cardOf.set(d.id, { d, choices });
+  const decision = canResolve && el("form", { class: "decision",
+    onsubmit: (e) => { e.preventDefault(); resolve(e.target.closest(".disagreement")); } },
     el("fieldset", { class: "choices" }, el("legend", {}, "Decision"), choices.map((c, i) =>
-      el("label", { for: `${name}-${i}`, class: `choice${c.excludes ? " excludes" : ""}` },
-        el("input", { type: "radio", name, id: `${name}-${i}`, value: i, required: true }), c.label))),
+      choiceLabel(c, el("input", { type: "radio", name, id: `${name}-${i}`, value: i, required: true })))),
     el("label", { for: `${name}-reason` }, "Reason"), reason,
-    el("button", { type: "submit", class: "primary" }, "Decide"));
+    el("button", { type: "submit", class: "primary" }, "Decide"), el("span", { class: "entry-status", "aria-live": "polite" }));
   return el("li", { class: "card disagreement", dataset: { id: d.id } },
     el("h2", {}, `Item ${d.external_id}`, el("small", { class: "muted" }, ` batch ${d.batch}, round ${d.round}, guidelines v${d.guideline_version}`)),
     renderItem(item), el("h3", {}, "Answers"), answerList(form, item, given), flagList(given.flags), decision);
 }
 
-async function resolve(d, formNode, choices) {
-  if (deciding.has(d.id)) return;  // a second click sends nothing
-  const picked = formNode.querySelector("input[type=radio]:checked");
-  if (!picked) { say(notice, "Choose a decision first.", "error"); return; }
-  const button = formNode.querySelector("button[type=submit]");
-  deciding.add(d.id);
-  button.disabled = true;
-  try {
-    await api(`/api/v1/disagreements/${d.id}/resolve/`, { method: "POST",
-      body: { value: choices[picked.value].value, reason: formNode.querySelector("textarea").value } });
-    await load();
-    say(notice, `Item ${d.external_id} decided: ${choices[picked.value].label}.`, "ok");
-  } catch (error) {
-    button.disabled = false;
-    if (!(error instanceof ApiError)) throw error;
-    say(notice, error.body.detail, "error");
-  } finally {
-    deciding.delete(d.id);
-  }
+const cards = () => [...document.querySelectorAll("#disagreements .disagreement")];
+const undecided = (card) => Boolean(card.querySelector("form.decision")) && !card.classList.contains("pending");
+
+function focusCard(card) {
+  if (!card) return;
+  (card.querySelector("input:checked") || card.querySelector("input[type=radio]")).focus();
+  card.scrollIntoView({ block: "nearest" });
 }
+
+// The card's decision, bound to its item now: the card is locked and shows it is being saved, the next undecided
+// item comes at once, and the decision goes after those made before it. A refused one is said, its card open again.
+function resolve(card) {
+  if (!undecided(card)) return;  // a second click or Enter sends nothing
+  const { d, choices } = cardOf.get(Number(card.dataset.id));
+  const formNode = card.querySelector("form.decision");
+  const picked = formNode.querySelector("input[type=radio]:checked");
+  if (!picked) { say(notice, TEXT.choose, "error"); return; }
+  const choice = choices[picked.value];
+  const body = { value: choice.value, reason: formNode.querySelector("textarea").value };
+  const status = formNode.querySelector(".entry-status");
+  card.classList.add("pending");
+  formNode.inert = true;
+  status.textContent = TEXT.saving;
+  const all = cards();
+  focusCard(all.slice(all.indexOf(card) + 1).find(undecided) || all.find(undecided));
+  send(() => api(`/api/v1/disagreements/${d.id}/resolve/`, { method: "POST", body }))
+    .then(() => {
+      formNode.replaceWith(el("p", { class: "decided" }, TEXT.decidedHere(choice.label)));
+      say(notice, TEXT.decided(d.external_id, choice.label), "ok");
+    }, (error) => {
+      formNode.inert = false;
+      status.textContent = "";
+      say(notice, TEXT.notSaved(d.external_id, error.body?.detail || TEXT.noAnswer), "error");
+    })
+    .finally(() => {
+      card.classList.remove("pending");
+      if (send.idle()) refresh().catch(() => {});
+    });
+}
+
+// Keys: the chip's key chooses on the item you are on (the focused one, else the first undecided); Enter decides
+// the focused item.
+document.addEventListener("keydown", (event) => {
+  if (!canResolve || event.ctrlKey || event.metaKey || event.altKey) return;
+  const target = event.target;
+  if (["TEXTAREA", "BUTTON", "A", "SELECT"].includes(target.tagName) || (target.tagName === "INPUT" && target.type !== "radio")) return;
+  const all = cards();
+  const here = all.find((card) => card.contains(target));
+  if (event.key === "Enter") {
+    if (!here) return;
+    event.preventDefault();
+    resolve(here);
+    return;
+  }
+  const card = here && undecided(here) ? here : all.find(undecided);
+  if (!card) return;
+  const index = choiceIndex(cardOf.get(Number(card.dataset.id)).choices, event.key.toLowerCase());
+  if (index < 0) return;
+  event.preventDefault();
+  const input = card.querySelectorAll("form.decision input[type=radio]")[index];
+  input.checked = true;
+  input.focus();
+});
 
 async function settledRows(done) {
   // Decisions by their labels: the item's form gives the option labels.
@@ -85,14 +144,31 @@ async function settledRows(done) {
   }));
 }
 
+async function showSettled() {
+  const done = await api(`/api/v1/disagreements/?campaign=${campaignId}&status=resolved&limit=50`);
+  document.getElementById("settled").replaceChildren(...await settledRows(done));
+  await showFlags(campaignId, document.getElementById("flags-card"), document.getElementById("flags"));
+}
+
 async function load() {
   const open = await api(`/api/v1/disagreements/?campaign=${campaignId}&status=open&limit=50`);
   const list = document.getElementById("disagreements");
   list.replaceChildren(...await Promise.all(open.results.map(entry)));
-  if (!open.results.length) list.replaceChildren(el("li", { class: "card" }, "No open disagreements."));
-  const done = await api(`/api/v1/disagreements/?campaign=${campaignId}&status=resolved&limit=50`);
-  document.getElementById("settled").replaceChildren(...await settledRows(done));
-  await showFlags(campaignId, document.getElementById("flags-card"), document.getElementById("flags"));
+  if (!open.results.length) list.replaceChildren(el("li", { class: "card" }, TEXT.noneOpen));
+  await showSettled();
+}
+
+// Once no decision is on its way: the settled table again, and disagreements opened meanwhile added at the end
+// (the cards on screen stay where they are).
+async function refresh() {
+  const open = await api(`/api/v1/disagreements/?campaign=${campaignId}&status=open&limit=50`);
+  const fresh = open.results.filter((d) => !cardOf.has(d.id));
+  if (fresh.length) {
+    const list = document.getElementById("disagreements");
+    list.querySelectorAll("li:not(.disagreement)").forEach((placeholder) => placeholder.remove());
+    list.append(...await Promise.all(fresh.map(entry)));
+  }
+  await showSettled();
 }
 
 load().catch((error) => say(notice, error.body?.detail || "Could not load the queue.", "error"));

@@ -1,6 +1,20 @@
-// The task's answer form, built from its schema (benchmarks/formschema.py), with keyboard choice:
-// digits (or the option's letter) answer the question being worked on; a choice moves on to the next.
+// The task's answer form, built from its schema (benchmarks/formschema.py), and the one home of the keys of
+// every labelling page. Each option has one key, shown on its chip, and no other key chooses it. A key answers
+// one question at a time and its chip says which: the question being worked on when it has the key, else the
+// first unanswered question that has it, else the first that has it. The primary question (the one the
+// campaign measures) comes first, so a digit answers it before any other question; a choice then moves on.
 import { el } from "./api.js";
+
+// Every string this file shows.
+const TEXT = {
+  required: " (required)",
+  yes: "Yes",
+  no: "No",
+  key: (key) => `Key ${key}`,
+  keyElsewhere: (key, question) => `Key ${key} answers “${question}” now`,
+  turnNumber: (last) => `Turn number, 0 to ${last} (shown as #n)`,
+  unanswered: "Not answered yet: answer this question before saving.",
+};
 
 const KEYS = "123456789";
 // Letters for exclusion codes: never digits, so they cannot be taken for scores; not `g` (guidelines)
@@ -18,21 +32,21 @@ function scoredKeys(values) {
   return values.map((_, i) => KEYS[i] ?? null);
 }
 
-// [{value, label, key, alt}] for a choice-like question. `key` is the one shown on the option's chip;
-// `alt` are further keys choosing it (digits by position for lettered options, 1/2 for yes/no).
+// [{value, label, key}] for a choice-like question; `key` (lower case, or null) is the one key of the option.
 export function choicesOf(spec, item) {
   if (spec.type === "boolean") {
-    return [{ value: true, label: "Yes", key: "y", alt: ["1"] }, { value: false, label: "No", key: "n", alt: ["2"] }];
+    return [{ value: true, label: TEXT.yes, key: "y" }, { value: false, label: TEXT.no, key: "n" }];
   }
   if (spec.type === "scale") {
     const { min, max } = spec.scale;
     const values = Array.from({ length: max - min + 1 }, (_, i) => min + i);
     const keys = scoredKeys(values);
-    return values.map((v, i) => ({ value: v, label: String(v), key: keys[i], alt: [] }));
+    return values.map((v, i) => ({ value: v, label: String(v), key: keys[i] }));
   }
   if (spec.options === "item") {
+    // An item's options by their letter (A-D); options named otherwise by position.
     return Object.entries(item.fields.options || {}).map(([k, text], i) => ({
-      value: k, label: `${k}. ${text}`, key: k.toLowerCase(), alt: KEYS[i] ? [KEYS[i]] : [] }));
+      value: k, label: `${k}. ${text}`, key: k.length === 1 ? k.toLowerCase() : KEYS[i] ?? null }));
   }
   const scored = spec.options.filter((o) => !isExclusion(o));
   const keys = scoredKeys(scored.map((o) => o.value));
@@ -40,28 +54,35 @@ export function choicesOf(spec, item) {
   const letters = [...EXCLUSION_KEYS].filter((k) => !taken.has(k));
   return spec.options.map((o) => {
     const key = isExclusion(o) ? letters.shift() ?? null : keys[scored.indexOf(o)];
-    return { value: o.value, label: o.label ?? String(o.value), key, alt: [], excludes: isExclusion(o) };
+    return { value: o.value, label: o.label ?? String(o.value), key, excludes: isExclusion(o) };
   });
 }
 
-// The choice a key press picks: its own key first, then an alternative key.
-export function choiceIndex(choices, key) {
-  const own = choices.findIndex((c) => c.key === key);
-  return own >= 0 ? own : choices.findIndex((c) => c.alt.includes(key));
+// The option a key press picks in one question (its own key only), or -1.
+export const choiceIndex = (choices, key) => choices.findIndex((c) => c.key === key);
+
+// An option as every page shows it: its input, the chip with its key (with `withKey`), its label.
+export function choiceLabel(choice, input, withKey = true) {
+  const key = withKey && choice.key ? choice.key.toUpperCase() : null;
+  const chip = key ? el("kbd", {}, key) : withKey ? el("span", { class: "nokey" }) : null;
+  return el("label", { for: input.id, class: `choice${choice.excludes ? " excludes" : ""}`, title: key && TEXT.key(key) },
+    input, chip, " ", choice.label);
 }
 
 export function buildForm(form, item, dialogueLength) {
   const questions = [];
   const root = el("div", { class: "questions" });
+  const primary = form.questions.find((spec) => spec.key === form.primary);
+  const ordered = [primary, ...form.questions.filter((spec) => spec !== primary)].filter(Boolean);
 
-  form.questions.forEach((spec, n) => {
+  ordered.forEach((spec, n) => {
     const required = spec.required !== false;
     const id = `q-${spec.key}`;
     const legend = el("legend", { id: `${id}-label` }, `${n + 1}. ${spec.label || spec.key}`,
-      required ? el("span", { class: "req" }, " (required)") : null);
+      required ? el("span", { class: "req" }, TEXT.required) : null);
     const box = el("fieldset", { class: "question", dataset: { key: spec.key } }, legend);
     const error = el("p", { class: "field-error", id: `${id}-error`, hidden: true });
-    const q = { spec, box, error, choices: [], inputs: [] };
+    const q = { spec, box, error, choices: [], inputs: [], labels: [] };
     if (["single_choice", "multi_choice", "scale", "boolean"].includes(spec.type)) {
       const multi = spec.type === "multi_choice";
       q.choices = choicesOf(spec, item);
@@ -70,17 +91,15 @@ export function buildForm(form, item, dialogueLength) {
         const input = el("input", { type: multi ? "checkbox" : "radio", name: id, id: `${id}-${i}`,
           "aria-describedby": `${id}-error`, dataset: { index: i } });
         q.inputs.push(input);
-        const keys = [choice.key, ...choice.alt].filter(Boolean).map((k) => k.toUpperCase());
-        list.append(el("label", { for: `${id}-${i}`, class: `choice${choice.excludes ? " excludes" : ""}`,
-          title: keys.length ? `Key ${keys.join(" or ")}` : null }, input,
-          choice.key ? el("kbd", {}, choice.key.toUpperCase()) : el("span", { class: "nokey" }), " ", choice.label));
+        q.labels.push(choiceLabel(choice, input));
       });
+      list.append(...q.labels);
       box.append(list);
     } else if (spec.type === "index") {
       const input = el("input", { type: "number", min: 0, max: dialogueLength - 1, id, inputmode: "numeric",
         "aria-labelledby": `${id}-label`, "aria-describedby": `${id}-error` });
       q.inputs.push(input);
-      box.append(el("p", { class: "muted" }, `Turn number, 0 to ${dialogueLength - 1} (shown as #n)`), input);
+      box.append(el("p", { class: "muted" }, TEXT.turnNumber(dialogueLength - 1)), input);
     } else {
       const input = el("textarea", { id, rows: 3, "aria-labelledby": `${id}-label`, "aria-describedby": `${id}-error` });
       q.inputs.push(input);
@@ -106,6 +125,31 @@ export function buildForm(form, item, dialogueLength) {
     return spec.type === "index" ? Number.parseInt(raw, 10) : raw;
   }
 
+  const visible = () => questions.filter((q) => !q.box.hidden);
+  const open = (list) => list.find((q) => answerOf(q) === undefined);
+  const nameOf = (q) => q.spec.label || q.spec.key;
+
+  // The question a key answers now (null: none). See the rule at the top of this file.
+  function ownerOf(key) {
+    const having = visible().filter((q) => choiceIndex(q.choices, key) >= 0);
+    return having.find((q) => q.box.contains(document.activeElement)) || open(having) || having[0] || null;
+  }
+
+  // Each chip is lit while its key answers its question, and dimmed (saying which question the key answers)
+  // while it answers another one.
+  function showKeys() {
+    for (const q of questions) {
+      q.choices.forEach((choice, i) => {
+        const chip = q.labels[i].querySelector("kbd");
+        if (!chip) return;
+        const owner = q.box.hidden ? q : ownerOf(choice.key);
+        const key = choice.key.toUpperCase();
+        chip.classList.toggle("idle", owner !== q);
+        q.labels[i].title = owner === q ? TEXT.key(key) : TEXT.keyElsewhere(key, nameOf(owner));
+      });
+    }
+  }
+
   // Conditional questions: shown (and sent) only while their condition holds; the server checks again.
   function answers() {
     const result = {};
@@ -117,35 +161,37 @@ export function buildForm(form, item, dialogueLength) {
       const value = answerOf(q);
       if (value !== undefined) result[q.spec.key] = value;
     }
+    showKeys();
     return result;
   }
 
-  const visible = () => questions.filter((q) => !q.box.hidden);
   const focusQuestion = (q) => {
     if (!q) return;
     (q.inputs.find((i) => i.checked) || q.inputs[0]).focus();
   };
-  function current() {
-    const here = visible().find((q) => q.box.contains(document.activeElement));
-    return here || visible().find((q) => answerOf(q) === undefined) || visible()[0];
+  // Keys move only between questions with options: a text box never takes keys meant for a later question.
+  const choosing = () => visible().filter((q) => q.choices.length);
+  // After a choice in `q`: the next unanswered question, else the next question.
+  function after(q) {
+    const shown = choosing();
+    const later = shown.slice(shown.indexOf(q) + 1);
+    return open(later) || open(shown) || later[0] || q;
   }
 
   root.addEventListener("change", () => answers());
+  root.addEventListener("focusin", showKeys);
+  root.addEventListener("focusout", showKeys);
 
   // Returns true when the key was used.
   function handleKey(event) {
-    const q = current();
-    if (!q || !q.choices.length) return false;
-    const index = choiceIndex(q.choices, event.key.toLowerCase());
-    if (index < 0) return false;
-    const input = q.inputs[index];
+    const key = event.key.toLowerCase();
+    const q = ownerOf(key);
+    if (!q) return false;
+    const input = q.inputs[choiceIndex(q.choices, key)];
     input.checked = q.spec.type === "multi_choice" ? !input.checked : true;
     answers();
     if (q.spec.type === "multi_choice") input.focus();
-    else {
-      const rest = visible();
-      focusQuestion(rest[rest.indexOf(q) + 1] || q);
-    }
+    else focusQuestion(after(q));
     return true;
   }
 
@@ -156,6 +202,16 @@ export function buildForm(form, item, dialogueLength) {
       q.error.hidden = !message;
       q.box.classList.toggle("invalid", Boolean(message));
     }
+  }
+
+  // A form is saved only with every shown required question answered on purpose (nothing is pre-chosen).
+  // Returns the names of those not answered, marked on the form with the first focused; [] when complete.
+  function unanswered() {
+    answers();
+    const missing = visible().filter((q) => q.spec.required !== false && answerOf(q) === undefined);
+    showErrors(Object.fromEntries(missing.map((q) => [q.spec.key, TEXT.unanswered])));
+    focusQuestion(missing[0]);
+    return missing.map(nameOf);
   }
 
   // Fills the form with earlier answers (changing one's last answer).
@@ -176,7 +232,9 @@ export function buildForm(form, item, dialogueLength) {
   }
 
   answers();
-  return { element: root, answers, handleKey, showErrors, setAnswers, focusFirst: () => focusQuestion(visible()[0]) };
+  // The first unanswered question with options (the primary one on a fresh form), else the first question.
+  const focusFirst = () => focusQuestion(open(choosing()) || choosing()[0] || visible()[0]);
+  return { element: root, answers, handleKey, showErrors, unanswered, setAnswers, focusFirst };
 }
 
 // An answer as people read it: each question's label with the chosen options' labels (not raw values).

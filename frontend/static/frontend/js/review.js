@@ -1,10 +1,20 @@
 // QC review of a batch: the sample with the QC's own label per item (by keyboard as in the workspace),
 // live accuracy (computed by the server with the acceptance rule itself), the decision, and the batch's
-// history. In a blind review the server hides each final label until the QC has given theirs.
-import { api, ApiError, el, pct, say } from "./api.js";
+// history. In a blind review the server hides each final label until the QC has given theirs. A label is bound
+// to its item when it is given (a key labels the item on screen and the next one comes at once), shown as
+// being saved, and sent after the labels given before it: typing faster than the server answers never moves a
+// label to another item.
+import { api, ApiError, el, inOrder, pct, say } from "./api.js";
 import { ask, asking } from "./ask.js";
 import { renderItem } from "./dialogue.js";
-import { choiceIndex, choicesOf } from "./form.js";
+import { choiceIndex, choiceLabel, choicesOf } from "./form.js";
+
+// Every string the labels on their way show.
+const TEXT = {
+  saving: "saving…",
+  notSaved: (item, detail) => `Your label on item ${item} was not saved: ${detail}`,
+  noAnswer: "the server did not answer.",
+};
 
 const root = document.getElementById("review");
 const batchId = root.dataset.batch;
@@ -20,6 +30,8 @@ let valueLabel = (value) => (value === null || value === undefined ? "—" : JSO
 
 const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 const choicesByItem = new Map();
+const send = inOrder();
+const queuedFor = new Map();  // batch item -> how many of its labels are queued or on their way
 
 function labelsFrom(entries) {
   // Values shown by their option labels ("2: meets all dimensions"), not raw JSON.
@@ -44,16 +56,17 @@ function sampleEntry(entry) {
   const choices = choicesOf(primary, item);
   choicesByItem.set(entry.batch_item, choices);
   const name = `qc-${entry.batch_item}`;
-  const list = el("fieldset", { class: "choices" }, el("legend", {}, "Your label"),
+  const list = el("fieldset", { class: "choices" }, el("legend", {}, "Your label",
+    el("span", { class: "entry-status", "aria-live": "polite" })),
     choices.map((choice, i) => {
       const input = el("input", { type: "radio", name, id: `${name}-${i}`, disabled: !editable,
         checked: same(choice.value, entry.qc_value), dataset: { index: i },
-        onchange: () => qcLabel(entry.batch_item, choice.value) });
-      return el("label", { for: `${name}-${i}`, class: `choice${choice.excludes ? " excludes" : ""}` }, input,
-        editable && choice.key ? el("kbd", {}, choice.key.toUpperCase()) : null, " ", choice.label);
+        onchange: (event) => label(event.target.closest(".sample-item"), i) });
+      return choiceLabel(choice, input, editable);
     }));
   const agree = entry.qc_value === null || entry.annotator_value === null ? "" : same(entry.qc_value, entry.annotator_value) ? "agrees" : "differs";
-  return el("li", { class: `sample-item ${agree}`, dataset: { batchItem: entry.batch_item }, tabindex: -1 },
+  return el("li", { class: `sample-item ${agree}`, dataset: { batchItem: entry.batch_item, externalId: item.external_id },
+    tabindex: -1 },
     el("h3", {}, `Item ${item.external_id}`),
     el("details", {}, el("summary", {}, `Dialogue (${item.dialogue.length} turns)`), renderItem(item)),
     el("p", {}, "Final label: ", el("strong", { class: "final" }, finalText(entry))),
@@ -88,22 +101,41 @@ async function refreshFigures() {
 
 const entries = () => [...document.querySelectorAll("#sample .sample-item")];
 
-async function qcLabel(batchItem, value) {
-  try {
-    review = await api(`/api/v1/batches/${batchId}/qc_label/`, { method: "POST", body: { batch_item: batchItem, value } });
-    const entry = review.sample.find((e) => e.batch_item === batchItem);
-    const old = document.querySelector(`[data-batch-item="${batchItem}"]`);
-    const fresh = sampleEntry(entry);
-    fresh.querySelector("details").open = old.querySelector("details").open;
-    old.replaceWith(fresh);
-    say(notice, "");
-    await refreshFigures();
-    return fresh;
-  } catch (error) {
-    say(notice, error.body?.detail || "Could not save the label.", "error");
-    return null;
-  }
+// The item's entry as the server last answered it: its saved label (or none), and the final label a blind
+// review shows once the QC has labelled it.
+function showEntry(batchItem) {
+  const entry = review.sample.find((e) => e.batch_item === batchItem);
+  const old = document.querySelector(`#sample [data-batch-item="${batchItem}"]`);
+  if (!entry || !old) return;
+  const fresh = sampleEntry(entry);
+  fresh.querySelector("details").open = old.querySelector("details").open;
+  const focused = old.contains(document.activeElement);
+  old.replaceWith(fresh);
+  if (focused) focusEntry(fresh);
 }
+
+// The QC's label for the item of `li`, bound to it now: shown at once as being saved, sent after the labels
+// given before it. A refused label is said and the item shows its saved label again.
+function label(li, index) {
+  const batchItem = Number(li.dataset.batchItem);
+  const choice = choicesByItem.get(batchItem)[index];
+  li.querySelectorAll("input[type=radio]")[index].checked = true;
+  li.classList.add("pending");
+  li.querySelector(".entry-status").textContent = TEXT.saving;
+  queuedFor.set(batchItem, (queuedFor.get(batchItem) || 0) + 1);
+  const body = { batch_item: batchItem, value: choice.value, round: review.round };
+  send(() => api(`/api/v1/batches/${batchId}/qc_label/`, { method: "POST", body }))
+    .then((answer) => { review = answer; },
+      (error) => say(notice, TEXT.notSaved(li.dataset.externalId, error.body?.detail || TEXT.noAnswer), "error"))
+    .finally(() => {
+      const left = queuedFor.get(batchItem) - 1;
+      queuedFor.set(batchItem, left);
+      if (!left) showEntry(batchItem);
+      if (send.idle()) refreshFigures();
+    });
+}
+
+const unlabelled = (li) => !li.querySelector("input:checked");
 
 function focusEntry(li) {
   if (!li) return;
@@ -113,12 +145,12 @@ function focusEntry(li) {
 
 function currentEntry() {
   const all = entries();
-  return all.find((li) => li.contains(document.activeElement)) ||
-    all.find((li) => !li.querySelector("input:checked")) || all[0];
+  return all.find((li) => li.contains(document.activeElement)) || all.find(unlabelled) || all[0];
 }
 
-// Keys as in the workspace: the chip's key labels the current item, then the next unlabelled one comes.
-document.addEventListener("keydown", async (event) => {
+// Keys as in the workspace: the chip's key labels the item on screen (the focused one, else the first without a
+// label), and the next item without a label comes at once, so the next key is for that one.
+document.addEventListener("keydown", (event) => {
   if (!editable || asking() || event.ctrlKey || event.metaKey || event.altKey) return;
   const tag = event.target.tagName;
   if (tag === "TEXTAREA" || (tag === "INPUT" && !["radio", "checkbox"].includes(event.target.type))) return;
@@ -134,12 +166,9 @@ document.addEventListener("keydown", async (event) => {
   }
   if (index < 0) return;
   event.preventDefault();
-  const choice = choicesByItem.get(Number(li.dataset.batchItem))[index];
-  const fresh = await qcLabel(Number(li.dataset.batchItem), choice.value);
-  if (!fresh) return;
+  label(li, index);
   const all = entries();
-  const after = all.slice(all.indexOf(fresh) + 1).find((x) => !x.querySelector("input:checked"));
-  focusEntry(after || all.find((x) => !x.querySelector("input:checked")) || fresh);
+  focusEntry(all.slice(all.indexOf(li) + 1).find(unlabelled) || all.find(unlabelled) || li);
 });
 
 async function decide(kind) {
@@ -152,7 +181,8 @@ async function decide(kind) {
       text: `It goes back to the annotators for round ${batch.round + 1}, with your reason.${overall}` });
   if (sure === null) return;
   try {
-    await api(`/api/v1/batches/${batchId}/${kind}/`, { method: "POST", body });
+    // After the labels given before it.
+    await send(() => api(`/api/v1/batches/${batchId}/${kind}/`, { method: "POST", body }));
     $("reason").value = $("override").value = "";
     await load();
     const done = kind === "accept" ? "Batch accepted." : `Batch rejected; it goes back to annotation (round ${batch.round}).`;
@@ -201,7 +231,7 @@ $("start").addEventListener("click", async () => {
   try {
     await api(`/api/v1/batches/${batchId}/start_review/`, { method: "POST" });
     await load();
-    focusEntry(entries()[0]);
+    focusEntry(currentEntry());  // keys typed meanwhile have moved on already
   } catch (error) {
     say(notice, error.body?.detail || "Could not start the review.", "error");
   }
