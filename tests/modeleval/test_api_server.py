@@ -188,7 +188,7 @@ def make_arena():
 def test_generation_rating_pairwise_on_a_cpu_worker_agree_with_in_process(api_model, api_worker, packaged,
                                                                           tmp_path):
     dialogbench, diqad, pairs = import_dialogbench(), import_diqad(tmp_path), make_arena()
-    plans = [("generate", dialogbench, {}), ("rating", diqad, {"preset": "diqad"}), ("pairwise", pairs, {})]
+    plans = [("generate", dialogbench, {}), ("rating", diqad, {}), ("pairwise", pairs, {})]
     api_runs = [actions.start_run(model=api_model, benchmark=b, mode=m, settings=s, chunk_size=4)
                 for m, b, s in plans]
     local_runs = []
