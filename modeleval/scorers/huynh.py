@@ -57,9 +57,6 @@ DSTC10_QUESTION = "Question: Is the above response a good response to the conver
 DSTC10_DIALOG_QUESTION = "Question: Is the above conversation a good conversation?"
 DSTC10_ANSWER = "Answer:"
 BLOCKS = "\n\n"
-# What a run stores as its template: the strings above, by name.
-TEMPLATES = {name.lower(): value for name, value in globals().items()
-             if name.startswith(("FED_", "DSTC10_")) or name == "BLOCKS"}
 
 # What Table 8's task line rates, per FED quality ("how interesting the response is" is the printed one).
 TURN_WHAT = {"semantically_appropriate": "how semantically appropriate the response is",
@@ -76,6 +73,16 @@ DIALOG_WHAT = {
     "informative": "how informative the system is",
     "inquisitive": "how inquisitive the system is",
     "overall": "the overall quality of the dialog",
+}
+# What a run stores as its template: the layouts' strings, by name.
+TEMPLATES = {
+    "fed_task_turn": FED_TASK_TURN, "fed_task_dialog": FED_TASK_DIALOG, "fed_example": FED_EXAMPLE, "fed_turn": FED_TURN,
+    "fed_response": FED_RESPONSE, "fed_rating": FED_RATING, "fed_query": FED_QUERY, "turn_what": TURN_WHAT,
+    "dialog_what": DIALOG_WHAT, "dstc10_instruction": DSTC10_INSTRUCTION, "dstc10_examples": DSTC10_EXAMPLES,
+    "dstc10_background": DSTC10_BACKGROUND, "dstc10_conversation": DSTC10_CONVERSATION, "dstc10_turn": DSTC10_TURN,
+    "dstc10_response": DSTC10_RESPONSE, "dstc10_query_response": DSTC10_QUERY_RESPONSE,
+    "dstc10_question": DSTC10_QUESTION, "dstc10_dialog_question": DSTC10_DIALOG_QUESTION,
+    "dstc10_answer": DSTC10_ANSWER, "blocks": BLOCKS,
 }
 
 
