@@ -147,8 +147,9 @@ register(Study(
                        "questions), \"Given a dialog, rate ...\" at dialog level",
                        "the paper prints the line for interestingness only"),
             Difference("rating weights", "section 3.1: w_i = p_i / sum p_j over the top 3 ratings, p_i called their "
-                       "log probabilities", "p_i the ratings' probabilities",
-                       "a ratio of log probabilities would weigh the less likely rating more"),
+                       "log probabilities", "p_i the ratings' probabilities, each summed over its spellings (\"1\", "
+                       "\" 1\")", "a ratio of log probabilities would weigh the less likely rating more; the paper "
+                       "does not say which tokens stand for a rating"),
             Difference("the rating kept", "Table 8's caption: the output truncated to the integer 0, 1 or 2",
                        "section 3.1's weighted rating (continuous) for the correlations, the likeliest rating "
                        "beside it as the answer", "the paper states both; its correlations are of section 3.1's"),
