@@ -18,6 +18,8 @@ from typing import Callable, Mapping, Sequence
 
 import httpx
 
+from .scorers.prompts import chat_messages
+
 # Worth asking again: rate limited, or the server (or a proxy in front of it) failed or is restarting.
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 CHAT = "/chat/completions"
@@ -112,8 +114,9 @@ class Endpoint:
 # --- request bodies and answers ------------------------------------------------------------
 
 
-def chat_body(model: str, user: str, *, system: str = "", max_tokens: int = 16, **extra) -> dict:
-    messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": user}]
+def chat_body(model: str, user, *, system: str = "", max_tokens: int = 16, **extra) -> dict:
+    """`user`: one user message's text, or a chat of (role, content) pairs ending with the user's turn."""
+    messages = ([{"role": "system", "content": system}] if system else []) + chat_messages(user)
     return {"model": model, "messages": messages, "max_tokens": max_tokens, "temperature": 0, **extra}
 
 

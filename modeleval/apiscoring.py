@@ -24,6 +24,7 @@ from django.db.models import F
 from . import apiclient
 from .apiclient import CHAT, COMPLETIONS, TOP_LOGPROBS
 from .models import ApiResponse, ModelSpec
+from .scorers.prompts import prompt_text
 
 
 def endpoint_of(spec: ModelSpec) -> apiclient.Endpoint:
@@ -140,12 +141,14 @@ class ApiModel:
 
     # --- what the scorers ask ------------------------------------------------------------
 
-    def chat(self, users: list[str], *, system: str = "", max_new_tokens: int = 16) -> dict[str, str]:
-        """{user prompt: reply}, each distinct prompt asked once, greedily."""
+    def chat(self, users: list, *, system: str = "", max_new_tokens: int = 16) -> dict[str, str]:
+        """{prompt text: reply}, each distinct prompt (a user message's text, or a chat of (role, content)
+        pairs, shown as `prompts.prompt_text`) asked once, greedily."""
         unique = list(dict.fromkeys(users))
-        answers = self.fetch([(user, CHAT, apiclient.chat_body(self.spec.api_model, user, system=system,
-                                                                max_tokens=max_new_tokens)) for user in unique])
-        return {user: apiclient.chat_text(answer) for user, answer in zip(unique, answers)}
+        answers = self.fetch([(prompt_text(user), CHAT, apiclient.chat_body(self.spec.api_model, user, system=system,
+                                                                             max_tokens=max_new_tokens))
+                              for user in unique])
+        return {prompt_text(user): apiclient.chat_text(answer) for user, answer in zip(unique, answers)}
 
     def word_probs(self, texts: list[str], words, spellings=("{}", " {}")) -> list[dict[str, float]]:
         """For each text, each word's probability as its continuation (summed over spellings), read from

@@ -11,7 +11,7 @@ from django.conf import settings
 
 from .models import ModelSpec
 from .modes import api_refusal, family
-from .scorers import classifier, generation, loading, loglikelihood, next_word
+from .scorers import classifier, generation, loading, loglikelihood, next_word, prompts
 
 
 class PermanentError(Exception):
@@ -65,15 +65,20 @@ def score_items(run, items) -> list[dict]:
     return rows
 
 
-def chat_text(tokenizer, spec: ModelSpec, user: str, system: str = "") -> str:
+def chat_text(tokenizer, spec: ModelSpec, user, system: str = "") -> str:
     """The prompt as the model reads it: in the chat template (the spec's own text when set, which
-    `generation.chat_prompt` has no argument for), or plain when the spec or tokenizer has none."""
+    `generation.chat_prompt` has no argument for), or plain when the spec or tokenizer has none. `user` is
+    one user message's text, or a chat as (role, content) pairs ending with the user's turn, which only a
+    chat template can render."""
     template = spec.chat_template or None
     if not spec.use_chat_template or not (template or getattr(tokenizer, "chat_template", None)):
-        return user
-    if template is None:
+        if isinstance(user, str):
+            return user
+        raise ValueError(f"model {spec.name}: a prompt of several chat turns needs the model's chat template, and "
+                         "it is read without one")
+    if template is None and isinstance(user, str):
         return generation.chat_prompt(tokenizer, user, system or None)
-    messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": user}]
+    messages = ([{"role": "system", "content": system}] if system else []) + prompts.chat_messages(user)
     return tokenizer.apply_chat_template(messages, chat_template=template, tokenize=False, add_generation_prompt=True)
 
 
@@ -90,12 +95,13 @@ class ModelCalls:
 
     def replies(self, users):
         """({user prompt: the text the model reads}, {that text: greedy reply}); each distinct text is
-        generated once. A model behind an API reads the user prompt itself (its server applies the chat
-        template, and the system prompt goes in the request)."""
+        generated once. A user prompt is one message's text or a chat of (role, content) pairs. A model
+        behind an API reads the messages themselves (its server applies the chat template, and the system
+        prompt goes in the request); their text is then the prompt as `prompts.prompt_text` shows it."""
         s, loaded = self.run.settings, self.loaded
         if self.run.model.is_api:
             replies = loaded.chat(list(users), system=s["system"], max_new_tokens=s["max_new_tokens"])
-            return {user: user for user in users}, replies
+            return {user: prompts.prompt_text(user) for user in users}, replies
         texts = {user: chat_text(loaded.tokenizer, self.run.model, user, s["system"]) for user in users}
         unique = list(dict.fromkeys(texts.values()))
         replies = dict(zip(unique, generation.generate(loaded.model, loaded.tokenizer, unique,

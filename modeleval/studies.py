@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .scorers import botchat, dialogbench, huynh, kodialogbench
+from .scorers import botchat, dialogbench, diqad, huynh, kodialogbench
 from .scorers.prompts import template_hash
 
 
@@ -116,24 +116,92 @@ register(Study(
     preset=huynh.PRESET,
     title="LLMs as dialogue raters on FED (Huynh et al., 2023)",
     source="Huynh et al., Understanding the Effectiveness of Very Large Language Models on Dialog Evaluation "
-           "(IWSDS 2023), section 3 and appendix; FED ratings (Mehri and Eskenazi, 2020)",
+           "(IWSDS 2023), sections 3-4, appendix B (Table 8, FED) and appendix C (Table 9, DSTC10); FED ratings "
+           "(Mehri and Eskenazi, 2020)",
     published={
-        "rating": {"fewshot": {"strategy": "random", "k": huynh.K}, "top_k": 3, "read": "probabilities"},
-        "yes_no": {"fewshot": {"strategy": "random", "k": huynh.K}},
+        "rating": {"fewshot": {"strategy": "random", "k": huynh.K}, "seeds": list(huynh.SEEDS), "top_k": 3,
+                   "read": "probabilities"},
+        "yes_no": {"fewshot": {"strategy": "random", "k": huynh.K}, "seeds": list(huynh.SEEDS)},
     },
     standing={
         "*": (
-            Difference("prompt wording", "the paper's appendix prompts",
-                       "huynh.RATING_INSTRUCTION / RATING_SHOT / YES_NO_SHOT",
-                       "the appendix text could not be read where this was built; the structure (instruction, "
-                       "shots with their answers, the query with an empty answer) is the paper's"),
-            Difference("repetitions", "random selection repeated, mean and standard deviation",
-                       f"{len(huynh.SEEDS)} seeds {list(huynh.SEEDS)}, one prediction variant per seed",
-                       "the paper does not state how many repetitions"),
+            Difference("examples of a drawn dialog's own items", "section 3.3: the same random examples for every "
+                       "test point", "the same k for every item, except that an item of a drawn example's own "
+                       "conversation takes the next example of the seed's order in its place",
+                       "the paper does not say what those items were shown; their own example would show them "
+                       "their rating"),
+            Difference("example ratings", "one integer rating per example (Table 8: 1/2, 1/2, 2/2)",
+                       "the mean of FED's raters rounded half up, which gives Table 8's three ratings",
+                       "the paper does not say how FED's five ratings became one"),
+        ),
+        "rating": (
+            Difference("the rated item's block", "Table 8 prints the task line and one example",
+                       "after the examples, the rated item laid out as an example is (its turns, \"Response: ...\") "
+                       "ending with \"Rating:\", under no header; one blank line between the task line, each "
+                       "example and the rated item",
+                       "the paper prints no rated item after its example, and its typeset table shows no blank "
+                       "lines"),
+            Difference("task line of each quality", "Table 8: \"rate how interesting the response is with regards "
+                       "to the dialog history\"", "the same sentence with the quality's word; the overall quality "
+                       "and the dialog-level qualities as huynh.TURN_WHAT and DIALOG_WHAT word them (after FED's "
+                       "questions), \"Given a dialog, rate ...\" at dialog level",
+                       "the paper prints the line for interestingness only"),
+            Difference("rating weights", "section 3.1: w_i = p_i / sum p_j over the top 3 ratings, p_i called their "
+                       "log probabilities", "p_i the ratings' probabilities, each summed over its spellings (\"1\", "
+                       "\" 1\")", "a ratio of log probabilities would weigh the less likely rating more; the paper "
+                       "does not say which tokens stand for a rating"),
+            Difference("the rating kept", "Table 8's caption: the output truncated to the integer 0, 1 or 2",
+                       "section 3.1's weighted rating (continuous) for the correlations, the likeliest rating "
+                       "beside it as the answer", "the paper states both; its correlations are of section 3.1's"),
         ),
         "yes_no": (
-            Difference("example answers", "yes or no per example", "yes when the raters' rounded mean is above the "
-                       "middle of the quality's scale", "FED holds scale ratings only"),
+            Difference("example answers", "Table 9: each example answered Yes or No",
+                       "Yes when the raters' rounded mean is above the middle of the quality's scale, else No",
+                       "the paper does not say how a rated example became Yes or No, and FED holds scale ratings"),
+            Difference("yes and no", "p_model(yes) and p_model(no)",
+                       "each summed over its spellings (yes, Yes, YES; with and without a leading space)",
+                       "the paper does not say which tokens stand for yes and no; Table 9's answer is \"Yes\""),
+            Difference("dialogue-level items and background", "Table 9 prints a context and a response, "
+                       "\"Background info: none\"",
+                       "a dialogue-level item (FED-Dial) without a Response line, asked \"Is the above conversation "
+                       "a good conversation?\"; an item with knowledge or a persona shows it as its background",
+                       "the paper prints neither a dialogue-level item nor an item with background"),
+        ),
+    },
+))
+
+register(Study(
+    preset=diqad.PRESET,
+    title="DiQAD (Zhao et al., 2023)",
+    source="Zhao et al., DiQAD: A Benchmark Dataset for End-to-End Open-domain Dialogue Assessment (EMNLP 2023 "
+           "Findings), section 5.1 and appendix C (the Chinese prompt); data: yukunZhao/"
+           "Dataset_Dialogue_quality_evaluation",
+    published={"rating": {"read": "generation", "system": ""}, "yes_no": {}},
+    standing={
+        "*": (
+            Difference("test set", "a random 10,000-dialogue test split of DiQAD (section 5.1)",
+                       "the run's items", "the split is not published: the released files hold the labelled "
+                       "dialogues unsplit"),
+        ),
+        "rating": (
+            Difference("the scored dialogue", "appendix C's {{dialogue}}, its layout not printed",
+                       "the layout of the appendix's printed examples: \"[{\", each turn's 'role' and 'content' in "
+                       "Python's quotes, \"}\" (the first speaker the user, the other the assistant)",
+                       "the paper prints the examples, not how a dialogue fills {{dialogue}}"),
+            Difference("reading the reply", "\"分数: N\" as the examples answer; the paper does not say how a reply "
+                       "is read", "the last \"分数: N\" (either colon), else the reply's only number among 0-2, else "
+                       "unreadable: wrong in Acc, UAR, Kappa, P, R and F1, left out of the correlations",
+                       "the paper does not say"),
+            Difference("decoding", "ChatGPT (gpt-3.5-turbo-0301) through the API and ChatGLM-6B, settings not "
+                       "stated", f"greedy (temperature 0), at most {diqad.MAX_NEW_TOKENS} new tokens",
+                       "the paper does not state them"),
+            Difference("ChatGPT + CoT", "Table 3's chain-of-thought row", "not offered",
+                       "its prompt is not published"),
+        ),
+        "yes_no": (
+            Difference("verification question", "asked of annotators only (Figure 10), never of a model",
+                       "an English prompt of ours (diqad.VERIFICATION_INSTRUCTION), examples from the items",
+                       "the paper puts no such question to a model"),
         ),
     },
 ))
@@ -141,14 +209,22 @@ register(Study(
 register(Study(
     preset=kodialogbench.PRESET,
     title="KoDialogBench (Jang et al., 2024)",
-    source="Jang, Lee and Yu, KoDialogBench (LREC-COLING 2024), sections 3-4 and appendix B",
-    published={"loglikelihood": {"continuation": "text", "rule": "acc"}},
+    source=f"Jang, Lee and Yu, KoDialogBench (LREC-COLING 2024), section 4.1.2 and appendix B; {kodialogbench.SOURCE}: "
+           "kodialogbench/utils.py (doc_to_text_*), the task yaml files (each task's method; lm-eval multiple_choice, "
+           "zero-shot, acc)",
+    published={"loglikelihood": {"continuation": "text", "rule": "acc", "style": kodialogbench.BY_TASK}},
     standing={
         "*": (
-            Difference("template wording", "appendix B's Korean templates",
-                       "its markers (화자N:, 질문:, 정답:) joined by newlines; the class list after 보기:",
-                       "the appendix text could not be read where this was built; no repository of its code was "
-                       "found"),
+            Difference("class descriptions", "each item's own option_description in the released data "
+                       "(doc_to_text_direct_prompting_with_description)",
+                       "the item's fields.option_description; an item without it lists the descriptions appendix "
+                       "B.2 prints for K-TDD's four dialog acts, and any other class by its name alone",
+                       "an item imported without the released data's option_description carries no other "
+                       "description of its classes"),
+            Difference("speaker numbers", "the released data's speaker ids, as the item's question uses them",
+                       "the item's own numbers where its speakers are named by number (화자2, 2); speakers named "
+                       "otherwise are numbered by first appearance",
+                       "an item whose speakers carry no number has no other numbering for its question to use"),
             Difference("human figure", "3 native speakers on the same 50 items per set, the mean of their "
                        "accuracies", "the campaign's raters on the items they answered",
                        "the speakers' answers are not published"),

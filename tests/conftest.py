@@ -7,6 +7,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("HB_SHARED_DATA", ROOT.parent / "shared" / "data"))
 FED_PATH = SHARED_DATA / "fed" / "fed_data.json"
 MUTUAL_PATH = SHARED_DATA / "botchat" / "mutual_test.jsonl"
+PAPERS = SHARED_DATA.parent / "papers"
 DEMO_DATA = ROOT / "benchmarks" / "demo_data"
 
 
@@ -24,6 +25,18 @@ def mutual_path():
         print(f"skipping: MuTual seeds not found at {MUTUAL_PATH}")
         pytest.skip(f"MuTual seeds not found at {MUTUAL_PATH} (set HB_SHARED_DATA)")
     return MUTUAL_PATH
+
+
+@pytest.fixture
+def paper():
+    """The text of a study's paper (appendices included) from ../shared/papers, by file name."""
+    def read(name):
+        path = PAPERS / name
+        if not path.is_file():
+            print(f"skipping: paper not found at {path}")
+            pytest.skip(f"paper not found at {path} (set HB_SHARED_DATA)")
+        return path.read_text(encoding="utf-8")
+    return read
 
 
 @pytest.fixture(autouse=True)

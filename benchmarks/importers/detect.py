@@ -10,6 +10,7 @@ RULES = [
     ("jsonl", lambda r: r.get("type") in ("benchmark", "task", "item")),
     ("fed", lambda r: "context" in r and "annotations" in r),
     ("mutual", lambda r: "utterances" in r),
+    ("kodialogbench", lambda r: "answer_idx" in r and "dialogue" in r),
     ("dialogbench_released", lambda r: "prompt_SFT" in r or "prompt_pretrain" in r or "choices" in r),
     ("dialogbench_paper", lambda r: "option" in r or "speaker1 personality" in r or "speaker2 personality" in r),
     ("dialogbench", lambda r: "options" in r),

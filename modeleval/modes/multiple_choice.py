@@ -76,9 +76,10 @@ PRESETS = {
         Mode.LOGLIKELIHOOD: {"continuation": "text", "rule": "per_token"},
         Mode.GENERATE: {"max_new_tokens": dialogbench.MAX_NEW_TOKENS},
     },
-    # KoDialogBench: zero-shot log-likelihood, the highest summed log-likelihood wins, in one of its styles.
+    # KoDialogBench: zero-shot log-likelihood, the highest summed log-likelihood wins, each task in the paper's
+    # prompting method (or one style forced on every item).
     kodialogbench.PRESET: {
-        Mode.LOGLIKELIHOOD: {"continuation": "text", "rule": "acc", "style": "direct"},
+        Mode.LOGLIKELIHOOD: {"continuation": "text", "rule": "acc", "style": kodialogbench.BY_TASK},
     },
 }
 RULES = ("acc", "acc_norm", "per_token")
@@ -130,7 +131,7 @@ def preset_form(mode: str) -> str:
 def default_template(mode, settings) -> tuple[str, str]:
     language = settings.get("language", "en")
     if settings.get("preset") == kodialogbench.PRESET:
-        return (f"kodialogbench-{settings['style']}-ko/1",
+        return (f"kodialogbench-{settings['style']}-ko/2",
                 json.dumps(kodialogbench.TEMPLATES, ensure_ascii=False, indent=4))
     if settings.get("preset") == dialogbench.PRESET:
         form = preset_form(mode)
@@ -216,7 +217,8 @@ def render_mc(template: str, item, variant: Variant, settings: Mapping, mode: st
     fields = item.fields or {}
     language = settings.get("language", "en")
     if settings.get("preset") == kodialogbench.PRESET:
-        return kodialogbench.prompt_and_continuations(item.dialogue, fields, variant.options, settings["style"])[0]
+        return kodialogbench.prompt_and_continuations(item.dialogue, fields, variant.options, settings["style"],
+                                                      item.task.dimension)[0]
     if settings.get("preset") == dialogbench.PRESET:
         return dialogbench.item_prompt(item.task.slug, fields, item.dialogue, variant.options,
                                        preset_form(mode), preset_prompts(template))
@@ -259,7 +261,7 @@ def _score_loglikelihood(run, model, requests):
     elif s.get("preset") == kodialogbench.PRESET:
         # KoDialogBench's continuations: the class, the candidate utterance, or the option's number.
         asked = [(context, kodialogbench.prompt_and_continuations(item.dialogue, item.fields or {}, v.options,
-                                                                  s["style"])[1], " ", False)
+                                                                  s["style"], item.task.dimension)[1], " ", False)
                  for item, v, context in requests]
     else:
         by_text = s["continuation"] == "text"

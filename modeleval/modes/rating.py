@@ -2,11 +2,13 @@
 judged yes / no, read from the rating tokens' probabilities (Huynh et al.'s way) or generated and read
 back ("score: N"), with few-shot examples chosen at random, from a fixed list or by BM25.
 
-Presets: DiQAD's prompt (`scorers.diqad`, the dialogue as role/content JSON) and Huynh et al.'s
-(`scorers.huynh`: 3 random examples per seed, rated by the FED raters' mean, never from the rated
-item's own conversation).
+Presets: DiQAD's (`scorers.diqad`: its appendix C chat in Chinese, the reply read back as "分数: N") and
+Huynh et al.'s (`scorers.huynh`: its appendices' FED and DSTC10 layouts, 3 random examples drawn once per
+seed, rated by the FED raters' mean, never from the rated item's own conversation).
 """
 from __future__ import annotations
+
+import json
 
 from benchmarks.formschema import question, rating_scale
 from benchmarks.models import Item
@@ -25,10 +27,13 @@ API_NEEDS = {Mode.RATING: "top_logprobs", Mode.YES_NO: "top_logprobs"}
 TEMPLATES = {
     (Mode.RATING, "en", ""): ("rating-shot-en/1", prompts.RATING_SHOT),
     (Mode.YES_NO, "en", ""): ("yes-no-shot-en/1", prompts.YES_NO_SHOT),
-    (Mode.RATING, "en", diqad.PRESET): ("diqad-quality-fewshot-en/1", diqad.SHOT),
     (Mode.YES_NO, "en", diqad.PRESET): ("diqad-verification-fewshot-en/1", diqad.VERIFICATION_SHOT),
-    (Mode.RATING, "en", huynh.PRESET): ("huynh-rating-fewshot-en/1", huynh.RATING_SHOT),
-    (Mode.YES_NO, "en", huynh.PRESET): ("huynh-yes-no-fewshot-en/1", huynh.YES_NO_SHOT),
+}
+# Presets whose prompt is laid out by their scorer: the run's template records that layout's strings as JSON.
+PRESET_TEMPLATES = {
+    (Mode.RATING, diqad.PRESET): ("diqad-appendix-c-zh/1", diqad.CHAT_TEMPLATES),
+    (Mode.RATING, huynh.PRESET): ("huynh-fed-table8-en/2", huynh.TEMPLATES),
+    (Mode.YES_NO, huynh.PRESET): ("huynh-dstc10-table9-en/2", huynh.TEMPLATES),
 }
 # The fields of the shot template, and of the instruction the run formats.
 TEMPLATE_FIELDS = {"context", "response", "answer", "quality"}
@@ -61,14 +66,18 @@ def unsuited(task, mode, spec, settings=None) -> str | None:
 
 def defaults(mode, language, preset) -> dict:
     resolved = dict(DEFAULTS[mode])
-    if preset == diqad.PRESET:
+    if preset == diqad.PRESET and mode == Mode.RATING:
+        # DiQAD's LLM rows: its appendix C chat with its own three examples, the reply read back.
+        resolved.update(instruction="", read="generation", max_new_tokens=diqad.MAX_NEW_TOKENS)
+    elif preset == diqad.PRESET:
         resolved["dialogue_format"] = "json"
-        resolved["instruction"] = diqad.INSTRUCTION if mode == Mode.RATING else diqad.VERIFICATION_INSTRUCTION
+        resolved["instruction"] = diqad.VERIFICATION_INSTRUCTION
     if preset == huynh.PRESET:
-        # Huynh et al.: 3 examples chosen at random, the choice repeated over seeds (one variant each).
+        # Huynh et al.: 3 examples chosen at random, the choice repeated over seeds (one variant each); the
+        # task line is the appendix's, written per quality.
         resolved["fewshot"] = {"strategy": "random", "k": huynh.K, "fixed_ids": []}
         resolved["seeds"] = list(huynh.SEEDS)
-        resolved["instruction"] = huynh.RATING_INSTRUCTION if mode == Mode.RATING else huynh.YES_NO_INSTRUCTION
+        resolved["instruction"] = ""
     return resolved
 
 
@@ -78,6 +87,14 @@ def validate(mode, resolved) -> None:
         raise ValueError('dialogue_format must be "text" or "json"')
     if mode == Mode.RATING:
         check_choice(resolved, "read", READS)
+    if (mode, resolved["preset"]) in PRESET_TEMPLATES and resolved["instruction"]:
+        raise ValueError(f"the {resolved['preset']} preset writes its study's own instruction; leave instruction empty")
+    if (mode, resolved["preset"]) == (Mode.RATING, diqad.PRESET):
+        if resolved["read"] != "generation":
+            raise ValueError("the diqad preset asks in a chat and reads the reply (分数: N), as the paper's ChatGPT "
+                             "and ChatGLM rows: read must be \"generation\"")
+        if uses_fewshot(resolved):
+            raise ValueError("the diqad preset's examples are the three of its appendix C: leave fewshot out")
     seeds = resolved["seeds"]
     if not isinstance(seeds, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in seeds) \
             or len(set(seeds)) != len(seeds):
@@ -85,10 +102,22 @@ def validate(mode, resolved) -> None:
 
 
 def default_template(mode, settings) -> tuple[str, str]:
+    if (found := PRESET_TEMPLATES.get((mode, settings.get("preset", "")))) is not None:
+        version, strings = found
+        return version, json.dumps(strings, ensure_ascii=False, indent=4)
     return lookup_template(TEMPLATES, mode, settings.get("language", "en"), settings.get("preset", ""))
 
 
 def check_run_template(mode, template, settings) -> None:
+    if (found := PRESET_TEMPLATES.get((mode, settings.get("preset", "")))) is not None:
+        try:
+            strings = json.loads(template)
+        except ValueError:
+            strings = None
+        if strings != found[1]:
+            raise ValueError(f"the {settings['preset']} preset lays its prompt out as its study does: its template "
+                             "is the JSON of that layout's strings, not one of the run's own")
+        return
     check_fields(template, TEMPLATE_FIELDS)
     check_fields(settings.get("instruction", ""), INSTRUCTION_FIELDS, "instruction")
 
@@ -135,15 +164,22 @@ def context_and_response(item) -> tuple[str, str]:
 
 
 def _quality(run, task):
+    """(key, label, spec) of the question the run rates; a rating run refuses one that has no scale."""
     key = run.settings["quality"] or task.primary_key
     spec = question(task.form, key)
+    if run.mode == Mode.RATING and rating_scale(spec) is None:
+        raise ValueError(f"task {task}: rating mode needs a scale or numeric choice question, {key!r} is "
+                         f"{spec['type']}")
     return key, spec.get("label") or key.replace("_", " ").capitalize(), spec
+
+
+def _gold(item, key) -> str:
+    gold = (item.source_gold or {}).get(key)
+    return "" if gold is None else label_text(gold)
 
 
 def _selector(run, task, key):
     fewshot = run.settings["fewshot"]
-    if run.settings.get("preset") == huynh.PRESET:
-        return _huynh_pool(run, task, key)
     pool = []
     if uses_fewshot(run.settings):
         # Only items with a published label can serve as examples (their label is what the shot shows).
@@ -161,47 +197,96 @@ def _shown(run, item) -> tuple[str, str]:
     dialogue as DiQAD's role/content JSON and no separate response."""
     if run.settings.get("dialogue_format") == "json":
         return diqad.dialogue_json(item.dialogue), ""
-    if run.settings.get("preset") == huynh.PRESET:
-        return huynh.render_item(item.dialogue, (item.fields or {}).get("response")), ""
     return context_and_response(item)
 
 
-def _huynh_pool(run, task, key):
-    """Huynh et al.'s examples: the task's items with their raters' mean rating (rounded to the scale), each
-    with its conversation's turns so that `_huynh_shots` can leave out the rated item's conversation."""
-    pool = []
+def _huynh_examples(run, task, key) -> list[huynh.Example]:
+    """Huynh et al.'s examples: the task's items rated by their FED raters' mean (rounded to the scale); at
+    rating level a FED dialog with its rated responses is one example, in yes/no (DSTC10) one item is."""
+    rated = []
     for item, ratings in human_labels.fed_ratings(task, key):
         value = huynh.example_rating(ratings)
         if value is not None:
-            context, response = _shown(run, item)
-            answer = label_text(value) if run.mode == Mode.RATING else ("yes" if value > _midpoint(task, key) else "no")
-            pool.append((rating.Example(item.external_id, context, response, answer), huynh.item_turns(item.dialogue, None)))
-    return pool
+            rated.append(_rated(item, value))
+    return huynh.dialogs(rated) if run.mode == Mode.RATING else huynh.singles(rated)
 
 
-def _midpoint(task, key):
-    values = rating_scale(question(task.form, key)) or [0, 1]
-    return (values[0] + values[-1]) / 2
+def _rated(item, value=None) -> huynh.Rated:
+    fields = item.fields or {}
+    # DSTC10's "Background info": the item's knowledge or persona (Table 9's items have none).
+    background = fields.get("knowledge") or fields.get("persona")
+    return huynh.Rated(item.external_id, tuple(item.dialogue), fields.get("response"), value,
+                       turn_text(background) if background else "")
 
 
-def _huynh_shots(run, pool, item, query, seed):
-    """Examples for `item` drawn with `seed`, never from its own conversation."""
+def _huynh_shots(run, examples, query: huynh.Rated, seed) -> list[huynh.Example]:
+    """The examples `query` is shown with `seed`: random ones drawn once per seed (`huynh.draw`), the fixed ones
+    or BM25's nearest; never one of its own conversation."""
     fewshot = run.settings["fewshot"]
-    mine = huynh.item_turns(item.dialogue, None)
-    allowed = [example for example, turns in pool if not huynh.same_conversation(mine, turns)]
-    ids = {example.id for example in allowed}
-    selector = rating.FewShotSelector(allowed, fewshot["strategy"], fewshot["k"], seed=seed,
-                                      fixed_ids=[i for i in fewshot.get("fixed_ids") or () if i in ids])
-    return selector.select(query)
+    strategy, k = fewshot["strategy"], fewshot["k"]
+    mine = huynh.item_turns(query.dialogue, None)
+    if strategy == "none" or k <= 0:
+        return []
+    if strategy == "random":
+        return huynh.draw(examples, k, seed, mine)
+    allowed = [e for e in examples if not huynh.same_conversation(mine, e.turns)]
+    if strategy == "fixed":
+        named = list(fewshot.get("fixed_ids") or ())
+        if unknown := [i for i in named if not any(i in e.ids for e in examples)]:
+            raise ValueError(f"fixed example ids not among the rated examples: {unknown}")
+        return [e for e in allowed if set(e.ids) & set(named)][:k]
+    # BM25 over each example's dialogue and its rated responses, as over the query's.
+    def as_text(rated):
+        return (prompts.render_dialogue(rated[-1].dialogue),
+                "\n".join(r.response["text"] for r in rated if r.response is not None))
+
+    pool = [rating.Example(e.ids[0], *as_text(e.rated)) for e in allowed]
+    chosen = rating.FewShotSelector(pool, strategy, k).select(rating.Example(query.id, *as_text([query])))
+    by_id = {e.ids[0]: e for e in allowed}
+    return [by_id[e.id] for e in chosen]
+
+
+def _huynh_requests(run, items):
+    """Huynh et al.'s prompts: Table 8's layout in rating mode (FED), Table 9's in yes/no mode (DSTC10)."""
+    s, examples, built_requests = run.settings, {}, []
+    for item in items:
+        key, label, spec = _quality(run, item.task)
+        values = rating_scale(spec) or [0, 1]
+        if item.task_id not in examples:
+            examples[item.task_id] = _huynh_examples(run, item.task, key) if uses_fewshot(s) else []
+        query = _rated(item)
+        gold = _gold(item, key)
+        for variant, seed in ([(huynh.seed_variant(x), x) for x in s["seeds"]] or [("", run.seed)]):
+            shots = _huynh_shots(run, examples[item.task_id], query, seed)
+            if run.mode == Mode.RATING:
+                task_line = huynh.fed_task(key, label, query.response is None)
+                text = huynh.fed_prompt(task_line, shots, query, values[-1])
+            else:
+                answered = [(r, huynh.yes_no_answer(r.rating, values[0], values[-1])) for e in shots for r in e.rated]
+                text = huynh.dstc10_prompt(answered, query)
+            built = rating.FewShotPrompt(text, tuple(i for e in shots for i in e.ids))
+            built_requests.append((item, built, spec, gold, variant))
+    return built_requests
+
+
+def _diqad_requests(run, items):
+    """DiQAD's appendix C: a chat in Chinese with its three examples, each answered "分数: N"."""
+    built_requests = []
+    for item in items:
+        key, _, spec = _quality(run, item.task)
+        built_requests.append((item, diqad.ChatPrompt(diqad.chat_messages(item.dialogue)), spec, _gold(item, key), ""))
+    return built_requests
 
 
 def requests(run, items):
+    preset = run.settings.get("preset")
+    if preset == huynh.PRESET:
+        return _huynh_requests(run, items)
+    if preset == diqad.PRESET and run.mode == Mode.RATING:
+        return _diqad_requests(run, items)
     s, selectors, built_requests = run.settings, {}, []
     for item in items:
         key, label, spec = _quality(run, item.task)
-        if run.mode == Mode.RATING and rating_scale(spec) is None:
-            raise ValueError(f"task {item.task}: rating mode needs a scale or numeric choice question, {key!r} is "
-                             f"{spec['type']}")
         if item.task_id not in selectors:
             selectors[item.task_id] = _selector(run, item.task, key)
         context, response = _shown(run, item)
@@ -210,13 +295,10 @@ def requests(run, items):
         # "Rate the overall of the response" would not read as English.
         named = "overall quality" if key == "overall" else label.lower()
         instruction = s["instruction"].format(quality=named, low=values[0], high=values[-1])
-        gold = (item.source_gold or {}).get(key)
-        gold = "" if gold is None else label_text(gold)
+        gold = _gold(item, key)
         # With seeds, the examples are drawn once per seed and each draw is a variant of the item.
         for variant, seed in ([(huynh.seed_variant(x), x) for x in s["seeds"]] or [("", run.seed)]):
-            if s.get("preset") == huynh.PRESET:
-                shots = _huynh_shots(run, selectors[item.task_id], item, query, seed)
-            elif variant:
+            if variant:
                 shots = rating.FewShotSelector(selectors[item.task_id].pool, s["fewshot"]["strategy"],
                                                s["fewshot"]["k"], seed=seed,
                                                fixed_ids=s["fewshot"].get("fixed_ids") or ()).select(query)
@@ -261,10 +343,10 @@ def _score_rating(run, model, requests):
 def _score_rating_generated(run, model, requests):
     """The rating generated and read back ("score: N"); an unreadable reply has no rating (and counts
     as wrong against gold)."""
-    shown, replies = model.replies([built.text for _, built, _, _, _ in requests])
+    shown, replies = model.replies([built.asked for _, built, _, _, _ in requests])
     rows = []
     for item, built, spec, gold, variant in requests:
-        text = shown[built.text]
+        text = shown[built.asked]
         reply = replies[text]
         value = diqad.extract_score(reply, rating_scale(spec))
         rows.append({"item": item, "variant": variant, "gold": gold, "prompt": text, "raw_output": reply,

@@ -8,6 +8,7 @@ doubled; field values may hold anything.
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Iterable, Mapping, Sequence
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -22,6 +23,18 @@ def render_dialogue(turns: Iterable[Mapping[str, str]], speakers: Mapping[str, s
     which side is a bot)."""
     speakers = speakers or {}
     return "\n".join(f"{speakers.get(t['speaker'], t['speaker'])}: {t['text']}" for t in turns)
+
+
+def chat_messages(prompt: str | Sequence[tuple[str, str]]) -> list[dict]:
+    """A prompt as chat messages: a text is one user message; a chat is its (role, content) pairs, in order."""
+    if isinstance(prompt, str):
+        return [{"role": "user", "content": prompt}]
+    return [{"role": role, "content": content} for role, content in prompt]
+
+
+def prompt_text(prompt: str | Sequence[tuple[str, str]]) -> str:
+    """How a prediction shows a prompt: a text as it is, a chat as its messages in JSON."""
+    return prompt if isinstance(prompt, str) else json.dumps(chat_messages(prompt), ensure_ascii=False)
 
 
 def render_options(options: Mapping[str, str] | Sequence[str]) -> str:

@@ -124,6 +124,11 @@ class FewShotPrompt:
     text: str
     example_ids: tuple[str, ...]
 
+    @property
+    def asked(self) -> str:
+        """What the model is asked: the text as one user message (`diqad.ChatPrompt` asks a chat)."""
+        return self.text
+
 
 def build_prompt(
     query: Example,

@@ -85,7 +85,9 @@ def rating_quality(rows: Rows, task, spec, runs, options: ReportOptions):
                              correlations([ratings[i] for i in on], [means[i] for i in on])))
         _, where, on, ratings, corr = per_seed[0]
         mrow = new_row(task=task["slug"], quality=key, model=rows.run_label[run["id"]], run_id=run["id"],
-                       mode=run["mode"], n_predictions=len(on))
+                       mode=run["mode"], n_predictions=len(on),
+                       # a classifier trained without one domain (DiQAD's Table 4, "w/o" rows)
+                       holdout_domain=(run.get("model__trained_by__settings") or {}).get("holdout_domain") or "")
         if variant:
             seeded_figures(mrow, per_seed)
         else:
@@ -114,7 +116,8 @@ def rating_quality(rows: Rows, task, spec, runs, options: ReportOptions):
             mrow["gold_majority_class_rate"] = metrics_.majority_class_rate
             mrow["gold_per_class"] = [c.to_dict() for c in metrics_.per_class]
             mrow["gold_confusion_matrix"] = metrics_.confusion_matrix
-            mrow["gold_by_domain"] = domain_accuracy(scored, truth, guess, rows.domain, values, options)
+            mrow["gold_by_domain"] = domain_figures(scored, truth, guess, [ratings[i] for i in scored], rows.domain,
+                                                    values, options)
         else:
             for name in GOLD_KEYS:
                 put(mrow, name, None, no_gold)
@@ -125,19 +128,24 @@ def rating_quality(rows: Rows, task, spec, runs, options: ReportOptions):
     return row, models, {"means": means, "ratings": ratings_by_run}
 
 
-def domain_accuracy(items, truth, guess, domain_of, values, options: ReportOptions):
-    """DiQAD's cross-domain analysis: accuracy against gold on each item domain's share of the items
-    (items without a domain under ""), flagged where a domain has too few items."""
+def domain_figures(items, truth, guess, rated, domain_of, values, options: ReportOptions):
+    """DiQAD's cross-domain analysis (its Table 4): Acc, UAR, Spearman, Pearson and F1 against gold on each item
+    domain's share of the items (items without a domain under ""), flagged where a domain has too few items."""
     by_domain = {}
-    for item, t, g in zip(items, truth, guess):
-        by_domain.setdefault(domain_of.get(item) or "", []).append((t, g))
+    for item, t, g, r in zip(items, truth, guess, rated):
+        by_domain.setdefault(domain_of.get(item) or "", []).append((t, g, r))
     out = []
     for domain in sorted(by_domain):
-        pairs = by_domain[domain]
-        figures = classification_metrics([t for t, _ in pairs], [g for _, g in pairs], labels=values)
-        entry = new_row(domain=domain, n=len(pairs))
+        triples = by_domain[domain]
+        figures = classification_metrics([t for t, _, _ in triples], [g for _, g, _ in triples], labels=values)
+        corr = correlations([r for _, _, r in triples], [as_number(t) for t, _, _ in triples])
+        entry = new_row(domain=domain, n=len(triples))
         put(entry, "accuracy", figures.accuracy, figures.undefined_reason)
-        flag(entry, [(len(pairs), options.min_items, "items")])
+        put(entry, "uar", figures.uar, figures.undefined_reason)
+        put(entry, "f1", figures.macro_f1, figures.undefined_reason)
+        put(entry, "spearman", corr.spearman.value, corr.undefined_reason)
+        put(entry, "pearson", corr.pearson.value, corr.undefined_reason)
+        flag(entry, [(len(triples), options.min_items, "items")])
         out.append(entry)
     return out
 

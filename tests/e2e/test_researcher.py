@@ -64,7 +64,7 @@ def test_a_run_follows_a_study_picked_by_name_and_lists_where_it_differs(page, r
     page.select_option("#mode", "loglikelihood")  # the choice follows the mode's studies
     expect(page.locator("#preset")).to_have_value("dialogbench")
     page.select_option("#mode", "yes_no")
-    expect(page.locator("#preset option")).to_have_count(2)  # none, and Huynh et al.'s FED preset
+    expect(page.locator("#preset option")).to_have_count(3)  # none, Huynh et al.'s and DiQAD's
     expect(page.locator("#preset")).to_have_value("")
     shot(page, "runs-study", "Model runs", "#runs .study details[open]")
 

@@ -206,7 +206,7 @@ def test_diqad_runs_through_an_api_model(db, monkeypatch):
     spec = ModelSpec.objects.create(name="fake", backend=Backend.API, endpoint="http://127.0.0.1:9/v1",
                                     api_model="m", capabilities={"chat": {"ok": True}, "top_logprobs": {"ok": True}})
     run = runner.run_sync(actions.start_run(model=spec, benchmark=benchmark, mode="rating", enqueue=False,
-                                            settings={"preset": "diqad"}, chunk_size=3))
+                                            chunk_size=3))
     assert run.state == RunState.FINISHED, run.reason
     row = Prediction.objects.filter(run=run).first()
     # p(1) = 0.5 * 0.8, p(2) = 0.2 + 0.5 * 0.1, p(0) = 0
@@ -214,12 +214,20 @@ def test_diqad_runs_through_an_api_model(db, monkeypatch):
     assert row.answer == "1" and [c["request"]["prompt"] for c in row.api_calls] == [row.prompt, row.prompt + " "]
     usage = selectors.api_usage(run)
     assert usage["requests"] == 16 and usage["prompt_tokens"] == 160 and usage["cached"] == 0
-    again = runner.run_sync(actions.start_run(model=spec, benchmark=benchmark, mode="rating", enqueue=False,
-                                              settings={"preset": "diqad"}))
+    again = runner.run_sync(actions.start_run(model=spec, benchmark=benchmark, mode="rating", enqueue=False))
     assert selectors.api_usage(again)["requests"] == 0 and selectors.api_usage(again)["cached"] == 16
+    # DiQAD's preset asks its appendix C chat, every turn a message of the request, and reads the reply.
     generated = runner.run_sync(actions.start_run(model=spec, benchmark=benchmark, mode="rating", enqueue=False,
-                                                  settings={"preset": "diqad", "read": "generation"}))
-    assert {p.answer for p in Prediction.objects.filter(run=generated)} == {"1"}
+                                                  settings={"preset": "diqad"}))
+    rows = list(Prediction.objects.filter(run=generated).select_related("item"))
+    assert {p.answer for p in rows} == {"1"}
+    for row in rows:
+        (call,) = row.api_calls
+        messages = call["request"]["messages"]
+        assert [m["role"] for m in messages] == ["user", "assistant"] * 4 + ["user"]
+        assert messages[1]["content"] == "好的，请提供对话，我将给出0到2的分数。" and messages[3]["content"] == "分数: 0"
+        assert messages[-1]["content"].startswith("[{'role': 'user', 'content': " + repr(row.item.dialogue[0]["text"]))
+        assert json.loads(row.prompt) == messages
     with pytest.raises(actions.RunError, match="needs prompt_logprobs, which was not probed"):
         actions.start_run(model=spec, benchmark=benchmark, mode="loglikelihood", enqueue=False)
 

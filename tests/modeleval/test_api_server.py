@@ -150,6 +150,16 @@ BAD = ["Deposits.", "Bikes are nice.", "Cities are big.", "Money is money.", "Fr
        "Phones are phones.", "Email was invented long ago.", "Cars have engines.", "Saving.", "It is dark at night."]
 
 
+SCORE_INSTRUCTION = (
+    "You are an expert in assessing the quality of dialogues between a user and an expert. Score the quality of the "
+    "expert's answers in the dialogue:\n2: the answers meet every dimension: grammatical, relevant, consistent, "
+    "empathetic, informative and proactive;\n1: the answers address the user's question but are incomplete, less "
+    "informative or less proactive;\n0: the answers fail a basic dimension: no or wrong answer, not relevant, not "
+    "empathetic, grammatical errors, or not consistent.\nThe dialogue is a JSON list of turns with a role and a "
+    "content. Answer in the form \"score: N\".")
+SCORE_SHOT = "dialogue: {context}\nscore:{answer}"
+
+
 def import_diqad(tmp_path):
     path = tmp_path / "diqad.jsonl"
     with open(path, "w") as out:
@@ -188,17 +198,19 @@ def make_arena():
 def test_generation_rating_pairwise_on_a_cpu_worker_agree_with_in_process(api_model, api_worker, packaged,
                                                                           tmp_path):
     dialogbench, diqad, pairs = import_dialogbench(), import_diqad(tmp_path), make_arena()
-    plans = [("generate", dialogbench, {}), ("rating", diqad, {"preset": "diqad"}), ("pairwise", pairs, {})]
-    api_runs = [actions.start_run(model=api_model, benchmark=b, mode=m, settings=s, chunk_size=4)
-                for m, b, s in plans]
+    # The rating is read from the score tokens' probabilities, after a prompt that asks for "score: N".
+    rating = {"dialogue_format": "json", "instruction": SCORE_INSTRUCTION}
+    plans = [("generate", dialogbench, {}, None), ("rating", diqad, rating, SCORE_SHOT), ("pairwise", pairs, {}, None)]
+    api_runs = [actions.start_run(model=api_model, benchmark=b, mode=m, settings=s, prompt_template=t, chunk_size=4)
+                for m, b, s, t in plans]
     local_runs = []
-    for mode, benchmark, settings in plans:  # in this process meanwhile
+    for mode, benchmark, settings, template in plans:  # in this process meanwhile
         run = runner.run_sync(actions.start_run(model=packaged, benchmark=benchmark, mode=mode, settings=settings,
-                                                chunk_size=4, enqueue=False))
+                                                prompt_template=template, chunk_size=4, enqueue=False))
         assert run.state == RunState.FINISHED, run.reason
         local_runs.append(run)
     figures = {}
-    for (mode, _, _), api_run, local_run in zip(plans, api_runs, local_runs):
+    for (mode, _, _, _), api_run, local_run in zip(plans, api_runs, local_runs):
         run = wait_for(lambda: finished(api_run.pk), 900, f"the API {mode} run to end", [api_worker])
         assert run.state == RunState.FINISHED, run.reason
         assert all(c.worker.startswith("api@") for c in run.chunks.all())
@@ -248,3 +260,23 @@ def test_server_killed_mid_run_finishes_after_restart_without_paying_twice(serve
         assert reused  # the failed attempt's answers were read back, not asked for again
     finally:
         restarted.stop()
+
+
+def test_diqad_appendix_c_chat_through_the_server(api_model, tmp_path):
+    """DiQAD's preset through llama.cpp's server: every turn of appendix C's chat is a message of the request, the
+    server's reply is read back as the study reads it (分数: N)."""
+    from modeleval.scorers import diqad
+
+    benchmark = import_diqad(tmp_path)
+    run = runner.run_sync(actions.start_run(model=api_model, benchmark=benchmark, mode="rating", limit=2,
+                                            settings={"preset": "diqad"}, enqueue=False))
+    assert run.state == RunState.FINISHED, run.reason
+    rows = list(Prediction.objects.filter(run=run).select_related("item"))
+    assert len(rows) == 2
+    for row in rows:
+        (call,) = row.api_calls
+        messages = call["request"]["messages"]
+        assert [(m["role"], m["content"]) for m in messages] == list(diqad.chat_messages(row.item.dialogue))
+        assert row.raw_output == call["response"]["choices"][0]["message"]["content"]
+        value = diqad.extract_score(row.raw_output, [0, 1, 2])
+        assert row.answer == ("" if value is None else str(value))

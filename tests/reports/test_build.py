@@ -159,25 +159,48 @@ def test_peer_kappa_is_the_mean_of_cohens_kappa_with_each_peer():
         assert rows[me]["peer_agreement"] == pytest.approx(np.mean(shares)) and rows[me]["n_peer_pairs"] == 16
 
 
-def test_diqad_accuracy_per_domain_against_gold():
-    """DiQAD's cross-domain analysis: each model's accuracy on each domain's gold items, counted by hand."""
+def test_diqad_cross_domain_table_against_gold():
+    """DiQAD's Table 4: per domain, each model's Acc, UAR, Spearman, Pearson and F1 on that domain's gold items,
+    a classifier trained without the domain under it ("w/o"); figures from sklearn's and SciPy's own."""
+    from scipy import stats
+
     gold = [2, 1, 0, 2, 1, 0, 2, 2]
     answers = ["2", "1", "1", "2", "0", "0", "1", "2"]
+    ratings = [1.8, 1.1, 0.7, 1.9, 0.2, 0.4, 1.2, 1.6]
     domains = ["health", "health", "health", "law", "law", "law", "law", None]
+    held_out = ["1", "1", "0", "2"]  # the classifier trained without law, on law's items
     items = [(n, 1, g, {"domain": d}) for n, (g, d) in enumerate(zip(gold, domains))]
     annotations = [(n, a, g, 1, True, 1, None) for n, g in enumerate(gold) for a in (10, 11)]
     d = data([(1, "quality", SCORE_FORM)], items, annotations,
-             [(3, n, a, float(a)) for n, a in enumerate(answers)],
-             [(3, "rater", "rating", {"quality": "score"}, [1])])
+             [*[(3, n, a, r) for n, (a, r) in enumerate(zip(answers, ratings))],
+              *[(4, n, a, float(a)) for n, a in zip(range(3, 7), held_out)]],
+             [(3, "ernie", "classify", {"question": "score"}, [1]), (4, "ernie-law", "classify", {"question": "score"}, [1])])
+    d.runs[1]["model__trained_by__settings"] = {"holdout_domain": "law"}
     report = build_report(d, ReportOptions(n_resamples=10, min_items=3))
     by_domain = {d["domain"]: d for d in report["ratings"]["models"][0]["gold_by_domain"]}
     assert {k: (v["n"], v["accuracy"]) for k, v in by_domain.items()} == {
         "": (1, 1.0), "health": (3, 2 / 3), "law": (4, 2 / 4)}
     assert by_domain[""].get("small_sample") and not by_domain["law"].get("small_sample")
     table = diqad_tables(public(report))[1]
-    assert table.header == ["Domain", "rater", "Items"]
-    assert [[c.text() for c in row] for row in table.rows] == [
-        ["(none)", "100.00", "1"], ["health", "66.67", "3"], ["law", "50.00", "4"]]
+    assert table.header == ["Domain", "Model", "Acc", "UAR", "Spearman", "Pearson", "F1", "Items"]
+    assert [[c.text() for c in row[:3]] + [row[-1].text()] for row in table.rows] == [
+        ["health", "ernie", "66.67", "3"], ["law", "ernie", "50.00", "4"], ["law", "w/o law: ernie-law", "75.00", "4"]]
+    truth = gold[3:7]
+    for row, picked, scores in ((table.rows[1], [int(a) for a in answers[3:7]], ratings[3:7]),
+                                (table.rows[2], [int(a) for a in held_out], [float(a) for a in held_out])):
+        expected = classification_metrics(truth, picked, labels=[2, 1, 0])
+        assert row[3].text() == f"{100 * expected.uar:.2f}" and row[6].text() == f"{100 * expected.macro_f1:.2f}"
+        assert row[4].text() == f"{100 * stats.spearmanr(scores, truth).statistic:.2f}"
+        assert row[5].text() == f"{100 * stats.pearsonr(scores, truth).statistic:.2f}"
+
+
+def test_cross_domain_table_says_it_cannot_be_produced_without_domains():
+    gold = [2, 1, 0, 2]
+    d = data([(1, "quality", SCORE_FORM)], [(n, 1, g, {}) for n, g in enumerate(gold)],
+             [(n, a, g, 1, True, 1, None) for n, g in enumerate(gold) for a in (10, 11)],
+             [(3, n, str(g), float(g)) for n, g in enumerate(gold)], [(3, "m", "rating", {"quality": "score"}, [1])])
+    table = diqad_tables(public(build_report(d, ReportOptions(n_resamples=10))))[1]
+    assert table.rows == [] and "none of these items carries one (meta.domain)" in table.note
 
 
 def test_botchat_table_counts_each_order_once_and_judges_are_compared_with_each_other():

@@ -148,6 +148,8 @@ def test_a_run_repeated_over_seeds_reports_the_mean_and_sd_of_its_correlations(f
     assert row["spearman_p"] is None and row["n_pairs"] == len(items)
     model = next(m for m in report["provenance"]["models"] if m["model"] == "huynh-model")
     assert model["protocol"]["preset"] == "huynh"
-    assert {d["setting"] for d in model["protocol"]["differences"]} == {"prompt wording", "repetitions", "top_k"}
+    differences = {d["setting"]: d for d in model["protocol"]["differences"]}
+    assert differences["top_k"]["why"] == "set for this run" and "seeds" not in differences
+    assert {"the rated item's block", "task line of each quality", "example ratings"} <= set(differences)
     html = render(report, "html")
     assert "follows LLMs as dialogue raters on FED" in html and "huynh-model rho sd" in html

@@ -100,15 +100,15 @@ class Command(BaseCommand):
         self.demo_diqad_run(say, name)
 
     def demo_diqad_run(self, say, name):
-        """DiQAD's quality scored by the packaged model with DiQAD's few-shot prompt, so that the DiQAD
-        campaign's report has a model row (Acc, UAR, kappa, ... against the human labels)."""
+        """DiQAD's quality scored by the packaged model with DiQAD's own prompt (its appendix C chat), so that
+        the DiQAD campaign's report has a model row (Acc, UAR, kappa, ... against the human labels)."""
         from benchmarks.models import Benchmark
         from modeleval import actions as runs
         from modeleval import runner
         from modeleval.models import EvalRun, RunState
 
         benchmark = Benchmark.objects.get(slug="diqad-demo")
-        settings = {"preset": "diqad", "fewshot": {"strategy": "random", "k": 2}}
+        settings = {"preset": "diqad"}
         done = EvalRun.objects.filter(benchmark=benchmark, model__name=name, mode="rating", state=RunState.FINISHED)
         if not done.exists():
             run = runner.run_sync(runs.start_run(model=runs.model_named(name), benchmark=benchmark, mode="rating",
