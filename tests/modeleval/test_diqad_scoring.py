@@ -8,7 +8,8 @@ from django.core.management import call_command
 from annotation.models import Campaign
 from benchmarks.actions import import_items
 from benchmarks.models import Benchmark
-from modeleval.models import ParseStatus, Prediction
+from modeleval import runner
+from modeleval.models import EvalRun, ParseStatus, Prediction, RunState
 from reports.render.tables import diqad_tables
 from reports.build import public
 from reports.service import make_report
@@ -61,8 +62,13 @@ def test_quality_by_generation_and_verification_by_yes_no(packaged, diqad):
     assert all(r.gold in {"yes", "no"} and r.prompt.endswith("\nneeds verification:") for r in rows)
 
 
-def test_demo_campaign_report_has_a_model_row(packaged, tmp_path):
+def test_demo_queues_its_run_and_the_campaign_report_has_a_model_row_once_scored(packaged, tmp_path):
     call_command("demo", "--fed", str(tmp_path / "absent.json"))
+    [run] = EvalRun.objects.filter(benchmark__slug="diqad-demo")
+    assert run.state == RunState.QUEUED and not Prediction.objects.filter(run=run).exists()  # scored by the worker
+    call_command("demo", "--fed", str(tmp_path / "absent.json"))
+    assert list(EvalRun.objects.filter(benchmark__slug="diqad-demo")) == [run]  # a second start adds no run
+    assert runner.run_sync(run).state == RunState.FINISHED  # what the worker does with its chunks
     campaign = Campaign.objects.get(benchmark__slug="diqad-demo")
     report = public(make_report("diqad-demo", campaign.pk))
     rows = [r for r in report["ratings"]["models"] if r["quality"] == "score"]
