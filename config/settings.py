@@ -234,12 +234,15 @@ CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
 EMBEDDED_BROKER = CELERY_BROKER_URL.startswith("filesystem://")
 if EMBEDDED_BROKER:
     _queue_dir = DATA_DIR / "broker"
-    for sub in ("out", "processed"):
+    for sub in ("out", "processed", "control"):
         (_queue_dir / sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_queue_dir / "out"),
         "data_folder_out": str(_queue_dir / "out"),
         "processed_folder": str(_queue_dir / "processed"),
+        # The exchange tables of broadcast messages (a worker's remote control); kombu's default is
+        # `control/` in the working directory, which would put the broker's files in the checkout.
+        "control_folder": str(_queue_dir / "control"),
         "store_processed": False,
     }
 else:

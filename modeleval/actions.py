@@ -246,11 +246,11 @@ def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=Non
 SCORE_CHUNK_TASK = "modeleval.tasks.score_chunk"
 
 
-def enqueue_chunks(run_id):
-    """Put the run's pending chunks on the gpu queue. When the broker cannot be reached the run is
-    failed (chunks already sent are then skipped by the workers) rather than left queued for ever,
+def enqueue_chunks(run_id, states=(ChunkState.PENDING,)):
+    """Put the run's pending chunks (or those in `states`) on the gpu queue. When the broker cannot be reached
+    the run is failed (chunks already sent are then skipped by the workers) rather than left queued for ever,
     and RunError("broker_unavailable") tells the caller to start it again later."""
-    chunk_ids = RunChunk.objects.filter(run_id=run_id, state=ChunkState.PENDING).order_by("index")
+    chunk_ids = RunChunk.objects.filter(run_id=run_id, state__in=states).order_by("index")
     if EvalRun.objects.filter(pk=run_id, mode=Mode.TRAIN).exists():
         chunk_ids = chunk_ids[:1]  # each starts from the checkpoint of the one before: one at a time
     queue = CPU_QUEUE if EvalRun.objects.filter(pk=run_id, model__backend=Backend.API).exists() else GPU_QUEUE

@@ -44,3 +44,24 @@ def reports_in_request(settings):
     """Reports computed inside the request, as a deployment without workers does; tests/reports/test_stored.py
     computes them on a real `cpu` worker instead."""
     settings.REPORTS_COMPUTE_IN_REQUEST = True
+
+
+# Marks read from the fixtures a test uses, so that the fast lane (bin/test --fast: no test marked `database`,
+# `services`, `model`, `browser` or `slow`) follows what each test needs without anyone keeping a list.
+# pytest-django refuses the database to a test that asks for it otherwise, so none slips into the lane.
+MARKED_BY_FIXTURE = {
+    "database": {"db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback",
+                 "live_server", "django_db_setup"},
+    "model": {"packaged", "smol"},
+    "browser": {"browser", "page"},
+}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        if item.get_closest_marker("django_db"):
+            item.add_marker("database")
+        for mark, fixtures in MARKED_BY_FIXTURE.items():
+            if used & fixtures:
+                item.add_marker(mark)

@@ -1,5 +1,6 @@
 """The run command's last steps on the embedded default: SQLite, filesystem broker, demo data, served."""
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -8,7 +9,9 @@ import time
 import urllib.request
 
 import pytest
+import requests
 
+from core.management.commands.demo import DEMO_PASSWORD
 from tests.conftest import FED_PATH, ROOT
 
 
@@ -18,10 +21,26 @@ def free_port():
         return sock.getsockname()[1]
 
 
-@pytest.mark.slow
-def test_embedded_platform_serves_login_page_and_schema(tmp_path):
+def embedded_env(tmp_path):
+    """bin/run's environment: no database or broker named (SQLite and the embedded broker), data under tmp_path."""
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE")}
     env["HB_DATA_DIR"] = str(tmp_path / "data")
+    return env
+
+
+def wait_for_login_page(server, port):
+    for _ in range(600):
+        try:
+            return urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/", timeout=5).read().decode()
+        except OSError:
+            assert server.poll() is None, server.stdout.read()
+            time.sleep(0.5)
+    pytest.fail("the server did not answer")
+
+
+@pytest.mark.slow
+def test_embedded_platform_serves_login_page_and_schema(tmp_path):
+    env = embedded_env(tmp_path)
     manage = [sys.executable, str(ROOT / "manage.py")]
     subprocess.run(manage + ["migrate", "--verbosity", "0"], env=env, check=True, cwd=ROOT, timeout=300)
     demo = subprocess.run(manage + ["demo"], env=env, check=True, cwd=ROOT, timeout=300, capture_output=True, text=True)
@@ -34,18 +53,55 @@ def test_embedded_platform_serves_login_page_and_schema(tmp_path):
     server = subprocess.Popen(manage + ["serve", f"127.0.0.1:{port}"], env=env, cwd=ROOT,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
-        login = None
-        for _ in range(120):
-            try:
-                login = urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/", timeout=5).read().decode()
-                break
-            except OSError:
-                assert server.poll() is None, server.stdout.read()
-                time.sleep(0.5)
-        assert login is not None and "Sign in" in login and "csrfmiddlewaretoken" in login
+        login = wait_for_login_page(server, port)
+        assert "Sign in" in login and "csrfmiddlewaretoken" in login
         schema = urllib.request.urlopen(f"http://127.0.0.1:{port}/api/schema/", timeout=10).read().decode()
         assert "openapi" in schema and "/api/v1/items/" in schema
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         output = server.communicate(timeout=60)[0]
-    assert "worker started" in output
+    assert f"HumanBaseline answers at http://127.0.0.1:{port}/" in output  # the worker's start: test_serve_stop.py
+
+
+def login(base, username):
+    """A requests session signed in through the login page, as a person is."""
+    session = requests.Session()
+    page = session.get(f"{base}/accounts/login/", timeout=30).text
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+    answer = session.post(f"{base}/accounts/login/", timeout=30, allow_redirects=False, data={
+        "csrfmiddlewaretoken": token, "username": username, "password": DEMO_PASSWORD})
+    assert answer.status_code == 302, answer.text[-500:]
+    return session
+
+
+@pytest.mark.slow
+@pytest.mark.model
+def test_run_answers_first_and_its_worker_then_scores_the_demo(tmp_path):
+    """What bin/run starts: the demo is loaded and its model run queued, the server answers, and only then does the
+    worker start and score the run, whose progress the runs page reads from the API."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "serve", "--demo", f"127.0.0.1:{port}"],
+                              env=embedded_env(tmp_path), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, start_new_session=True)
+    try:
+        wait_for_login_page(server, port)
+        researcher = login(base, "researcher1")
+        seen = []
+        deadline = time.monotonic() + 1200
+        while time.monotonic() < deadline:
+            [run] = researcher.get(f"{base}/api/v1/runs/?benchmark=diqad-demo", timeout=30).json()["results"]
+            seen.append((run["state"], run["progress"]["items_done"]))
+            if run["state"] not in ("queued", "running"):
+                break
+            assert server.poll() is None
+            time.sleep(1)
+        assert run["state"] == "finished" and run["progress"]["items_done"] == run["progress"]["items_total"] == 8, seen
+        assert researcher.get(f"{base}/runs/", timeout=30).status_code == 200
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        output = server.communicate(timeout=60)[0]
+    stages = ["migrating the database ...", "loading the demo ...", "queued for the model worker",
+              "starting the web server at", f"HumanBaseline answers at {base}/", "worker started"]
+    at = [next((n for n, line in enumerate(output.splitlines()) if stage in line), None) for stage in stages]
+    assert None not in at and at == sorted(at), output

@@ -11,14 +11,13 @@ import psutil
 import pytest
 
 from tests.conftest import ROOT
-from tests.test_run_command import free_port
+from tests.test_run_command import embedded_env, free_port
 
 pytestmark = pytest.mark.slow
 
 
 def start_serve(tmp_path, *extra):
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE")}
-    env["HB_DATA_DIR"] = str(tmp_path / "data")
+    env = embedded_env(tmp_path)
     port = free_port()
     server = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "serve", f"127.0.0.1:{port}", *extra],
                               env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

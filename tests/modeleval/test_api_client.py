@@ -147,6 +147,7 @@ def test_diqad_prompt_and_score_extraction():
     assert diqad.extract_score("between 1 and 2", values) is None
 
 
+@pytest.mark.services
 def test_request_slots_shared_across_processes_through_redis():
     from concurrent.futures import ThreadPoolExecutor
 

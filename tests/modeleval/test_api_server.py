@@ -26,7 +26,7 @@ from .conftest import LoggedProcess, wait_for
 
 pytestmark = [pytest.mark.model, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 HAS_SERVER = importlib.util.find_spec("llama_cpp") is not None
-NO_SERVER = "llama_cpp is not installed (bin/setup installs llama-cpp-python[server]): API server tests skipped"
+NO_SERVER = "llama_cpp is not installed (bin/setup-test installs llama-cpp-python[server]): API server tests skipped"
 ALIAS = "smollm2-gguf"
 AGREEMENT = 0.9
 

@@ -8,9 +8,9 @@ from django.core.management import call_command
 from annotation.models import Campaign
 from benchmarks.actions import import_items
 from benchmarks.models import Benchmark
-from modeleval import actions, studies
+from modeleval import actions, runner, studies
 from modeleval.errors import RunError
-from modeleval.models import ModelSpec, ParseStatus, Prediction
+from modeleval.models import EvalRun, ModelSpec, ParseStatus, Prediction, RunState
 from modeleval.scorers import diqad
 from reports.render.tables import diqad_tables
 from reports.build import public
@@ -108,8 +108,26 @@ def test_quality_by_the_appendix_c_chat_and_verification_by_yes_no(packaged, diq
 
 @pytest.mark.model
 @pytest.mark.slow
-def test_demo_campaign_report_has_a_model_row(packaged, tmp_path):
-    call_command("demo", "--fed", str(tmp_path / "absent.json"))
+def test_demo_queues_its_run_and_the_campaign_report_has_a_model_row_once_scored(
+        packaged, tmp_path, monkeypatch, django_capture_on_commit_callbacks):
+    sent = []
+    monkeypatch.setattr("modeleval.tasks.score_chunk.apply_async", lambda args, queue: sent.append(args))
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("demo", "--fed", str(tmp_path / "absent.json"))
+    [run] = EvalRun.objects.filter(benchmark__slug="diqad-demo")
+    [chunk_id] = run.chunks.values_list("pk", flat=True)
+    assert run.state == RunState.QUEUED and not Prediction.objects.filter(run=run).exists()  # scored by the worker
+    assert sent == [(chunk_id,)]
+    # A worker took the chunk and was stopped with it (the embedded broker keeps no message it handed out): the
+    # next start sends the chunk again and adds no run.
+    runner.claim_chunk(chunk_id, "stopped-worker")
+    sent.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("demo", "--fed", str(tmp_path / "absent.json"))
+    assert list(EvalRun.objects.filter(benchmark__slug="diqad-demo")) == [run] and sent == [(chunk_id,)]
+    assert runner.process_chunk(chunk_id, "worker") == "done"  # what the worker does with the message
+    run.refresh_from_db()
+    assert run.state == RunState.FINISHED
     campaign = Campaign.objects.get(benchmark__slug="diqad-demo")
     report = public(make_report("diqad-demo", campaign.pk))
     rows = [r for r in report["ratings"]["models"] if r["quality"] == "score"]

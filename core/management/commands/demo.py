@@ -4,6 +4,7 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib.auth.models import Group, User
 from django.core.management.base import BaseCommand
+from django.db import transaction
 
 from benchmarks.actions import import_items
 
@@ -101,16 +102,27 @@ class Command(BaseCommand):
 
     def demo_diqad_run(self, say, name):
         """DiQAD's quality scored by the packaged model with DiQAD's own prompt (its appendix C chat), so that
-        the DiQAD campaign's report has a model row (Acc, UAR, kappa, ... against the human labels)."""
+        the DiQAD campaign's report has a model row (Acc, UAR, kappa, ... against the human labels). The run is
+        queued, never scored here: `serve` answers first and its worker scores it, its progress on the runs page."""
         from benchmarks.models import Benchmark
         from modeleval import actions as runs
-        from modeleval import runner
-        from modeleval.models import EvalRun, RunState
+        from modeleval.models import ACTIVE_RUN_STATES, ChunkState, EvalRun, RunState
 
         benchmark = Benchmark.objects.get(slug="diqad-demo")
         settings = {"preset": "diqad"}
-        done = EvalRun.objects.filter(benchmark=benchmark, model__name=name, mode="rating", state=RunState.FINISHED)
-        if not done.exists():
-            run = runner.run_sync(runs.start_run(model=runs.model_named(name), benchmark=benchmark, mode="rating",
-                                                 settings=settings, enqueue=False))
-            say(f"DiQAD quality scored by {name}: run {run.pk} {run.state}")
+        earlier = EvalRun.objects.filter(benchmark=benchmark, model__name=name, mode="rating",
+                                         state__in=(*ACTIVE_RUN_STATES, RunState.FINISHED)).order_by("-pk").first()
+        try:
+            if earlier is None:
+                run = runs.start_run(model=runs.model_named(name), benchmark=benchmark, mode="rating",
+                                     settings=settings)
+                say(f"DiQAD quality by {name}: run {run.pk} queued for the model worker")
+            elif earlier.is_active:
+                # Left unfinished by a worker that was stopped: a chunk it had taken went with it (the embedded
+                # broker keeps no unacknowledged message), so every chunk not done is queued again; a chunk
+                # delivered twice is scored once (modeleval.runner).
+                transaction.on_commit(lambda: runs.enqueue_chunks(
+                    earlier.pk, states=(ChunkState.PENDING, ChunkState.RUNNING)))
+                say(f"DiQAD quality by {name}: run {earlier.pk} queued again for the model worker")
+        except runs.RunError as error:
+            say(self.style.WARNING(f"DiQAD quality by {name} not queued: {error}"))
