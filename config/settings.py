@@ -271,6 +271,15 @@ LOGGING = {
 # Models behind an OpenAI-compatible API (modeleval.apiclient): each request's timeout and its retries
 # with exponential backoff on connection errors, 429 and 5xx (a Retry-After header is honoured). Their
 # chunks go to the `cpu` queue; the number of requests in flight per chunk is the model's `concurrency`.
+# Where a model behind an API may be called, and which environment variables may hold its key (modeleval.endpoints):
+# an endpoint's host must be one of HB_API_HOSTS ("api.example.com", "*.example.com" for its subdomains, "*" for
+# any public host); a host on a private, loopback or link-local address only with HB_API_ALLOW_PRIVATE=1. A key
+# variable must start with HB_API_KEY_ENV_PREFIX or be one of HB_API_KEY_ENVS, so that no other server secret
+# (SECRET_KEY, DATABASE_URL) can be sent to an endpoint.
+API_HOSTS = [host.lower() for host in env_list("HB_API_HOSTS", [])]
+API_ALLOW_PRIVATE = env_bool("HB_API_ALLOW_PRIVATE")
+API_KEY_ENV_PREFIX = os.environ.get("HB_API_KEY_ENV_PREFIX", "HB_API_KEY_")
+API_KEY_ENVS = env_list("HB_API_KEY_ENVS", [])
 MODELEVAL_API_CLIENT = {
     "timeout": float(os.environ.get("HB_API_TIMEOUT", "120")),
     "max_retries": int(os.environ.get("HB_API_MAX_RETRIES", "4")),

@@ -60,6 +60,8 @@ class Code(StrEnum):
     BAD_ENDPOINT = "bad_endpoint"
     BAD_API_MODEL = "bad_api_model"
     BAD_KEY_ENV = "bad_key_env"
+    KEY_ENV_NOT_ALLOWED = "key_env_not_allowed"
+    ENDPOINT_NOT_ALLOWED = "endpoint_not_allowed"
     NOT_API = "not_api"
     PROBE_FAILED = "probe_failed"
     MODE_UNSUITED = "mode_unsuited"

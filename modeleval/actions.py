@@ -65,8 +65,12 @@ def register_packaged_model(name=PACKAGED_NAME) -> ModelSpec:
 
 
 def _probe(spec_fields, reference):
-    from . import apiclient
+    """What the endpoint serves, after the operator's rules allow it (`endpoints.check_target`). A refusal names
+    the kind of failure only: the same words whether nothing listens there, something else answered or an
+    OpenAI-compatible server refused, so that the probe cannot tell what runs at an address."""
+    from . import apiclient, endpoints
 
+    endpoints.check_target(spec_fields["endpoint"], spec_fields["api_key_env"])
     endpoint = apiclient.Endpoint(spec_fields["endpoint"], spec_fields["api_model"], spec_fields["api_key_env"],
                                   max_retries=1)
     try:
@@ -76,13 +80,13 @@ def _probe(spec_fields, reference):
 
             ref = reference_logprobs(reference)
         found = apiclient.probe(endpoint, ref)
-    except apiclient.ApiError as error:
-        raise RunError("probe_failed", f"the endpoint could not be probed: {error}") from None
     except FileNotFoundError as error:
         raise RunError("model_source_missing", f"reference model files not found: {error}") from None
     if not any(found[name]["ok"] for name in ("chat", "completions")):
-        reasons = "; ".join(f"{name}: {found[name].get('reason')}" for name in ("chat", "completions"))
-        raise RunError("probe_failed", f"the endpoint answers neither chat nor completions: {reasons}")
+        kinds = {found[name].get("kind") for name in ("chat", "completions")}
+        kind = apiclient.KEY_MISSING if apiclient.KEY_MISSING in kinds else apiclient.NO_ANSWER
+        raise RunError("probe_failed", f"{kind}: {apiclient.KINDS[kind].format(key_env=spec_fields['api_key_env'])}"
+                                       " (asked for chat and completions)")
     return {**found, "probed_at": timezone.now().isoformat(), "reference": reference or ""}
 
 
@@ -93,23 +97,14 @@ def register_api_model(name, endpoint, api_model, *, api_key_env="", concurrency
     checked against the endpoint's own next-token figures and, with `reference` (a local source of
     the same weights, e.g. "packaged"), against that checkpoint scored in-process. The key is read
     from the environment variable `api_key_env` at each request and never stored."""
-    import re
-
-    from .models import API_KEY_ENV_PATTERN
-
     if ModelSpec.objects.filter(name=name).exists():
         raise RunError("model_exists", f"a model named {name!r} is already registered")
-    if not re.match(r"^https?://", endpoint or ""):
-        raise RunError("bad_endpoint", f"endpoint must be an http(s) URL up to /v1, got {endpoint!r}")
-    if api_key_env and not re.match(API_KEY_ENV_PATTERN, api_key_env):
-        raise RunError("bad_key_env", f"api_key_env must name an environment variable, got {api_key_env!r} "
-                                      "(give the variable's name, never the key)")
     if not api_model:
         raise RunError("bad_api_model", "api_model (the model name the endpoint expects) is required")
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise RunError("bad_settings", "concurrency must be a positive integer")
-    fields = {"endpoint": endpoint.rstrip("/"), "api_model": api_model, "api_key_env": api_key_env}
-    capabilities = _probe(fields, reference)
+    fields = {"endpoint": (endpoint or "").rstrip("/"), "api_model": api_model, "api_key_env": api_key_env}
+    capabilities = _probe(fields, reference)  # checks the endpoint and the key's variable first
     return ModelSpec.objects.create(name=name, backend=Backend.API, source=fields["endpoint"], sha256="",
                                     revision=revision, concurrency=concurrency, capabilities=capabilities,
                                     created_by=user, **fields)
