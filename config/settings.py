@@ -138,7 +138,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ] if PRODUCTION else []
 
-# A cache shared by every process of a deployment (sign-in throttling counts across workers).
+# A cache shared by every process of a deployment (report limits count across workers).
 CACHE_URL = os.environ.get("CACHE_URL", "")
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
