@@ -154,6 +154,8 @@ MAX_PAGE_SIZE = int(os.environ.get("HB_MAX_PAGE_SIZE", "500"))
 # The largest request body accepted (bytes); a larger one is refused with 413 before it is read.
 MAX_BODY_BYTES = int(os.environ.get("HB_MAX_BODY_BYTES", str(5 * 1024 * 1024)))
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_BODY_BYTES
+# Model runs (of every kind) one person may have queued or running at once.
+RUNS_PER_PERSON = int(os.environ.get("HB_RUNS_PER_PERSON", "5"))
 # Reports are computed per request: at most this many at once per user, and this rate per user.
 REPORT_CONCURRENCY_PER_USER = int(os.environ.get("HB_REPORT_CONCURRENCY", "2"))
 REPORT_RATE = os.environ.get("HB_REPORT_RATE", "30/min")

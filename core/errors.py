@@ -76,6 +76,8 @@ class Code(StrEnum):
     # Reports
     INVALID_SCOPE = "invalid_scope"
     TOO_MANY_REPORTS = "too_many_reports"
+    # Limits per person
+    TOO_MANY_RUNS = "too_many_runs"
 
 
 class ActionError(Exception):
