@@ -156,6 +156,9 @@ MAX_BODY_BYTES = int(os.environ.get("HB_MAX_BODY_BYTES", str(5 * 1024 * 1024)))
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_BODY_BYTES
 # Model runs (of every kind) one person may have queued or running at once.
 RUNS_PER_PERSON = int(os.environ.get("HB_RUNS_PER_PERSON", "5"))
+# Flags from annotators: at most this many on one lease, and this many per person in 24 hours.
+FLAGS_PER_LEASE = int(os.environ.get("HB_FLAGS_PER_LEASE", "3"))
+FLAGS_PER_PERSON_PER_DAY = int(os.environ.get("HB_FLAGS_PER_DAY", "100"))
 # Reports are computed per request: at most this many at once per user, and this rate per user.
 REPORT_CONCURRENCY_PER_USER = int(os.environ.get("HB_REPORT_CONCURRENCY", "2"))
 REPORT_RATE = os.environ.get("HB_REPORT_RATE", "30/min")

@@ -27,7 +27,7 @@ _BY_STATUS = {
           Code.BELOW_THRESHOLD, Code.MAX_ROUNDS, Code.ALREADY_RESOLVED, Code.AWAITING_LABELS, Code.GOLD_FROZEN,
           Code.NOTHING_TO_CUT, Code.DUPLICATE, Code.NOT_ACTIVE),
     # Again after Retry-After seconds: over a limit, or a passing outage.
-    429: (Code.TOO_MANY_REPORTS, Code.TOO_MANY_RUNS),
+    429: (Code.TOO_MANY_REPORTS, Code.TOO_MANY_RUNS, Code.TOO_MANY_FLAGS),
     503: (Code.BROKER_UNAVAILABLE,),
 }
 STATUS = {code: status for status, codes in _BY_STATUS.items() for code in codes}

@@ -78,6 +78,7 @@ class Code(StrEnum):
     TOO_MANY_REPORTS = "too_many_reports"
     # Limits per person
     TOO_MANY_RUNS = "too_many_runs"
+    TOO_MANY_FLAGS = "too_many_flags"
 
 
 class ActionError(Exception):

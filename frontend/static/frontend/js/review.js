@@ -1,7 +1,7 @@
 // QC review of a batch: the sample with the QC's own label per item (by keyboard as in the workspace),
 // live accuracy (computed by the server with the acceptance rule itself), the decision, and the batch's
 // history. In a blind review the server hides each final label until the QC has given theirs.
-import { api, ApiError, el, pct, say } from "./api.js";
+import { api, apiAll, ApiError, el, pct, say } from "./api.js";
 import { ask, asking } from "./ask.js";
 import { renderItem } from "./dialogue.js";
 import { choiceIndex, choicesOf } from "./form.js";
@@ -167,7 +167,7 @@ async function decide(kind) {
 }
 
 async function loadHistory() {
-  const events = await api(`/api/v1/batches/${batchId}/events/`);
+  const events = await apiAll(`/api/v1/batches/${batchId}/events/?limit=500`);
   $("history").replaceChildren(...events.map((e) => el("tr", {},
     el("td", {}, new Date(e.created_at).toLocaleString()), el("td", {}, e.round ?? ""), el("td", {}, e.kind),
     el("td", {}, e.from_state ? `${e.from_state} → ${e.to_state}` : e.to_state), el("td", {}, e.actor || ""),
