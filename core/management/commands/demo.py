@@ -3,7 +3,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth.models import Group, User
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from benchmarks.actions import import_items
 
@@ -114,3 +114,5 @@ class Command(BaseCommand):
             run = runner.run_sync(runs.start_run(model=runs.model_named(name), benchmark=benchmark, mode="rating",
                                                  settings=settings, enqueue=False))
             say(f"DiQAD quality scored by {name}: run {run.pk} {run.state}")
+            if run.state != RunState.FINISHED:
+                raise CommandError(f"the demo's DiQAD run {run.pk} {run.state}: {run.reason}")
