@@ -26,13 +26,14 @@ def checks(monkeypatch):
     return counted
 
 
-def all_at_once(send):
-    """`send()` in ATTEMPTS threads released together; their status codes."""
+def all_at_once(send, prepare=lambda: None):
+    """`send(prepare())` in ATTEMPTS threads released together (each prepared first); their status codes."""
     start, codes = threading.Barrier(ATTEMPTS), []
 
     def one():
+        ready = prepare()
         start.wait()
-        codes.append(send())
+        codes.append(send(ready))
 
     threads = [threading.Thread(target=one) for _ in range(ATTEMPTS)]
     for thread in threads:
@@ -46,8 +47,8 @@ def all_at_once(send):
 def test_parallel_wrong_passwords_to_the_token_endpoint_check_at_most_the_limit(live_server, settings, checks):
     settings.LOGIN_FAILURE_LIMIT = 5
     User.objects.create_user("victim", password="right-password")
-    codes = all_at_once(lambda: requests.post(f"{live_server.url}/api/v1/auth/token/", timeout=120,
-                                              json={"username": "victim", "password": "wrong"}).status_code)
+    codes = all_at_once(lambda _: requests.post(f"{live_server.url}/api/v1/auth/token/", timeout=120,
+                                                json={"username": "victim", "password": "wrong"}).status_code)
     assert codes[400] <= 5 and codes[400] + codes[429] == ATTEMPTS, codes
     assert len(checks) <= 5, f"{len(checks)} passwords checked: {codes}"
     refused = requests.post(f"{live_server.url}/api/v1/auth/token/", json={"username": "victim",
@@ -60,14 +61,18 @@ def test_parallel_wrong_passwords_to_the_sign_in_page_check_at_most_the_limit(li
     settings.LOGIN_FAILURE_LIMIT = 5
     User.objects.create_user("victim", password="right-password")
 
-    def sign_in():
-        with requests.Session() as session:
-            form = session.get(f"{live_server.url}/accounts/login/", timeout=60).text
-            token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form).group(1)
+    def form():  # each browser has its session and its form's CSRF token before the posts start
+        session = requests.Session()
+        page = session.get(f"{live_server.url}/accounts/login/", timeout=60).text
+        return session, re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+
+    def sign_in(ready):
+        session, token = ready
+        with session:
             return session.post(f"{live_server.url}/accounts/login/", timeout=120, allow_redirects=False,
                                 data={"username": "victim", "password": "wrong", "csrfmiddlewaretoken": token},
                                 headers={"Referer": f"{live_server.url}/accounts/login/"}).status_code
 
-    codes = all_at_once(sign_in)
+    codes = all_at_once(sign_in, form)
     assert codes[200] <= 5 and codes[200] + codes[429] == ATTEMPTS, codes
     assert len(checks) <= 5, f"{len(checks)} passwords checked: {codes}"
