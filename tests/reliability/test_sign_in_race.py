@@ -2,6 +2,7 @@
 wrong passwords fired together from one address at a live server have at most the limit (5) checked."""
 import re
 import threading
+import time
 from collections import Counter
 
 import pytest
@@ -9,6 +10,7 @@ import requests
 from django.contrib.auth.models import User
 
 ATTEMPTS = 12
+pytestmark = pytest.mark.usefixtures("empty_cache")  # no counts left by another test, wherever they are kept
 
 
 @pytest.fixture
@@ -20,6 +22,7 @@ def checks(monkeypatch):
     def counting(user, raw_password):
         with lock:
             counted.append(user.username)
+        time.sleep(0.5)  # a slow hash: attempts that overlap are sure to overlap while a password is checked
         return real(user, raw_password)
 
     monkeypatch.setattr(User, "check_password", counting)
