@@ -1,12 +1,21 @@
 """People of a campaign, in bulk: new accounts with one-time passwords, members added or removed by
-username. Each is one transaction that writes everything or nothing, with its events."""
+username. Each is one transaction that writes everything or nothing, with its events.
+
+Usernames that look alike are refused wherever an account is made or renamed (`check_username`): two
+names whose confusable skeletons (Unicode TR39: each character replaced by the prototype of the
+characters it can be confused with) are equal would show one person's work under another's name, as
+`аdmin` (Cyrillic a) for `admin` or `victіm` (Ukrainian i) for `victim`."""
 import secrets
+import unicodedata
 from dataclasses import dataclass
+from functools import cache
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
+from django.db.models.signals import pre_save
+from django.dispatch import receiver
 
 from benchmarks.permissions import staff_or_holder
 
@@ -31,6 +40,77 @@ def one_time_password():
     return secrets.token_urlsafe(12)
 
 
+@cache
+def _prototypes() -> dict[str, str]:
+    """{character: its TR39 prototype} from the Unicode confusables table as confusable_homoglyphs ships it.
+
+    That table holds each pair of confusables.txt both ways round, so the direction is read back from its shape:
+    a source is one code point with exactly one entry, its prototype, while a prototype lists all its sources
+    (a string of several code points is always a prototype, as a source is one code point). Where a prototype
+    has a single source the two list each other only; both then map to the lower one, which keeps the classes
+    that equal skeletons compare, if not the table's own choice of prototype."""
+    from confusable_homoglyphs import confusables
+
+    table: dict[str, list[str]] = {}
+    for key, entries in confusables.confusables_data.items():
+        # Right-to-left characters come wrapped in left-to-right marks (from the table's comments).
+        table.setdefault(key.replace("\u200e", ""), []).extend(e["c"].replace("\u200e", "") for e in entries)
+    prototypes = {}
+    for char, others in table.items():
+        if len(char) != 1 or len(set(others)) != 1:
+            continue
+        other = others[0]
+        if len(other) > 1 or len(set(table.get(other, ()))) > 1:
+            prototypes[char] = other
+        elif other != char:
+            prototypes[char] = min(char, other)
+    return prototypes
+
+
+def skeleton(text: str) -> str:
+    """TR39's skeleton: NFD, each character replaced by its prototype, NFD again."""
+    prototypes = _prototypes()
+    mapped = "".join(prototypes.get(char, char) for char in unicodedata.normalize("NFD", text))
+    return unicodedata.normalize("NFD", "".join(prototypes.get(char, char) for char in mapped))
+
+
+def lookalike_keys(username: str) -> set[str]:
+    """The skeletons a username is compared by: as written and case-folded (NFKC first, as Django stores names),
+    so that `VICTIM`, `Admin` and `аdmin` all meet the names they imitate."""
+    name = unicodedata.normalize("NFKC", username or "")
+    return {skeleton(name), skeleton(name.casefold())}
+
+
+def lookalike_of(username: str, *, exclude_pk=None) -> str | None:
+    """An existing account's username that looks like `username` (not the account `exclude_pk` itself), or None."""
+    User = get_user_model()
+    keys = lookalike_keys(username)
+    others = User.objects.exclude(pk=exclude_pk) if exclude_pk is not None else User.objects.all()
+    for other in others.values_list(User.USERNAME_FIELD, flat=True).iterator():
+        if other != username and keys & lookalike_keys(other):
+            return other
+    return None
+
+
+def check_username(username: str, *, exclude_pk=None) -> None:
+    """ValidationError when the username looks like another account's (the one rule for every way in)."""
+    if (other := lookalike_of(username, exclude_pk=exclude_pk)) is not None:
+        raise ValidationError(f"{username!r} looks like the existing account {other!r}; choose a name that "
+                              "cannot be mistaken for it.", code="lookalike_username")
+
+
+@receiver(pre_save, sender=get_user_model(), dispatch_uid="usernames-never-look-alike")
+def refuse_lookalike_usernames(sender, instance, update_fields=None, raw=False, **kwargs):
+    """The last guard: a save that makes or renames an account (admin, createsuperuser, the shell) refuses a
+    look-alike; forms and actions check first to say so in their own words."""
+    if raw or (update_fields is not None and sender.USERNAME_FIELD not in update_fields):
+        return
+    name = instance.get_username()
+    if instance.pk is not None and sender.objects.filter(pk=instance.pk, **{sender.USERNAME_FIELD: name}).exists():
+        return  # not renamed
+    check_username(name, exclude_pk=instance.pk)
+
+
 def _refuse(problems):
     raise ActionError(Code.INVALID_ACCOUNTS, "Nothing was changed: " + " ".join(problems),
                       errors=problems)
@@ -50,7 +130,7 @@ def create_accounts(campaign, *, actor, people, role):
     _check_role(role)
     User = get_user_model()
     username_field = User._meta.get_field(User.USERNAME_FIELD)
-    problems, seen = [], set()
+    problems, seen = [], {}
     for number, (username, email) in enumerate(people, start=1):
         try:
             username_field.run_validators(username)
@@ -59,11 +139,16 @@ def create_accounts(campaign, *, actor, people, role):
         except ValidationError as error:
             problems.append(f"Line {number}: username {username!r}: {' '.join(error.messages)}")
             continue
-        if username.lower() in seen:
-            problems.append(f"Line {number}: {username} is listed twice.")
-        seen.add(username.lower())
+        keys = lookalike_keys(username)
+        if twin := next((name for name, known in seen.items() if known & keys), None):
+            problems.append(f"Line {number}: {username} is listed twice." if twin.lower() == username.lower() else
+                            f"Line {number}: {username!r} looks like {twin!r}, listed above.")
+        seen[username] = keys
         if User.objects.filter(**{f"{User.USERNAME_FIELD}__iexact": username}).exists():
             problems.append(f"Line {number}: an account {username} exists already; add it as a member instead.")
+        elif (other := lookalike_of(username)) is not None:
+            problems.append(f"Line {number}: {username!r} looks like the existing account {other!r}; choose a "
+                            "name that cannot be mistaken for it.")
         if email:
             try:
                 validate_email(email)

@@ -986,6 +986,27 @@ def amend_annotation(annotation, *, annotator, answers, now=None, item_id=None):
     return annotation
 
 
+def _check_flag_limits(assignment, actor):
+    """At most FLAGS_PER_LEASE flags on one lease and FLAGS_PER_PERSON_PER_DAY by one person in 24 hours. The
+    person's row is locked until the flag is written, so that flags sent at once are counted one by one."""
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+
+    get_user_model().objects.select_for_update().filter(pk=actor.pk).first()
+    on_lease = ItemFlag.objects.filter(author=actor, batch_item_id=assignment.batch_item_id, round=assignment.round)
+    if on_lease.count() >= settings.FLAGS_PER_LEASE:
+        raise ActionError(Code.TOO_MANY_FLAGS, f"This item already has {settings.FLAGS_PER_LEASE} flags from you, "
+                                               "the most one lease may have; add to what you said in the last one.")
+    since = timezone.now() - timedelta(days=1)
+    today = ItemFlag.objects.filter(author=actor, created_at__gte=since).order_by("created_at")
+    if (count := today.count()) >= settings.FLAGS_PER_PERSON_PER_DAY:
+        oldest = today.values_list("created_at", flat=True)[count - settings.FLAGS_PER_PERSON_PER_DAY]
+        wait = max(1, math.ceil((oldest - since).total_seconds()))
+        raise ActionError(Code.TOO_MANY_FLAGS, f"You have sent {count} flags in the last 24 hours, the most one "
+                                               "person may send; tell your trainer what is wrong instead.",
+                          retry_after=wait)
+
+
 def flag_item(assignment, *, actor, comment):
     """An annotator flags the item of one of their leases (live or done) with a comment for the trainers."""
     comment = (comment or "").strip()
@@ -997,6 +1018,7 @@ def flag_item(assignment, *, actor, comment):
         raise ActionError(Code.NOT_YOUR_ASSIGNMENT, "You can flag only items you were given.")
     require_role(actor, assignment.campaign, {assignment.campaign.worker_role}, "flag items")
     with transaction.atomic():
+        _check_flag_limits(assignment, actor)
         flag = ItemFlag.objects.create(campaign_id=assignment.campaign_id, batch_item_id=assignment.batch_item_id,
                                        item_id=assignment.item_id, round=assignment.round, author=actor,
                                        comment=comment)

@@ -1,8 +1,11 @@
 """Admin for following the work: a batch page shows its history inline. Labels, leases, events and
 frozen gold are read-only here; changes go through the actions (API, pages, commands)."""
 from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
 
 from . import actions
+from .accounts import check_username
 from .models import (Annotation, Assignment, Batch, Campaign, CampaignSettings, Disagreement, Event, GoldLabel,
                      GoldVersion, Membership, QCReview, QCSampleItem)
 
@@ -178,3 +181,21 @@ class GoldLabelInline(ReadOnlyInline):
 class GoldVersionAdmin(ViewOnlyAdmin):
     list_display = ("__str__", "campaign", "created_at", "frozen_at")
     inlines = [GoldLabelInline]
+
+
+class RefusesLookalikes:
+    """The admin's account forms refuse a username that looks like another account's (accounts.check_username)."""
+
+    def clean_username(self):
+        username = super().clean_username() if hasattr(super(), "clean_username") else self.cleaned_data["username"]
+        check_username(username, exclude_pk=self.instance.pk)
+        return username
+
+
+class AccountAdmin(UserAdmin):
+    add_form = type("AddAccountForm", (RefusesLookalikes, UserAdmin.add_form), {})
+    form = type("AccountForm", (RefusesLookalikes, UserAdmin.form), {})
+
+
+admin.site.unregister(get_user_model())
+admin.site.register(get_user_model(), AccountAdmin)

@@ -148,7 +148,7 @@ class CampaignViewSet(CampaignScopedMixin, mixins.ListModelMixin, mixins.Retriev
     def settings_versions(self, request, pk=None):
         campaign = self.get_object()
         if request.method == "GET":
-            return Response(SettingsSerializer(campaign.settings_versions.order_by("version"), many=True).data)
+            return self.page(campaign.settings_versions.order_by("version"), SettingsSerializer)
         changes = dict(read_body(SettingsChangeSerializer, request))
         note = changes.pop("note", "")
         version = actions.update_settings(campaign, actor=request.user, changes=changes, note=note)
@@ -186,9 +186,11 @@ class CampaignViewSet(CampaignScopedMixin, mixins.ListModelMixin, mixins.Retriev
                    description="Disagreements grouped by the guideline version they happened under (trainers, "
                                "experts, managers, viewers).")
     @action(detail=True, methods=["get"], url_path="disagreements", permission_classes=[CanReadVotes],
-            filter_backends=[], pagination_class=None)
+            filter_backends=[])
     def disagreements_by_guideline(self, request, pk=None):
-        return Response(selectors.disagreements_by_guideline(self.get_object()))
+        campaign = self.get_object()
+        rows = self.paginate_queryset(selectors.campaign_disagreements(campaign))  # paged by disagreement
+        return self.get_paginated_response(selectors.disagreements_by_guideline(campaign, rows))
 
     @extend_schema(parameters=[OpenApiParameter("gold_version", int,
                                                 description="Score against this gold version instead of source gold")],
@@ -242,11 +244,12 @@ class CampaignViewSet(CampaignScopedMixin, mixins.ListModelMixin, mixins.Retriev
     @extend_schema(responses={200: ItemFlagSerializer(many=True), **ERRORS},
                    description="Items flagged by annotators with their comments, newest first (trainers, experts, "
                                "managers, viewers; a gold panel's voting experts see no names).")
-    @action(detail=True, methods=["get"], permission_classes=[CanReadDisagreements], filter_backends=[],
-            pagination_class=None)
+    @action(detail=True, methods=["get"], permission_classes=[CanReadDisagreements], filter_backends=[])
     def flags(self, request, pk=None):
         campaign = self.get_object()
-        return Response(selectors.flags_of(campaign, blind=policy.votes_blind(request.user, campaign)))
+        rows = self.paginate_queryset(selectors.campaign_flags(campaign))
+        return self.get_paginated_response(selectors.flag_views(rows, blind=policy.votes_blind(request.user,
+                                                                                                campaign)))
 
     @extend_schema(responses={200: LastAnswerSerializer, **ERRORS},
                    description="Your last answer in this campaign with its item, while it can still be changed "
@@ -319,11 +322,9 @@ class BatchViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
     @extend_schema(responses={200: EventSerializer(many=True), **ERRORS},
                    description="The batch's history, oldest first: every transition with actor, time, reason and "
                                "figures.")
-    @action(detail=True, methods=["get"], permission_classes=[CanReadBatchWork], filter_backends=[],
-            pagination_class=None)
+    @action(detail=True, methods=["get"], permission_classes=[CanReadBatchWork], filter_backends=[])
     def events(self, request, pk=None):
-        events = self.get_object().events.select_related("actor").order_by("id")
-        return Response(EventSerializer(events, many=True).data)
+        return self.page(self.get_object().events.select_related("actor").order_by("id"), EventSerializer)
 
     @extend_schema(responses={200: BatchItemSerializer(many=True), **ERRORS},
                    description="The batch's items with this round's outcome (paginated with limit/offset).")

@@ -2,7 +2,7 @@
 import math
 from collections import Counter, defaultdict
 
-from django.db.models import Count
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from benchmarks.models import shown_meta
@@ -85,27 +85,35 @@ def labeller_progress(batch, user, campaign):
     return {**worker_progress(batch, user), "left_for_you": left_for(campaign, user)}
 
 
-def disagreements_by_guideline(campaign):
-    """Trainers' view: every disagreement, grouped by the guideline version the labels were given under."""
-    groups = defaultdict(list)
-    rows = (Disagreement.objects.filter(campaign=campaign)
+def campaign_disagreements(campaign):
+    """The campaign's disagreements in the order the trainers' view groups them: by guideline version, then id."""
+    return (Disagreement.objects.filter(campaign=campaign)
             .select_related("settings", "batch_item__item", "batch_item__batch").order_by("settings__version", "id"))
+
+
+def disagreements_by_guideline(campaign, rows):
+    """Trainers' view: the disagreements `rows` (a page of `campaign_disagreements`), grouped by the guideline
+    version the labels were given under, each group with the version's totals over the whole campaign."""
+    totals = {row["settings__version"]: row for row in Disagreement.objects.filter(campaign=campaign).order_by()
+              .values("settings__version").annotate(total=Count("id"), open=Count("id", filter=Q(status="open")))}
+    methods = defaultdict(dict)
+    for row in (Disagreement.objects.filter(campaign=campaign).order_by().values("settings__version", "method")
+                .annotate(n=Count("id"))):
+        methods[row["settings__version"]][row["method"] or "open"] = row["n"]
+    groups = defaultdict(list)
     for d in rows:
         groups[d.settings.version].append(d)
-    result = []
-    for version, items in groups.items():
-        result.append({
-            "guideline_version": version,
-            "note": items[0].settings.note,
-            "total": len(items),
-            "open": sum(d.status == "open" for d in items),
-            "by_method": dict(Counter(d.method or "open" for d in items)),
-            "disagreements": [{"id": d.pk, "batch": d.batch_item.batch.number, "round": d.round,
-                               "item": d.batch_item.item_id, "external_id": d.batch_item.item.external_id,
-                               "labels": d.labels, "status": d.status, "method": d.method,
-                               "resolved_value": d.resolved_value, "reason": d.reason} for d in items],
-        })
-    return result
+    return [{
+        "guideline_version": version,
+        "note": items[0].settings.note,
+        "total": totals[version]["total"],
+        "open": totals[version]["open"],
+        "by_method": methods[version],
+        "disagreements": [{"id": d.pk, "batch": d.batch_item.batch.number, "round": d.round,
+                           "item": d.batch_item.item_id, "external_id": d.batch_item.item.external_id,
+                           "labels": d.labels, "status": d.status, "method": d.method,
+                           "resolved_value": d.resolved_value, "reason": d.reason} for d in items],
+    } for version, items in groups.items()]
 
 
 def waiting_for(user, campaign, roles):
@@ -297,11 +305,16 @@ def last_answer(campaign, user):
     return last
 
 
-def flags_of(campaign, blind=False):
-    flags = ItemFlag.objects.filter(campaign=campaign).select_related("author", "item", "batch_item__batch")
+def campaign_flags(campaign):
+    """The campaign's flags, newest first (the API pages them)."""
+    return (ItemFlag.objects.filter(campaign=campaign).select_related("author", "item", "batch_item__batch")
+            .order_by("-id"))
+
+
+def flag_views(flags, blind=False):
     return [{"id": f.pk, "item": f.item_id, "external_id": f.item.external_id, "batch": f.batch_item.batch.number,
              "round": f.round, "author": None if blind else f.author.username, "comment": f.comment,
-             "created_at": f.created_at} for f in flags.order_by("-id")]
+             "created_at": f.created_at} for f in flags]
 
 
 def last_answer_view(annotation):

@@ -8,7 +8,7 @@ is parsed or walked. Refusing them at the door gives every endpoint the same cle
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 
-MAX_DEPTH = 64
+from core.nesting import MAX_DEPTH
 
 
 def refused(code, detail):

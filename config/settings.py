@@ -138,7 +138,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ] if PRODUCTION else []
 
-# A cache shared by every process of a deployment (sign-in throttling counts across workers).
+# A cache shared by every process of a deployment (report limits count across workers).
 CACHE_URL = os.environ.get("CACHE_URL", "")
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
@@ -154,6 +154,11 @@ MAX_PAGE_SIZE = int(os.environ.get("HB_MAX_PAGE_SIZE", "500"))
 # The largest request body accepted (bytes); a larger one is refused with 413 before it is read.
 MAX_BODY_BYTES = int(os.environ.get("HB_MAX_BODY_BYTES", str(5 * 1024 * 1024)))
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_BODY_BYTES
+# Model runs (of every kind) one person may have queued or running at once.
+RUNS_PER_PERSON = int(os.environ.get("HB_RUNS_PER_PERSON", "5"))
+# Flags from annotators: at most this many on one lease, and this many per person in 24 hours.
+FLAGS_PER_LEASE = int(os.environ.get("HB_FLAGS_PER_LEASE", "3"))
+FLAGS_PER_PERSON_PER_DAY = int(os.environ.get("HB_FLAGS_PER_DAY", "100"))
 # Reports are computed per request: at most this many at once per user, and this rate per user.
 REPORT_CONCURRENCY_PER_USER = int(os.environ.get("HB_REPORT_CONCURRENCY", "2"))
 REPORT_RATE = os.environ.get("HB_REPORT_RATE", "30/min")
@@ -274,6 +279,15 @@ LOGGING = {
 # Models behind an OpenAI-compatible API (modeleval.apiclient): each request's timeout and its retries
 # with exponential backoff on connection errors, 429 and 5xx (a Retry-After header is honoured). Their
 # chunks go to the `cpu` queue; the number of requests in flight per chunk is the model's `concurrency`.
+# Where a model behind an API may be called, and which environment variables may hold its key (modeleval.endpoints):
+# an endpoint's host must be one of HB_API_HOSTS ("api.example.com", "*.example.com" for its subdomains, "*" for
+# any public host); a host on a private, loopback or link-local address only with HB_API_ALLOW_PRIVATE=1. A key
+# variable must start with HB_API_KEY_ENV_PREFIX or be one of HB_API_KEY_ENVS, so that no other server secret
+# (SECRET_KEY, DATABASE_URL) can be sent to an endpoint.
+API_HOSTS = [host.lower() for host in env_list("HB_API_HOSTS", [])]
+API_ALLOW_PRIVATE = env_bool("HB_API_ALLOW_PRIVATE")
+API_KEY_ENV_PREFIX = os.environ.get("HB_API_KEY_ENV_PREFIX", "HB_API_KEY_")
+API_KEY_ENVS = env_list("HB_API_KEY_ENVS", [])
 MODELEVAL_API_CLIENT = {
     "timeout": float(os.environ.get("HB_API_TIMEOUT", "120")),
     "max_retries": int(os.environ.get("HB_API_MAX_RETRIES", "4")),

@@ -16,6 +16,7 @@ _BY_STATUS = {
           Code.MODEL_EXISTS, Code.MODEL_SOURCE_MISSING, Code.MODEL_MISMATCH, Code.UNKNOWN_MODEL, Code.UNKNOWN_TASK,
           Code.UNKNOWN_BENCHMARK, Code.UNKNOWN_RUN, Code.BENCHMARK_EXISTS, Code.BAD_TEMPLATE, Code.BAD_MODE,
           Code.BAD_SETTINGS, Code.BAD_SEEDS, Code.BAD_ENDPOINT, Code.BAD_API_MODEL, Code.BAD_KEY_ENV, Code.NOT_API,
+          Code.KEY_ENV_NOT_ALLOWED, Code.ENDPOINT_NOT_ALLOWED,
           Code.PROBE_FAILED, Code.MODE_UNSUITED, Code.MODE_UNSUPPORTED, Code.NOT_SELFCHAT, Code.SEEDS_DIFFER,
           Code.NO_ITEMS, Code.NO_GOLD, Code.NO_EXAMPLES),
     403: (Code.FORBIDDEN, Code.NOT_YOUR_ASSIGNMENT, Code.OWN_WORK, Code.NOT_REVIEWER),
@@ -26,7 +27,7 @@ _BY_STATUS = {
           Code.BELOW_THRESHOLD, Code.MAX_ROUNDS, Code.ALREADY_RESOLVED, Code.AWAITING_LABELS, Code.GOLD_FROZEN,
           Code.NOTHING_TO_CUT, Code.DUPLICATE, Code.NOT_ACTIVE),
     # Again after Retry-After seconds: over a limit, or a passing outage.
-    429: (Code.TOO_MANY_REPORTS,),
+    429: (Code.TOO_MANY_REPORTS, Code.TOO_MANY_RUNS, Code.TOO_MANY_FLAGS),
     503: (Code.BROKER_UNAVAILABLE,),
 }
 STATUS = {code: status for status, codes in _BY_STATUS.items() for code in codes}

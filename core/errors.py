@@ -61,6 +61,8 @@ class Code(StrEnum):
     BAD_ENDPOINT = "bad_endpoint"
     BAD_API_MODEL = "bad_api_model"
     BAD_KEY_ENV = "bad_key_env"
+    KEY_ENV_NOT_ALLOWED = "key_env_not_allowed"
+    ENDPOINT_NOT_ALLOWED = "endpoint_not_allowed"
     NOT_API = "not_api"
     PROBE_FAILED = "probe_failed"
     MODE_UNSUITED = "mode_unsuited"
@@ -75,6 +77,9 @@ class Code(StrEnum):
     # Reports
     INVALID_SCOPE = "invalid_scope"
     TOO_MANY_REPORTS = "too_many_reports"
+    # Limits per person
+    TOO_MANY_RUNS = "too_many_runs"
+    TOO_MANY_FLAGS = "too_many_flags"
 
 
 class ActionError(Exception):

@@ -1,7 +1,7 @@
 """Sign-in throttling, one throttle for every sign-in path (the site's sign-in page, the admin's and the
 API token endpoint).
 
-Two counters of failed attempts, in the shared cache (Redis in production):
+Two counters of attempts, in the database (`SignInAttempts`), each counted before the password is checked:
 - per username: after LOGIN_FAILURE_LIMIT failures for one username from one address within
   LOGIN_FAILURE_WINDOW_SECONDS, that username is refused from that address until the window has
   passed. The username is normalised exactly as authentication normalises it (Django's
@@ -11,19 +11,23 @@ Two counters of failed attempts, in the shared cache (Redis in production):
   bounds the failed attempts from one address whatever the usernames, so that guessing across many
   accounts is refused too.
 
-A refused attempt answers 429 with Retry-After and is not checked at all. When the cache is
-unreachable, sign-in goes on unthrottled rather than failing for everyone: an outage of the cache
-must not lock every annotator out, and passwords are still checked."""
+An attempt is counted first, in a transaction that locks the counter's row, and only an attempt within the
+limit has its password checked: attempts sent at once are counted one after the other, so that however many
+arrive together, at most the limit are checked. A window starts with its first attempt; a successful sign-in
+forgets the username's counter and does not count against the address. A refused attempt answers 429 with
+Retry-After (the seconds left in the window) and is not checked at all."""
 import hashlib
-import logging
-import time
+import math
+from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth.forms import UsernameField
-from django.core.cache import cache
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
 from rest_framework.throttling import SimpleRateThrottle
 
-logger = logging.getLogger(__name__)
+from .models import SignInAttempts
 
 
 class SignInRate(SimpleRateThrottle):
@@ -58,59 +62,51 @@ def client_address(request):
     return request.META.get("REMOTE_ADDR", "")
 
 
-def _failures(key, window):
-    try:
-        failures = cache.get(key) or []
-    except Exception as error:  # noqa: BLE001 (each cache backend raises its own connection errors)
-        logger.warning("sign-in throttling skipped, the cache is unreachable: %r", error)
-        return []
-    now = time.time()
-    return [t for t in failures if now - t < window]
-
-
-def _write(operation, *args):
-    try:
-        operation(*args)
-    except Exception as error:  # noqa: BLE001 (as in _failures)
-        logger.warning("sign-in throttling not updated, the cache is unreachable: %r", error)
-
-
 def _limits():
-    """(key function, limit, window) per counter."""
+    """(limit, window) per username, and for the address (None without a `login` rate)."""
     rate = SignInRate()
     per_user = (settings.LOGIN_FAILURE_LIMIT, settings.LOGIN_FAILURE_WINDOW_SECONDS)
     per_address = (rate.num_requests, rate.duration) if rate.rate else None
     return per_user, per_address
 
 
-def _wait(failures, limit, window):
-    if len(failures) < limit:
-        return 0
-    return int(window - (time.time() - failures[-limit])) + 1
+def _count(key, window, now):
+    """One more attempt on the key's counter (a new window when the last one has passed): (attempts in the
+    window, this one included; seconds left in it). The row stays locked until the count is written."""
+    with transaction.atomic():
+        row, created = SignInAttempts.objects.select_for_update().get_or_create(
+            key=key, defaults={"count": 1, "window_ends": now + timedelta(seconds=window)})
+        if not created:
+            if row.window_ends <= now:
+                row.count, row.window_ends = 1, now + timedelta(seconds=window)
+            else:
+                row.count += 1
+            row.save(update_fields=["count", "window_ends"])
+    return row.count, (row.window_ends - now).total_seconds()
 
 
-def seconds_blocked(username, address):
-    """Seconds until another attempt is allowed for this username from this address, or 0."""
+def take_attempt(username, address):
+    """Count one attempt for this username from this address, and for the address; the seconds to wait when
+    either is over its limit (the attempt is then refused unchecked), else 0."""
+    now = timezone.now()
+    SignInAttempts.objects.filter(window_ends__lt=now).delete()  # windows that have passed
     (user_limit, user_window), per_address = _limits()
-    wait = _wait(_failures(_user_key(username, address), user_window), user_limit, user_window)
+    wait = 0.0
+    count, left = _count(_user_key(username, address), user_window, now)
+    if count > user_limit:
+        wait = left
     if per_address:
         limit, window = per_address
-        wait = max(wait, _wait(_failures(_address_key(address), window), limit, window))
-    return wait
+        count, left = _count(_address_key(address), window, now)
+        if count > limit:
+            wait = max(wait, left)
+    return math.ceil(wait) if wait else 0
 
 
-def record_failure(username, address):
-    (_, user_window), per_address = _limits()
-    counters = [(_user_key(username, address), user_window)]
-    if per_address:
-        counters.append((_address_key(address), per_address[1]))
-    for key, window in counters:
-        _write(cache.set, key, _failures(key, window) + [time.time()], window)
-
-
-def clear_failures(username, address):
-    """A successful sign-in forgets the username's failures (the address's stay counted)."""
-    _write(cache.delete, _user_key(username, address))
+def forgive(username, address):
+    """A successful sign-in: the username's counter is forgotten and the attempt not held against the address."""
+    SignInAttempts.objects.filter(key=_user_key(username, address)).delete()
+    SignInAttempts.objects.filter(key=_address_key(address), count__gt=0).update(count=F("count") - 1)
 
 
 def guard(request, username, attempt, refuse):
@@ -119,14 +115,15 @@ def guard(request, username, attempt, refuse):
     attempt() returns (response, signed_in); refuse(wait) returns the 429 response to send instead of
     checking the password at all."""
     address = client_address(request)
-    wait = seconds_blocked(username, address)
+    wait = take_attempt(username, address)
     if wait:
         response = refuse(wait)
         response.status_code = 429
         response["Retry-After"] = str(wait)
         return response
     response, signed_in = attempt()
-    (clear_failures if signed_in else record_failure)(username, address)
+    if signed_in:
+        forgive(username, address)
     return response
 
 

@@ -62,6 +62,11 @@ class ExpiringTokenAuthentication(TokenAuthentication):
         return user, token
 
 
+def revoke_tokens(user) -> int:
+    """End the person's API tokens (sign-out offers it): a script using one is refused from then on."""
+    return Token.objects.filter(user=user).delete()[0]
+
+
 @receiver(post_save, sender=get_user_model(), dispatch_uid="tokens-die-with-the-password")
 def delete_tokens_on_password_change(sender, instance, **kwargs):
     # set_password() keeps the new raw password on the instance until the save that stores it.

@@ -1,11 +1,10 @@
-from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from . import manage, views
 
 urlpatterns = [
     path("accounts/login/", views.ThrottledLoginView.as_view(), name="login"),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/logout/", views.SignOutView.as_view(), name="logout"),
     path("", views.home, name="home"),
     path("campaigns/<int:pk>/annotate/", views.annotate, name="annotate"),
     path("campaigns/<int:pk>/disagreements/", views.disagreements, name="disagreements"),

@@ -32,6 +32,7 @@ from reports.render import FORMATS
 
 from .access import campaign_with_role, may_manage
 from .throttling import guard
+from .tokens import revoke_tokens
 
 REPORT_DOWNLOADS = ("csv", "json", "latex")
 
@@ -45,6 +46,16 @@ class ThrottledLoginView(auth_views.LoginView):
             return response, response.status_code == 302 and request.user.is_authenticated
 
         return guard(request, request.POST.get("username", ""), attempt, lambda wait: sign_in_refused(request, wait))
+
+
+class SignOutView(auth_views.LogoutView):
+    """Django's sign-out; with "revoke_token" ticked (the default on every page's sign-out form) the person's API
+    token ends too, so that a token copied from this session stops working with it."""
+
+    def post(self, request, *args, **kwargs):
+        if request.user.is_authenticated and request.POST.get("revoke_token"):
+            revoke_tokens(request.user)
+        return super().post(request, *args, **kwargs)
 
 
 def sign_in_refused(request, wait):

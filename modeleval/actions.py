@@ -15,10 +15,11 @@ from django.utils import timezone
 from benchmarks.models import Item, Task
 from core.errors import Code
 
-from . import human_labels, modes, prompting
+from . import bounds, human_labels, modes, prompting
 from .errors import RunError
 from .lifecycle import fail_run, record, stop_run
-from .models import Backend, ChunkState, EvalRun, Mode, ModelSpec, PositionPolicy, RunChunk, RunEventKind, RunState
+from .models import (ACTIVE_RUN_STATES, Backend, ChunkState, EvalRun, Mode, ModelSpec, PositionPolicy, RunChunk,
+                     RunEventKind, RunState)
 from .modes import CLASSIFY_REFUSAL, SELFCHAT_REFUSAL, TRAIN_REFUSAL, classify
 from .scorers import loading
 from .scorers.prompts import template_hash
@@ -65,8 +66,12 @@ def register_packaged_model(name=PACKAGED_NAME) -> ModelSpec:
 
 
 def _probe(spec_fields, reference):
-    from . import apiclient
+    """What the endpoint serves, after the operator's rules allow it (`endpoints.check_target`). A refusal names
+    the kind of failure only: the same words whether nothing listens there, something else answered or an
+    OpenAI-compatible server refused, so that the probe cannot tell what runs at an address."""
+    from . import apiclient, endpoints
 
+    endpoints.check_target(spec_fields["endpoint"], spec_fields["api_key_env"])
     endpoint = apiclient.Endpoint(spec_fields["endpoint"], spec_fields["api_model"], spec_fields["api_key_env"],
                                   max_retries=1)
     try:
@@ -76,13 +81,13 @@ def _probe(spec_fields, reference):
 
             ref = reference_logprobs(reference)
         found = apiclient.probe(endpoint, ref)
-    except apiclient.ApiError as error:
-        raise RunError("probe_failed", f"the endpoint could not be probed: {error}") from None
     except FileNotFoundError as error:
         raise RunError("model_source_missing", f"reference model files not found: {error}") from None
     if not any(found[name]["ok"] for name in ("chat", "completions")):
-        reasons = "; ".join(f"{name}: {found[name].get('reason')}" for name in ("chat", "completions"))
-        raise RunError("probe_failed", f"the endpoint answers neither chat nor completions: {reasons}")
+        kinds = {found[name].get("kind") for name in ("chat", "completions")}
+        kind = apiclient.KEY_MISSING if apiclient.KEY_MISSING in kinds else apiclient.NO_ANSWER
+        raise RunError("probe_failed", f"{kind}: {apiclient.KINDS[kind].format(key_env=spec_fields['api_key_env'])}"
+                                       " (asked for chat and completions)")
     return {**found, "probed_at": timezone.now().isoformat(), "reference": reference or ""}
 
 
@@ -93,23 +98,14 @@ def register_api_model(name, endpoint, api_model, *, api_key_env="", concurrency
     checked against the endpoint's own next-token figures and, with `reference` (a local source of
     the same weights, e.g. "packaged"), against that checkpoint scored in-process. The key is read
     from the environment variable `api_key_env` at each request and never stored."""
-    import re
-
-    from .models import API_KEY_ENV_PATTERN
-
     if ModelSpec.objects.filter(name=name).exists():
         raise RunError("model_exists", f"a model named {name!r} is already registered")
-    if not re.match(r"^https?://", endpoint or ""):
-        raise RunError("bad_endpoint", f"endpoint must be an http(s) URL up to /v1, got {endpoint!r}")
-    if api_key_env and not re.match(API_KEY_ENV_PATTERN, api_key_env):
-        raise RunError("bad_key_env", f"api_key_env must name an environment variable, got {api_key_env!r} "
-                                      "(give the variable's name, never the key)")
     if not api_model:
         raise RunError("bad_api_model", "api_model (the model name the endpoint expects) is required")
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise RunError("bad_settings", "concurrency must be a positive integer")
-    fields = {"endpoint": endpoint.rstrip("/"), "api_model": api_model, "api_key_env": api_key_env}
-    capabilities = _probe(fields, reference)
+    fields = {"endpoint": (endpoint or "").rstrip("/"), "api_model": api_model, "api_key_env": api_key_env}
+    capabilities = _probe(fields, reference)  # checks the endpoint and the key's variable first
     return ModelSpec.objects.create(name=name, backend=Backend.API, source=fields["endpoint"], sha256="",
                                     revision=revision, concurrency=concurrency, capabilities=capabilities,
                                     created_by=user, **fields)
@@ -172,15 +168,33 @@ def _check_position_policy(scorer, policy, item_ids):
         raise RunError("no_gold", f"position policy {policy} moves the gold answer: {no_gold} items have none")
 
 
+def check_runs_per_person(user) -> None:
+    """RunError("too_many_runs") when `user` has RUNS_PER_PERSON runs of any kind queued or running. The person's
+    row is locked until the caller's transaction ends, so that runs started at once are counted one by one.
+    Runs started without a person (the command line: the operator) are not counted."""
+    if user is None:
+        return
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+
+    get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+    active = EvalRun.objects.filter(created_by=user, state__in=ACTIVE_RUN_STATES).count()
+    if active >= settings.RUNS_PER_PERSON:
+        raise RunError(Code.TOO_MANY_RUNS, f"you have {active} runs queued or running, the most one person may "
+                                           f"have at once (HB_RUNS_PER_PERSON); start this one when one has ended "
+                                           "or cancel one", retry_after=60)
+
+
 @transaction.atomic
 def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=None, item_ids=None, limit=None,
               settings=None, prompt_template=None, prompt_version=None, seed=0,
               position_policy=PositionPolicy.AS_IS, chunk_size=16, max_attempts=3, user=None,
-              enqueue=True) -> EvalRun:
+              enqueue=True, within_cap=True) -> EvalRun:
     """Create a run over the benchmark's items (all tasks, or `tasks`; `item_ids` and a per-task
     `limit` narrow it), cut it into chunks of `chunk_size` items, and, on commit, put each chunk
     on the `gpu` queue, or the `cpu` queue for a model behind an API (`enqueue=False` leaves them for
-    `runner.run_sync`)."""
+    `runner.run_sync`). A person may have at most RUNS_PER_PERSON runs queued or running
+    (`within_cap=False` for a run that continues one already counted, as a training run's test split)."""
     if mode == Mode.SELFCHAT:
         raise RunError("bad_mode", SELFCHAT_REFUSAL)
     if mode == Mode.TRAIN:
@@ -193,8 +207,9 @@ def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=Non
         raise RunError("bad_mode", f"mode must be one of {Mode.values}")
     if position_policy not in PositionPolicy.values:
         raise RunError("bad_settings", f"position policy must be one of {PositionPolicy.values}")
-    if chunk_size < 1 or max_attempts < 1 or (limit is not None and limit < 1):
-        raise RunError("bad_settings", "chunk_size, max_attempts and limit must be positive")
+    bounds.check({"limit": limit, "chunk_size": chunk_size, "max_attempts": max_attempts, "seed": seed}, bounds.RUN)
+    if within_cap:
+        check_runs_per_person(user)
     task_qs = Task.objects.filter(benchmark=benchmark).order_by("slug")
     if tasks is not None:
         wanted = {t if isinstance(t, str) else t.slug for t in tasks}
@@ -305,6 +320,8 @@ def start_training(*, model: ModelSpec, benchmark, question_key="", settings=Non
 
     if model.is_api or model.trained_by_id:
         raise RunError("mode_unsuited", f"model {model.name}: training needs a local base checkpoint")
+    bounds.check({"max_attempts": max_attempts, "seed": seed}, bounds.RUN)
+    check_runs_per_person(user)
     try:
         resolved = training.resolve(settings)
     except training.TrainingError as error:
@@ -366,5 +383,5 @@ def finish_training(run, *, enqueue=True) -> ModelSpec:
         test = run.selection["split"]["test"]
         start_run(model=spec, benchmark=run.benchmark, mode=Mode.CLASSIFY, item_ids=test,
                   settings={"quality": run.settings["question"]}, seed=run.seed, user=run.created_by,
-                  chunk_size=max(16, len(test) // 8 or 1), enqueue=enqueue)
+                  chunk_size=max(16, len(test) // 8 or 1), enqueue=enqueue, within_cap=False)
     return spec

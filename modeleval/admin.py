@@ -2,13 +2,24 @@ from django import forms
 from django.contrib import admin, messages
 
 from . import actions
-from .models import EvalRun, ModelSpec, Prediction, RunChunk, RunEvent
+from .models import Backend, EvalRun, ModelSpec, Prediction, RunChunk, RunEvent
+
+API_POINTERS = ("backend", "endpoint", "api_model", "api_key_env")
 
 
 class ModelSpecForm(forms.ModelForm):
     class Meta:
         model = ModelSpec
         exclude = ("sha256", "created_by")
+
+    def clean_backend(self):
+        # A model behind an API is registered by the one action that checks its endpoint and key variable against
+        # the operator's settings and probes it (the API and the command call it); never from here.
+        if self.cleaned_data["backend"] == Backend.API:
+            raise forms.ValidationError("Register a model behind an API with POST /api/v1/models/ or manage.py "
+                                        "register_api_model: its endpoint and key variable are checked and it is "
+                                        "probed first.")
+        return self.cleaned_data["backend"]
 
     def clean_source(self):
         source = self.cleaned_data["source"]
@@ -27,7 +38,8 @@ class ModelSpecAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         # Runs cite the spec: once saved, what it points at stays put (register a new one instead).
-        return ("sha256", "created_by", "created_at") + (("name", "source") if obj else ())
+        # An API model's endpoint and key variable change only through a new registration (actions.register_api_model).
+        return ("sha256", "created_by", "created_at") + (("name", "source") + API_POINTERS if obj else ())
 
     @admin.display(description="sha256")
     def short_sha(self, spec):

@@ -123,16 +123,20 @@ class EvalRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         run = actions.cancel_run(self.get_object(), user=request.user, reason=request.data.get("reason", ""))
         return Response(EvalRunSerializer(run).data)
 
+    def listed(self, rows, serializer_class):
+        """A list that grows with the run, paged as every list is (?limit=&offset=)."""
+        return self.get_paginated_response(serializer_class(self.paginate_queryset(rows), many=True).data)
+
     @extend_schema(responses=RunChunkSerializer(many=True))
-    @action(detail=True, pagination_class=None, filterset_class=None)
+    @action(detail=True, filterset_class=None)
     def chunks(self, request, pk=None):
-        return Response(RunChunkSerializer(self.get_object().chunks.order_by("index"), many=True).data)
+        return self.listed(self.get_object().chunks.order_by("index"), RunChunkSerializer)
 
     @extend_schema(responses=RunEventSerializer(many=True))
-    @action(detail=True, pagination_class=None, filterset_class=None)
+    @action(detail=True, filterset_class=None)
     def events(self, request, pk=None):
-        events = self.get_object().events.select_related("chunk", "actor")
-        return Response(RunEventSerializer(events, many=True).data)
+        return self.listed(self.get_object().events.select_related("chunk", "actor").order_by("id"),
+                           RunEventSerializer)
 
     @extend_schema(responses=inline_serializer("RunSummary", {
         "run": serializers.IntegerField(), "state": serializers.CharField(), "mode": serializers.CharField(),

@@ -33,12 +33,34 @@ PROBE_TOLERANCE = 0.1  # nats per token between the endpoint's prompt log-probab
 TOP_LOGPROBS = 20  # OpenAI's maximum for chat; completions servers differ (llama.cpp takes more, OpenAI 5)
 
 
-class ApiError(Exception):
-    """The endpoint did not answer usefully; `retryable` when asking again later may help."""
+# Kinds of failure. An answer's own text is never repeated in an error: whatever answered at an address (a
+# database, a broker, this application) must not be readable through a model's errors, and a connection
+# refused, a timeout, an HTTP error and an answer of another shape are one kind, so that an error does not
+# tell an open port from a closed one.
+NO_ANSWER = "no_answer"
+KEY_MISSING = "key_missing"
+UNSUPPORTED = "unsupported"
+WRONG_FIGURES = "wrong_figures"
+KINDS = {
+    NO_ANSWER: "no OpenAI-compatible answer (the endpoint could not be reached, refused, timed out, or answered "
+               "with an error or in another shape)",
+    KEY_MISSING: "the environment variable {key_env} (this model's key) is not set",
+    UNSUPPORTED: "the answer lacks the fields this needs",
+}
 
-    def __init__(self, message: str, *, status: int | None = None, retryable: bool = True):
-        self.status, self.retryable = status, retryable
+
+class ApiError(Exception):
+    """The endpoint did not answer usefully; `retryable` when asking again later may help. `kind` is one of
+    the kinds above; the message adds where and, for a model's own wrong figures, which figures."""
+
+    def __init__(self, message: str, *, status: int | None = None, retryable: bool = True, kind: str = NO_ANSWER):
+        self.status, self.retryable, self.kind = status, retryable, kind
         super().__init__(message)
+
+    @property
+    def reason(self) -> str:
+        """What a probe stores and shows: the kind's words, or the figures that were wrong."""
+        return str(self) if self.kind in (WRONG_FIGURES, UNSUPPORTED) else f"{self.kind}: {KINDS[self.kind]}"
 
 
 def request_key(endpoint: str, path: str, body: Mapping) -> str:
@@ -64,8 +86,7 @@ class Endpoint:
         if self.key_env:
             key = os.environ.get(self.key_env)
             if not key:
-                raise ApiError(f"the environment variable {self.key_env} (this model's key) is not set",
-                               retryable=False)
+                raise ApiError(KINDS[KEY_MISSING].format(key_env=self.key_env), retryable=False, kind=KEY_MISSING)
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
@@ -94,16 +115,16 @@ class Endpoint:
                 else:
                     response = client.post(self.url(path), json=body, headers=self._headers())
             except httpx.TransportError as error:
-                last = ApiError(f"{self.url(path)}: {type(error).__name__}: {error}")
+                last = ApiError(f"{self.url(path)}: {type(error).__name__}")
                 continue
             if response.status_code == 200:
                 try:
                     return response.json()
                 except ValueError:
-                    last = ApiError(f"{self.url(path)}: the answer is not JSON: {response.text[:200]!r}")
+                    last = ApiError(f"{self.url(path)}: the answer is not JSON")
                     continue
-            error = ApiError(f"{self.url(path)}: HTTP {response.status_code}: {response.text[:300]}",
-                             status=response.status_code, retryable=response.status_code in RETRY_STATUS)
+            error = ApiError(f"{self.url(path)}: HTTP {response.status_code}", status=response.status_code,
+                             retryable=response.status_code in RETRY_STATUS)
             if not error.retryable:
                 raise error
             error.retry_after = response.headers.get("retry-after")
@@ -128,14 +149,14 @@ def chat_text(response: Mapping) -> str:
     try:
         return response["choices"][0]["message"]["content"] or ""
     except (KeyError, IndexError, TypeError):
-        raise ApiError(f"no message in the chat answer: {json.dumps(response)[:200]}", retryable=False) from None
+        raise ApiError("no message in the chat answer", retryable=False) from None
 
 
 def completion_text(response: Mapping) -> str:
     try:
         return response["choices"][0]["text"] or ""
     except (KeyError, IndexError, TypeError):
-        raise ApiError(f"no text in the completion answer: {json.dumps(response)[:200]}", retryable=False) from None
+        raise ApiError("no text in the completion answer", retryable=False) from None
 
 
 def next_token_logprobs(response: Mapping) -> dict[str, float]:
@@ -146,7 +167,7 @@ def next_token_logprobs(response: Mapping) -> dict[str, float]:
     except (KeyError, IndexError, TypeError):
         top = None
     if not isinstance(top, dict) or not top:
-        raise ApiError("the completion answer holds no top_logprobs", retryable=False)
+        raise ApiError("the completion answer holds no top_logprobs", retryable=False, kind=UNSUPPORTED)
     return {str(token): float(lp) for token, lp in top.items()}
 
 
@@ -187,8 +208,10 @@ def whitespace_tokens(top: Mapping[str, float]) -> list[str]:
 def _check(capabilities, name, test):
     try:
         capabilities[name] = {"ok": True, **(test() or {})}
-    except (ApiError, KeyError, IndexError, TypeError, ValueError) as error:
-        capabilities[name] = {"ok": False, "reason": f"{type(error).__name__}: {error}"}
+    except ApiError as error:
+        capabilities[name] = {"ok": False, "kind": error.kind, "reason": error.reason}
+    except (KeyError, IndexError, TypeError, ValueError):
+        capabilities[name] = {"ok": False, "kind": UNSUPPORTED, "reason": f"{UNSUPPORTED}: {KINDS[UNSUPPORTED]}"}
 
 
 def echo_logprobs(endpoint: Endpoint, text: str, client=None) -> list[tuple[str, float | None]]:
@@ -202,7 +225,7 @@ def echo_logprobs(endpoint: Endpoint, text: str, client=None) -> list[tuple[str,
     else:
         pairs = list(zip(tokens, values))[:-1]
     if not pairs or all(v is None for _, v in pairs):
-        raise ApiError("echo returned no prompt log-probabilities", retryable=False)
+        raise ApiError("echo returned no prompt log-probabilities", retryable=False, kind=UNSUPPORTED)
     return [(str(t), None if v is None else float(v)) for t, v in pairs]
 
 
@@ -226,7 +249,8 @@ def probe(endpoint: Endpoint, reference: Sequence[tuple[str, float]] | None = No
             top.update(next_token_logprobs(endpoint.post(
                 COMPLETIONS, completion_body(endpoint.model, PROBE_PROMPT, logprobs=TOP_LOGPROBS), client)))
             if len(top) < 2:
-                raise ApiError(f"asked for {TOP_LOGPROBS} top log-probabilities, got {len(top)}", retryable=False)
+                raise ApiError(f"asked for {TOP_LOGPROBS} top log-probabilities, got {len(top)}", retryable=False,
+                               kind=WRONG_FIGURES)
             return {"n": len(top)}
 
         _check(capabilities, "top_logprobs", top_logprobs)
@@ -241,8 +265,8 @@ def probe(endpoint: Endpoint, reference: Sequence[tuple[str, float]] | None = No
                 n = len(reference) - 1
                 mine, theirs = pairs[-n:], reference[1:]
                 if len(pairs) < n or [t for t, _ in mine] != [t for t, _ in theirs] or any(v is None for _, v in mine):
-                    raise ApiError(f"the endpoint splits {PROBE_TEXT!r} into {[t for t, _ in pairs]}, the reference "
-                                   f"into {[t for t, _ in reference]}", retryable=False)
+                    raise ApiError(f"the endpoint splits {PROBE_TEXT!r} into {len(pairs)} tokens other than the "
+                                   f"reference's {len(reference)}", retryable=False, kind=WRONG_FIGURES)
                 worst = max(abs(a - b) for (_, a), (_, b) in zip(mine, theirs))
                 figures["max_difference"] = worst
                 if worst > tolerance:
@@ -250,19 +274,20 @@ def probe(endpoint: Endpoint, reference: Sequence[tuple[str, float]] | None = No
                     expected = ", ".join(f"{v:.2f}" for _, v in theirs)
                     raise ApiError(f"prompt log-probabilities of {PROBE_TEXT!r} are wrong: the endpoint gives "
                                    f"{got} where the same weights in-process give {expected} (largest difference "
-                                   f"{worst:.2f} > {tolerance})", retryable=False)
+                                   f"{worst:.2f} > {tolerance})", retryable=False, kind=WRONG_FIGURES)
             # Then the endpoint against itself: the last prompt token's echo figure and the figure the same
             # endpoint gives that token as the next token after the rest of the prompt.
             last_token, last = pairs[-1]
             if top and last_token in top:
                 figures["self_check"] = {"token": last_token, "echo": last, "generated": top[last_token]}
                 if last is None or abs(last - top[last_token]) > tolerance:
-                    raise ApiError(f"the echo log-probability of {last_token!r} ({last}) differs from the one the "
-                                   f"endpoint gives it as next token ({top[last_token]:.4f}) by more than "
-                                   f"{tolerance}", retryable=False)
+                    raise ApiError(f"the echo log-probability of the prompt's last token ({last}) differs from "
+                                   f"the one the endpoint gives it as next token ({top[last_token]:.4f}) by more "
+                                   f"than {tolerance}", retryable=False, kind=WRONG_FIGURES)
             if reference is None and "self_check" not in figures:
                 raise ApiError("prompt log-probabilities could not be checked: no reference given and the "
-                               "next-token figures do not cover the prompt's last token", retryable=False)
+                               "next-token figures do not cover the prompt's last token", retryable=False,
+                               kind=WRONG_FIGURES)
             return figures
 
         evidence: dict = {}

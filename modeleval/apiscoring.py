@@ -21,13 +21,16 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
-from . import apiclient
+from . import apiclient, endpoints
 from .apiclient import CHAT, COMPLETIONS, TOP_LOGPROBS
 from .models import ApiResponse, ModelSpec
 from .scorers.prompts import prompt_text
 
 
 def endpoint_of(spec: ModelSpec) -> apiclient.Endpoint:
+    """The spec's endpoint, once the operator's rules allow it as they stand now (RunError otherwise): a model
+    registered before a host or a key variable was withdrawn is not called."""
+    endpoints.check_target(spec.endpoint, spec.api_key_env)
     return apiclient.Endpoint(spec.endpoint, spec.api_model, spec.api_key_env, **settings.MODELEVAL_API_CLIENT)
 
 

@@ -22,6 +22,7 @@ from benchmarks.actions import add_tasks_and_items
 from benchmarks.importers import ItemRecord, TaskSpec, mutual
 from benchmarks.models import Benchmark, Item
 
+from . import bounds
 from .modes.pairwise import SECOND
 from .errors import RunError
 from .models import EvalRun, Mode, RunState
@@ -167,15 +168,12 @@ def make_pairs(*, runs, reference=None, ground_truth=None, seed=0, both_orders=T
     one who may run models (`permissions.can_evaluate_models`). One transaction: a refusal writes nothing."""
     if user is not None and not can_evaluate_models(user):
         raise RunError("forbidden", "arena pairs are built by staff and researchers")
+    bounds.check({"min_source_utterances": min_source_utterances, "seed": seed}, bounds.ARENA)
     runs = [run if isinstance(run, EvalRun) else EvalRun.objects.filter(pk=run).first() for run in runs]
     if None in runs:
         raise RunError("unknown_run", "no such run")
     _check_runs(runs)
     labels = run_labels(runs)
-    if min_source_utterances is not None and (isinstance(min_source_utterances, bool)
-                                              or not isinstance(min_source_utterances, int)
-                                              or min_source_utterances < 1):
-        raise RunError("bad_settings", "min_source_utterances must be a positive integer")
     dialogues = {labels[run.pk]: _run_dialogues(run, labels[run.pk], min_source_utterances) for run in runs}
     if ground_truth is not None:
         real = Benchmark.objects.filter(slug=ground_truth).first()

@@ -23,8 +23,12 @@ def load(spec: ModelSpec):
     an API, a client (`apiscoring.ApiModel`) that records the requests of this chunk."""
     if spec.is_api:
         from .apiscoring import ApiModel
+        from .errors import RunError
 
-        return ApiModel(spec)
+        try:
+            return ApiModel(spec)
+        except RunError as refused:  # the endpoint or the key's variable is no longer allowed
+            raise PermanentError(f"model {spec.name}: {refused}") from None
     if spec.trained_by_id:
         return _classifier(spec)
     loaded = loading.get_model(spec.source, cache_dir=settings.MODEL_CACHE_DIR, dtype=spec.dtype, device=spec.device)

@@ -39,7 +39,8 @@ from benchmarks.actions import add_tasks_and_items
 from benchmarks.importers import ImportFailure, ItemRecord, TaskSpec, mutual
 from benchmarks.models import Benchmark, Item
 
-from .actions import GPU_QUEUE, RunError, send_or_fail
+from . import bounds
+from .actions import GPU_QUEUE, RunError, check_runs_per_person, send_or_fail
 from .lifecycle import fail_run, record
 from .models import (ACTIVE_RUN_STATES, EvalRun, Mode, ModelSpec, ParseStatus, Prediction, RunEventKind,
                      RunState)
@@ -82,9 +83,8 @@ def resolve_settings(*, preset="", utterances=None, system_prompt=None, max_new_
     given = {"utterances": utterances, "system_prompt": system_prompt, "max_new_tokens": max_new_tokens,
              "decoding": decoding, "reply_cut": reply_cut}
     chosen = {**DEFAULTS, **PRESETS.get(preset, {}), **{k: v for k, v in given.items() if v is not None}}
-    if chosen["utterances"] <= SEED_UTTERANCES or chosen["max_new_tokens"] < 1 or batch_size < 1:
-        raise RunError("bad_settings", f"utterances must exceed the {SEED_UTTERANCES} of the seed; "
-                                       "max_new_tokens and batch_size must be positive")
+    # utterances from 3: one more than the seed's two (SEED_UTTERANCES).
+    bounds.check({**chosen, "batch_size": batch_size, "seed": seed}, {**bounds.SELFCHAT, "seed": bounds.SEED})
     if chosen["decoding"] not in DECODINGS or chosen["reply_cut"] not in selfchat_generation.REPLY_CUTS:
         raise RunError("bad_settings", f"decoding must be one of {DECODINGS} and reply_cut one of "
                                        f"{selfchat_generation.REPLY_CUTS}")
@@ -153,10 +153,9 @@ def start_selfchat(*, model: ModelSpec, seeds_path=None, seeds_benchmark=None, l
     one who may run models (`permissions.can_evaluate_models`)."""
     if user is not None and not can_evaluate_models(user):
         raise RunError("forbidden", "self-chat runs are started by staff and researchers")
-    if limit is not None and (isinstance(limit, bool) or limit < 1):
-        raise RunError("bad_settings", "limit must be positive")
-    if max_attempts < 1:
-        raise RunError("bad_settings", "max_attempts must be positive")
+    bounds.check({"limit": limit, "max_attempts": max_attempts}, {"limit": bounds.SELFCHAT["limit"],
+                                                                  "max_attempts": bounds.RUN["max_attempts"]})
+    check_runs_per_person(user)
     if model.is_api:
         raise RunError("mode_unsupported", f"model {model.name}: self-chat through an API endpoint is not "
                                            "implemented; run it with a local model")

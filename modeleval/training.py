@@ -20,6 +20,7 @@ from django.conf import settings as django_settings
 from benchmarks.formschema import question, rating_scale
 from benchmarks.models import Item
 
+from . import bounds
 from .scorers import loading
 
 # DiQAD's recipe (section 5.1): cross-entropy, AdamW, learning rate 1e-5, batch 16, gradients clipped
@@ -64,6 +65,7 @@ def resolve(given) -> dict:
         value = resolved[key]
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise TrainingError(f"{key} must be empty or a positive integer, got {value!r}")
+    bounds.check(resolved, bounds.TRAINING)
     return resolved
 
 

@@ -1,6 +1,4 @@
 """What every importer produces, and the refusal that names file, line and field."""
-import json
-
 import orjson
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -8,6 +6,7 @@ from pathlib import Path
 from django.conf import settings
 
 from core.errors import ActionError, Code
+from core.nesting import MAX_DEPTH, deeper_than
 
 # A single item bigger than this is almost certainly a broken file, not a dialogue.
 MAX_RECORD_BYTES = getattr(settings, "HB_IMPORT_MAX_RECORD_BYTES", 5 * 1024 * 1024)
@@ -89,10 +88,7 @@ def json_lines(path):
             nul = raw.find(b"\x00")
             if nul >= 0:
                 raise ImportFailure(path, f"line {number}", None, f"binary data (a NUL byte at column {nul + 1}); expected UTF-8 JSON text")
-            try:
-                record = orjson.loads(raw)
-            except orjson.JSONDecodeError as error:
-                raise ImportFailure(path, f"line {number}", None, f"invalid JSON ({error.msg} at column {error.colno})") from None
+            record = parse_json(path, raw, f"line {number}")
             if not isinstance(record, dict):
                 raise ImportFailure(path, f"line {number}", None, f"expected a JSON object, got {type(record).__name__}")
             yield number, record
@@ -147,12 +143,47 @@ def parse_speaker_lines(path, location, lines, key="dialogue"):
     return turns
 
 
+TOO_DEEP = f"JSON nested deeper than {MAX_DEPTH} levels"
+
+
+def parse_json(path, text, location=None):
+    """One JSON document (a file, or a line of one), refused with its line like any other bad JSON when it does not
+    parse or nests deeper than MAX_DEPTH (the parser stops at 1,024 levels without recursing; deeper than 64 is
+    refused as well, since every later step walks the value recursively). `location` names a line of the file."""
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError as error:
+        where = location or f"line {error.lineno}"
+        if "depth" in error.msg:
+            raise ImportFailure(path, where, None, f"{TOO_DEEP} (at column {error.colno})") from None
+        raise ImportFailure(path, where, None, f"invalid JSON ({error.msg} at column {error.colno})") from None
+    if deeper_than(value):
+        raise ImportFailure(path, location or _deep_line(text), None, TOO_DEEP)
+    return value
+
+
+def _deep_line(text):
+    """The line where nesting first goes deeper than MAX_DEPTH (brackets outside strings counted)."""
+    depth, line, in_string, escaped = 0, 1, False, False
+    for char in text:
+        if in_string:
+            in_string = escaped or char != '"'
+            escaped = not escaped and char == "\\"
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                break
+        elif char in "]}":
+            depth -= 1
+        line += char == "\n"
+    return f"line {line}"
+
+
 def json_array(path, what):
     """The file as a non-empty JSON array (of `what`, for the error when it is not one)."""
-    try:
-        data = json.loads(read_text(path))
-    except json.JSONDecodeError as error:
-        raise ImportFailure(path, f"line {error.lineno}", None, f"invalid JSON ({error.msg} at column {error.colno})") from None
+    data = parse_json(path, read_text(path))
     if not isinstance(data, list) or not data:
         raise ImportFailure(path, None, None, f"expected a non-empty JSON array of {what}")
     return data

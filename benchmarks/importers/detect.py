@@ -1,9 +1,7 @@
 """Which format a file is in, read from the keys of its first record (`import_items` without --format)."""
 from pathlib import Path
 
-import orjson
-
-from .base import ImportFailure, json_array
+from .base import ImportFailure, json_array, parse_json
 
 # (format, test on the first record), the first that holds wins: the more specific shapes first.
 RULES = [
@@ -30,10 +28,7 @@ def first_record(path):
         if head.startswith(b"{"):
             for number, raw in enumerate(source, start=1):
                 if raw.strip():
-                    try:
-                        return f"line {number}", orjson.loads(raw)
-                    except orjson.JSONDecodeError as error:
-                        raise ImportFailure(path, f"line {number}", None, f"invalid JSON ({error.msg} at column {error.colno})") from None
+                    return f"line {number}", parse_json(path, raw, f"line {number}")
     if head.startswith(b"["):
         return "item 0", json_array(path, "records")[0]
     if not head:

@@ -21,6 +21,7 @@ from typing import Mapping
 
 from benchmarks.formschema import question, rating_scale
 
+from .. import bounds
 from ..models import Mode
 from . import classify, multiple_choice, pairwise, rating, single_judge
 from .base import COMMON_DEFAULTS
@@ -67,9 +68,8 @@ def resolve_settings(mode: str, language: str, given: Mapping | None) -> dict:
             raise ValueError('fewshot must be an object: {"strategy": ..., "k": ..., "fixed_ids": [...]}')
         resolved["fewshot"] = {**defaults["fewshot"], **given["fewshot"]}
     scorer.validate(mode, resolved)
-    size = resolved["batch_size"]
-    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
-        raise ValueError("batch_size must be a positive integer, or null for the device's default")
+    bounds.check(resolved, bounds.SCORING)  # batch_size null: the device's default
+    bounds.check_seeds(resolved.get("seeds"))
     return resolved
 
 

@@ -126,7 +126,7 @@ def test_flags_reach_trainers_but_not_other_annotators(staff, people, diqad):
     assert api(people["ann2"]).post(url, {"comment": "mine?"}, format="json").status_code in (403, 404)
     made = client.post(url, {"comment": "Speaker labels are swapped."}, format="json")
     assert made.status_code == 201 and ItemFlag.objects.get().comment == "Speaker labels are swapped."
-    flags = api(people["trainer"]).get(f"/api/v1/campaigns/{campaign.pk}/flags/").json()
+    flags = api(people["trainer"]).get(f"/api/v1/campaigns/{campaign.pk}/flags/").json()["results"]
     assert [(f["author"], f["comment"]) for f in flags] == [("ann1", "Speaker labels are swapped.")]
     assert api(people["ann2"]).get(f"/api/v1/campaigns/{campaign.pk}/flags/").status_code == 403
     assert Event.objects.filter(kind="item_flagged", reason="Speaker labels are swapped.").exists()

@@ -86,7 +86,7 @@ def test_settings_freeze_once_work_starts_and_disagreements_are_listed_per_guide
     assert changed.status_code == 201 and changed.json()["version"] == 2
     batch.refresh_from_db()
     assert batch.settings.version == 1  # the running round keeps its version
-    versions = api(people["ann1"]).get(f"/api/v1/campaigns/{campaign.pk}/settings/").json()
+    versions = api(people["ann1"]).get(f"/api/v1/campaigns/{campaign.pk}/settings/").json()["results"]
     assert [(v["version"], v["guidelines"]) for v in versions] == [(1, "v1 rules"), (2, "v2 rules: empathy first")]
 
     actions.hand_in_batch(batch, actor=people["manager"])
@@ -110,7 +110,7 @@ def test_settings_freeze_once_work_starts_and_disagreements_are_listed_per_guide
     while (lease := actions.lease_next_item(campaign, annotator=people["ann3"])).assignment.batch_item_id != first.pk:
         actions.release_assignment(lease.assignment, annotator=people["ann3"])
     submit_score(lease.assignment, people["ann3"], 0)
-    groups = api(people["trainer"]).get(f"/api/v1/campaigns/{campaign.pk}/disagreements/").json()
+    groups = api(people["trainer"]).get(f"/api/v1/campaigns/{campaign.pk}/disagreements/").json()["results"]
     assert [(g["guideline_version"], g["total"], g["open"]) for g in groups] == [(1, 1, 0), (2, 1, 1)]
     assert groups[1]["note"] == "after round 1" and groups[1]["disagreements"][0]["round"] == 2
     assert api(people["ann1"]).get(f"/api/v1/campaigns/{campaign.pk}/disagreements/").status_code == 403

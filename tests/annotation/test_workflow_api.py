@@ -56,7 +56,7 @@ def test_diqad_run_through_the_api(staff, people, diqad):
     assert refused.status_code == 409
     assert refused.json()["code"] == "not_complete" and refused.json()["disagreements"] == 1
 
-    by_guideline = trainer.get(f"/api/v1/campaigns/{campaign.pk}/disagreements/").json()
+    by_guideline = trainer.get(f"/api/v1/campaigns/{campaign.pk}/disagreements/").json()["results"]
     assert [(g["guideline_version"], g["total"], g["open"]) for g in by_guideline] == [(1, 1, 1)]
     disagreement = expert.get("/api/v1/disagreements/", {"campaign": campaign.pk, "status": "open"}).json()
     disagreement = disagreement["results"][0]
@@ -109,7 +109,7 @@ def test_diqad_run_through_the_api(staff, people, diqad):
     superseded = viewer.get("/api/v1/annotations/", {"campaign": campaign.pk, "superseded": "true"}).json()
     assert superseded["count"] == 16 and {a["round"] for a in superseded["results"]} == {1}
 
-    events = viewer.get(f"/api/v1/batches/{batch_id}/events/").json()
+    events = viewer.get(f"/api/v1/batches/{batch_id}/events/").json()["results"]
     assert [(e["kind"], e["from_state"], e["to_state"], e["round"]) for e in events] == [
         ("batch_created", "", "open", 1),
         ("batch_started", "open", "annotating", 1),
@@ -152,6 +152,6 @@ def test_accepting_below_threshold_needs_an_override_reason_and_is_flagged(staff
     override = {"override_reason": "client deadline; relabel later"}
     accepted = qc.post(f"/api/v1/batches/{batch.pk}/accept/", override, format="json")
     assert accepted.status_code == 200 and accepted.json()["accepted_below_threshold"] is True
-    event = api(people["viewer"]).get(f"/api/v1/batches/{batch.pk}/events/").json()[-1]
+    event = api(people["viewer"]).get(f"/api/v1/batches/{batch.pk}/events/").json()["results"][-1]
     assert (event["kind"], event["figures"]["override"]) == ("accepted", True)
     assert event["reason"] == override["override_reason"]

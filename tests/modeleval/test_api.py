@@ -50,8 +50,8 @@ def test_researcher_starts_a_run_and_reads_its_progress(researcher, spec, demo_b
     runner.complete_chunk(chunk.pk, fake_rows(run, chunk))
     detail = client.get(f"/api/v1/runs/{run.pk}/").json()
     assert detail["state"] == "finished" and detail["progress"]["fraction"] == 1.0
-    assert [c["state"] for c in client.get(f"/api/v1/runs/{run.pk}/chunks/").json()] == ["done"]
-    events = client.get(f"/api/v1/runs/{run.pk}/events/").json()
+    assert [c["state"] for c in client.get(f"/api/v1/runs/{run.pk}/chunks/").json()["results"]] == ["done"]
+    events = client.get(f"/api/v1/runs/{run.pk}/events/").json()["results"]
     assert [e["kind"] for e in events] == ["created", "started", "finished"]
     summary = client.get(f"/api/v1/runs/{run.pk}/summary/").json()
     assert set(summary["tasks"]) == {"emotion_detection", "offensive_detection"}

@@ -13,6 +13,12 @@ from modeleval.models import ApiResponse, Backend, ModelSpec
 from modeleval.scorers import diqad
 
 
+@pytest.fixture(autouse=True)
+def loopback_endpoints(settings):
+    """These endpoints are on 127.0.0.1 (answered by a mock transport): the operator's allowance, said explicitly."""
+    settings.API_HOSTS, settings.API_ALLOW_PRIVATE = ["127.0.0.1"], True
+
+
 def endpoint(**kwargs):
     return apiclient.Endpoint("http://127.0.0.1:9/v1", "m", sleep=lambda s: None, **kwargs)
 
@@ -256,7 +262,7 @@ def test_probe_trusts_prompt_logprobs_only_when_they_match_the_reference(monkeyp
     assert found["chat"]["ok"] and found["completions"]["ok"] and found["top_logprobs"]["ok"]
     assert found["prompt_logprobs"]["ok"] is ok and found["prompt_logprobs"]["logprobs"][1:] == echo
     if not ok:
-        assert found["prompt_logprobs"]["reason"].startswith("ApiError: prompt log-probabilities of "
+        assert found["prompt_logprobs"]["reason"].startswith("prompt log-probabilities of "
                                                              "'The capital of France is Paris' are wrong: the "
                                                              "endpoint gives -9.60, -10.50")
         assert "loglikelihood needs prompt_logprobs" in modes.api_refusal(found, "loglikelihood")

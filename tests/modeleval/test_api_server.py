@@ -71,6 +71,13 @@ class LlamaServer(LoggedProcess):
         return len(re.findall(r'"POST /v1/(?:chat/)?completions HTTP/1.1" 200', text))
 
 
+@pytest.fixture(autouse=True)
+def loopback_endpoints(settings):
+    """The server listens on 127.0.0.1: registering it needs the operator's allowance, said explicitly here (and
+    in the worker's environment)."""
+    settings.API_HOSTS, settings.API_ALLOW_PRIVATE = ["127.0.0.1"], True
+
+
 @pytest.fixture
 def server(tmp_path, db):
     if not HAS_SERVER:
@@ -85,7 +92,8 @@ def server(tmp_path, db):
 def api_worker(start_worker):
     # One quick retry per request: a killed server fails the chunk's attempt, and the chunk's own
     # attempts (2 s, 4 s, ... apart) wait for the restart.
-    return start_worker("api", queue="cpu", HB_API_MAX_RETRIES="1", HB_API_MAX_BACKOFF="1")
+    return start_worker("api", queue="cpu", HB_API_MAX_RETRIES="1", HB_API_MAX_BACKOFF="1",
+                        HB_API_HOSTS="127.0.0.1", HB_API_ALLOW_PRIVATE="1")
 
 
 @pytest.fixture

@@ -67,7 +67,7 @@ def test_two_workers_share_one_run_started_over_http(web, start_worker, packaged
         return state if state not in ("queued", "running") else None
 
     assert wait_for(ended, 300, "the run to end", workers) == "finished", EvalRun.objects.get(pk=run_id).reason
-    chunks = http.get(f"{web}/api/v1/runs/{run_id}/chunks/", timeout=10).json()
+    chunks = http.get(f"{web}/api/v1/runs/{run_id}/chunks/", timeout=10).json()["results"]
     assert len(chunks) == 10 and all(c["state"] == "done" for c in chunks)
     by_worker = {c["worker"].split("@")[0] for c in chunks}
     assert by_worker == {"gpu0", "gpu1"}, [c["worker"] for c in chunks]

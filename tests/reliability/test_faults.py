@@ -59,7 +59,7 @@ def test_a_lost_database_answers_503_with_retry_after(client, monkeypatch, error
     def lost(*args, **kwargs):
         raise error
 
-    monkeypatch.setattr("frontend.throttling.seconds_blocked", lost)  # every sign-in path asks it first
+    monkeypatch.setattr("frontend.throttling.take_attempt", lost)  # every sign-in path counts first
     api = client.post("/api/v1/auth/token/", {"username": "ann", "password": "pw"})
     assert api.status_code == 503 and int(api["Retry-After"]) > 0
     assert api.json()["code"] == "database_unavailable" and "retry" in api.json()["detail"]

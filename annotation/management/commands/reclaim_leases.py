@@ -1,4 +1,4 @@
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from annotation.actions import reclaim_expired_leases
 from annotation.models import Campaign
@@ -11,6 +11,8 @@ class Command(BaseCommand):
         parser.add_argument("--campaign", type=int, help="only this campaign id")
 
     def handle(self, campaign=None, **options):
-        scope = Campaign.objects.get(pk=campaign) if campaign else None
+        scope = Campaign.objects.filter(pk=campaign).first() if campaign else None
+        if campaign and scope is None:
+            raise CommandError(f"no campaign {campaign}")
         count = reclaim_expired_leases(campaign=scope)
         self.stdout.write(self.style.SUCCESS(f"{count} expired leases reclaimed"))

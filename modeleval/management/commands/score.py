@@ -63,6 +63,7 @@ class Command(BaseCommand):
             return
         run = self.follow(run, sync, unit="item")
         self.report(run)
+        self.require_finished(run)
 
     def follow(self, run, sync, unit, detail=lambda run: ""):
         """Run it here (sync) or watch the workers run it, with a progress bar of the run's counters and
@@ -86,6 +87,16 @@ class Command(BaseCommand):
         except KeyboardInterrupt:
             self.stdout.write(f"\nstopped watching; run {run.pk} goes on (cancel it in the API or admin)")
         return run
+
+    @staticmethod
+    def require_finished(run):
+        """A run that failed, was cancelled or is still going (watching stopped) is not what was asked for: the
+        command exits non-zero, so that a script or scheduler checking its status sees it."""
+        if run.state == "finished":
+            return
+        if run.is_active:
+            raise CommandError(f"run {run.pk} is still {run.state}: it was not seen to finish")
+        raise CommandError(f"run {run.pk} {run.state}" + (f": {run.reason}" if run.reason else ""))
 
     def report(self, run):
         summary = selectors.run_summary(run)

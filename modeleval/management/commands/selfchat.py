@@ -3,6 +3,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from modeleval import actions
 from modeleval.management.commands.score import setting
+from modeleval.models import RunState
 from modeleval.scorers import loops
 from modeleval.selfchat_runs import DEFAULTS, run_selfchat
 
@@ -45,6 +46,8 @@ class Command(BaseCommand):
                                batch_size=batch_size, **given)
         except actions.RunError as error:
             raise CommandError(f"{error} [{error.code}]") from None
+        if run.state != RunState.FINISHED:  # e.g. cancelled while it was generating: no dialogues written
+            raise CommandError(f"run {run.pk} {run.state}" + (f": {run.reason}" if run.reason else ""))
         looping = run.predictions.filter(answer="loop").count()
         self.stdout.write(self.style.SUCCESS(
             f"run {run.pk}: {run.items_total} dialogues of up to {run.settings['utterances']} utterances in benchmark "

@@ -50,9 +50,9 @@ class Command(ScoreCommand):
         run = self.follow(run, sync, unit="example", detail=loss)
         for event in run.events.filter(kind=RunEventKind.VALIDATION):
             self.stdout.write(f"  epoch {event.figures['epoch']}: validation accuracy {event.figures['accuracy']:.4f}")
-        if run.state != "finished":
-            raise CommandError(f"run {run.pk} {run.state}: {run.reason}")
+        self.require_finished(run)
         scored = EvalRun.objects.filter(model__trained_by=run, mode=Mode.CLASSIFY).first()
         self.stdout.write(f"model {scored.model.name} ({scored.model.sha256[:12]}); test split: run {scored.pk}")
         scored = runner.run_sync(scored) if sync else self.poll(scored, lambda r: None)
         self.report(scored)
+        self.require_finished(scored)

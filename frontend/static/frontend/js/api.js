@@ -42,6 +42,18 @@ export function inOrder() {
   return send;
 }
 
+// Every row of a paged API list (limit/offset), following its `next` links: for lists a page shows whole, such as
+// a batch's history.
+export async function apiAll(path) {
+  const rows = [];
+  for (let url = path; url; ) {
+    const page = await api(url);
+    rows.push(...page.results);
+    url = page.next;
+  }
+  return rows;
+}
+
 // Builds DOM nodes; string children become text nodes, so data is never parsed as HTML. Nested arrays of
 // children are flattened at any depth.
 export function el(tag, attrs = {}, ...children) {

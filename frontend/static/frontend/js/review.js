@@ -4,7 +4,7 @@
 // to its item when it is given (a key labels the item on screen and the next one comes at once), shown as
 // being saved, and sent after the labels given before it: typing faster than the server answers never moves a
 // label to another item.
-import { api, ApiError, el, inOrder, pct, say } from "./api.js";
+import { api, apiAll, ApiError, el, inOrder, pct, say } from "./api.js";
 import { ask, asking } from "./ask.js";
 import { renderItem } from "./dialogue.js";
 import { choiceIndex, choiceLabel, choicesOf } from "./form.js";
@@ -197,7 +197,7 @@ async function decide(kind) {
 }
 
 async function loadHistory() {
-  const events = await api(`/api/v1/batches/${batchId}/events/`);
+  const events = await apiAll(`/api/v1/batches/${batchId}/events/?limit=500`);
   $("history").replaceChildren(...events.map((e) => el("tr", {},
     el("td", {}, new Date(e.created_at).toLocaleString()), el("td", {}, e.round ?? ""), el("td", {}, e.kind),
     el("td", {}, e.from_state ? `${e.from_state} → ${e.to_state}` : e.to_state), el("td", {}, e.actor || ""),
