@@ -1,0 +1,196 @@
+"""Human-anchored intervals: prediction-powered inference (PPI++, Angelopoulos, Duchi and Zrnic 2023) with
+`ppi-python`, beside the classical interval from the human-labelled items alone.
+
+A mean over every item (a model's accuracy, the mean human rating, the human-versus-model gap) is estimated
+from the n items people labelled (`truth`) and a judge's stand-in for the same quantity on those items
+(`judge_labelled`) and on all N items (`judge_all`). PPI++ tunes lambda from the data: lambda 0 is the
+classical interval, lambda 1 plain PPI. The confidence level is always passed to ppi-python (whose default
+is 90%). Inclusion weights (items drawn for labelling with known probabilities, active selection) make the
+labelled part a Hajek (weighted Horvitz-Thompson) estimate.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from scipy.stats import norm
+
+from ._common import Result, check_confidence
+
+
+@dataclass(frozen=True)
+class MeanInterval(Result):
+    estimate: float | None
+    low: float | None
+    high: float | None
+    width: float | None
+
+
+@dataclass(frozen=True)
+class HumanAnchored(Result):
+    confidence: float
+    n: int  # items with a human answer (and a judge's)
+    N: int  # items with a judge's answer
+    lam: float | None  # PPI++ power tuning: 0 = classical, 1 = plain PPI
+    human_anchored: MeanInterval
+    classical: MeanInterval  # from the n labelled items alone (normal interval)
+    effective_n: float | None  # human labels a classical interval would need for the human-anchored width
+    weighted: bool  # labelled items weighted by 1 / inclusion probability
+    undefined_reason: str | None = None
+
+
+def _as_array(values, name):
+    array = np.asarray(values, dtype=float)
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional")
+    if not np.isfinite(array).all():
+        raise ValueError(f"{name} holds missing or infinite values")
+    return array
+
+
+def classical_mean(values: Sequence[float], confidence: float, weights: Sequence[float] | None = None) -> MeanInterval:
+    """The mean with its normal (CLT) interval, standard deviation with ddof 0: ppi-python's lambda = 0 case.
+    `weights` (`inclusion_weights`) make it the Hajek mean of items drawn with unequal probabilities."""
+    check_confidence(confidence)
+    y = _as_array(values, "values")
+    if y.size < 2:
+        return MeanInterval(float(y.mean()) if y.size else None, None, None, None)
+    weighted = y if weights is None else _as_array(weights, "weights") * y
+    estimate, se = weighted.mean(), weighted.std() / math.sqrt(y.size)
+    half = norm.ppf(0.5 + confidence / 2) * se
+    return MeanInterval(float(estimate), float(estimate - half), float(estimate + half), float(2 * half))
+
+
+def inclusion_weights(probabilities: Sequence[float]) -> np.ndarray:
+    """Weights of labelled items drawn with these inclusion probabilities: 1 / pi scaled to sum to n, as
+    ppi-python scales any weights, so that the weighted mean is the Hajek estimate of the mean over all items
+    (sum of y / pi over sum of 1 / pi)."""
+    pi = _as_array(probabilities, "probabilities")
+    if ((pi <= 0) | (pi > 1)).any():
+        raise ValueError("inclusion probabilities must be in (0, 1]")
+    return (1 / pi) / (1 / pi).sum() * pi.size
+
+
+def ppi_mean(truth: Sequence[float], judge_labelled: Sequence[float], judge_all: Sequence[float], *,
+             confidence: float, lam: float | None = None,
+             inclusion_probabilities: Sequence[float] | None = None) -> HumanAnchored:
+    """The PPI++ interval of a mean beside the classical one (`ppi_py.ppi_mean_ci`, confidence passed).
+
+    lam None: tuned from the data (PPI++, clipped to [0, 1]); 0: the classical interval; 1: plain PPI.
+    """
+    check_confidence(confidence)
+    y, f = _as_array(truth, "truth"), _as_array(judge_labelled, "judge_labelled")
+    f_all = _as_array(judge_all, "judge_all")
+    if y.size != f.size:
+        raise ValueError(f"truth and judge_labelled differ in length ({y.size} != {f.size})")
+    n, N = int(y.size), int(f_all.size)
+    weights = None if inclusion_probabilities is None else inclusion_weights(inclusion_probabilities)
+    if weights is not None and weights.size != n:
+        raise ValueError("one inclusion probability per labelled item is needed")
+    classical = classical_mean(y, confidence, weights)
+    empty = MeanInterval(None, None, None, None)
+    if n < 2 or N < 2:
+        return HumanAnchored(confidence, n, N, None, empty, classical, None, weights is not None,
+                             "fewer than 2 labelled or judged items")
+    from ppi_py import ppi_mean_ci, ppi_mean_pointestimate  # numba: loaded when an interval is asked for
+
+    alpha = 1 - confidence
+    if lam is None:
+        lam = _tuned_lambda(y, f, f_all, weights)
+    estimate = float(np.squeeze(ppi_mean_pointestimate(y, f, f_all, lam=lam, w=weights)))
+    low, high = (float(np.squeeze(v)) for v in ppi_mean_ci(y, f, f_all, alpha=alpha, lam=lam, w=weights))
+    anchored = MeanInterval(estimate, low, high, high - low)
+    effective = None
+    if classical.width is not None and anchored.width > 0:
+        effective = n * (classical.width / anchored.width) ** 2
+    return HumanAnchored(confidence, n, N, float(lam), anchored, classical, effective, weights is not None)
+
+
+def _tuned_lambda(y, f, f_all, weights):
+    """PPI++'s lambda for a mean, as ppi_py.ppi_mean_ci computes it when given none (its _calc_lam_glm, clipped
+    to [0, 1]); computed here so that the value is reported."""
+    from ppi_py.ppi import _calc_lam_glm, ppi_mean_pointestimate
+
+    w = np.ones(y.size) if weights is None else weights
+    point = ppi_mean_pointestimate(y, f, f_all, lam=1, w=w)
+    grads, grads_hat = (w * (y - point))[:, None], (w * (f - point))[:, None]
+    return float(_calc_lam_glm(grads, grads_hat, (f_all - point)[:, None], np.eye(1), clip=True))
+
+
+@dataclass(frozen=True)
+class LabelPlan(Result):
+    target_width: float
+    confidence: float
+    n: int  # human labels so far
+    N: int
+    width_now: float | None
+    n_needed: int | None  # human labels for the target width with the judge (PPI++), None: not within N
+    more_needed: int | None
+    classical_n_needed: int | None  # ... from human labels alone
+    classical_more_needed: int | None
+    correlation: float | None  # of the human answer and the judge's on the labelled items
+    assumption: str
+
+
+def plan_labels(truth: Sequence[float], judge_labelled: Sequence[float], judge_all: Sequence[float], *,
+                target_width: float, confidence: float) -> LabelPlan:
+    """How many human labels the interval needs to be at most `target_width` wide, from the variances and the
+    judge's agreement seen so far: with the judge, Var(n) = lam^2 var(f) / N + var(y - lam f) / n at PPI++'s lam
+    for that n; alone, var(y) / n. The smallest n up to N that reaches the width (None when none does)."""
+    check_confidence(confidence)
+    if target_width <= 0:
+        raise ValueError("target_width must be positive")
+    y, f = _as_array(truth, "truth"), _as_array(judge_labelled, "judge_labelled")
+    f_all = _as_array(judge_all, "judge_all")
+    n, N = int(y.size), int(f_all.size)
+    assumption = ("the variances and the judge's agreement stay as on the labelled items so far; new labels are "
+                  "drawn like the ones before")
+    if n < 2:
+        return LabelPlan(target_width, confidence, n, N, None, None, None, None, None, None, assumption)
+    z = norm.ppf(0.5 + confidence / 2)
+    # As ppi_py computes them: lambda from the pooled judge variance (ddof 1), the interval from ddof-0 parts.
+    var_pooled = np.concatenate([f, f_all]).var(ddof=1)
+    cov = float(np.mean((y - y.mean()) * (f - f.mean())))
+    sizes = np.arange(1, N + 1, dtype=float)
+    lam = np.clip(cov / ((1 + sizes / N) * var_pooled), 0, 1) if var_pooled > 0 else np.zeros_like(sizes)
+    variance = lam ** 2 * f_all.var() / N + (y.var() - 2 * lam * cov + lam ** 2 * f.var()) / sizes
+    widths = 2 * z * np.sqrt(variance)
+    classical = 2 * z * np.sqrt(y.var() / sizes)
+
+    def first_reaching(w):
+        hits = np.flatnonzero(w <= target_width)
+        return int(sizes[hits[0]]) if hits.size else None
+
+    needed, classical_needed = first_reaching(widths), first_reaching(classical)
+    corr = float(np.corrcoef(y, f)[0, 1]) if y.std() > 0 and f.std() > 0 else None
+    return LabelPlan(target_width, confidence, n, N, float(widths[n - 1]) if n <= N else None, needed,
+                     None if needed is None else max(needed - n, 0), classical_needed,
+                     None if classical_needed is None else max(classical_needed - n, 0), corr, assumption)
+
+
+@dataclass(frozen=True)
+class WidthPoint(Result):
+    n: int
+    human_anchored: float | None
+    classical: float | None
+
+
+def width_curve(truth: Sequence[float], judge_labelled: Sequence[float], judge_all: Sequence[float], *,
+                confidence: float, steps: int = 8, smallest: int = 30, seed: int = 0) -> list[WidthPoint]:
+    """Interval widths against the human labels used: nested seeded subsets of the labelled items (from
+    `smallest` labels up to all of them), each with its PPI++ and its classical interval."""
+    y, f = _as_array(truth, "truth"), _as_array(judge_labelled, "judge_labelled")
+    n = y.size
+    if n < 2:
+        return []
+    order = np.random.default_rng(seed).permutation(n)
+    first = min(smallest, n)
+    sizes = sorted({int(round(s)) for s in np.geomspace(first, n, num=max(min(steps, n - first + 1), 1))})
+    points = []
+    for size in sizes:
+        pick = order[:size]
+        result = ppi_mean(y[pick], f[pick], judge_all, confidence=confidence)
+        points.append(WidthPoint(size, result.human_anchored.width, result.classical.width))
+    return points
