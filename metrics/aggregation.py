@@ -222,9 +222,9 @@ class AnnotatorModel(Result):
     labels: list  # the label set: the columns of `posteriors` and the rows and columns of each confusion matrix
     items: list
     annotators: list
-    posteriors: list  # per item: P(true label = labels[k] | every answer), summing to 1
+    posteriors: np.ndarray  # items x labels: P(true label = labels[k] | every answer), each row summing to 1
     aggregate: list  # per item: the most probable label (the first in `labels` order on a tie)
-    uncertainty: list  # per item: 1 - the largest posterior
+    uncertainty: np.ndarray  # per item: 1 - the largest posterior
     priors: list  # P(true label), the mean of the posteriors (uniform for MACE, which fixes it)
     competence: dict  # annotator -> P(their label is the true one) under the model (MACE: P(knowing))
     confusion: dict | None  # Dawid-Skene, one-coin: annotator -> [true][given] P(given | true)
@@ -236,9 +236,15 @@ class AnnotatorModel(Result):
     max_iterations: int
     log_likelihood: float  # the marginal log-likelihood of the answers at the end
 
+    def to_dict(self):
+        # posteriors and uncertainty stay numpy arrays here (a list of a million floats costs seconds to make)
+        out = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        out["posteriors"], out["uncertainty"] = self.posteriors.tolist(), self.uncertainty.tolist()
+        return out
+
     def most_uncertain(self, limit: int | None = None) -> list:
         """The items, most uncertain first (ties in item order)."""
-        order = sorted(range(len(self.items)), key=lambda n: -self.uncertainty[n])
+        order = np.argsort(-self.uncertainty, kind="stable")
         return [self.items[n] for n in order[:limit]]
 
 
@@ -256,10 +262,21 @@ class _Answers:
     """The answers as integer codes: item, annotator and label of each."""
 
     def __init__(self, answers, labels, gold):
-        answers = [(i, a, plain(v)) for i, a, v in answers if not is_missing(v)]
+        answers = answers if isinstance(answers, list) else list(answers)
         if not answers:
             raise ValueError("no answers to model")
-        items, annotators, given = zip(*answers)
+        # three passes, not zip(*answers): unpacking every answer as an argument is slow at this size
+        items, annotators, given = ([row[n] for row in answers] for n in range(3))
+        # This runs over every answer: the types are read in one pass, and the slower checks (missing labels,
+        # numpy scalars made plain) run only where a type calls for them.
+        types = set(map(type, given))
+        if type(None) in types or types & {float, np.float64, np.float32}:
+            kept = [n for n, v in enumerate(given) if not is_missing(v)]
+            if not kept:
+                raise ValueError("no answers to model")
+            items, annotators, given = ([column[n] for n in kept] for column in (items, annotators, given))
+        if any(issubclass(t, np.generic) for t in types):
+            given = [plain(v) for v in given]
         self.item, self.items = _codes(items)
         self.annotator, self.annotators = _codes(annotators)
         self.label, self.labels = _codes(given, labels if labels is not None else sorted(set(given), key=_sort_key))
@@ -351,8 +368,8 @@ def _result(method, data, posteriors, priors, competence, confusion, spamming, i
     best = posteriors.argmax(axis=1)
     named = dict(zip(data.annotators, range(data.n_annotators)))
     return AnnotatorModel(
-        method, ANNOTATOR_METHODS[method], data.labels, data.items, data.annotators, posteriors.tolist(),
-        [data.labels[k] for k in best], (1 - posteriors.max(axis=1)).tolist(), priors.tolist(),
+        method, ANNOTATOR_METHODS[method], data.labels, data.items, data.annotators, posteriors,
+        [data.labels[k] for k in best.tolist()], 1 - posteriors.max(axis=1), priors.tolist(),
         {a: float(competence[n]) for a, n in named.items()},
         None if confusion is None else {a: confusion[n].tolist() for a, n in named.items()},
         None if spamming is None else {a: float(spamming[n]) for a, n in named.items()},

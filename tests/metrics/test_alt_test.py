@@ -52,7 +52,8 @@ def test_the_published_winning_rates_and_advantage_probabilities(name):
     scoring, epsilon, published = PUBLISHED[name]
     for judge, (winning_rate, advantage) in published.items():
         result = alt_test(human, judges[judge], epsilon=epsilon, scoring=scoring)
-        assert (round(result.winning_rate, 2), round(result.advantage_probability, 2)) == (winning_rate, advantage), judge
+        published_pair = (winning_rate, advantage)
+        assert (round(result.winning_rate, 2), round(result.advantage_probability, 2)) == published_pair, judge
         assert result.passed == (winning_rate >= 0.5)
 
 
