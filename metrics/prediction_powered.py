@@ -113,6 +113,8 @@ def _tuned_lambda(y, f, f_all, weights):
     to [0, 1]); computed here so that the value is reported."""
     from ppi_py.ppi import _calc_lam_glm, ppi_mean_pointestimate
 
+    if np.concatenate([f, f_all]).var() == 0:
+        return 0.0  # a judge that always answers the same tells nothing (ppi-python's formula is 0 / 0 here)
     w = np.ones(y.size) if weights is None else weights
     point = ppi_mean_pointestimate(y, f, f_all, lam=1, w=w)
     grads, grads_hat = (w * (y - point))[:, None], (w * (f - point))[:, None]
@@ -194,3 +196,45 @@ def width_curve(truth: Sequence[float], judge_labelled: Sequence[float], judge_a
         result = ppi_mean(y[pick], f[pick], judge_all, confidence=confidence)
         points.append(WidthPoint(size, result.human_anchored.width, result.classical.width))
     return points
+
+
+# ---------------------------------------------------------------- active selection
+
+def inclusion_probabilities(uncertainty: Sequence[float], budget: float, uniform_share: float) -> np.ndarray:
+    """Each item's probability of being drawn for human labels: proportional to a mix of the judge's
+    uncertainty (share 1 - `uniform_share`) and uniform (share `uniform_share`), scaled so that `budget` items
+    are drawn on average; probabilities above 1 are capped at 1 and the rest scaled up again until they add up
+    to the budget (or to every item). A uniform share above 0 keeps every probability above 0, which the
+    weighted estimate needs."""
+    u = _as_array(uncertainty, "uncertainty")
+    if (u < 0).any():
+        raise ValueError("uncertainty must be 0 or more")
+    if not 0 <= uniform_share <= 1:
+        raise ValueError("uniform_share must be between 0 and 1")
+    n = u.size
+    if n == 0:
+        return u
+    budget = min(float(budget), float(n))
+    if budget <= 0:
+        raise ValueError("budget must be positive")
+    share = u / u.sum() if u.sum() > 0 else np.full(n, 1 / n)
+    weight = (1 - uniform_share) * share + uniform_share / n
+    pi = np.zeros(n)
+    capped = np.zeros(n, dtype=bool)
+    for _ in range(n):
+        free = ~capped
+        left = budget - capped.sum()
+        pi[free] = left * weight[free] / weight[free].sum() if weight[free].sum() > 0 else left / free.sum()
+        over = free & (pi >= 1)
+        if not over.any():
+            break
+        capped |= over
+        pi[capped] = 1.0
+    return np.clip(pi, 0.0, 1.0)
+
+
+def poisson_draw(probabilities: Sequence[float], seed) -> np.ndarray:
+    """Each item drawn independently with its probability (Poisson sampling), seeded: a boolean mask."""
+    pi = _as_array(probabilities, "probabilities")
+    rng = np.random.default_rng(seed if isinstance(seed, int) else [ord(c) for c in str(seed)])
+    return rng.random(pi.size) < pi

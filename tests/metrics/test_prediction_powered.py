@@ -104,3 +104,25 @@ def test_width_curve_uses_nested_subsets_up_to_every_label():
     assert points[0].n == 30 and points[-1].n == 200
     assert points[-1].classical == pytest.approx(classical_mean(y, 0.95).width)
     assert all(p.human_anchored < p.classical for p in points)
+
+
+def test_inclusion_probabilities_add_up_to_the_budget_and_stay_positive():
+    from metrics.prediction_powered import inclusion_probabilities, poisson_draw
+
+    u = np.r_[np.zeros(50), np.linspace(0.1, 1, 50), [50.0]]
+    pi = inclusion_probabilities(u, budget=30, uniform_share=0.2)
+    assert pi.sum() == pytest.approx(30) and pi.max() == 1.0 and pi.min() > 0
+    # the uniform part: every item gets at least budget x share / N before capping
+    assert pi[:50] == pytest.approx(np.full(50, pi[0])) and pi[0] >= 30 * 0.2 / 101 - 1e-12
+    assert (np.diff(pi[50:100]) >= 0).all()  # more uncertain, more likely drawn
+    assert inclusion_probabilities(u, budget=30, uniform_share=1.0) == pytest.approx(np.full(101, 30 / 101))
+    assert inclusion_probabilities(u, budget=500, uniform_share=0.2) == pytest.approx(np.ones(101))
+    draws = np.array([poisson_draw(pi, seed) for seed in range(4000)])
+    assert draws.mean(axis=0) == pytest.approx(pi, abs=0.03)
+    assert (poisson_draw(pi, "7:active") == poisson_draw(pi, "7:active")).all()
+
+
+def test_a_judge_that_never_varies_gets_lambda_zero_not_nan():
+    y = np.r_[np.ones(40), np.zeros(10)]
+    result = ppi_mean(y, np.ones(50), np.ones(500), confidence=0.95)
+    assert result.lam == 0.0 and result.human_anchored.low == pytest.approx(result.classical.low)
