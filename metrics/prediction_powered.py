@@ -5,8 +5,8 @@ A mean over every item (a model's accuracy, the mean human rating, the human-ver
 from the n items people labelled (`truth`) and a judge's stand-in for the same quantity on those items
 (`judge_labelled`) and on all N items (`judge_all`). PPI++ tunes lambda from the data: lambda 0 is the
 classical interval, lambda 1 plain PPI. The confidence level is always passed to ppi-python (whose default
-is 90%). Inclusion weights (items drawn for labelling with known probabilities, active selection) make the
-labelled part a Hajek (weighted Horvitz-Thompson) estimate.
+is 90%). Items drawn for labelling with known probabilities (active selection) get a design-based estimate
+instead (active inference: Horvitz-Thompson, `active_mean`).
 """
 from __future__ import annotations
 
@@ -50,27 +50,15 @@ def _as_array(values, name):
     return array
 
 
-def classical_mean(values: Sequence[float], confidence: float, weights: Sequence[float] | None = None) -> MeanInterval:
-    """The mean with its normal (CLT) interval, standard deviation with ddof 0: ppi-python's lambda = 0 case.
-    `weights` (`inclusion_weights`) make it the Hajek mean of items drawn with unequal probabilities."""
+def classical_mean(values: Sequence[float], confidence: float) -> MeanInterval:
+    """The mean with its normal (CLT) interval, standard deviation with ddof 0: ppi-python's lambda = 0 case."""
     check_confidence(confidence)
     y = _as_array(values, "values")
     if y.size < 2:
         return MeanInterval(float(y.mean()) if y.size else None, None, None, None)
-    weighted = y if weights is None else _as_array(weights, "weights") * y
-    estimate, se = weighted.mean(), weighted.std() / math.sqrt(y.size)
+    estimate, se = y.mean(), y.std() / math.sqrt(y.size)
     half = norm.ppf(0.5 + confidence / 2) * se
     return MeanInterval(float(estimate), float(estimate - half), float(estimate + half), float(2 * half))
-
-
-def inclusion_weights(probabilities: Sequence[float]) -> np.ndarray:
-    """Weights of labelled items drawn with these inclusion probabilities: 1 / pi scaled to sum to n, as
-    ppi-python scales any weights, so that the weighted mean is the Hajek estimate of the mean over all items
-    (sum of y / pi over sum of 1 / pi)."""
-    pi = _as_array(probabilities, "probabilities")
-    if ((pi <= 0) | (pi > 1)).any():
-        raise ValueError("inclusion probabilities must be in (0, 1]")
-    return (1 / pi) / (1 / pi).sum() * pi.size
 
 
 def ppi_mean(truth: Sequence[float], judge_labelled: Sequence[float], judge_all: Sequence[float], *,
@@ -78,7 +66,8 @@ def ppi_mean(truth: Sequence[float], judge_labelled: Sequence[float], judge_all:
              inclusion_probabilities: Sequence[float] | None = None) -> HumanAnchored:
     """The PPI++ interval of a mean beside the classical one (`ppi_py.ppi_mean_ci`, confidence passed).
 
-    lam None: tuned from the data (PPI++, clipped to [0, 1]); 0: the classical interval; 1: plain PPI.
+    lam None: tuned from the data (PPI++, clipped to [0, 1]); 0: the classical interval; 1: plain PPI. With
+    `inclusion_probabilities` (items drawn for labels with known, unequal probabilities) it is `active_mean`.
     """
     check_confidence(confidence)
     y, f = _as_array(truth, "truth"), _as_array(judge_labelled, "judge_labelled")
@@ -86,36 +75,35 @@ def ppi_mean(truth: Sequence[float], judge_labelled: Sequence[float], judge_all:
     if y.size != f.size:
         raise ValueError(f"truth and judge_labelled differ in length ({y.size} != {f.size})")
     n, N = int(y.size), int(f_all.size)
-    weights = None if inclusion_probabilities is None else inclusion_weights(inclusion_probabilities)
-    if weights is not None and weights.size != n:
-        raise ValueError("one inclusion probability per labelled item is needed")
-    classical = classical_mean(y, confidence, weights)
+    if inclusion_probabilities is not None:
+        return active_mean(y, f, f_all, inclusion_probabilities, confidence=confidence, lam=lam)
+    classical = classical_mean(y, confidence)
     empty = MeanInterval(None, None, None, None)
     if n < 2 or N < 2:
-        return HumanAnchored(confidence, n, N, None, empty, classical, None, weights is not None,
+        return HumanAnchored(confidence, n, N, None, empty, classical, None, False,
                              "fewer than 2 labelled or judged items")
     from ppi_py import ppi_mean_ci, ppi_mean_pointestimate  # numba: loaded when an interval is asked for
 
     alpha = 1 - confidence
     if lam is None:
-        lam = _tuned_lambda(y, f, f_all, weights)
-    estimate = float(np.squeeze(ppi_mean_pointestimate(y, f, f_all, lam=lam, w=weights)))
-    low, high = (float(np.squeeze(v)) for v in ppi_mean_ci(y, f, f_all, alpha=alpha, lam=lam, w=weights))
+        lam = _tuned_lambda(y, f, f_all)
+    estimate = float(np.squeeze(ppi_mean_pointestimate(y, f, f_all, lam=lam)))
+    low, high = (float(np.squeeze(v)) for v in ppi_mean_ci(y, f, f_all, alpha=alpha, lam=lam))
     anchored = MeanInterval(estimate, low, high, high - low)
     effective = None
     if classical.width is not None and anchored.width > 0:
         effective = n * (classical.width / anchored.width) ** 2
-    return HumanAnchored(confidence, n, N, float(lam), anchored, classical, effective, weights is not None)
+    return HumanAnchored(confidence, n, N, float(lam), anchored, classical, effective, False)
 
 
-def _tuned_lambda(y, f, f_all, weights):
+def _tuned_lambda(y, f, f_all):
     """PPI++'s lambda for a mean, as ppi_py.ppi_mean_ci computes it when given none (its _calc_lam_glm, clipped
     to [0, 1]); computed here so that the value is reported."""
     from ppi_py.ppi import _calc_lam_glm, ppi_mean_pointestimate
 
     if np.concatenate([f, f_all]).var() == 0:
         return 0.0  # a judge that always answers the same tells nothing (ppi-python's formula is 0 / 0 here)
-    w = np.ones(y.size) if weights is None else weights
+    w = np.ones(y.size)
     point = ppi_mean_pointestimate(y, f, f_all, lam=1, w=w)
     grads, grads_hat = (w * (y - point))[:, None], (w * (f - point))[:, None]
     return float(_calc_lam_glm(grads, grads_hat, (f_all - point)[:, None], np.eye(1), clip=True))
@@ -199,6 +187,41 @@ def width_curve(truth: Sequence[float], judge_labelled: Sequence[float], judge_a
 
 
 # ---------------------------------------------------------------- active selection
+
+def active_mean(truth: Sequence[float], judge_labelled: Sequence[float], judge_all: Sequence[float],
+                inclusion_probabilities: Sequence[float], *, confidence: float,
+                lam: float | None = None) -> HumanAnchored:
+    """The mean over all N judged items when the labelled ones were drawn independently, each with a known
+    probability pi (Poisson sampling; active inference, Zrnic and Candes 2024): lam x the judge's mean over all
+    items plus the Horvitz-Thompson mean of the labelled items' residuals y - lam f (each over pi), unbiased
+    for the N items' mean; its design variance sum (y - lam f)^2 (1 - pi) / pi^2 / N^2 over the labelled items,
+    and a normal interval. lam None: the value minimising that variance, clipped to [0, 1]; lam 0 is the
+    classical (Horvitz-Thompson) interval, reported beside it. ppi-python's weighted interval is not used here:
+    it treats the labelled items as an independent sample and over-covers under such a draw."""
+    check_confidence(confidence)
+    y, f = _as_array(truth, "truth"), _as_array(judge_labelled, "judge_labelled")
+    f_all, pi = _as_array(judge_all, "judge_all"), _as_array(inclusion_probabilities, "inclusion_probabilities")
+    if not (y.size == f.size == pi.size):
+        raise ValueError("truth, judge_labelled and inclusion_probabilities differ in length")
+    if ((pi <= 0) | (pi > 1)).any():
+        raise ValueError("inclusion probabilities must be in (0, 1]")
+    n, N = int(y.size), int(f_all.size)
+    z = norm.ppf(0.5 + confidence / 2)
+    spread = (1 - pi) / pi ** 2
+
+    def interval(value):
+        residual = y - value * f
+        estimate = value * f_all.mean() + (residual / pi).sum() / N
+        half = z * math.sqrt((residual ** 2 * spread).sum()) / N
+        return MeanInterval(float(estimate), float(estimate - half), float(estimate + half), float(2 * half))
+
+    if lam is None:
+        denominator = (f ** 2 * spread).sum()
+        lam = float(np.clip((y * f * spread).sum() / denominator, 0, 1)) if denominator > 0 else 0.0
+    classical, anchored = interval(0.0), interval(lam)
+    effective = n * (classical.width / anchored.width) ** 2 if anchored.width > 0 and classical.width else None
+    return HumanAnchored(confidence, n, N, float(lam), anchored, classical, effective, True)
+
 
 def inclusion_probabilities(uncertainty: Sequence[float], budget: float, uniform_share: float) -> np.ndarray:
     """Each item's probability of being drawn for human labels: proportional to a mix of the judge's

@@ -64,23 +64,31 @@ def test_coverage_at_95_percent_over_2000_repetitions_and_narrower_than_classica
     assert narrower / repetitions > 0.95
 
 
-def test_weights_of_inclusion_probabilities_give_the_hajek_mean():
+def test_items_drawn_with_unequal_probabilities_give_the_horvitz_thompson_estimate_and_cover():
+    from metrics.prediction_powered import active_mean, inclusion_probabilities, poisson_draw
+
     rng = np.random.default_rng(4)
     N = 2000
     y_all = (rng.random(N) < 0.6).astype(float)
-    f_all = np.where(rng.random(N) < 0.85, y_all, 1 - y_all)
-    pi = np.clip(0.02 + 0.2 * rng.random(N), 0, 1)
-    drawn = rng.random(N) < pi
-    result = ppi_mean(y_all[drawn], f_all[drawn], f_all, confidence=0.95, lam=0,
-                      inclusion_probabilities=pi[drawn])
-    assert result.weighted
-    hajek = (y_all[drawn] / pi[drawn]).sum() / (1 / pi[drawn]).sum()
-    assert result.human_anchored.estimate == pytest.approx(hajek)
-    assert result.classical.estimate == pytest.approx(hajek)
-    weights = (1 / pi[drawn]) / (1 / pi[drawn]).sum() * drawn.sum()
-    low, high = ppi_mean_ci(y_all[drawn], f_all[drawn], f_all, alpha=0.05, lam=0.5, w=weights)
-    tuned = ppi_mean(y_all[drawn], f_all[drawn], f_all, confidence=0.95, lam=0.5, inclusion_probabilities=pi[drawn])
-    assert (tuned.human_anchored.low, tuned.human_anchored.high) == pytest.approx((low[0], high[0]))
+    unsure = rng.random(N) < 0.3
+    f_all = np.where(rng.random(N) < np.where(unsure, 0.6, 0.97), y_all, 1 - y_all)
+    pi = inclusion_probabilities(np.where(unsure, 1.0, 0.1), budget=200, uniform_share=0.2)
+    drawn = poisson_draw(pi, 1)
+    result = ppi_mean(y_all[drawn], f_all[drawn], f_all, confidence=0.95, inclusion_probabilities=pi[drawn])
+    lam = result.lam
+    residual = y_all[drawn] - lam * f_all[drawn]
+    assert result.weighted and result.human_anchored.estimate == pytest.approx(
+        lam * f_all.mean() + (residual / pi[drawn]).sum() / N)
+    assert result.classical.estimate == pytest.approx((y_all[drawn] / pi[drawn]).sum() / N)
+    assert result.human_anchored.width == pytest.approx(
+        2 * norm.ppf(0.975) * np.sqrt((residual ** 2 * (1 - pi[drawn]) / pi[drawn] ** 2).sum()) / N)
+    covered, narrower, target = 0, 0, y_all.mean()
+    for seed in range(2000):
+        drawn = poisson_draw(pi, seed + 10)
+        r = active_mean(y_all[drawn], f_all[drawn], f_all, pi[drawn], confidence=0.95)
+        covered += r.human_anchored.low <= target <= r.human_anchored.high
+        narrower += r.human_anchored.width < r.classical.width
+    assert 0.93 <= covered / 2000 <= 0.97 and narrower / 2000 > 0.95
 
 
 def test_the_planner_reaches_the_width_it_promises():
