@@ -6,7 +6,7 @@ from the n items people labelled (`truth`) and a judge's stand-in for the same q
 (`judge_labelled`) and on all N items (`judge_all`). PPI++ tunes lambda from the data: lambda 0 is the
 classical interval, lambda 1 plain PPI. The confidence level is always passed to ppi-python (whose default
 is 90%). Items drawn for labelling with known probabilities (active selection) get a design-based estimate
-instead (active inference: Horvitz-Thompson, `active_mean`).
+instead (active inference in survey sampling's ratio form, `active_mean`).
 """
 from __future__ import annotations
 
@@ -192,12 +192,13 @@ def active_mean(truth: Sequence[float], judge_labelled: Sequence[float], judge_a
                 inclusion_probabilities: Sequence[float], *, confidence: float,
                 lam: float | None = None) -> HumanAnchored:
     """The mean over all N judged items when the labelled ones were drawn independently, each with a known
-    probability pi (Poisson sampling; active inference, Zrnic and Candes 2024): lam x the judge's mean over all
-    items plus the Horvitz-Thompson mean of the labelled items' residuals y - lam f (each over pi), unbiased
-    for the N items' mean; its design variance sum (y - lam f)^2 (1 - pi) / pi^2 / N^2 over the labelled items,
-    and a normal interval. lam None: the value minimising that variance, clipped to [0, 1]; lam 0 is the
-    classical (Horvitz-Thompson) interval, reported beside it. ppi-python's weighted interval is not used here:
-    it treats the labelled items as an independent sample and over-covers under such a draw."""
+    probability pi (Poisson sampling; active inference, Zrnic and Candes 2024, with survey sampling's ratio
+    form): lam x the judge's mean over all items plus the Hajek mean of the labelled items' residuals y - lam f
+    (weights 1 / pi), its linearised design variance sum (r - r_mean)^2 (1 - pi) / pi^2 / (sum 1 / pi)^2 and a
+    normal interval. lam None: the value minimising that variance (the weighted covariance of y and f over the
+    weighted variance of f), clipped to [0, 1]; lam 0 is the classical interval (the Hajek mean of y), reported
+    beside it. ppi-python's weighted interval is not used here: it treats the labelled items as an independent
+    sample and over-covers under such a draw."""
     check_confidence(confidence)
     y, f = _as_array(truth, "truth"), _as_array(judge_labelled, "judge_labelled")
     f_all, pi = _as_array(judge_all, "judge_all"), _as_array(inclusion_probabilities, "inclusion_probabilities")
@@ -206,18 +207,25 @@ def active_mean(truth: Sequence[float], judge_labelled: Sequence[float], judge_a
     if ((pi <= 0) | (pi > 1)).any():
         raise ValueError("inclusion probabilities must be in (0, 1]")
     n, N = int(y.size), int(f_all.size)
+    if n < 2:
+        empty = MeanInterval(None, None, None, None)
+        return HumanAnchored(confidence, n, N, None, empty, empty, None, True, "fewer than 2 labelled items")
     z = norm.ppf(0.5 + confidence / 2)
-    spread = (1 - pi) / pi ** 2
+    weight, spread = 1 / pi, (1 - pi) / pi ** 2
+    total = weight.sum()
+
+    def centred(values):
+        return values - (weight * values).sum() / total
 
     def interval(value):
         residual = y - value * f
-        estimate = value * f_all.mean() + (residual / pi).sum() / N
-        half = z * math.sqrt((residual ** 2 * spread).sum()) / N
+        estimate = value * f_all.mean() + (weight * residual).sum() / total
+        half = z * math.sqrt((centred(residual) ** 2 * spread).sum()) / total
         return MeanInterval(float(estimate), float(estimate - half), float(estimate + half), float(2 * half))
 
     if lam is None:
-        denominator = (f ** 2 * spread).sum()
-        lam = float(np.clip((y * f * spread).sum() / denominator, 0, 1)) if denominator > 0 else 0.0
+        denominator = (centred(f) ** 2 * spread).sum()
+        lam = float(np.clip((centred(y) * centred(f) * spread).sum() / denominator, 0, 1)) if denominator > 0 else 0.0
     classical, anchored = interval(0.0), interval(lam)
     effective = n * (classical.width / anchored.width) ** 2 if anchored.width > 0 and classical.width else None
     return HumanAnchored(confidence, n, N, float(lam), anchored, classical, effective, True)

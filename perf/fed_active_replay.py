@@ -47,10 +47,10 @@ def human_means(records):
     return out
 
 
-def judge_ratings(refresh=False):
+def judge_ratings(refresh=False, rated_so_far=False):
     """external id -> {rating, uncertainty} of the packaged model on the turn-level items, cached. The run is
     scored chunk by chunk in this process and can be resumed: a later call goes on with its pending chunks."""
-    if CACHE.is_file() and not refresh:
+    if CACHE.is_file() and not refresh and not rated_so_far:
         return json.loads(CACHE.read_text())
     folder = CACHE.parent / "fed-judge"
     folder.mkdir(parents=True, exist_ok=True)
@@ -77,6 +77,10 @@ def judge_ratings(refresh=False):
     # Only this script scores this private database: a chunk left running was left by a process that is gone.
     run.chunks.filter(state=ChunkState.RUNNING).update(state=ChunkState.PENDING)
     started = time.perf_counter()
+    if rated_so_far:  # the items the run has rated so far, read without scoring more (nothing cached)
+        return {"model": MODEL, "mode": "rating", "run": run.pk, "partial": True, "items": {
+            p.item.external_id: {"rating": p.rating, "uncertainty": prediction_uncertainty(p)}
+            for p in Prediction.objects.filter(run=run).select_related("item", "run")}}
     if run.state != RunState.FINISHED:
         run = runner.run_sync(run, on_chunk=lambda r: print(f"  {r.items_done}/{r.items_total} items rated",
                                                             flush=True))
@@ -136,13 +140,17 @@ def main():
     parser.add_argument("--budgets", type=int, nargs="+", default=[40, 60, 80, 100, 150, 200])
     parser.add_argument("--uniform-share", type=float, default=0.2)
     parser.add_argument("--refresh", action="store_true", help="rate the items with the model again")
+    parser.add_argument("--rated-so-far", action="store_true",
+                        help="replay on the items the judge has rated so far (a partial run; nothing is cached)")
     args = parser.parse_args()
-    judge = judge_ratings(args.refresh)
+    judge = judge_ratings(args.refresh, args.rated_so_far)
     means = human_means(json.loads(FED.read_text()))
     ids = sorted(i for i in means if i in judge["items"] and judge["items"][i]["rating"] is not None)
     truth = np.array([means[i] for i in ids])
     rating = np.array([judge["items"][i]["rating"] for i in ids])
     uncertainty = np.array([judge["items"][i]["uncertainty"] or 0.0 for i in ids])
+    if judge.get("partial"):
+        print(f"PARTIAL: only the {len(ids)} items the judge has rated so far")
     print(f"FED turn level: {len(ids)} items, true mean Overall {truth.mean():.4f}; judge {judge['model']} "
           f"({judge['mode']}), correlation with the people {np.corrcoef(truth, rating)[0, 1]:.3f}")
     target, results = replay(truth, rating, uncertainty, args.budgets, args.seeds, args.uniform_share)

@@ -64,7 +64,7 @@ def test_coverage_at_95_percent_over_2000_repetitions_and_narrower_than_classica
     assert narrower / repetitions > 0.95
 
 
-def test_items_drawn_with_unequal_probabilities_give_the_horvitz_thompson_estimate_and_cover():
+def test_items_drawn_with_unequal_probabilities_give_the_design_based_estimate_and_cover():
     from metrics.prediction_powered import active_mean, inclusion_probabilities, poisson_draw
 
     rng = np.random.default_rng(4)
@@ -75,13 +75,13 @@ def test_items_drawn_with_unequal_probabilities_give_the_horvitz_thompson_estima
     pi = inclusion_probabilities(np.where(unsure, 1.0, 0.1), budget=200, uniform_share=0.2)
     drawn = poisson_draw(pi, 1)
     result = ppi_mean(y_all[drawn], f_all[drawn], f_all, confidence=0.95, inclusion_probabilities=pi[drawn])
-    lam = result.lam
+    lam, w = result.lam, 1 / pi[drawn]
     residual = y_all[drawn] - lam * f_all[drawn]
-    assert result.weighted and result.human_anchored.estimate == pytest.approx(
-        lam * f_all.mean() + (residual / pi[drawn]).sum() / N)
-    assert result.classical.estimate == pytest.approx((y_all[drawn] / pi[drawn]).sum() / N)
+    hajek = (w * residual).sum() / w.sum()
+    assert result.weighted and result.human_anchored.estimate == pytest.approx(lam * f_all.mean() + hajek)
+    assert result.classical.estimate == pytest.approx((w * y_all[drawn]).sum() / w.sum())
     assert result.human_anchored.width == pytest.approx(
-        2 * norm.ppf(0.975) * np.sqrt((residual ** 2 * (1 - pi[drawn]) / pi[drawn] ** 2).sum()) / N)
+        2 * norm.ppf(0.975) * np.sqrt(((residual - hajek) ** 2 * (1 - pi[drawn]) * w ** 2).sum()) / w.sum())
     covered, narrower, target = 0, 0, y_all.mean()
     for seed in range(2000):
         drawn = poisson_draw(pi, seed + 10)
