@@ -22,6 +22,7 @@ from benchmarks.formschema import excluding_values, is_one_of, primary_values, q
 from benchmarks.models import Benchmark, Item, Task
 from benchmarks.permissions import staff_or_holder
 from metrics import median_reading_seconds
+from metrics.prediction_powered import inclusion_probabilities, poisson_draw
 
 from core import sql
 from core.errors import ActionError, Code
@@ -29,7 +30,8 @@ from core.errors import ActionError, Code
 from .models import (FINAL_STATUSES, HOLDS_PERSON, HOLDS_SLOT, Annotation, Assignment, Batch, BatchItem,
                      BatchState, Campaign, CampaignSettings, Disagreement, DisagreementStatus, Event, EventKind,
                      GoldLabel, GoldMethod, GoldVersion, ItemFlag, ItemStatus, LeaseStatus, Membership, Policy,
-                     Protocol, QCReview, QCSampleItem, Role, WORKER_ROLES)
+                     Protocol, QCReview, QCSampleItem, Role, Selection, WORKER_ROLES)
+from . import judges
 from .qc import draw_sample, new_sample_secret, sample_seed
 from .rules import item_outcome
 from .policy import RESOLVE, roles_of
@@ -229,14 +231,38 @@ def next_batch_number(campaign):
     return (campaign.batches.aggregate(n=Max("number"))["n"] or 0) + 1
 
 
+def active_draw(campaign, settings, ids):
+    """Active selection: each item drawn independently with a probability from the judge run's uncertainty mixed
+    with uniform, `active_budget` items on average (metrics.prediction_powered), seeded. Items the judge has no
+    reading for count as of the mean uncertainty. {item id: inclusion probability} of the items drawn."""
+    uncertainty = judges.item_uncertainty(settings.active_judge_run, ids)
+    if not uncertainty:
+        raise ActionError(Code.INVALID_SETTINGS, f"Run {settings.active_judge_run} has no reading of this campaign's "
+                          "items to draw them by (a rating, yes/no or log-likelihood run of its tasks is needed).")
+    mean = sum(uncertainty.values()) / len(uncertainty)
+    pi = inclusion_probabilities([uncertainty.get(pk, mean) for pk in ids], settings.active_budget,
+                                 float(settings.active_uniform_share))
+    drawn = poisson_draw(pi, f"{settings.seed}:active")
+    return {pk: float(p) for pk, p, chosen in zip(ids, pi, drawn) if chosen}
+
+
 def cut_batches(campaign, *, actor):
-    """Cut the campaign's items not yet in a batch into batches of `batch_size`, in a seeded order."""
+    """Cut the campaign's items not yet in a batch into batches of `batch_size`, in a seeded order. Under active
+    selection the items are drawn once, all of the budget at the first cut, each with its inclusion probability
+    kept on its batch item (and later on its leases), so that estimates can be weighted by it."""
     require_role(actor, campaign, {Role.MANAGER}, "cut batches")
     with transaction.atomic():
         Campaign.objects.select_for_update().get(pk=campaign.pk)
         settings = current_settings(campaign)
         done = set(BatchItem.objects.filter(campaign=campaign).values_list("item_id", flat=True))
         ids = [pk for pk in campaign_items(campaign, settings) if pk not in done]
+        probability = {}
+        if settings.selection_mode == Selection.ACTIVE and ids:
+            if BatchItem.objects.filter(campaign=campaign, inclusion_probability__isnull=False).exists():
+                raise ActionError(Code.NOTHING_TO_CUT, "The items of this campaign were drawn by active selection "
+                                                       "already; every item drawn is in a batch.")
+            probability = active_draw(campaign, settings, ids)
+            ids = [pk for pk in ids if pk in probability]
         if not ids:
             raise ActionError(Code.NOTHING_TO_CUT, "Every item of the campaign is already in a batch.")
         random.Random(f"{settings.seed}:cut").shuffle(ids)
@@ -246,10 +272,15 @@ def cut_batches(campaign, *, actor):
             chunk = ids[start:start + settings.batch_size]
             batch = Batch.objects.create(campaign=campaign, number=number)
             BatchItem.objects.bulk_create(
-                [BatchItem(campaign=campaign, batch=batch, item_id=pk, position=i, needed=settings.overlap)
+                [BatchItem(campaign=campaign, batch=batch, item_id=pk, position=i, needed=settings.overlap,
+                           inclusion_probability=probability.get(pk))
                  for i, pk in enumerate(chunk, start=1)], batch_size=2000)
+            figures = {"items": len(chunk), "settings_version": settings.version}
+            if probability:
+                figures["active"] = {"judge_run": settings.active_judge_run, "budget": settings.active_budget,
+                                     "uniform_share": settings.active_uniform_share, "drawn": len(ids)}
             record_event(campaign, EventKind.BATCH_CREATED, batch=batch, actor=actor, to_state=BatchState.OPEN,
-                         figures={"items": len(chunk), "settings_version": settings.version})
+                         figures=figures)
             batches.append(batch)
             number += 1
     return batches
@@ -351,7 +382,8 @@ def _lease(batch_item, annotator, now):
     assignment = sql.insert(Assignment(
         campaign_id=batch_item.campaign_id, batch_item=batch_item, item=batch_item.item, annotator=annotator,
         round=batch.round, slot=_slot(batch_item), settings=settings, served_at=now,
-        expires_at=now + timedelta(minutes=settings.lease_minutes)))
+        expires_at=now + timedelta(minutes=settings.lease_minutes),
+        inclusion_probability=batch_item.inclusion_probability))
     sql.execute("UPDATE annotation_batchitem SET taken = taken + 1 WHERE id = %s", [batch_item.pk])
     return assignment
 

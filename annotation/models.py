@@ -38,6 +38,26 @@ class TieRule(models.TextChoices):
     RANDOM = "random", "a tie goes to a tied label drawn at random (seeded)"
 
 
+class Aggregation(models.TextChoices):
+    # Same names as metrics.aggregation.ANNOTATOR_METHODS, plus majority vote.
+    MAJORITY = "majority", "majority vote (the protocol's rule)"
+    DAWID_SKENE = "dawid_skene", "Dawid-Skene (a confusion matrix per annotator)"
+    ONE_COIN = "one_coin", "one-coin Dawid-Skene (one competence per annotator)"
+    MACE = "mace", "MACE (competence and spamming per annotator)"
+
+
+class AnnotatorKind(models.TextChoices):
+    # Same names as metrics.alt_test.EPSILON: what a judge may give away against these people.
+    CROWD = "crowd", "crowd workers (epsilon 0.1)"
+    SKILLED = "skilled", "skilled annotators: trained, students (epsilon 0.15)"
+    EXPERT = "expert", "experts: reliable, expensive (epsilon 0.2)"
+
+
+class Selection(models.TextChoices):
+    ALL = "all", "every item of the campaign, in a seeded order"
+    ACTIVE = "active", "items drawn by the judge's uncertainty mixed with uniform, within a budget"
+
+
 class Role(models.TextChoices):
     MANAGER = "manager"
     ANNOTATOR = "annotator"
@@ -123,6 +143,20 @@ class CampaignSettings(models.Model):
                                                                "its final label")
     qc_blind = models.BooleanField(default=False, help_text="The QC answers each sampled item before seeing its final "
                                                             "label (off: the QC checks the label shown)")
+    aggregation = models.CharField(max_length=20, choices=Aggregation.choices, default=Aggregation.MAJORITY,
+                                   help_text="The rule of the crowd's aggregate label in reports")
+    annotator_kind = models.CharField(max_length=10, choices=AnnotatorKind.choices, default=AnnotatorKind.SKILLED,
+                                      help_text="Who the annotators are, for the alternative annotator test")
+    selection_mode = models.CharField(max_length=10, choices=Selection.choices, default=Selection.ALL,
+                                      help_text="Which items are cut into batches")
+    active_budget = models.PositiveIntegerField(null=True, blank=True, validators=[MinValueValidator(1)],
+                                                help_text="Active selection: items drawn for labels, on average")
+    active_uniform_share = models.DecimalField(max_digits=4, decimal_places=3, default=Decimal("0.2"),
+                                               validators=[MinValueValidator(0), MaxValueValidator(1)],
+                                               help_text="Active selection: the uniform part of the draw")
+    active_judge_run = models.PositiveIntegerField(null=True, blank=True,
+                                                   help_text="Active selection: the model run whose uncertainty "
+                                                             "draws the items")
     note = models.CharField(max_length=300, blank=True, help_text="Why this version was made")
     created_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -131,7 +165,8 @@ class CampaignSettings(models.Model):
     EDITABLE = ("overlap", "min_reading_seconds", "lease_minutes", "batch_size", "qc_sample_size", "qc_stratify",
                 "overall_threshold", "class_threshold", "max_rounds", "disagreement_policy", "tie_rule",
                 "max_extra_annotators", "items_per_task", "seed", "guidelines",
-                "auto_hand_in", "qc_blind")
+                "auto_hand_in", "qc_blind", "aggregation", "annotator_kind", "selection_mode", "active_budget",
+                "active_uniform_share", "active_judge_run")
 
     class Meta:
         ordering = ["campaign_id", "version"]
@@ -143,10 +178,23 @@ class CampaignSettings(models.Model):
                                    & Q(class_threshold__gte=0, class_threshold__lte=1), name="settings_thresholds_0_1"),
             models.CheckConstraint(condition=Q(disagreement_policy__in=Policy.values), name="settings_policy_valid"),
             models.CheckConstraint(condition=Q(tie_rule__in=TieRule.values), name="settings_tie_rule_valid"),
+            models.CheckConstraint(condition=Q(aggregation__in=Aggregation.values), name="settings_aggregation_valid"),
+            models.CheckConstraint(condition=Q(annotator_kind__in=AnnotatorKind.values),
+                                   name="settings_annotator_kind_valid"),
+            models.CheckConstraint(condition=Q(selection_mode__in=Selection.values), name="settings_selection_valid"),
+            models.CheckConstraint(condition=Q(active_uniform_share__gte=0, active_uniform_share__lte=1),
+                                   name="settings_active_uniform_share_0_1"),
         ]
 
     def __str__(self):
         return f"{self.campaign} v{self.version}"
+
+    def clean(self):
+        if self.selection_mode == Selection.ACTIVE:
+            missing = {name: "Active selection needs it." for name in ("active_budget", "active_judge_run")
+                       if getattr(self, name) is None}
+            if missing:
+                raise ValidationError(missing)
 
     def values(self):
         return {field: getattr(self, field) for field in self.EDITABLE}
@@ -225,6 +273,8 @@ class BatchItem(models.Model):
     status = models.CharField(max_length=20, choices=ItemStatus.choices, default=ItemStatus.PENDING)
     final_value = models.JSONField(null=True, blank=True)
     final_method = models.CharField(max_length=30, blank=True)
+    inclusion_probability = models.FloatField(null=True, blank=True, help_text=(
+        "Active selection: the probability with which the item was drawn; empty when every item is cut"))
 
     class Meta:
         ordering = ["batch_id", "position"]
@@ -270,6 +320,8 @@ class Assignment(models.Model):
     served_at = models.DateTimeField()
     expires_at = models.DateTimeField()
     closed_at = models.DateTimeField(null=True, blank=True)
+    inclusion_probability = models.FloatField(null=True, blank=True, help_text=(
+        "Active selection: the item's probability of being drawn, as it was drawn (its batch item's)"))
 
     class Meta:
         ordering = ["-served_at"]

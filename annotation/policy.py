@@ -15,6 +15,8 @@ READ_QC = frozenset({Role.MANAGER, Role.QC, Role.TRAINER, Role.VIEWER})
 READ_GOLD = frozenset({Role.MANAGER, Role.EXPERT, Role.VIEWER})
 READ_DISAGREEMENTS = frozenset({Role.MANAGER, Role.TRAINER, Role.EXPERT, Role.VIEWER})
 RESOLVE = frozenset({Role.EXPERT, Role.TRAINER})
+# Per-annotator estimates (competence under the annotator model, accuracy against gold): the QC's figures.
+READ_ANNOTATOR_FIGURES = READ_QC
 
 
 def roles_by_campaign(user):

@@ -4,7 +4,7 @@ unstated keep the defaults of `CampaignSettings` (or a value named here as ours)
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from .models import CampaignSettings, Policy, Protocol, TieRule
+from .models import Aggregation, AnnotatorKind, CampaignSettings, Policy, Protocol, TieRule
 
 
 @dataclass(frozen=True)
@@ -29,20 +29,24 @@ PRESETS = {preset.key: preset for preset in (
             "overall_threshold": Decimal("0.92"), "class_threshold": Decimal("0.90"),
             "disagreement_policy": Policy.ADJUDICATE, "tie_rule": TieRule.NONE,
             # Not published: a reading time of ours, enforced by the server.
-            "min_reading_seconds": 10, "max_rounds": 5}),
+            "min_reading_seconds": 10, "max_rounds": 5,
+            "aggregation": Aggregation.MAJORITY, "annotator_kind": AnnotatorKind.SKILLED}),
     Preset("dialogbench-baseline", "DialogBench 3-expert human baseline", Protocol.HUMAN_BASELINE,
            "50 random items per task, each answered blind by 3 experts; an item counts as correct when at least 2 "
            "of the 3 are right.",
            {"overlap": 3, "items_per_task": 50, "disagreement_policy": Policy.MAJORITY, "tie_rule": TieRule.NONE,
-            "min_reading_seconds": 0}),
+            "min_reading_seconds": 0,
+            # 2 of 3 right is the study's rule for its human figure
+            "aggregation": Aggregation.MAJORITY, "annotator_kind": AnnotatorKind.EXPERT}),
     Preset("kodialogbench-raters", "KoDialogBench 3 raters (mean of raters)", Protocol.HUMAN_BASELINE,
            "3 native speakers each solve the same 50 random items per test set; the figure is the mean of the "
            "three accuracies, agreement is Fleiss' kappa per set.",
            {"overlap": 3, "items_per_task": 50, "disagreement_policy": Policy.MAJORITY, "tie_rule": TieRule.NONE,
-            "min_reading_seconds": 0}),
+            "min_reading_seconds": 0, "aggregation": Aggregation.MAJORITY, "annotator_kind": AnnotatorKind.SKILLED}),
     Preset("gold-panel", "Gold panel (expert majority)", Protocol.GOLD_PANEL,
            "Experts vote; the majority becomes gold with its votes and margin; ties go to adjudication.",
-           {"overlap": 3, "disagreement_policy": Policy.MAJORITY, "tie_rule": TieRule.NONE}),
+           {"overlap": 3, "disagreement_policy": Policy.MAJORITY, "tie_rule": TieRule.NONE,
+            "aggregation": Aggregation.MAJORITY, "annotator_kind": AnnotatorKind.EXPERT}),
     Preset("botchat-arena", "BotChat arena (which conversation involves a machine)", Protocol.HUMAN_BASELINE,
            "People judge pairs of conversations blind (conversation 1, 2, both or neither); every pair of the "
            "arena is judged, by 3 people of ours.",
@@ -70,6 +74,23 @@ MEANINGS = {
     "seed": "Seeds the batch order, the samples and random tie breaks, so that a campaign can be repeated.",
     "guidelines": "Markdown shown to every member from the workspace (the ? key); a change after work started "
                   "makes a new version.",
+    "aggregation": "How the report turns an item's labels into the crowd's one label: majority vote (a study's "
+                   "own rule, e.g. DialogBench's 2 of 3), or an annotator model fitted to every label of the "
+                   "campaign (Dawid-Skene, one-coin, MACE) that weighs each person by their estimated competence. "
+                   "The model also gives each annotator's competence (QC and batch pages) and each item's "
+                   "uncertainty (experts' page), whichever rule is chosen (Dawid-Skene under majority vote).",
+    "selection_mode": "Which items people label: every item of the campaign (cut in a seeded order), or active "
+                      "selection: items drawn once, each with a probability that grows with the judge run's "
+                      "uncertainty about it, mixed with uniform; the report weights each labelled item by its "
+                      "probability, so estimates stay unbiased. Batches, leases, QC and rounds work as usual.",
+    "active_budget": "Active selection: how many items are drawn for people to label, on average.",
+    "active_uniform_share": "Active selection: the share of the draw that is uniform (0 to 1); above 0 every item "
+                            "can be drawn, which the weighted estimate needs (e.g. 0.2).",
+    "active_judge_run": "Active selection: the model run (rating, yes/no or log-likelihood, on this benchmark) whose "
+                        "uncertainty draws the items.",
+    "annotator_kind": "Who the annotators are: the alternative annotator test lets a judge replace them when it "
+                      "wins against most of them, giving away epsilon = 0.1 (crowd), 0.15 (skilled) or "
+                      "0.2 (experts) for being cheaper.",
 }
 
 

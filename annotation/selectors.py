@@ -432,3 +432,82 @@ def imported_ratings(task, key, source) -> list:
 
 def has_imported_ratings(task, source) -> bool:
     return Annotation.objects.filter(item__task=task, campaign__source=source).exists()
+
+
+# ---------------------------------------------------------------- annotator models
+
+def _model_gold(campaign):
+    """item id -> the label the annotator model holds fixed: an expert's decision in this campaign (adjudicated),
+    else an expert label of the gold version the campaign's managers pinned."""
+    from .models import GoldMethod
+
+    held = {}
+    if campaign.pinned_gold_id:
+        held.update(GoldLabel.objects.filter(version_id=campaign.pinned_gold_id, method__in=(
+            GoldMethod.EXPERT_MAJORITY, GoldMethod.ADJUDICATED)).values_list("item_id", "value"))
+    held.update(BatchItem.objects.filter(campaign=campaign, final_method="adjudicated", final_value__isnull=False)
+                .values_list("item_id", "final_value"))
+    return held
+
+
+def _scoring_gold(campaign, items):
+    """item id -> the gold an annotator's accuracy is read against: the pinned gold version unless it was made
+    from this campaign's own labels (circular), else the gold published with the data. (name, labels)."""
+    version = campaign.pinned_gold
+    if version is not None and not circular_gold(version, [campaign.pk]):
+        return version.citation, dict(GoldLabel.objects.filter(version=version).values_list("item_id", "value"))
+    return "source", {item.pk: (item.source_gold or {}).get(item.task.form["primary"]) for item in items}
+
+
+def annotator_estimates(campaign, batch=None, uncertain=20):
+    """The campaign's annotator model (its `aggregation` setting; Dawid-Skene under majority vote) fitted per task
+    to every current label of the primary question, expert gold held fixed: each annotator's estimated
+    competence beside their accuracy against gold (only the annotators of `batch` when given), and the
+    `uncertain` items whose aggregate label is least certain, most uncertain first."""
+    from benchmarks.models import canonical_json
+    from metrics.aggregation import ANNOTATOR_METHODS, annotator_model
+
+    from .models import Aggregation
+
+    settings = campaign.settings
+    method = settings.aggregation if settings.aggregation in ANNOTATOR_METHODS else Aggregation.DAWID_SKENE
+    key = lambda value: canonical_json(value) if isinstance(value, (list, dict)) else value  # noqa: E731
+    rows = list(current_annotations(campaign).exclude(value__isnull=True).order_by("item_id", "id")
+                .values_list("item__task_id", "item_id", "annotator_id", "annotator__username", "value"))
+    mine = (set(Annotation.objects.filter(batch_item__batch=batch).values_list("annotator_id", flat=True))
+            if batch is not None else None)
+    held = {i: key(v) for i, v in _model_gold(campaign).items()}
+    tasks = []
+    for task in campaign.tasks.order_by("slug"):
+        answers = [(item, who, key(value)) for task_id, item, who, _, value in rows if task_id == task.pk]
+        if not answers:
+            continue
+        names = {who: name for task_id, _, who, name, _ in rows if task_id == task.pk}
+        items = {i.pk: i for i in task.items.filter(pk__in={a[0] for a in answers}).select_related("task")}
+        gold_name, gold = _scoring_gold(campaign, items.values())
+        model = annotator_model(method, answers, gold={i: v for i, v in held.items() if i in items})
+        people = []
+        for who in model.annotators:
+            if mine is not None and who not in mine:
+                continue
+            graded = [(v, key(gold[i])) for i, w, v in answers if w == who and gold.get(i) is not None]
+            people.append({"annotator": names[who], "competence": model.competence[who],
+                           "spamming": (model.spamming or {}).get(who),
+                           "n_labels": sum(w == who for _, w, _ in answers),
+                           "gold_accuracy": sum(v == g for v, g in graded) / len(graded) if graded else None,
+                           "n_gold": len(graded)})
+        ranked = model.most_uncertain(uncertain)
+        position = {item: n for n, item in enumerate(model.items)}
+        tasks.append({
+            "task": task.slug, "gold": gold_name, "n_items": len(model.items), "gold_fixed": model.gold_fixed,
+            "labels_per_item": len(answers) / len(model.items),
+            "iterations": model.iterations, "converged": model.converged,
+            "annotators": sorted(people, key=lambda p: p["annotator"]),
+            "uncertain": [{"item_id": i, "external_id": items[i].external_id,
+                           "uncertainty": float(model.uncertainty[position[i]]),
+                           "aggregate": model.aggregate[position[i]],
+                           "posterior": {str(label): float(p) for label, p in
+                                         zip(model.labels, model.posteriors[position[i]]) if p >= 0.005}}
+                          for i in ranked]})
+    return {"method": method, "method_text": ANNOTATOR_METHODS[method], "rule": settings.get_aggregation_display(),
+            "tasks": tasks}

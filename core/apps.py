@@ -18,3 +18,8 @@ class CoreConfig(AppConfig):
         human_labels.connect(accepted_final_labels=selectors.accepted_final_labels,
                              fed_ratings=partial(selectors.imported_ratings, source=FED_SOURCE),
                              has_fed_ratings=partial(selectors.has_imported_ratings, source=FED_SOURCE))
+        # ... and active selection reads a judge run's uncertainty without annotation importing modeleval.
+        from annotation import judges
+        from modeleval.selectors import item_uncertainty
+
+        judges.connect(item_uncertainty=item_uncertainty)

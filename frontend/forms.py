@@ -8,6 +8,7 @@ from annotation.models import CampaignSettings, Protocol, Role
 from annotation.presets import PRESETS, meaning
 from benchmarks.importers import FORMATS
 from benchmarks.models import Benchmark
+from modeleval.selectors import uncertainty_runs
 
 
 def settings_fields():
@@ -22,9 +23,12 @@ def settings_fields():
 
 
 class SettingsForm(forms.Form):
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, benchmark=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields.update(settings_fields())
+        if benchmark is not None:  # active selection's judge: a run of this benchmark, by name
+            self.fields["active_judge_run"].widget = forms.Select(choices=[("", "none")] + [
+                (run.pk, f"{run.model.name} · {run.mode} · run {run.pk}") for run in uncertainty_runs(benchmark)])
 
     def settings(self):
         return {name: self.cleaned_data[name] for name in CampaignSettings.EDITABLE}
@@ -65,7 +69,7 @@ class CampaignForm(SettingsForm):
     preset = forms.CharField(widget=forms.HiddenInput, required=False)
 
     def __init__(self, *args, benchmark, **kwargs):
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, benchmark=benchmark, **kwargs)
         self.fields["tasks"].choices = [(t.slug, f"{t.name} ({t.slug})") for t in benchmark.tasks.order_by("slug")]
         # Campaign fields first, then the settings in the model's order.
         order = ["name", "description", "protocol", "tasks", "benchmark", "preset"]
@@ -130,3 +134,19 @@ class MembersForm(forms.Form):
         if not names:
             raise forms.ValidationError("Give at least one username.")
         return list(dict.fromkeys(names))
+
+
+class PlannerForm(forms.Form):
+    """The campaign page's planner: a judge run and the interval width wanted."""
+    judge = forms.ModelChoiceField(queryset=None, empty_label=None, label="Judge run",
+                                   help_text="A model run on this benchmark whose answers stand in for a person's.")
+    width = forms.FloatField(min_value=0.001, max_value=10, initial=0.05, label="Interval width wanted",
+                             help_text="The full width of the interval (high minus low), e.g. 0.05 for ±2.5 points "
+                                       "of accuracy.")
+    confidence = forms.TypedChoiceField(choices=[(0.9, "90%"), (0.95, "95%"), (0.99, "99%")], coerce=float,
+                                        initial=0.95, label="Confidence")
+
+    def __init__(self, *args, judges, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["judge"].queryset = judges
+        self.fields["judge"].label_from_instance = lambda run: f"{run.model.name} · {run.mode} · run {run.pk}"

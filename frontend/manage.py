@@ -25,7 +25,10 @@ from benchmarks.importers import ImportFailure
 from benchmarks.models import Benchmark
 from benchmarks.permissions import can_import_items
 
-from .forms import (AccountsForm, CampaignForm, MembersForm, PresetChoiceForm, SettingsChangeForm, UploadForm)
+from reports.planner import campaign_plan, judge_runs as planner_judges
+
+from .forms import (AccountsForm, CampaignForm, MembersForm, PlannerForm, PresetChoiceForm, SettingsChangeForm,
+                    UploadForm)
 from .access import campaign_with_role, managed_campaigns, may_manage
 
 
@@ -114,10 +117,16 @@ def campaign_new(request):
 @login_required
 def campaign_overview(request, pk):
     campaign = managed(request, pk)
+    planner = PlannerForm(request.GET or None, judges=planner_judges(campaign))
+    plan = None
+    if planner.is_bound and planner.is_valid():
+        plan = campaign_plan(campaign, planner.cleaned_data["judge"], target_width=planner.cleaned_data["width"],
+                             confidence=planner.cleaned_data["confidence"])
     return render(request, "frontend/manage_campaign.html", {
         "campaign": campaign, "batches": selectors.batches_overview(campaign),
         "members": Membership.objects.filter(campaign=campaign, active=True).count(),
-        "settings": campaign.settings})
+        "settings": campaign.settings, "estimates": selectors.annotator_estimates(campaign),
+        "planner": planner, "plan": plan})
 
 
 def _act(request, what, *args, **kwargs):
@@ -154,7 +163,7 @@ def hand_in(request, pk):
 def campaign_settings(request, pk):
     campaign = managed(request, pk)
     current = campaign.settings
-    form = SettingsChangeForm(request.POST or None, initial=current.values())
+    form = SettingsChangeForm(request.POST or None, initial=current.values(), benchmark=campaign.benchmark)
     if request.method == "POST" and form.is_valid():
         changes = form.changes()
         if not changes:

@@ -99,7 +99,10 @@ def assignment(request, pk):
 def review(request, pk):
     batch = get_object_or_404(Batch.objects.select_related("campaign", "settings"), pk=pk)
     campaign, roles = campaign_with_role(request.user, batch.campaign_id, policy.READ_QC, "see QC reviews")
-    return render(request, "frontend/review.html", {"batch": batch, "campaign": campaign, "is_qc": Role.QC in roles})
+    estimates = (selectors.annotator_estimates(campaign, batch=batch) if roles & policy.READ_ANNOTATOR_FIGURES
+                 else None)
+    return render(request, "frontend/review.html", {"batch": batch, "campaign": campaign, "is_qc": Role.QC in roles,
+                                                    "estimates": estimates})
 
 
 @login_required
@@ -120,9 +123,12 @@ def disagreements(request, pk):
     campaign, roles = campaign_with_role(request.user, pk, policy.READ_DISAGREEMENTS, "see its disagreements")
     # A gold panel's experts vote blind: they may decide disagreements but the queue shows no names.
     blind = not policy.can_read_labels(request.user, campaign)
+    # The most uncertain items under the annotator model, on request; never for blind voters (it reads labels).
+    uncertain_first = request.GET.get("order") == "uncertain" and not blind
     return render(request, "frontend/disagreements.html", {
         "campaign": campaign, "can_resolve": bool(roles & policy.RESOLVE), "blind": blind,
-        "tasks": {t.pk: t.form for t in campaign.tasks.all()}})
+        "tasks": {t.pk: t.form for t in campaign.tasks.all()},
+        "estimates": selectors.annotator_estimates(campaign) if uncertain_first else None})
 
 
 @login_required

@@ -1,10 +1,15 @@
 """Pure statistics for the human-versus-model comparison; no Django, nothing else of ours."""
 from ._common import as_number
 from .aggregation import (
+    ANNOTATOR_METHODS,
+    AnnotatorModel,
     HumanBaseline,
+    annotator_model,
+    dawid_skene,
     human_baseline,
     m_of_k_correct,
     majority_size,
+    mace,
     majority_vote,
     mean_of_raters_accuracy,
     mean_rating_per_item,
@@ -21,6 +26,7 @@ from .agreement import (
     per_item_agreement,
     percent_agreement,
 )
+from .alt_test import EPSILON as ALT_TEST_EPSILON, alt_test
 from .bootstrap import bootstrap_ci
 from .comparison import (
     PAIRED_GAP,
@@ -34,10 +40,22 @@ from .comparison import (
     paired_bootstrap_gaps,
     stratified_interval,
 )
+from .prediction_powered import classical_mean, plan_labels, ppi_mean, width_curve
 from .ratings import botchat_outcomes, bradley_terry, bradley_terry_bootstrap, elo, elo_over_orders, win_tie_lose
 from .selfchat import length_stats, pass_at_n, pass_at_n_stepwise
 
 __all__ = [
+    "ALT_TEST_EPSILON",
+    "ANNOTATOR_METHODS",
+    "AnnotatorModel",
+    "alt_test",
+    "annotator_model",
+    "classical_mean",
+    "dawid_skene",
+    "mace",
+    "plan_labels",
+    "ppi_mean",
+    "width_curve",
     "PAIRED_GAP",
     "STRATIFIED",
     "HumanBaseline",

@@ -199,3 +199,285 @@ def median_reading_seconds(seconds: Iterable[float | None]) -> float | None:
     else:
         times = [float(t) for t in seconds if not is_missing(t)]
     return statistics.median(times) if times else None
+
+
+# ---------------------------------------------------------------- annotator models
+
+AnnotatorMethod = Literal["dawid_skene", "one_coin", "mace"]
+ANNOTATOR_METHODS = {
+    "dawid_skene": "Dawid-Skene: a confusion matrix per annotator (P(given label | true label)) and label priors",
+    "one_coin": "one-coin Dawid-Skene: one competence per annotator, its errors spread evenly over the other labels",
+    "mace": "MACE: each annotator knows the label with probability 1 - spamming, else answers from a "
+            "label distribution of their own (uniform prior over the true label)",
+}
+EM_TOLERANCE = 1e-6  # stop when the mean log-likelihood per label changes by less than this
+EM_MAX_ITERATIONS = 500
+_FLOOR = 1e-10  # probabilities are kept at or above this before logs (as crowd-kit's Dawid-Skene)
+
+
+@dataclass(frozen=True)
+class AnnotatorModel(Result):
+    method: str
+    method_text: str
+    labels: list  # the label set: the columns of `posteriors` and the rows and columns of each confusion matrix
+    items: list
+    annotators: list
+    posteriors: np.ndarray  # items x labels: P(true label = labels[k] | every answer), each row summing to 1
+    aggregate: list  # per item: the most probable label (the first in `labels` order on a tie)
+    uncertainty: np.ndarray  # per item: 1 - the largest posterior
+    priors: list  # P(true label), the mean of the posteriors (uniform for MACE, which fixes it)
+    competence: dict  # annotator -> P(their label is the true one) under the model (MACE: P(knowing))
+    confusion: dict | None  # Dawid-Skene, one-coin: annotator -> [true][given] P(given | true)
+    spamming: dict | None  # MACE: annotator -> P(answering without knowing) (variational: its geometric mean)
+    gold_fixed: int  # items whose posterior is held at their gold label
+    iterations: int
+    converged: bool
+    tolerance: float
+    max_iterations: int
+    log_likelihood: float  # the marginal log-likelihood of the answers at the end
+
+    def to_dict(self):
+        # posteriors and uncertainty stay numpy arrays here (a list of a million floats costs seconds to make)
+        out = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        out["posteriors"], out["uncertainty"] = self.posteriors.tolist(), self.uncertainty.tolist()
+        return out
+
+    def most_uncertain(self, limit: int | None = None) -> list:
+        """The items, most uncertain first (ties in item order)."""
+        order = np.argsort(-self.uncertainty, kind="stable")
+        return [self.items[n] for n in order[:limit]]
+
+
+def _codes(values: Sequence[Any], order: Sequence[Any] | None = None) -> tuple[np.ndarray, list]:
+    """Each value as its position in `order` (default: the values in order of first appearance)."""
+    names = list(dict.fromkeys(order if order is not None else values))
+    index = {name: n for n, name in enumerate(names)}
+    try:
+        return np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values)), names
+    except KeyError as missing:
+        raise ValueError(f"label {missing.args[0]!r} is not one of the labels given") from None
+
+
+class _Answers:
+    """The answers as integer codes: item, annotator and label of each."""
+
+    def __init__(self, answers, labels, gold):
+        answers = answers if isinstance(answers, list) else list(answers)
+        if not answers:
+            raise ValueError("no answers to model")
+        # three passes, not zip(*answers): unpacking every answer as an argument is slow at this size
+        items, annotators, given = ([row[n] for row in answers] for n in range(3))
+        # This runs over every answer: the types are read in one pass, and the slower checks (missing labels,
+        # numpy scalars made plain) run only where a type calls for them.
+        types = set(map(type, given))
+        if type(None) in types or types & {float, np.float64, np.float32}:
+            kept = [n for n, v in enumerate(given) if not is_missing(v)]
+            if not kept:
+                raise ValueError("no answers to model")
+            items, annotators, given = ([column[n] for n in kept] for column in (items, annotators, given))
+        if any(issubclass(t, np.generic) for t in types):
+            given = [plain(v) for v in given]
+        self.item, self.items = _codes(items)
+        self.annotator, self.annotators = _codes(annotators)
+        self.label, self.labels = _codes(given, labels if labels is not None else sorted(set(given), key=_sort_key))
+        self.n_items, self.n_annotators, self.n_labels = len(self.items), len(self.annotators), len(self.labels)
+        gold = {i: plain(v) for i, v in (gold or {}).items() if not is_missing(v)}
+        label_code = {name: n for n, name in enumerate(self.labels)}
+        unknown = sorted({repr(v) for v in gold.values() if v not in label_code})
+        if unknown:
+            raise ValueError(f"gold labels {', '.join(unknown)} are not among the labels")
+        item_code = {name: n for n, name in enumerate(self.items)}
+        held = [(item_code[i], label_code[v]) for i, v in gold.items() if i in item_code]
+        self.gold_rows = np.array([r for r, _ in held], dtype=np.int64)
+        self.gold_cols = np.array([c for _, c in held], dtype=np.int64)
+
+    def hold_gold(self, posteriors):
+        if self.gold_rows.size:
+            posteriors[self.gold_rows] = 0.0
+            posteriors[self.gold_rows, self.gold_cols] = 1.0
+        return posteriors
+
+    def per_item(self, weights):
+        """Sum of a per-answer quantity over each item's answers."""
+        return np.bincount(self.item, weights=weights, minlength=self.n_items)
+
+    def majority_start(self):
+        """Each item's share of votes per label (the deterministic start of every model), gold held."""
+        counts = np.zeros((self.n_items, self.n_labels))
+        np.add.at(counts, (self.item, self.label), 1.0)
+        return self.hold_gold(counts / counts.sum(axis=1, keepdims=True))
+
+
+def _sort_key(value):
+    return (type(value).__name__, value) if isinstance(value, (int, float, str)) else ("~", repr(value))
+
+
+def _normalised_log(log_weights):
+    """Rows of log weights -> rows of probabilities, and the log of each row's total."""
+    top = log_weights.max(axis=1, keepdims=True)
+    weights = np.exp(log_weights - top)
+    total = weights.sum(axis=1, keepdims=True)
+    return weights / total, (np.log(total) + top).ravel()
+
+
+def _confusion_e_step(data, log_priors, log_confusion):
+    """P(true label | answers) from priors and per-annotator confusion matrices [annotator, true, given]."""
+    per_answer = log_confusion[data.annotator, :, data.label]  # answers x true labels
+    log_joint = log_priors + np.stack([data.per_item(per_answer[:, k]) for k in range(data.n_labels)], axis=1)
+    posteriors, log_marginal = _normalised_log(log_joint)
+    return data.hold_gold(posteriors), float(log_marginal.sum())
+
+
+def _dawid_skene_m_step(data, posteriors):
+    """Expected counts of (annotator, true, given), normalised over the given label."""
+    counts = np.zeros((data.n_annotators, data.n_labels, data.n_labels))
+    for k in range(data.n_labels):
+        counts[:, k, :] = np.bincount(data.annotator * data.n_labels + data.label, weights=posteriors[data.item, k],
+                                      minlength=data.n_annotators * data.n_labels).reshape(data.n_annotators, -1)
+    counts = np.clip(counts, _FLOOR, None)
+    return counts / counts.sum(axis=2, keepdims=True)
+
+
+def _one_coin_m_step(data, posteriors):
+    """Each annotator's competence (their answers' mean posterior), the rest spread evenly over the other labels."""
+    skill = (np.bincount(data.annotator, weights=posteriors[data.item, data.label], minlength=data.n_annotators)
+             / np.bincount(data.annotator, minlength=data.n_annotators))
+    k = data.n_labels
+    confusion = np.repeat(((1 - skill) / max(k - 1, 1))[:, None, None], k, axis=1).repeat(k, axis=2)
+    confusion[:, np.arange(k), np.arange(k)] = skill[:, None]
+    return np.clip(confusion, _FLOOR, 1 - _FLOOR), skill
+
+
+def _run_em(data, params, e_step, m_step, tolerance, max_iterations):
+    """EM from parameters read off the majority vote: E-step, then M-step, until the log-likelihood per answer
+    changes by less than `tolerance` or after `max_iterations` iterations."""
+    previous, converged, iterations, log_likelihood = -np.inf, False, 0, -np.inf
+    n_answers = data.item.size
+    for iterations in range(1, max_iterations + 1):
+        posteriors, log_likelihood = e_step(params)
+        params = m_step(posteriors, params)
+        if abs(log_likelihood - previous) / n_answers < tolerance:
+            converged = True
+            break
+        previous = log_likelihood
+    return posteriors, params, iterations, converged, log_likelihood
+
+
+def _result(method, data, posteriors, priors, competence, confusion, spamming, iterations, converged, log_likelihood,
+            tolerance, max_iterations):
+    best = posteriors.argmax(axis=1)
+    named = dict(zip(data.annotators, range(data.n_annotators)))
+    return AnnotatorModel(
+        method, ANNOTATOR_METHODS[method], data.labels, data.items, data.annotators, posteriors,
+        [data.labels[k] for k in best.tolist()], 1 - posteriors.max(axis=1), priors.tolist(),
+        {a: float(competence[n]) for a, n in named.items()},
+        None if confusion is None else {a: confusion[n].tolist() for a, n in named.items()},
+        None if spamming is None else {a: float(spamming[n]) for a, n in named.items()},
+        int(data.gold_rows.size), iterations, converged, tolerance, max_iterations, float(log_likelihood))
+
+
+def dawid_skene(answers: Iterable[tuple[Any, Any, Any]], *, labels: Sequence[Any] | None = None,
+                gold: Mapping[Any, Any] | None = None, one_coin: bool = False, tolerance: float = EM_TOLERANCE,
+                max_iterations: int = EM_MAX_ITERATIONS) -> AnnotatorModel:
+    """Dawid and Skene (1979) by EM, or its one-coin form (one competence per annotator).
+
+    `answers`: (item, annotator, label) triples; missing labels are left out. `labels`: the label set in the
+    order wanted (default: the labels given, sorted). `gold`: item -> label held fixed as that item's posterior
+    (expert gold). The start is each item's share of majority votes (deterministic); each iteration is an
+    M-step (confusion matrices from the posteriors, counts floored at 1e-10) then an E-step; it stops when the
+    log-likelihood per answer moves by less than `tolerance`, or after `max_iterations`.
+    competence: P(an annotator's label is the true one) = sum over true labels of prior x diagonal.
+    """
+    data = _Answers(answers, labels, gold)
+
+    def m_step(posteriors, _=None):
+        priors = np.clip(posteriors.mean(axis=0), _FLOOR, None)
+        if one_coin:
+            return priors, *_one_coin_m_step(data, posteriors)
+        return priors, _dawid_skene_m_step(data, posteriors), None
+
+    def e_step(params):
+        priors, confusion, _ = params
+        return _confusion_e_step(data, np.log(priors), np.log(confusion))
+
+    posteriors, (priors, confusion, skill), iterations, converged, log_likelihood = _run_em(
+        data, m_step(data.majority_start()), e_step, m_step, tolerance, max_iterations)
+    diagonal = confusion[:, np.arange(data.n_labels), np.arange(data.n_labels)]
+    competence = skill if one_coin else diagonal @ priors
+    return _result("one_coin" if one_coin else "dawid_skene", data, posteriors, priors, competence, confusion, None,
+                   iterations, converged, log_likelihood, tolerance, max_iterations)
+
+
+def mace(answers: Iterable[tuple[Any, Any, Any]], *, labels: Sequence[Any] | None = None,
+         gold: Mapping[Any, Any] | None = None, variational: bool = False, alpha: float = 0.5, beta: float = 0.5,
+         tolerance: float = EM_TOLERANCE, max_iterations: int = EM_MAX_ITERATIONS) -> AnnotatorModel:
+    """MACE (Hovy, Berg-Kirkpatrick, Vaswani and Hovy, NAACL 2013) by EM.
+
+    An annotator knows the true label with probability 1 - spamming and gives it; otherwise they answer from
+    a label distribution of their own. The true label has a uniform prior. The start: competence = the
+    annotator's mean majority-vote share of their own answers, answer distribution = their label frequencies.
+    M-step: expected counts plus 0.01 / K smoothing, normalised (MACE's EM); `variational` uses MACE's
+    variational Bayes step instead (Beta(alpha, beta) prior on knowing, Dirichlet(10) on the answer
+    distribution). Stopping and `gold` as in `dawid_skene`.
+    """
+    data = _Answers(answers, labels, gold)
+    k = data.n_labels
+    smoothing = 0.01 / k
+    given = np.zeros((data.n_annotators, k))
+    np.add.at(given, (data.annotator, data.label), 1.0)
+
+    def normalise(counts, prior):
+        if variational:
+            from scipy.special import digamma
+
+            return np.exp(digamma(counts + prior) - digamma((counts + prior).sum(axis=1, keepdims=True)))
+        return (counts + smoothing) / (counts + smoothing).sum(axis=1, keepdims=True)
+
+    def expected_counts(posteriors, params):
+        (spam_weight, know_weight), strategy = params
+        spam = spam_weight[data.annotator] * strategy[data.annotator, data.label]  # per answer
+        know = know_weight[data.annotator]
+        truth = posteriors[data.item, data.label]  # P(true label = the answer given)
+        # P(this answer came from knowing | answers) = P(true = answer) * know / (know + spam)
+        knew = truth * know / (know + spam)
+        spammed = 1 - knew
+        knowing_counts = np.stack([np.bincount(data.annotator, weights=spammed, minlength=data.n_annotators),
+                                   np.bincount(data.annotator, weights=knew, minlength=data.n_annotators)], axis=1)
+        strategy_counts = np.zeros((data.n_annotators, k))
+        np.add.at(strategy_counts, (data.annotator, data.label), spammed)
+        return knowing_counts, strategy_counts
+
+    def m_step(posteriors, params):
+        knowing_counts, strategy_counts = expected_counts(posteriors, params)
+        return normalise(knowing_counts, np.array([[alpha, beta]])).T, normalise(strategy_counts, 10.0)
+
+    def e_step(params):
+        (spam_weight, know_weight), strategy = params
+        spam = spam_weight[data.annotator, None] * strategy[data.annotator, data.label][:, None]
+        per_answer = np.log(np.where(np.arange(k)[None, :] == data.label[:, None], know_weight[data.annotator, None], 0)
+                            + spam)
+        log_joint = np.log(1 / k) + np.stack([data.per_item(per_answer[:, c]) for c in range(k)], axis=1)
+        posteriors, log_marginal = _normalised_log(log_joint)
+        return data.hold_gold(posteriors), float(log_marginal.sum())
+
+    start = data.majority_start()
+    agreement = np.clip(np.bincount(data.annotator, weights=start[data.item, data.label], minlength=data.n_annotators)
+                        / np.bincount(data.annotator, minlength=data.n_annotators), _FLOOR, 1 - _FLOOR)
+    # (spamming, knowing) weights per annotator: probabilities under EM; under variational Bayes the geometric
+    # means exp(E[log p]), which need not sum to 1
+    initial = (np.stack([1 - agreement, agreement]), given / given.sum(axis=1, keepdims=True))
+    posteriors, ((spamming, knowing), strategy), iterations, converged, log_likelihood = _run_em(
+        data, initial, e_step, m_step, tolerance, max_iterations)
+    return _result("mace", data, posteriors, np.full(k, 1 / k), knowing, None, spamming, iterations, converged,
+                   log_likelihood, tolerance, max_iterations)
+
+
+def annotator_model(method: AnnotatorMethod, answers, **options) -> AnnotatorModel:
+    """One of ANNOTATOR_METHODS by name."""
+    if method == "dawid_skene":
+        return dawid_skene(answers, **options)
+    if method == "one_coin":
+        return dawid_skene(answers, one_coin=True, **options)
+    if method == "mace":
+        return mace(answers, **options)
+    raise ValueError(f"method must be one of {sorted(ANNOTATOR_METHODS)}")

@@ -5,13 +5,14 @@ report can show that the rows alone give the run's accuracy.
 """
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 
 from django.db.models import Count, Q
 
 from . import studies
 from .modes import CLASSIFY_REFUSAL, SELFCHAT_REFUSAL, TRAIN_REFUSAL, mode_unsuited
-from .models import ChunkState, EvalRun, Mode, ParseStatus, Prediction
+from .models import ChunkState, EvalRun, Mode, ParseStatus, Prediction, RunState
 from .scorers.choice_rules import rule_picks
 from .scorers.positions import accuracy_by_position
 
@@ -109,3 +110,52 @@ def api_usage(run) -> dict:
             for name in ("prompt_tokens", "completion_tokens"):
                 figures[prefix + name] += (call.get("usage") or {}).get(name, 0)
     return figures
+
+
+def _spread(weights: dict, scale: list) -> float | None:
+    """The standard deviation of a distribution over numeric ratings, over half the range of the `scale` (0 to 1)."""
+    values = {float(k): float(p) for k, p in weights.items()}
+    total, half = sum(values.values()), (max(scale) - min(scale)) / 2 if scale else 0
+    if total <= 0:
+        return None
+    mean = sum(k * p for k, p in values.items()) / total
+    sd = math.sqrt(sum(p * (k - mean) ** 2 for k, p in values.items()) / total)
+    return min(sd / half, 1.0) if half else 0.0
+
+
+def prediction_uncertainty(prediction) -> float | None:
+    """How unsure a judge was of an item, 0 (sure) to 1, from what its prediction stored: the spread of a rating
+    run's renormalised rating probabilities (their standard deviation over half the valid ratings' range),
+    2 sqrt(g (1 - g)) of a yes/no run's g, 1 - the largest option probability of a log-likelihood run; None where
+    nothing tells (generation)."""
+    probabilities = prediction.probabilities or {}
+    if prediction.run.mode == Mode.RATING and probabilities.get("top"):
+        return _spread(probabilities["top"], [float(k) for k in probabilities.get("raw") or probabilities["top"]])
+    if prediction.run.mode == Mode.YES_NO and prediction.rating is not None:
+        g = prediction.rating
+        return 2 * math.sqrt(g * (1 - g))
+    if prediction.run.mode == Mode.LOGLIKELIHOOD and prediction.options:
+        logprobs = [o["logprob"] for o in prediction.options]
+        weights = [math.exp(lp - max(logprobs)) for lp in logprobs]
+        return 1 - max(weights) / sum(weights)
+    return None
+
+
+UNCERTAINTY_MODES = (Mode.RATING, Mode.YES_NO, Mode.LOGLIKELIHOOD)  # the modes prediction_uncertainty reads
+
+
+def uncertainty_runs(benchmark):
+    """Finished runs on a benchmark whose predictions tell how unsure the judge was (active selection's judges)."""
+    return (EvalRun.objects.filter(benchmark=benchmark, state=RunState.FINISHED, mode__in=UNCERTAINTY_MODES)
+            .select_related("model").order_by("-id"))
+
+
+def item_uncertainty(run_id, item_ids) -> dict:
+    """item id -> the judge run's uncertainty about it (prediction_uncertainty; the mean over a run's variants),
+    for the items it has a reading for."""
+    readings = defaultdict(list)
+    for prediction in (Prediction.objects.filter(run_id=run_id, item_id__in=list(item_ids)).select_related("run")
+                       .only("item_id", "probabilities", "rating", "options", "run__mode")):
+        if (u := prediction_uncertainty(prediction)) is not None:
+            readings[prediction.item_id].append(u)
+    return {item: sum(values) / len(values) for item, values in readings.items()}

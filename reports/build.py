@@ -16,6 +16,7 @@ from .readable import RULES, how_to_read
 from .rows import Rows
 from .sections.agreement import agreement_section
 from .sections.annotators import annotator_section
+from .sections.human_anchored import alt_test_section, crowd_section, human_anchored_section
 from .sections.multiple_choice import item_lists, mc_section
 from .sections.pairwise import pairwise_section
 from .sections.provenance import provenance
@@ -59,6 +60,9 @@ def build_report(data: ReportData, options: ReportOptions = ReportOptions(), gen
         "multiple_choice": mc,
         "ratings": ratings,
         "pairwise": pairwise_section(rows, options),
+        "crowd": crowd_section(rows, options),
+        "human_anchored": human_anchored_section(rows, options),
+        "alt_test": alt_test_section(rows, options),
         "item_lists": item_lists(rows, mc, options.item_list_limit),
         "provenance": provenance(rows),
     }

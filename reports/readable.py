@@ -94,6 +94,14 @@ def how_to_read(report):
         "McNemar is the exact two-sided test on the items where exactly one of human majority and model is right, "
         "per task (mcnemar_p) and over the pooled items of every task (pooled_mcnemar_p); no correction for "
         "testing many tasks and models is applied.")})
+    if report.get("crowd") or report.get("human_anchored") or (report.get("alt_test") or {}).get("tests"):
+        sections.append({"topic": "fewer labels", "text": (
+            "A typical person (the mean of the annotators' accuracies) and the aggregated crowd (one label per item "
+            "by the campaign's rule) are two figures, named apart. Human-anchored intervals (PPI++) use a judge's "
+            "answers on every item and people's labels on some; each sits beside the classical interval from the "
+            "labelled items alone, with lambda (0: classical) and the effective number of labels. The alternative "
+            "annotator test lets a judge replace the people when it wins against half of them or more "
+            "(Benjamini-Yekutieli), each compared after giving away the epsilon of the annotators' kind.")})
     flagged = flagged_rows(report)
     text = (f"A figure from fewer than {options['min_items']} items, and an agreement figure from fewer than "
             f"{options['min_agreement_items']} items or {options['min_raters']} raters, is flagged \"small sample\" "

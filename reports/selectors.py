@@ -22,7 +22,8 @@ from django.db.models import BooleanField, Case, CharField, ExpressionWrapper, F
 from django.db.models.fields.json import KT, KeyTextTransform, KeyTransform
 
 from annotation.importers import RATERS_ARE_POSITIONS
-from annotation.models import Annotation, Batch, Campaign, CampaignSettings, GoldLabel, GoldVersion, QCSampleItem
+from annotation.models import (Annotation, Batch, BatchItem, Campaign, CampaignSettings, GoldLabel, GoldVersion,
+                               QCSampleItem)
 from benchmarks.models import Benchmark, Item, Task
 from core.errors import ActionError, Code
 from modeleval.models import EvalRun, Mode, ParseStatus, Prediction, RunState
@@ -249,7 +250,8 @@ def campaign_rows(scope):
     for c in campaigns:
         c["settings"] = []
         c["raters_are_positions"] = c["source"] in RATERS_ARE_POSITIONS
-    for row in settings.values("campaign_id", "version", "overlap", "guidelines", "note", "min_reading_seconds"):
+    for row in settings.values("campaign_id", "version", "overlap", "guidelines", "note", "min_reading_seconds",
+                               "aggregation", "annotator_kind"):
         by_campaign[row.pop("campaign_id")]["settings"].append(row)
     return campaigns
 
@@ -436,4 +438,11 @@ def report_data(scope, kept=None) -> ReportData:
         dialogues=arena_dialogues(scope, tasks),
         pairwise_steps=pairwise_steps(scope, tasks),
         gold_choice=choice.describe(set(items["id"])),
+        inclusion=inclusion_rows(scope),
     )
+
+
+def inclusion_rows(scope):
+    """item id -> the probability with which active selection drew it for labels (campaigns in scope)."""
+    return dict(BatchItem.objects.filter(campaign__in=campaign_queryset(scope), inclusion_probability__isnull=False)
+                .values_list("item_id", "inclusion_probability"))

@@ -7,14 +7,17 @@ import numbers
 from benchmarks.spreadsheet import safe_cell
 
 from ..build import public
+from .anchored import csv_lines
 
 COLUMNS = ["section", "task", "question", "model", "subset", "metric", "value", "undefined_reason", "rule", "flag"]
 # Keys that identify a row rather than measure something.
 IDENTIFIERS = {"task", "question", "quality", "model", "run_id", "campaign_id", "campaign", "rater_group", "batch",
                "round", "state", "annotator", "annotator_id", "source", "position", "dimension", "domain", "mode",
                "rule", "name", "label", "primary", "krippendorff_level", "band", "tie_rule", "system", "small_sample",
-               "gap_interval", "pooled_gap_interval", "ceiling_rule"}
-SUBSET_KEYS = ("rater_group", "campaign", "batch", "round", "annotator", "dimension", "domain", "source", "position")
+               "gap_interval", "pooled_gap_interval", "ceiling_rule", "judge", "estimand", "scoring", "annotator_kind",
+               "rule_text", "test"}
+SUBSET_KEYS = ("rater_group", "campaign", "batch", "round", "annotator", "dimension", "domain", "source", "position",
+               "judge", "estimand")
 def _is_value(value):
     return value is None or isinstance(value, (numbers.Number, bool))
 
@@ -117,6 +120,7 @@ def rows(report):
                        "subset": f"judged_by={curve['judged_by']};n={point['n']}", "metric": "pass_at_n",
                        "value": point["share"],
                        "undefined_reason": "" if point["share"] is not None else "no judgements"}
+    yield from csv_lines(report, _lines)
     for key, count in report["item_lists"]["counts"].items():
         yield {"section": "item_lists", "task": None, "question": None, "model": None, "subset": "",
                "metric": key, "value": count, "undefined_reason": ""}

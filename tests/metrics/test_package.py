@@ -8,7 +8,7 @@ import numpy as np
 
 import metrics
 
-ALLOWED = set(sys.stdlib_module_names) | {"numpy", "scipy", "statsmodels", "sklearn", "krippendorff"}
+ALLOWED = set(sys.stdlib_module_names) | {"numpy", "scipy", "statsmodels", "sklearn", "krippendorff", "ppi_py"}
 
 
 def test_imports_only_stdlib_and_scientific_libraries():
@@ -40,6 +40,11 @@ def test_results_serialise_to_json_without_help():
         metrics.elo(matches), metrics.bradley_terry(matches),
         metrics.bradley_terry_bootstrap(matches, n_resamples=20),
         *metrics.per_item_agreement(list(labels)), *metrics.win_tie_lose(matches),
+        metrics.dawid_skene([(1, "a", "x"), (1, "b", "y"), (2, "a", "x")], gold={2: "x"}),
+        metrics.mace([(1, "a", "x"), (1, "b", "y"), (2, "a", "x")]),
+        metrics.ppi_mean(h, m, np.tile(m, 3), confidence=0.95),
+        metrics.plan_labels(h, m, np.tile(m, 3), target_width=0.5, confidence=0.95),
+        metrics.alt_test({"a": {1: "x", 2: "y"}, "b": {1: "x", 2: "x"}}, {1: "x", 2: "y"}, epsilon=0.1),
     ]
     for result in results:
         json.dumps(result.to_dict(), allow_nan=False)

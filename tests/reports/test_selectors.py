@@ -50,7 +50,7 @@ def test_query_count_does_not_grow_with_items(tmp_path):
     benchmark_with(tmp_path, "large", 200)
     small, large = queries_for("small"), queries_for("large")
     assert small == large, (small, large)
-    assert large == 17  # one per table (see reports.selectors) and 3 for which gold and why (reports.gold)
+    assert large == 18  # one per table (see reports.selectors) and 3 for which gold and why (reports.gold)
 
 
 @pytest.mark.django_db

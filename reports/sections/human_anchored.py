@@ -1,0 +1,285 @@
+"""Fewer human labels for the same certainty: the crowd's aggregate beside a typical person, human-anchored
+intervals (PPI++) beside the classical ones, and whether a judge may replace the people (the alternative
+annotator test)."""
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from benchmarks.formschema import excluding_values, question
+from metrics import ALT_TEST_EPSILON, alt_test, annotator_model, as_number, majority_vote, ppi_mean, width_curve
+from modeleval import modes
+
+from ..contract import ReportOptions
+from ..figures import new_row, put
+from ..forms import rating_values
+from ..readable import flag
+from ..rows import Rows
+from .annotators import label_key
+
+MC_MODES = modes.multiple_choice.MODES
+RATING_MODES = modes.rating.MODES + modes.classify.MODES
+# The campaign settings' aggregate rules (annotation.models.Aggregation); majority vote is the default.
+MAJORITY = "majority"
+AGGREGATION_TEXT = {
+    "majority": "majority vote of the item's labels (a tie gives no label and counts as wrong)",
+    "dawid_skene": "Dawid-Skene's most probable label, fitted to every label of the campaign's task",
+    "one_coin": "one-coin Dawid-Skene's most probable label, fitted to every label of the campaign's task",
+    "mace": "MACE's most probable label, fitted to every label of the campaign's task",
+}
+
+
+def _settings(rows: Rows, campaign_id):
+    versions = rows.campaigns[campaign_id]["settings"]
+    return versions[-1] if versions else {}
+
+
+def campaign_labels(rows: Rows):
+    """(campaign, task id) -> {item: {annotator: primary answer}} from the human campaigns' current labels, the
+    excluding answers (-1, -2, abandon) left out."""
+    ann = rows.data.annotations
+    excluding = {t: {label_key(v) for v in excluding_values(question(rows.tasks[t]["form"], rows.primary[t]))}
+                 for t in rows.tasks}
+    out = defaultdict(lambda: defaultdict(dict))
+    for i in rows.human_rows:
+        value, item = ann["value"][i], ann["item_id"][i]
+        task = rows.item_task[item]
+        if value is None or label_key(value) in excluding[task]:
+            continue
+        out[ann["campaign_id"][i], task][item][ann["annotator_id"][i]] = value
+    return out
+
+
+def run_answers(rows: Rows, run_id, column):
+    """item -> the run's answer in `column`: the answer as shown (variant ""), or the mean over its variants for a
+    numeric column (Huynh's seeds)."""
+    values = rows.data.predictions[column]
+    if column != "rating":
+        return {item: values[i] for item, i in rows.predictions[run_id, ""].items() if values[i] not in (None, "")}
+    sums = defaultdict(list)
+    for (run, _), where in rows.predictions.items():
+        if run == run_id:
+            for item, i in where.items():
+                if values[i] is not None:
+                    sums[item].append(values[i])
+    return {item: float(np.mean(v)) for item, v in sums.items()}
+
+
+# ---------------------------------------------------------------- the crowd and a typical person
+
+def crowd_section(rows: Rows, options: ReportOptions):
+    """Per campaign and task with gold: the accuracy of a typical person (the mean of the annotators'
+    accuracies) and of the aggregated crowd under the campaign's rule, named, with majority vote beside a
+    model's figure; each annotator's competence under the model."""
+    out = []
+    for (campaign_id, task_id), labels in sorted(campaign_labels(rows).items()):
+        task = rows.tasks[task_id]
+        if campaign_id in rows.position_campaigns or rows.kind[task_id] == "pairwise":
+            continue
+        rule = _settings(rows, campaign_id).get("aggregation") or MAJORITY
+        gold = {i: label_key(g) for i in labels if (g := rows.gold.get(i)) is not None}
+        row = new_row(campaign_id=campaign_id, campaign=rows.campaigns[campaign_id]["name"], task=task["slug"],
+                      rule=rule, rule_text=AGGREGATION_TEXT.get(rule, rule), n_items=len(labels), n_gold=len(gold))
+        people = defaultdict(lambda: [0, 0])
+        for item, g in gold.items():
+            for annotator, value in labels[item].items():
+                people[annotator][0] += label_key(value) == g
+                people[annotator][1] += 1
+        accuracies = [right / n for right, n in people.values() if n]
+        put(row, "typical_person_accuracy", float(np.mean(accuracies)) if accuracies else None,
+            "no labelled item has gold")
+        row["n_annotators"] = len(accuracies)
+        majority = {i: majority_vote([label_key(v) for v in by.values()]).label for i, by in labels.items()}
+        put(row, "majority_accuracy", float(np.mean([majority[i] == g for i, g in gold.items()])) if gold else None,
+            "no labelled item has gold")
+        model_method = rule if rule != MAJORITY else "dawid_skene"
+        answers = [(i, a, label_key(v)) for i, by in labels.items() for a, v in by.items()]
+        model = annotator_model(model_method, answers) if answers else None
+        if model is not None:
+            aggregate = dict(zip(model.items, model.aggregate))
+            put(row, f"{model_method}_accuracy",
+                float(np.mean([aggregate[i] == g for i, g in gold.items()])) if gold else None,
+                "no labelled item has gold")
+            row["model"] = model_method
+            row["model_iterations"], row["model_converged"] = model.iterations, model.converged
+            row["annotators"] = [
+                {"annotator": rows.data.users.get(a, str(a)), "competence": model.competence[a],
+                 "gold_accuracy": (people[a][0] / people[a][1]) if people[a][1] else None, "n_gold": people[a][1]}
+                for a in sorted(model.annotators, key=lambda a: rows.data.users.get(a, str(a)))]
+        crowd = "majority_accuracy" if rule == MAJORITY else f"{rule}_accuracy"
+        put(row, "crowd_accuracy", row.get(crowd), "no labelled item has gold")
+        flag(row, [(len(gold), options.min_items, "items with gold")] if gold else [])
+        out.append(row)
+    return out
+
+
+# ---------------------------------------------------------------- human-anchored intervals
+
+def _interval_row(result, curve, **keys):
+    row = new_row(**keys, n=result.n, N=result.N, lam=result.lam, effective_n=result.effective_n,
+                  weighted=result.weighted)
+    for name, interval in (("anchored", result.human_anchored), ("classical", result.classical)):
+        row[f"{name}_estimate"], row[f"{name}_low"] = interval.estimate, interval.low
+        row[f"{name}_high"], row[f"{name}_width"] = interval.high, interval.width
+    if result.undefined_reason:
+        for key in ("lam", "anchored_estimate", "anchored_low", "anchored_high", "anchored_width", "effective_n"):
+            row["undefined"][key] = result.undefined_reason
+    for key, value in list(row.items()):
+        if isinstance(value, float) and not np.isfinite(value):
+            put(row, key, None, "undefined: the labelled items or the judge's answers do not vary")
+    row["_curve"] = [p.to_dict() for p in curve]
+    return row
+
+
+def _anchored(y, f, f_all, options, inclusion=None, curve=True, **keys):
+    result = ppi_mean(y, f, f_all, confidence=options.confidence, inclusion_probabilities=inclusion)
+    points = width_curve(y, f, f_all, confidence=options.confidence, seed=options.seed) if curve and inclusion is None \
+        else []
+    return _interval_row(result, points, **keys)
+
+
+def human_values(rows: Rows, task, labels):
+    """item -> the people's figure on it: the mean rating (rating tasks), or whether their majority label is the
+    gold one (multiple choice), for the items people labelled."""
+    if rows.kind[task["id"]] == "rating":
+        numbers = {i: [n for v in by.values() if (n := as_number(v)) is not None] for i, by in labels.items()}
+        return {i: float(np.mean(v)) for i, v in numbers.items() if v}
+    out = {}
+    for item, by in labels.items():
+        gold = rows.gold.get(item)
+        if gold is not None:
+            out[item] = float(majority_vote([label_key(v) for v in by.values()]).label == label_key(gold))
+    return out
+
+
+def inclusion_of(rows: Rows, items):
+    """The inclusion probabilities of items drawn by active selection, when every one of them has one."""
+    probabilities = rows.data.inclusion or {}
+    values = [probabilities.get(i) for i in items]
+    return values if values and all(v is not None for v in values) else None
+
+
+def human_anchored_section(rows: Rows, options: ReportOptions):
+    """Per task: the people's figure (mean rating, or majority accuracy against gold) anchored on the items they
+    labelled with each judge run's answer on every item; each model's accuracy with gold on the items that have
+    it and a judge's verdict on all; the human-versus-model gap on the per-item difference. Each beside the
+    classical interval from the labelled items alone."""
+    labels_by_task = defaultdict(dict)
+    for (campaign_id, task_id), labels in campaign_labels(rows).items():
+        for item, by in labels.items():
+            labels_by_task[task_id].setdefault(item, {}).update(by)
+    humans, models, gaps = [], [], []
+    for task in rows.data.tasks:
+        kind = rows.kind[task["id"]]
+        if kind == "rating":
+            judges = rows.runs_for(task["id"], RATING_MODES)
+            column = "rating"
+        elif kind == "multiple_choice":
+            judges = rows.runs_for(task["id"], MC_MODES)
+            column = "answer"
+        else:
+            continue
+        items = rows.items_of[task["id"]]
+        human = human_values(rows, task, labels_by_task.get(task["id"], {}))
+        gold = {i: g for i in items if (g := rows.gold.get(i)) is not None}
+        answers = {r["id"]: run_answers(rows, r["id"], column) for r in judges}
+        for judge in judges:
+            j = answers[judge["id"]]
+            judged = [i for i in items if i in j]
+            if kind == "rating":
+                proxy = {i: float(j[i]) for i in judged}
+            else:  # the judge's answer stands in for gold: is it the people's majority's "right"?
+                proxy = {}
+            labelled = [i for i in judged if i in human]
+            keys = dict(task=task["slug"], judge=rows.run_label[judge["id"]], judge_run_id=judge["id"])
+            if kind == "rating" and labelled:
+                humans.append(_anchored([human[i] for i in labelled], [proxy[i] for i in labelled],
+                                        [proxy[i] for i in judged], options,
+                                        inclusion_of(rows, labelled), estimand="mean human rating", **keys))
+            for model in judges:
+                if model["id"] == judge["id"]:
+                    continue
+                m = answers[model["id"]]
+                both = [i for i in judged if i in m]
+                model_keys = dict(keys, model=rows.run_label[model["id"]], model_run_id=model["id"])
+                if kind == "multiple_choice":
+                    with_gold = [i for i in both if i in gold]
+                    if with_gold:
+                        models.append(_anchored(
+                            [float(m[i] == gold[i]) for i in with_gold], [float(m[i] == j[i]) for i in with_gold],
+                            [float(m[i] == j[i]) for i in both], options, curve=False,
+                            estimand="model accuracy", **model_keys))
+                    # the gap: people right minus model right; the judge's agreement with the model's answer
+                    # stands in for the model being right where gold is missing
+                    gap_items = [i for i in with_gold if i in human]
+                    if gap_items:
+                        correct = {i: float(m[i] == gold[i]) for i in with_gold}
+                        gaps.append(_anchored(
+                            [human[i] - correct[i] for i in gap_items],
+                            [float(j[i] == gold[i]) - correct[i] for i in gap_items],
+                            [float(j[i] == gold[i]) - correct[i] for i in with_gold], options, curve=False,
+                            estimand="human minus model accuracy", **model_keys))
+                else:
+                    gap_items = [i for i in both if i in human]
+                    if gap_items:
+                        gaps.append(_anchored(
+                            [human[i] - m[i] for i in gap_items], [proxy[i] - m[i] for i in gap_items],
+                            [proxy[i] - m[i] for i in both], options, curve=False,
+                            estimand="human minus model rating", **model_keys))
+        if kind == "multiple_choice":
+            labelled = [i for i in human]
+            for judge in judges:
+                j = answers[judge["id"]]
+                with_gold = [i for i in items if i in j and i in gold]
+                both = [i for i in labelled if i in j and i in gold]
+                if both:
+                    humans.append(_anchored(
+                        [human[i] for i in both], [float(j[i] == gold[i]) for i in both],
+                        [float(j[i] == gold[i]) for i in with_gold], options, inclusion_of(rows, both),
+                        estimand="human majority accuracy", task=task["slug"], judge=rows.run_label[judge["id"]],
+                        judge_run_id=judge["id"]))
+    for row in humans + models + gaps:
+        flag(row, [(row["n"], options.min_items, "labelled items")])
+    return {"humans": humans, "models": models, "gaps": gaps, "confidence": options.confidence,
+            "method": "PPI++ (ppi-python's ppi_mean_ci, lambda tuned and clipped to [0, 1]) beside the normal "
+                      "interval of the labelled items alone; effective n: the labels a classical interval would "
+                      "need for the human-anchored width"}
+
+
+# ---------------------------------------------------------------- may this judge replace these people?
+
+def alt_test_section(rows: Rows, options: ReportOptions):
+    """Per campaign, task and judge run: the alternative annotator test with the epsilon of the campaign's
+    annotators (their `annotator_kind`), accuracy for labels and -RMSE for ratings."""
+    out = []
+    for (campaign_id, task_id), labels in sorted(campaign_labels(rows).items()):
+        task, kind = rows.tasks[task_id], rows.kind[task_id]
+        if kind not in ("rating", "multiple_choice"):
+            continue
+        annotator_kind = _settings(rows, campaign_id).get("annotator_kind") or "skilled"
+        human = defaultdict(dict)
+        for item, by in labels.items():
+            for annotator, value in by.items():
+                human[annotator][item] = as_number(value) if kind == "rating" else label_key(value)
+        spec = question(task["form"], task["form"]["primary"])
+        for judge in rows.runs_for(task_id, RATING_MODES if kind == "rating" else MC_MODES):
+            answers = run_answers(rows, judge["id"], "rating" if kind == "rating" else "answer")
+            if kind == "rating" and rating_values(spec) is None:
+                continue
+            result = alt_test(human, answers, annotator_kind=annotator_kind,
+                              scoring="neg_rmse" if kind == "rating" else "accuracy",
+                              alpha=round(1 - options.confidence, 10))
+            row = new_row(campaign_id=campaign_id, campaign=rows.campaigns[campaign_id]["name"], task=task["slug"],
+                          judge=rows.run_label[judge["id"]], judge_run_id=judge["id"], annotator_kind=annotator_kind,
+                          epsilon=result.epsilon, scoring=result.scoring, alpha=result.alpha,
+                          n_items=result.n_items, n_annotators=result.n_annotators,
+                          raters_are_positions=campaign_id in rows.position_campaigns)
+            put(row, "winning_rate", result.winning_rate, result.undefined_reason)
+            put(row, "advantage_probability", result.advantage_probability, result.undefined_reason)
+            put(row, "passed", result.passed, result.undefined_reason)
+            row["checks"] = result.checks
+            row["per_annotator"] = [{**c.to_dict(), "annotator": rows.data.users.get(c.annotator, str(c.annotator))}
+                                    for c in result.annotators]
+            out.append(row)
+    return {"tests": out, "epsilon": ALT_TEST_EPSILON}
