@@ -1,11 +1,12 @@
 from django.apps import AppConfig
 
 
-class CoreConfig(AppConfig):
-    """What every app shares: the one error type (`core.errors`), its HTTP answer (`core.api`) and the
-    platform-wide commands `demo` and `serve`."""
+class HumanBaselineConfig(AppConfig):
+    """The top of the house: it may import every app and no app imports it. It connects the apps where one reads
+    another's data without importing it, and its commands `demo` and `serve` run the whole platform."""
 
-    name = "core"
+    name = "humanbaseline"
+    verbose_name = "HumanBaseline"
 
     def ready(self):
         # Model evaluation reads human labels without importing annotation (modeleval.human_labels).

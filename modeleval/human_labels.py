@@ -3,7 +3,7 @@ raters' ratings for few-shot examples (Huynh et al.).
 
 They are annotation's data, and modeleval never imports annotation (the two apps import benchmarks,
 never each other): the platform app connects annotation's selectors here when Django starts
-(`core.apps.CoreConfig.ready`).
+(`humanbaseline.apps`).
 """
 from __future__ import annotations
 
