@@ -1,10 +1,28 @@
+from typing import Protocol, TypedDict
+
+from django.db.models import Q
 from rest_framework import permissions
 
+from core.slots import Slot
+
 RESEARCHER_GROUP = "researchers"
-# What campaign members read of benchmarks. The annotation app registers a function of the user that
-# returns Q objects over Benchmark ("benchmark"), Task ("task"), Item ("item"), and the benchmarks
-# whose source gold and item meta they read ("gold"), so that benchmarks imports none of it.
-MEMBER_SCOPES = []
+
+
+class MemberRules(TypedDict):
+    benchmark: Q  # over Benchmark: the benchmarks they read
+    task: Q  # over Task: the tasks they read
+    item: Q  # over Item: the items they read
+    gold: Q  # over Benchmark: those whose source gold and item meta they read
+
+
+class MemberScope(Protocol):
+    def __call__(self, user) -> MemberRules:
+        """What a user's campaign roles let them read of benchmarks."""
+
+
+# Campaign roles are annotation's, and benchmarks imports none of it: the top app fills this slot with
+# annotation's rules when Django starts (humanbaseline.apps).
+member_scope: Slot[MemberScope] = Slot(MemberScope)
 
 
 def can_see_gold(user):
@@ -16,13 +34,7 @@ def can_see_gold(user):
 
 
 def _member_rule(user, kind):
-    rules = [scope(user)[kind] for scope in MEMBER_SCOPES]
-    if not rules:
-        return None
-    rule = rules[0]
-    for other in rules[1:]:
-        rule |= other
-    return rule
+    return member_scope.provider(user)[kind]
 
 
 def readable(user, kind, queryset):
@@ -31,8 +43,7 @@ def readable(user, kind, queryset):
         return queryset.none()
     if can_see_gold(user):
         return queryset
-    rule = _member_rule(user, kind)
-    return queryset.none() if rule is None else queryset.filter(rule)
+    return queryset.filter(_member_rule(user, kind))
 
 
 def gold_benchmarks(user):
@@ -41,8 +52,9 @@ def gold_benchmarks(user):
         return None
     from .models import Benchmark
 
-    rule = _member_rule(user, "gold") if user and user.is_authenticated else None
-    return set() if rule is None else set(Benchmark.objects.filter(rule).values_list("pk", flat=True))
+    if not user or not user.is_authenticated:
+        return set()
+    return set(Benchmark.objects.filter(_member_rule(user, "gold")).values_list("pk", flat=True))
 
 
 class IsStaffOrReadOnly(permissions.BasePermission):

@@ -57,12 +57,12 @@ INSTALLED_APPS = [
     "csp",
     "drf_spectacular",
     "drf_spectacular_sidecar",
-    "core",
     "benchmarks",
     "annotation",
     "modeleval",
     "reports",
     "frontend",
+    "humanbaseline",
 ]
 
 MIDDLEWARE = [

@@ -2,31 +2,37 @@
 raters' ratings for few-shot examples (Huynh et al.).
 
 They are annotation's data, and modeleval never imports annotation (the two apps import benchmarks,
-never each other): the platform app connects annotation's selectors here when Django starts
-(`core.apps.CoreConfig.ready`).
+never each other): what it reads is declared here (`HumanLabels`), and the top app fills `source` with
+annotation's selectors when Django starts (`humanbaseline.apps`).
 """
 from __future__ import annotations
 
-from types import SimpleNamespace
+from typing import Protocol
 
-_source = SimpleNamespace()
+from core.slots import Slot
 
 
-def connect(*, accepted_final_labels, fed_ratings, has_fed_ratings) -> None:
-    _source.accepted_final_labels = accepted_final_labels
-    _source.fed_ratings = fed_ratings
-    _source.has_fed_ratings = has_fed_ratings
+class HumanLabels(Protocol):
+    def accepted_final_labels(self, tasks) -> dict:
+        """{item id: (final label, checked)} of the tasks' items in accepted batches."""
+
+    def fed_ratings(self, task, key) -> list:
+        """(item, [ratings]) of the task's items from imported FED ratings (import_ratings --format fed)."""
+
+    def has_fed_ratings(self, task) -> bool:
+        """Whether any of the task's items has imported FED ratings."""
+
+
+source: Slot[HumanLabels] = Slot(HumanLabels)
 
 
 def accepted_final_labels(tasks) -> dict:
-    """{item id: (final label, checked)} of the tasks' items in accepted batches."""
-    return _source.accepted_final_labels(tasks)
+    return source.provider.accepted_final_labels(tasks)
 
 
 def fed_ratings(task, key) -> list:
-    """(item, [ratings]) of the task's items from imported FED ratings (import_ratings --format fed)."""
-    return _source.fed_ratings(task, key)
+    return source.provider.fed_ratings(task, key)
 
 
 def has_fed_ratings(task) -> bool:
-    return _source.has_fed_ratings(task)
+    return source.provider.has_fed_ratings(task)

@@ -11,7 +11,7 @@ import urllib.request
 import pytest
 import requests
 
-from core.management.commands.demo import DEMO_PASSWORD
+from humanbaseline.management.commands.demo import DEMO_PASSWORD
 from tests.conftest import FED_PATH, ROOT
 
 
