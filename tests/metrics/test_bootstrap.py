@@ -1,3 +1,5 @@
+from functools import partial
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -39,14 +41,15 @@ def test_undefined_resamples_are_skipped_and_counted():
 
 def test_works_with_agreement_results():
     items = [["a", "a", "b"], ["b", "b", "b"], ["a", "a", "a"], ["a", "b", "b"], ["a", "a", "b"]] * 4
-    result = bootstrap_ci(fleiss_kappa, items, n_resamples=300)
-    assert result.estimate == fleiss_kappa(items).value
+    labels_kappa = partial(fleiss_kappa, given="labels")
+    result = bootstrap_ci(labels_kappa, items, n_resamples=300)
+    assert result.estimate == labels_kappa(items).value
     assert result.low <= result.estimate <= result.high
 
 
 def test_edge_cases():
     assert bootstrap_ci(np.mean, []).undefined_reason == "no items"
-    all_same = bootstrap_ci(fleiss_kappa, [["x", "x"]] * 5, n_resamples=50)
+    all_same = bootstrap_ci(partial(fleiss_kappa, given="labels"), [["x", "x"]] * 5, n_resamples=50)
     assert all_same.n_undefined == 50 and all_same.low is None and all_same.undefined_reason
     with pytest.raises(ValueError):
         bootstrap_ci(np.mean, [1, 2], confidence=95)
