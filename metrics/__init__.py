@@ -1,5 +1,5 @@
 """Pure statistics for the human-versus-model comparison; no Django, nothing else of ours."""
-from ._common import as_number
+from ._common import MIN_ITEMS, as_number, small_sample
 from .aggregation import (
     HumanBaseline,
     human_baseline,
@@ -38,6 +38,7 @@ from .ratings import botchat_outcomes, bradley_terry, bradley_terry_bootstrap, e
 from .selfchat import length_stats, pass_at_n, pass_at_n_stepwise
 
 __all__ = [
+    "MIN_ITEMS",
     "PAIRED_GAP",
     "STRATIFIED",
     "HumanBaseline",
@@ -70,6 +71,7 @@ __all__ = [
     "pass_at_n",
     "pass_at_n_stepwise",
     "peer_pairs",
+    "small_sample",
     "per_item_agreement",
     "percent_agreement",
     "stratified_interval",

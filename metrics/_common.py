@@ -68,6 +68,17 @@ def percentile_interval(values: Iterable[float], confidence: float) -> tuple[flo
     return float(low), float(high)
 
 
+MIN_ITEMS = 30  # figures from fewer items are flagged "small sample" unless a reader chooses another minimum
+SMALL = "small sample"
+
+
+def small_sample(counts: Iterable[tuple[int | None, int, str]], why: str | None = None) -> str | None:
+    """Why figures resting on these counts are a small sample ("small sample: 8 items < 30"), or None when
+    every count reaches its minimum: `counts` is [(n, minimum, what)]."""
+    short = [f"{n} {what} < {minimum}" for n, minimum, what in counts if n is not None and n < minimum]
+    return f"{SMALL}: {', '.join(short)}" + (f" ({why})" if why else "") if short else None
+
+
 def check_confidence(confidence: float) -> None:
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")

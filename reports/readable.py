@@ -2,7 +2,7 @@
 the generated "How to read this report" section. Plain rows in, plain rows out (no ORM)."""
 from __future__ import annotations
 
-from metrics import STRATIFIED
+from metrics import STRATIFIED, small_sample
 
 # The rule a model figure is scored by: the report option `rule` picks one for every log-likelihood
 # run ("run": each run's own setting); generation runs are always read by extraction.
@@ -16,7 +16,6 @@ GAP_RULES = ("run", "acc", "acc_norm", "per_token")
 # Prediction column holding each rule's pick for a log-likelihood run ("acc" depends on the run: see
 # reports.sections.multiple_choice.answer_column).
 RULE_COLUMNS = {"acc_norm": "answer_norm", "per_token": "answer_per_token"}
-SMALL = "small sample"
 
 
 def run_rule(run, chosen):
@@ -29,8 +28,7 @@ def run_rule(run, chosen):
 def flag(row, counts, why=None):
     """Mark a row whose figures rest on too few items or raters: `counts` is [(n, minimum, what)].
     Sets row["small_sample"] to the reason (None when every count reaches its minimum)."""
-    short = [f"{n} {what} < {minimum}" for n, minimum, what in counts if n is not None and n < minimum]
-    row["small_sample"] = f"{SMALL}: {', '.join(short)}" + (f" ({why})" if why else "") if short else None
+    row["small_sample"] = small_sample(counts, why)
     return row
 
 
