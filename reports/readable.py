@@ -25,10 +25,11 @@ def run_rule(run, chosen):
     return run["settings"].get("rule", "per_token") if chosen == "run" else chosen
 
 
-def flag(row, counts, why=None):
+def flag(row, counts, why=None, key="small_sample"):
     """Mark a row whose figures rest on too few items or raters: `counts` is [(n, minimum, what)].
-    Sets row["small_sample"] to the reason (None when every count reaches its minimum)."""
-    row["small_sample"] = small_sample(counts, why)
+    Sets row[key] to the reason (None when every count reaches its minimum); a row whose figures rest on
+    different items flags each group under its own key (e.g. "gold_small_sample")."""
+    row[key] = small_sample(counts, why)
     return row
 
 
@@ -38,7 +39,7 @@ def flagged_rows(report):
 
     def walk(section, value):
         if isinstance(value, dict):
-            if value.get("small_sample"):
+            if value.get("small_sample") or value.get("gold_small_sample"):
                 out.append((section, value))
             for key, sub in value.items():
                 if not key.startswith("_") and isinstance(sub, (dict, list)):

@@ -13,7 +13,8 @@ COLUMNS = ["section", "task", "question", "model", "subset", "metric", "value", 
 IDENTIFIERS = {"task", "question", "quality", "model", "run_id", "campaign_id", "campaign", "rater_group", "batch",
                "round", "state", "annotator", "annotator_id", "source", "position", "dimension", "domain", "mode",
                "rule", "name", "label", "primary", "krippendorff_level", "band", "tie_rule", "system", "small_sample",
-               "gap_interval", "pooled_gap_interval", "ceiling_rule"}
+               "gap_interval", "pooled_gap_interval", "ceiling_rule", "gold_small_sample",
+               "gold_correlation_of"}
 SUBSET_KEYS = ("rater_group", "campaign", "batch", "round", "annotator", "dimension", "domain", "source", "position")
 def _is_value(value):
     return value is None or isinstance(value, (numbers.Number, bool))
@@ -31,8 +32,10 @@ def _lines(section, row, task=None, model=None):
         if key in IDENTIFIERS or key == "undefined":
             continue
         if _is_value(value):
+            # Figures against gold rest on the items with gold (their own flag, where the row has one).
+            flagged = (row["gold_small_sample"] or "") if key.startswith("gold_") and "gold_small_sample" in row else small
             yield {"section": section, **ids, "metric": key, "value": value, "undefined_reason": undefined.get(key, ""),
-                   "rule": rule, "flag": small if value is not None else ""}
+                   "rule": rule, "flag": flagged if value is not None else ""}
         elif isinstance(value, dict) and value and all(_is_value(v) for v in value.values()) and key != "model_rules":
             # {model: figure} or {letter: count}
             for sub, v in value.items():

@@ -102,7 +102,8 @@ def rating_quality(rows: Rows, task, spec, runs, options: ReportOptions):
             guess = [rating_class(pred["answer"][where[i]], ratings[i], values) for i in scored]
             metrics_ = classification_metrics(truth, guess, labels=values)
             kappa = cohen_kappa(truth, guess, labels=values)
-            vs_gold = correlations([ratings[i] for i in scored], [as_number(g) for g in truth])
+            # DiQAD correlates the model's predictions, the classes it predicts, with the human labels.
+            vs_gold = correlations([as_number(g) for g in guess], [as_number(t) for t in truth])
             put(mrow, "gold_accuracy", metrics_.accuracy, metrics_.undefined_reason)
             put(mrow, "gold_uar", metrics_.uar, metrics_.undefined_reason)
             put(mrow, "gold_kappa", kappa.value, kappa.undefined_reason)
@@ -119,6 +120,8 @@ def rating_quality(rows: Rows, task, spec, runs, options: ReportOptions):
             for name in GOLD_KEYS:
                 put(mrow, name, None, no_gold)
         mrow["n_gold"] = len(scored)
+        mrow["gold_correlation_of"] = GOLD_CORRELATION
+        flag(mrow, [(len(scored), options.min_items, "items with gold")], key="gold_small_sample")
         models.append(mrow)
     ratings_by_run = {r["id"]: {i: pred["rating"][j] for i, j in rows.predictions[r["id"], first_variant(r)].items()}
                       for r in runs}
@@ -162,6 +165,8 @@ def seeded_figures(mrow, per_seed):
         put(mrow, f"{name}_p", None, "a mean over seeds has no single p-value; each seed's is in seeds")
 
 
+GOLD_CORRELATION = ("the predicted class against the gold label (DiQAD's Spearman and Pearson: model predictions "
+                    "against human labels, SciPy)")
 GOLD_KEYS = ("gold_accuracy", "gold_uar", "gold_kappa", "gold_spearman", "gold_pearson", "gold_precision",
              "gold_recall", "gold_f1")
 

@@ -142,7 +142,7 @@ def test_ratings_against_gold_in_diqad_columns():
     assert row["gold_f1"] == pytest.approx(expected.macro_f1)
     assert row["gold_kappa"] == pytest.approx(cohen_kappa(gold, [int(a) for a in answers], labels=[2, 1, 0]).value)
     table = diqad_tables(public(report))[0]
-    assert table.header == ["Model", *[name for name, _ in DIQAD_COLUMNS]]
+    assert table.header == ["Model", *[name for name, _ in DIQAD_COLUMNS], "Items"]
     assert [c.text() for c in table.rows[0][1:3]] == [f"{100 * expected.accuracy:.2f}", f"{100 * expected.uar:.2f}"]
     assert r"Acc & UAR & Kappa & Spearman & Pearson & P & R & F1" in render(report, "latex")
 
