@@ -83,12 +83,21 @@ def how_to_read(report):
             + " ".join(f"{name}: {label.split(': ', 1)[1]}." for name, label in RULES.items()))
     sections.append({"topic": "rules", "text": text})
     level = f"{options['confidence']:.0%}"
-    sections.append({"topic": "intervals", "text": (
-        f"Every interval is a {level} percentile bootstrap with {options['n_resamples']} resamples (seed "
-        f"{options['seed']}). Per task, the gap's interval resamples the task's items with the human and the model "
-        f"answer kept together. Over all tasks, gap_low/gap_high come from a {STRATIFIED}; pooled_gap_low/"
-        "pooled_gap_high resample the pooled items of every task instead (item-level). With few items per task "
-        "the within-task interval is too narrow: read the item-level one. Bradley-Terry intervals resample matches.")})
+    text = (f"Every interval is a {level} percentile bootstrap with {options['n_resamples']} resamples (seed "
+            f"{options['seed']}). Per task, the gap's interval resamples the task's items with the human and the model "
+            "answer kept together, on the items both answered. Over all tasks there are two: gap_low/gap_high, the "
+            f"within-task interval of the mean of the tasks, from a {STRATIFIED}; pooled_gap_low/pooled_gap_high, the "
+            "item-level interval of the pooled items of every task. The one that matches how the people's items "
+            "were drawn leads (interval_lead, first in the tables): within-task for a sample drawn inside each task "
+            "with enough items in every task, item-level otherwise; with few items per task the within-task "
+            "interval is too narrow.")
+    leads = {}
+    for m in (report.get("multiple_choice") or {}).get("overall", {}).get("models", []):
+        if m.get("interval_lead"):
+            leads.setdefault((m["interval_lead"], m["interval_lead_why"]), []).append(m["model"])
+    text += "".join(f" Here the {lead} interval leads for {', '.join(models)}: {why}."
+                    for (lead, why), models in leads.items())
+    sections.append({"topic": "intervals", "text": text + " Bradley-Terry intervals resample matches."})
     sections.append({"topic": "tests", "text": (
         "McNemar is the exact two-sided test on the items where exactly one of human majority and model is right, "
         "per task (mcnemar_p) and over the pooled items of every task (pooled_mcnemar_p); no correction for "
