@@ -45,7 +45,7 @@ def test_the_baseline_endpoint_refuses_gold_made_by_its_own_raters(baseline):  #
                                              "gold_version": made["number"]})
     assert report.status_code == 400 and refused.json()["code"] == report.json()["code"]
 
-    # Another campaign sharing a rater is refused too (before: 200, majority 0.714 here).
+    # Another campaign sharing a rater is refused too (before: 200).
     items = baseline["items"]
     raters = factories.users("humans-rater-", 3)
     other = factories.human_campaign(baseline["benchmark"], {i.pk: [i.source_gold["answer"]] * 2 for i in items},
