@@ -196,7 +196,10 @@ class CampaignViewSet(CampaignScopedMixin, mixins.ListModelMixin, mixins.Retriev
                                                 description="Score against this gold version instead of source gold")],
                    responses={200: OpenApiTypes.OBJECT, **ERRORS},
                    description="Human baseline per task, both ways: majority of k correct and the mean of the raters' "
-                               "accuracies, plus the unweighted mean over tasks (managers, experts, viewers).")
+                               "accuracies, plus the unweighted mean over tasks (managers, experts, viewers). A gold "
+                               "version made from these raters' own labels is refused (400), as in the reports; "
+                               "figures from fewer than min_items answered items carry the report's small_sample "
+                               "flag.")
     @action(detail=True, methods=["get"], permission_classes=[CanReadGold])
     def baseline(self, request, pk=None):
         campaign = self.get_object()

@@ -7,6 +7,8 @@ from django.utils import timezone
 
 from benchmarks.models import shown_meta
 from core import sql
+from core.errors import ActionError, Code
+from metrics import MIN_ITEMS, small_sample
 from metrics.aggregation import human_baseline
 
 from .guidelines import render_guidelines
@@ -146,14 +148,20 @@ def current_annotations(campaign):
     return Annotation.objects.filter(campaign=campaign, superseded_at__isnull=True)
 
 
-def baseline_scores(campaign, gold_version=None):
+def baseline_scores(campaign, gold_version=None, min_items=MIN_ITEMS):
     """Human baseline per task, scored both ways, plus the unweighted mean over tasks.
 
     majority: an item counts as correct when at least m = floor(k/2)+1 raters are right (DialogBench,
     2 of 3); mean_of_raters: the mean of each rater's accuracy (KoDialogBench). Gold is the item's
-    source gold, or the labels of `gold_version` when given. Items without gold, and items nobody answered yet,
-    are counted, not scored (metrics.human_baseline, the rule the report uses).
+    source gold, or the labels of `gold_version` when given; a version made from these raters' own labels (this
+    campaign's, or a campaign sharing a rater) is refused, as the reports refuse it (circular_gold). Items without
+    gold, and items nobody answered yet, are counted, not scored (metrics.human_baseline, the rule the report uses);
+    figures from fewer than `min_items` answered items are flagged "small sample", as the report flags them.
     """
+    circular = circular_gold(gold_version, [campaign.pk]).get(campaign.pk)
+    if circular:
+        raise ActionError(Code.INVALID_SCOPE, f"{circular}. Leave gold_version out to score against the source gold, "
+                          "or cite a gold made by other raters.")
     k = campaign.settings.overlap
     gold_labels = None
     if gold_version is not None:
@@ -182,26 +190,30 @@ def baseline_scores(campaign, gold_version=None):
         baseline = human_baseline(labels, gold, k)
         majority, per_rater = baseline.majority, baseline.mean_of_raters
         n_raters = len(per_rater.raters)
+        n_answered = sum(1 for a in labels if a)
         tasks.append({
             "task": task.slug, "n_items": len(items), "n_scored": len(scored),
-            "n_without_gold": len(items) - len(scored),
+            "n_without_gold": len(items) - len(scored), "n_answered": n_answered,
             "n_raters": n_raters, "complete": n_raters >= k and all(len(a) == n_raters and None not in a.values() for a in labels),
             "majority": {"accuracy": majority.accuracy, "n_correct": majority.n_correct, "m": baseline.m, "k": k,
                          "rule": majority.rule},
             "mean_of_raters": {"accuracy": per_rater.accuracy, "std": per_rater.std, "raters": [
                 {"rater": usernames.get(r.rater, str(r.rater)), "accuracy": r.accuracy, "n_correct": r.n_correct,
                  "n_answered": r.n_answered} for r in per_rater.raters]},
+            "small_sample": small_sample([(n_answered, min_items, "items")]),
         })
 
     def mean(values):
         values = [v for v in values if v is not None]
         return sum(values) / len(values) if values else None
 
+    n_answered = sum(t["n_answered"] for t in tasks)
     return {"campaign": campaign.pk, "gold": gold_version.citation if gold_version else "source",
-            "tasks": tasks,
+            "min_items": min_items, "tasks": tasks,
             "overall": {"majority": mean(t["majority"]["accuracy"] for t in tasks),
                         "mean_of_raters": mean(t["mean_of_raters"]["accuracy"] for t in tasks),
-                        "n_tasks": len(tasks), "rule": "unweighted mean of the tasks"}}
+                        "n_tasks": len(tasks), "n_answered": n_answered, "rule": "unweighted mean of the tasks",
+                        "small_sample": small_sample([(n_answered, min_items, "items")])}}
 
 
 # Kept as text: the lease path asks it on every `next` (see core.sql).

@@ -1,5 +1,5 @@
 """Pure statistics for the human-versus-model comparison; no Django, nothing else of ours."""
-from ._common import as_number
+from ._common import MIN_ITEMS, as_number, small_sample
 from .aggregation import (
     ANNOTATOR_METHODS,
     AnnotatorModel,
@@ -56,6 +56,7 @@ __all__ = [
     "plan_labels",
     "ppi_mean",
     "width_curve",
+    "MIN_ITEMS",
     "PAIRED_GAP",
     "STRATIFIED",
     "HumanBaseline",
@@ -88,6 +89,7 @@ __all__ = [
     "pass_at_n",
     "pass_at_n_stepwise",
     "peer_pairs",
+    "small_sample",
     "per_item_agreement",
     "percent_agreement",
     "stratified_interval",

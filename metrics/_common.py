@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import asdict, dataclass
+from decimal import Decimal
 from typing import Any, Iterable
 
 import numpy as np
@@ -52,13 +53,30 @@ def is_number(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
+def tail_levels(confidence: float) -> tuple[float, float]:
+    """The quantile levels of a two-sided interval, from the confidence as written (0.95 -> 0.025, 0.975): in
+    binary floating point (1 - 0.95) / 2 is 0.025000000000000022."""
+    tail = (1 - Decimal(str(float(confidence)))) / 2
+    return float(tail), float(1 - tail)
+
+
 def percentile_interval(values: Iterable[float], confidence: float) -> tuple[float | None, float | None]:
     values = np.asarray(list(values), dtype=float)
     if values.size == 0:
         return None, None
-    tail = (1 - confidence) / 2
-    low, high = np.quantile(values, [tail, 1 - tail])
+    low, high = np.quantile(values, tail_levels(confidence))
     return float(low), float(high)
+
+
+MIN_ITEMS = 30  # figures from fewer items are flagged "small sample" unless a reader chooses another minimum
+SMALL = "small sample"
+
+
+def small_sample(counts: Iterable[tuple[int | None, int, str]], why: str | None = None) -> str | None:
+    """Why figures resting on these counts are a small sample ("small sample: 8 items < 30"), or None when
+    every count reaches its minimum: `counts` is [(n, minimum, what)]."""
+    short = [f"{n} {what} < {minimum}" for n, minimum, what in counts if n is not None and n < minimum]
+    return f"{SMALL}: {', '.join(short)}" + (f" ({why})" if why else "") if short else None
 
 
 def check_confidence(confidence: float) -> None:

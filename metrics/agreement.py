@@ -7,7 +7,6 @@ item received.
 """
 from __future__ import annotations
 
-import math
 import warnings
 from collections import Counter
 from dataclasses import dataclass
@@ -87,37 +86,6 @@ def _modal_raters(counts: list[int]) -> int | None:
     return max(tally, key=lambda c: (tally[c], c))
 
 
-def _number_row(row: Any) -> bool:
-    """A row of at least 2 cells, all numbers."""
-    return (not isinstance(row, (str, bytes)) and hasattr(row, "__len__") and len(row) >= 2
-            and all(is_number(v) for v in row))
-
-
-def _looks_like_count_table(data: Any) -> bool:
-    """True for what statsmodels' fleiss_kappa takes: a 2-D table of non-negative whole numbers with at
-    least 2 columns, the same total on every row (the number of raters), that total above the number of
-    columns, and a zero somewhere. Lists of labels of that shape are possible, hence "ambiguous"."""
-    if isinstance(data, np.ndarray):
-        if data.ndim != 2:
-            return False
-        data = data.tolist()
-    rows = list(data)
-    # Labels that are not numbers are told apart on the first row.
-    if not rows or not _number_row(rows[0]):
-        return False
-    if any(isinstance(r, (str, bytes)) or not hasattr(r, "__len__") for r in rows):
-        return False
-    width = len(rows[0])
-    if any(len(r) != width for r in rows):
-        return False
-    cells = [v for r in rows for v in r]
-    if not all(is_number(v) and math.isfinite(v) and v >= 0 and float(v) == int(v) for v in cells):
-        return False
-    # Labels rarely look like this: equal sums, a zero (a category nobody chose), more "raters" than columns.
-    total = sum(rows[0])
-    return len({sum(r) for r in rows}) == 1 and total > width and 0 in cells
-
-
 def fleiss_kappa_counts(table: Any, method: Literal["fleiss", "randolph"] = "fleiss") -> Agreement:
     """Fleiss' (or Randolph's) kappa of an items x categories count table, statsmodels' input form
     (what `statsmodels.stats.inter_rater.aggregate_raters` returns): cell (i, j) is how many raters
@@ -148,37 +116,35 @@ def fleiss_kappa_counts(table: Any, method: Literal["fleiss", "randolph"] = "fle
 
 
 def fleiss_kappa(
-    ratings_by_item: RatingsByItem,
+    ratings: Any,
     method: Literal["fleiss", "randolph"] = "fleiss",
     categories: Sequence[Any] | None = None,
     n_raters: int | None = None,
-    counts: bool = False,
+    *,
+    given: Literal["labels", "counts"],
 ) -> Agreement:
     """Fleiss' kappa, or Randolph's free-marginal kappa, via statsmodels.
 
-    `ratings_by_item` holds each item's labels; with `counts=True` it is instead an items x categories
-    count table (statsmodels' form, see `fleiss_kappa_counts`). Input that reads as either (whole numbers,
-    equal row sums above the row length, a zero somewhere) is refused unless `counts=True` or
-    `categories` says which: the two readings give different kappas.
+    `given` says what `ratings` holds, and is required because the two read differently and a table of
+    small whole numbers can be either: "labels", one list of labels per item; "counts", an items x
+    categories count table (statsmodels' form, see `fleiss_kappa_counts`).
 
-    Only items with exactly `n_raters` ratings are used (default: the most common count),
+    With labels, only items with exactly `n_raters` ratings are used (default: the most common count),
     because the statistic assumes equal raters per item; the rest are counted as left out.
-    Randolph's kappa depends on the number of categories, so it needs `categories`.
+    Randolph's kappa depends on the number of categories, so labels need `categories` for it.
     """
-    if counts:
+    if given == "counts":
         if categories is not None or n_raters is not None:
             raise ValueError("a count table names neither categories nor n_raters: its columns are the categories")
-        return fleiss_kappa_counts(ratings_by_item, method)
+        return fleiss_kappa_counts(ratings, method)
+    if given != "labels":
+        raise ValueError(f"given must be 'labels' or 'counts', got {given!r}")
     if method not in ("fleiss", "randolph"):
         raise ValueError("method must be 'fleiss' or 'randolph'")
     if method == "randolph" and categories is None:
         raise ValueError("Randolph's kappa depends on the number of categories: pass categories")
-    if categories is None and _looks_like_count_table(ratings_by_item):
-        raise ValueError("ambiguous input: this looks like an items x categories count table (statsmodels' form); "
-                         "pass counts=True (or call fleiss_kappa_counts) for a count table, or categories=[...] "
-                         "when each row lists one item's labels")
     name = f"{method}_kappa"
-    items = _rated_items(ratings_by_item)
+    items = _rated_items(ratings)
     cats = _category_list(items, categories)
 
     def undefined(reason: str, used: int = 0) -> Agreement:

@@ -13,6 +13,14 @@ def put(row, key, value, reason=None):
     return row
 
 
+def note(row, key, text):
+    """Say something a defined figure cannot say by itself (e.g. a p-value of 1 from no discordant items): kept in
+    row["notes"] and shown beside the figure."""
+    if text:
+        row.setdefault("notes", {})[key] = text
+    return row
+
+
 def new_row(**keys):
     return {**keys, "undefined": {}}
 

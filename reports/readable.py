@@ -2,7 +2,7 @@
 the generated "How to read this report" section. Plain rows in, plain rows out (no ORM)."""
 from __future__ import annotations
 
-from metrics import STRATIFIED
+from metrics import STRATIFIED, small_sample
 
 # The rule a model figure is scored by: the report option `rule` picks one for every log-likelihood
 # run ("run": each run's own setting); generation runs are always read by extraction.
@@ -16,7 +16,6 @@ GAP_RULES = ("run", "acc", "acc_norm", "per_token")
 # Prediction column holding each rule's pick for a log-likelihood run ("acc" depends on the run: see
 # reports.sections.multiple_choice.answer_column).
 RULE_COLUMNS = {"acc_norm": "answer_norm", "per_token": "answer_per_token"}
-SMALL = "small sample"
 
 
 def run_rule(run, chosen):
@@ -26,11 +25,11 @@ def run_rule(run, chosen):
     return run["settings"].get("rule", "per_token") if chosen == "run" else chosen
 
 
-def flag(row, counts, why=None):
+def flag(row, counts, why=None, key="small_sample"):
     """Mark a row whose figures rest on too few items or raters: `counts` is [(n, minimum, what)].
-    Sets row["small_sample"] to the reason (None when every count reaches its minimum)."""
-    short = [f"{n} {what} < {minimum}" for n, minimum, what in counts if n is not None and n < minimum]
-    row["small_sample"] = f"{SMALL}: {', '.join(short)}" + (f" ({why})" if why else "") if short else None
+    Sets row[key] to the reason (None when every count reaches its minimum); a row whose figures rest on
+    different items flags each group under its own key (e.g. "gold_small_sample")."""
+    row[key] = small_sample(counts, why)
     return row
 
 
@@ -40,7 +39,7 @@ def flagged_rows(report):
 
     def walk(section, value):
         if isinstance(value, dict):
-            if value.get("small_sample"):
+            if value.get("small_sample") or value.get("gold_small_sample"):
                 out.append((section, value))
             for key, sub in value.items():
                 if not key.startswith("_") and isinstance(sub, (dict, list)):
@@ -84,12 +83,21 @@ def how_to_read(report):
             + " ".join(f"{name}: {label.split(': ', 1)[1]}." for name, label in RULES.items()))
     sections.append({"topic": "rules", "text": text})
     level = f"{options['confidence']:.0%}"
-    sections.append({"topic": "intervals", "text": (
-        f"Every interval is a {level} percentile bootstrap with {options['n_resamples']} resamples (seed "
-        f"{options['seed']}). Per task, the gap's interval resamples the task's items with the human and the model "
-        f"answer kept together. Over all tasks, gap_low/gap_high come from a {STRATIFIED}; pooled_gap_low/"
-        "pooled_gap_high resample the pooled items of every task instead (item-level). With few items per task "
-        "the within-task interval is too narrow: read the item-level one. Bradley-Terry intervals resample matches.")})
+    text = (f"Every interval is a {level} percentile bootstrap with {options['n_resamples']} resamples (seed "
+            f"{options['seed']}). Per task, the gap's interval resamples the task's items with the human and the model "
+            "answer kept together, on the items both answered. Over all tasks there are two: gap_low/gap_high, the "
+            f"within-task interval of the mean of the tasks, from a {STRATIFIED}; pooled_gap_low/pooled_gap_high, the "
+            "item-level interval of the pooled items of every task. The one that matches how the people's items "
+            "were drawn leads (interval_lead, first in the tables): within-task for a sample drawn inside each task "
+            "with enough items in every task, item-level otherwise; with few items per task the within-task "
+            "interval is too narrow.")
+    leads = {}
+    for m in (report.get("multiple_choice") or {}).get("overall", {}).get("models", []):
+        if m.get("interval_lead"):
+            leads.setdefault((m["interval_lead"], m["interval_lead_why"]), []).append(m["model"])
+    text += "".join(f" Here the {lead} interval leads for {', '.join(models)}: {why}."
+                    for (lead, why), models in leads.items())
+    sections.append({"topic": "intervals", "text": text + " Bradley-Terry intervals resample matches."})
     sections.append({"topic": "tests", "text": (
         "McNemar is the exact two-sided test on the items where exactly one of human majority and model is right, "
         "per task (mcnemar_p) and over the pooled items of every task (pooled_mcnemar_p); no correction for "

@@ -124,6 +124,14 @@ class Rows:
               if cid in self.human_campaigns and c["settings"]}
         return ks.pop() if len(ks) == 1 else None
 
+    def drawn_per_task(self):
+        """Whether the people's items were drawn as a sample of each task: every human campaign's settings give
+        items_per_task (the human baseline's seeded sample per task)."""
+        latest = [self.campaigns[c]["settings"][-1] for c in self.human_campaigns
+                  if c in self.campaigns and self.campaigns[c]["settings"]]
+        return bool(latest) and len(latest) == len(self.human_campaigns) and all(
+            s.get("items_per_task") is not None for s in latest)
+
     def runs_for(self, task_id, modes, as_is=True):
         return [r for r in self.data.runs if r["mode"] in modes and task_id in r["task_ids"]
                 and (r["position_policy"] == "as_is") == as_is]

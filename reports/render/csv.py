@@ -15,7 +15,9 @@ IDENTIFIERS = {"task", "question", "quality", "model", "run_id", "campaign_id", 
                "round", "state", "annotator", "annotator_id", "source", "position", "dimension", "domain", "mode",
                "rule", "name", "label", "primary", "krippendorff_level", "band", "tie_rule", "system", "small_sample",
                "gap_interval", "pooled_gap_interval", "ceiling_rule", "judge", "estimand", "scoring", "annotator_kind",
-               "rule_text", "test"}
+               "rule_text", "test", "gold_small_sample", "gold_correlation_of"}
+# Text figures written as they are (which overall interval leads, and why).
+TEXT_FIGURES = ("interval_lead", "interval_lead_why")
 SUBSET_KEYS = ("rater_group", "campaign", "batch", "round", "annotator", "dimension", "domain", "source", "position",
                "judge", "estimand")
 def _is_value(value):
@@ -30,12 +32,18 @@ def _lines(section, row, task=None, model=None):
     # The scoring rule of a model figure (model rows name it; {model: figure} dicts through model_rules).
     rule = row.get("rule") if ids["model"] and section.startswith("multiple_choice") else ""
     small = row.get("small_sample") or ""
+    notes = row.get("notes") or {}
     for key, value in row.items():
-        if key in IDENTIFIERS or key == "undefined":
+        if key in IDENTIFIERS or key in ("undefined", "notes"):
             continue
-        if _is_value(value):
+        if _is_value(value) or key in TEXT_FIGURES:
+            # The flag column: the row's small-sample flag and what the figure's note says.
+            # Figures against gold rest on the items with gold (their own flag, where the row has one).
+            own = key.startswith("gold_") and "gold_small_sample" in row
+            flagged = (row["gold_small_sample"] or "") if own else small
+            caution = "; ".join(filter(None, (flagged, notes.get(key)))) if value is not None else ""
             yield {"section": section, **ids, "metric": key, "value": value, "undefined_reason": undefined.get(key, ""),
-                   "rule": rule, "flag": small if value is not None else ""}
+                   "rule": rule, "flag": caution}
         elif isinstance(value, dict) and value and all(_is_value(v) for v in value.values()) and key != "model_rules":
             # {model: figure} or {letter: count}
             for sub, v in value.items():

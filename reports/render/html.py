@@ -14,6 +14,13 @@ def render_html(report):
     return render_to_string("reports/report.html", {
         "report": data,
         "plots": all_plots(report) + ([("Interval width against human labels used", widths)] if widths else []),
-        "tables": [{"table": t, "rows": [[(c.text(), c.reason, c.style, c.flag) for c in row] for row in t.rows]}
-                   for t in tables],
+        "tables": [table_entry(t) for t in tables],
     })
+
+
+def table_entry(table):
+    """A table for the template: each cell as (text, reason, style, flag, note, note's mark), and the notes."""
+    marks = table.note_marks()
+    return {"table": table, "rows": [[(c.text(), c.reason, c.style, c.flag, c.note, marks.get(c.note)) for c in row]
+                                     for row in table.rows],
+            "notes": [(mark, text) for text, mark in marks.items()]}

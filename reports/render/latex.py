@@ -5,7 +5,7 @@ import re
 
 from ..build import public
 from .anchored import anchored_tables
-from .tables import agreement_table, correlation_table, dialogbench_table, diqad_tables, pairwise_tables
+from .tables import agreement_table, correlation_table, dialogbench_table, diqad_tables, gap_table, pairwise_tables
 
 SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
            "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
@@ -18,21 +18,32 @@ def escape(text):
     return re.sub(r"[\\&%$#_{}~^]", lambda m: SPECIAL[m.group()], str(text))
 
 
+def marks(c, letters):
+    """A cell's superscript marks: a dagger for a small sample, its note's letter."""
+    symbols = ([r"\dag"] if c.flag else []) + ([letters[c.note]] if c.note else [])
+    return r"\textsuperscript{" + ",".join(symbols) + "}" if symbols else ""
+
+
 def tabular(table):
     first = table.rows[0] if table.rows else []
     align = "".join("l" if c.style == "text" else "r" for c in first) or "l" * len(table.header)
     label = re.sub(r"[^A-Za-z0-9:-]+", "-", table.key)
-    lines = [r"\begin{table}[t]", r"\centering", r"\small", rf"\caption{{{escape(table.title)}}}",
+    letters = table.note_marks()
+    size = [r"\footnotesize", r"\setlength{\tabcolsep}{3pt}"] if table.narrow else [r"\small"]
+    lines = [r"\begin{table}[t]", r"\centering", *size,
+             rf"\caption{{{escape(table.title)}}}",
              rf"\label{{tab:{label}}}", rf"\begin{{tabular}}{{{align}}}", r"\toprule",
              " & ".join(escape(h) for h in table.header) + r" \\", r"\midrule"]
     for row in table.rows:
-        lines.append(" & ".join(escape(c.text()) + (r"\textsuperscript{\dag}" if c.flag else "") for c in row) + r" \\")
+        lines.append(" & ".join(escape(c.text()) + marks(c, letters) for c in row) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     flags = sorted({c.flag for row in table.rows for c in row if c.flag})
     note = table.note
     if flags:
         note = (note + " " if note else "") + "\u2020 small sample: " + "; ".join(f.removeprefix("small sample: ")
                                                                                    for f in flags) + "."
+    if letters:
+        note = (note + " " if note else "") + "; ".join(f"({letter}) {text}" for text, letter in letters.items()) + "."
     if note:
         text = escape(note).replace("\u2020", DAGGER)
         lines.append(rf"\par\smallskip{{\footnotesize {text}}}")
@@ -42,8 +53,8 @@ def tabular(table):
 
 def render_latex(report):
     data = public(report)
-    tables = [dialogbench_table(data), *diqad_tables(data), correlation_table(data), agreement_table(data),
-              *pairwise_tables(data), *anchored_tables(data)]
+    tables = [dialogbench_table(data), gap_table(data), *diqad_tables(data), correlation_table(data),
+              agreement_table(data), *pairwise_tables(data), *anchored_tables(data)]
     head = [f"% Report on {data['scope']['benchmark']}, gold {data['scope']['gold']}, generated {data['generated_at']}",
             f"% code {data['provenance']['code'].get('commit') or 'outside git'}; needs \\usepackage{{booktabs}}",
             "% How to read this report:"]

@@ -40,7 +40,15 @@ def gap_plot(report):
         return None
     tasks = list(dict.fromkeys(m["task"] for m in rows)) + ["overall"]
     models = list(dict.fromkeys(m["model"] for m in rows))
-    overall = {m["model"]: m for m in mc["overall"]["models"]}
+    # Over all tasks, each model's gap with the interval that leads (the one matching how the items were drawn).
+    overall = {}
+    for m in mc["overall"]["models"]:
+        prefix = "pooled_" if m.get("interval_lead") == "item-level" else ""
+        overall[m["model"]] = {key: m.get(prefix + key) for key in ("gap", "gap_low", "gap_high")}
+    leads = {m.get("interval_lead") for m in mc["overall"]["models"] if m.get("interval_lead")}
+    overall_label = ({"item-level": "overall, pooled items (item-level)",
+                      "within-task": "overall, mean of tasks (within-task)"}[leads.pop()] if len(leads) == 1
+                     else "overall (leading interval)")
     with rc_context(RC):
         fig = _figure(7, 0.35 * len(tasks) * max(1, len(models)) + 1.2)
         ax = fig.add_subplot()
@@ -58,7 +66,7 @@ def gap_plot(report):
                 highs.append(m["gap_high"] - m["gap"])
             ax.errorbar(xs, ys, xerr=[lows, highs], fmt="o", capsize=3, label=model)
         ax.axvline(0, color="grey", linewidth=0.8)
-        ax.set_yticks([t + step * (len(models) - 1) / 2 for t in range(len(tasks))], tasks)
+        ax.set_yticks([t + step * (len(models) - 1) / 2 for t in range(len(tasks))], tasks[:-1] + [overall_label])
         ax.invert_yaxis()
         ax.set_xlabel("human (majority) accuracy minus model accuracy")
         ax.set_title(f"Gap per task, {int(report['options']['confidence'] * 100)}% paired-bootstrap interval")

@@ -23,6 +23,7 @@ class Cell:
     reason: str | None = None
     style: str = "number"  # number (3 decimals), percent (x100, 2 decimals), p (p-value), int, text
     flag: str | None = None  # "small sample: ..." when the figure rests on too few items or raters
+    note: str | None = None  # what a defined figure cannot say by itself (reports.figures.note)
 
     def text(self):
         v = self.value
@@ -46,13 +47,21 @@ class Table:
     header: list
     rows: list = field(default_factory=list)
     note: str = ""
+    narrow: bool = False  # typeset with less space between columns (a wide table meant for a page)
+
+    def note_marks(self):
+        """{note: its mark} for the notes of the table's cells, lettered a, b, ... in order of appearance."""
+        notes = dict.fromkeys(c.note for row in self.rows for c in row if c.note)
+        return {text: chr(ord("a") + n) for n, text in enumerate(notes)}
 
 
-def cell(row, key, style="number"):
-    """A figure of a row; a figure of a small-sample row carries the row's flag."""
+def cell(row, key, style="number", flag_key="small_sample"):
+    """A figure of a row; a figure of a small-sample row carries the row's flag (`flag_key`: the row's flag for
+    this figure), and its note."""
     value = row.get(key)
-    small = row.get("small_sample") if value is not None else None
-    return Cell(value, (row.get("undefined") or {}).get(key), style, small)
+    small = row.get(flag_key) if value is not None else None
+    return Cell(value, (row.get("undefined") or {}).get(key), style, small,
+                (row.get("notes") or {}).get(key) if value is not None else None)
 
 
 def with_rule(model, rule):
@@ -90,15 +99,39 @@ def dialogbench_table(report):
              cell(overall, "chance", "percent")]]
     for m in overall["models"]:
         per_task = {r["task"]: r for r in mc["models"] if r["model"] == m["model"]}
+        # An average over fewer tasks than the people's is not shown beside theirs.
+        avg = (cell(m, "accuracy_all_items", "percent") if m["n_tasks"] == overall["n_tasks"] else
+               Cell(None, f"run on {m['n_tasks']} of the {overall['n_tasks']} tasks: its mean is not comparable "
+                          "with the Avg of the people"))
         rows.append([Cell(with_rule(m["model"], m.get("rule")), style="text"),
                      *[cell(per_task[s], "accuracy_all_items", "percent") if s in per_task
-                       else Cell(None, "not run on this task") for s in slugs],
-                     cell(m, "accuracy_all_items", "percent")])
+                       else Cell(None, "not run on this task") for s in slugs], avg])
+    partial = any(m["n_tasks"] != overall["n_tasks"] for m in overall["models"])
     return Table("dialogbench", f"Accuracy per task (%); models scored by {gap_rule_text(report)}", header, rows,
                  "Each model's rule in brackets (acc, acc_norm, per_token, generation with extraction); "
-                 "Avg is the unweighted mean of the tasks. Models on every item of the task they scored (the "
-                 "study's figure), humans on the items they answered; the paired gap on those items is in the "
-                 "next table.")
+                 "Avg is the unweighted mean of the tasks" + (" (left out, --, for a model not run on every task)"
+                                                              if partial else "") +
+                 ". Models on every item of the task they scored (the study's figure), humans on the items they "
+                 "answered" + ("; the paired gap on the items both answered is in the next table." if has_gaps(mc)
+                               else "."))
+
+
+def has_gaps(mc):
+    """Whether there is a human-model gap to show: models, and people's answers on some task."""
+    return bool(mc and mc["models"] and any(t["human_majority"] is not None for t in mc["tasks"]))
+
+
+# The overall gap two ways: what is averaged, and the prefix of its keys in an overall model row.
+INTERVALS = {"within-task": ("mean of tasks", ""), "item-level": ("pooled items", "pooled_")}
+
+
+def overall_gap_kinds(m):
+    """The overall gap's two readings of a model row, the one matching how the items were drawn first:
+    [(kind, label, key prefix)]."""
+    lead = m.get("interval_lead")
+    kinds = ["item-level", "within-task"] if lead == "item-level" else ["within-task", "item-level"]
+    return [(kind, f"all tasks, {INTERVALS[kind][0]} ({kind}{'; leads' if kind == lead else ''})",
+             INTERVALS[kind][1]) for kind in kinds]
 
 
 def mc_detail_table(report):
@@ -115,25 +148,74 @@ def mc_detail_table(report):
              cell(m, "mcnemar_p", "p"), cell(m, "parse_failures", "int"), cell(m, "n_missing", "int")]
             for m in mc["models"]]
     for m in mc["overall"]["models"]:
-        rows.append([Cell("overall (mean of tasks, within-task interval)", style="text"),
-                     Cell(m["model"], style="text"),
-                     Cell(m["rule"], style="text"), Cell(m["n_items"], style="int"),
-                     cell(m, "accuracy", "percent"), Cell(None, "per task"), cell(m, "accuracy_all_items", "percent"),
-                     cell(m, "acc", "percent"), cell(m, "acc_norm", "percent"), cell(m, "gap", "percent"), cell(m, "gap_low", "percent"), cell(m, "gap_high", "percent"),
-                     Cell(None, "see the pooled row"), Cell(None, "per task"), Cell(None, "per task")])
-        rows.append([Cell("overall (pooled items, item-level interval)", style="text"), Cell(m["model"], style="text"),
-                     Cell(m["rule"], style="text"), Cell(m["n_items"], style="int"),
-                     Cell(None, "per task"), Cell(None, "per task"), Cell(None, "per task"), Cell(None, "per task"),
-                     Cell(None, "per task"), cell(m, "pooled_gap", "percent"), cell(m, "pooled_gap_low", "percent"),
-                     cell(m, "pooled_gap_high", "percent"), cell(m, "pooled_mcnemar_p", "p"),
-                     Cell(None, "per task"), Cell(None, "per task")])
+        for kind, label, pooled in overall_gap_kinds(m):
+            per_task = Cell(None, "per task") if pooled else None
+            rows.append([Cell(label, style="text"), Cell(m["model"], style="text"), Cell(m["rule"], style="text"),
+                         Cell(m["n_items"], style="int"), per_task or cell(m, "accuracy", "percent"),
+                         Cell(None, "per task"), per_task or cell(m, "accuracy_all_items", "percent"),
+                         per_task or cell(m, "acc", "percent"), per_task or cell(m, "acc_norm", "percent"),
+                         cell(m, f"{pooled}gap", "percent"), cell(m, f"{pooled}gap_low", "percent"),
+                         cell(m, f"{pooled}gap_high", "percent"),
+                         cell(m, "pooled_mcnemar_p", "p") if pooled else Cell(None, "see the pooled row"),
+                         Cell(None, "per task"), cell(m, "n_missing", "int")])
     return Table("mc_models", f"Models against the human majority (%); gap scored by {gap_rule_text(report)}",
                  header, rows,
-                 "Accuracy and gap on the items humans answered (paired); All items and Accuracy on all: every item "
-                 "of the task the model scored, the study's own figure. "
+                 "Accuracy and gap on the items both the people and the model answered (paired; Missing: items people "
+                 "answered that the model has no prediction for, left out of both sides); All items and Accuracy on "
+                 "all: every item of the task the model scored, the study's own figure. "
                  "Gap = human (majority) minus model accuracy on the same items. Per task: paired percentile bootstrap "
-                 "over the task's items, exact McNemar. Overall: the mean of the tasks with a within-task (stratified) "
-                 "interval, and the pooled items with an item-level interval and the pooled exact McNemar.")
+                 "over the task's items, exact McNemar. " + overall_gap_note(mc))
+
+
+def overall_gap_note(mc, lead_shown="the row marked leads"):
+    """What the two overall intervals are, which one leads (`lead_shown` says how the table shows it) and why."""
+    whys = list(dict.fromkeys(f"{m['interval_lead']} for {m['model']}: {m['interval_lead_why']}"
+                              for m in mc["overall"]["models"] if m.get("interval_lead")))
+    return ("All tasks: the mean of the tasks with the within-task interval (items resampled inside each task, "
+            "tasks averaged), and the pooled items with the item-level interval (items resampled across the tasks) "
+            "and the pooled exact McNemar; " + lead_shown + " has the interval that matches how the items were drawn"
+            + (" (" + "; ".join(whys) + ")." if whys else "."))
+
+
+def gap_table(report):
+    """The paired human-model gap per task and over all tasks, on the items both answered: the table the
+    accuracy-per-task table's note points to, compact enough for a paper."""
+    mc = report.get("multiple_choice")
+    if not has_gaps(mc):
+        return None
+    level = f"{report['options']['confidence']:.0%}"
+    header = ["Task", "Model", "Items", "Missing", "Human", "Model", "Gap", "Interval", f"{level} low",
+              f"{level} high", "McNemar p"]
+    order = order_tasks([t["task"] for t in mc["tasks"]])
+    rows = [[Cell(DIALOGBENCH.get(m["task"], m["task"]), style="text"),
+             Cell(with_rule(m["model"], m["rule"]), style="text"), Cell(m["n_compared"], style="int"),
+             Cell(m["n_missing"], style="int"), cell(m, "human_majority", "percent"), cell(m, "accuracy", "percent"),
+             cell(m, "gap", "percent"), Cell("paired", style="text"), cell(m, "gap_low", "percent"),
+             cell(m, "gap_high", "percent"), cell(m, "mcnemar_p", "p")]
+            for m in sorted(mc["models"], key=lambda m: order.index(m["task"]))]
+    for m in mc["overall"]["models"]:
+        for kind, _, pooled in overall_gap_kinds(m):
+            rows.append([Cell(f"all, {INTERVALS[kind][0]}", style="text"),
+                         Cell(with_rule(m["model"], m["rule"]), style="text"),
+                         Cell(m["n_compared"], style="int"), Cell(m["n_missing"], style="int"),
+                         cell(m, f"{pooled}human_majority", "percent"), cell(m, f"{pooled}accuracy", "percent"),
+                         cell(m, f"{pooled}gap", "percent"),
+                         Cell(kind + ("; leads" if kind == m.get("interval_lead") else ""), style="text"),
+                         cell(m, f"{pooled}gap_low", "percent"), cell(m, f"{pooled}gap_high", "percent"),
+                         cell(m, "pooled_mcnemar_p", "p") if pooled else Cell(None, "see the pooled row")])
+    return Table("gap", f"Human majority minus model on the items both answered (%); models scored by "
+                 f"{gap_rule_text(report)}", header, rows, narrow=True,
+                 note="Items: items both the people and the model answered; Missing: items people answered that the "
+                 "model has no prediction for, left out of both sides. Human: the majority of the raters right (m of "
+                 f"k). Per task: paired {level} percentile bootstrap over the task's items (human and model answers "
+                 "kept together) and exact two-sided McNemar. "
+                 + overall_gap_note(mc, "the row whose Interval says leads"))
+
+
+def model_figure(row, value, reason):
+    """A model's figure in a {model: figure} row: the reason only when it is missing, the row's flag only when not."""
+    return Cell(value, reason if value is None else None, "percent",
+                row.get("small_sample") if value is not None else None)
 
 
 def group_table(report, key, label):
@@ -149,12 +231,14 @@ def group_table(report, key, label):
         header += [f"Gap, {m}" for m in models]
 
     def gap_cells(r):
-        return [Cell(r["gaps"].get(m), "no human answers on some task", "percent", r.get("small_sample"))
+        return [model_figure(r, r["gaps"].get(m), "no human answers, or no item both answered, on some task")
                 for m in models] if with_gaps else []
 
+    missing = ("not run, or no prediction, on every task of the dimension" if key == "by_dimension"
+               else "no prediction on these items")
     rows = [[Cell(r[label.lower()], style="text"), Cell(r.get("n_items", r.get("n_tasks")), style="int"),
              cell(r, "human_majority", "percent"), cell(r, "human_mean_of_raters", "percent"),
-             *[Cell(r["models"].get(m), "not run", "percent", r.get("small_sample")) for m in models],
+             *[model_figure(r, r["models"].get(m), missing) for m in models],
              *gap_cells(r)] for r in mc[key]]
     means = mc["overall"].get("mean_of_dimensions") if key == "by_dimension" else None
     note = mc[key][0]["rule"]
@@ -180,7 +264,7 @@ def position_table(report):
     header = ["Task", "Position", "Items", "Human (majority)", *[with_rule(m, rules.get(m)) for m in models]]
     rows = [[Cell(r["task"], style="text"), Cell(r["position"], style="text"), Cell(r["n_items"], style="int"),
              cell(r, "human_majority", "percent"),
-             *[Cell(r["models"].get(m), "not run", "percent", r.get("small_sample")) for m in models]]
+             *[model_figure(r, r["models"].get(m), "not run, or no prediction, on these items") for m in models]]
             for r in rows_in]
     forced = [p for p in mc["positions"] if p["source"] == "forced_position"]
     for r in forced:
@@ -265,10 +349,15 @@ def diqad_tables(report):
                   if m["task"] == q["task"] and m["quality"] == q["quality"] and m["n_gold"]]
         if not models:
             continue
-        rows = [[Cell(m["model"], style="text"), *[cell(m, key, "percent") for _, key in DIQAD_COLUMNS]]
-                for m in models]
+        # Every figure here is against gold, on the items with gold the model scored (a trained classifier's test
+        # split): they are what the small-sample flag counts.
+        rows = [[Cell(m["model"], style="text"),
+                 *[cell(m, key, "percent", flag_key="gold_small_sample") for _, key in DIQAD_COLUMNS],
+                 Cell(m["n_gold"], style="int")] for m in models]
         tables.append(Table(f"diqad_{q['task']}_{q['quality']}", f"{q['task']} / {q['label']} against gold (x100)",
-                            ["Model", *[name for name, _ in DIQAD_COLUMNS]], rows, ratings["note"]))
+                            ["Model", *[name for name, _ in DIQAD_COLUMNS], "Items"], rows,
+                            f"Spearman and Pearson: {models[0]['gold_correlation_of']}; Items: the items with gold "
+                            f"the model scored, every figure's sample; {ratings['note']}"))
         tables.append(cross_domain_table(q, models))
     return tables
 

@@ -21,10 +21,10 @@ def agreement_row(ratings_by_item, spec, options, full=True, **keys):
     categories, level, domain = agreement_spec(spec)
     row = new_row(**keys, n_items=len(ratings_by_item))
     try:
-        fleiss = fleiss_kappa(ratings_by_item, categories=categories)
+        fleiss = fleiss_kappa(ratings_by_item, categories=categories, given="labels")
     except ValueError:  # labels outside the form (an edited form): let the data name the categories
         fleiss = fleiss_kappa(ratings_by_item, categories=list(dict.fromkeys(
-            v for item in ratings_by_item for v in item if v is not None)))
+            v for item in ratings_by_item for v in item if v is not None)), given="labels")
     put(row, "fleiss_kappa", fleiss.value, fleiss.undefined_reason)
     row.update(n_raters=fleiss.n_raters, fleiss_n_items=fleiss.n_items, fleiss_n_left_out=fleiss.n_left_out)
     flag(row, [(fleiss.n_items, options.min_agreement_items, "items"),

@@ -20,7 +20,7 @@ from modeleval.modes import multiple_choice
 from modeleval.scorers.kodialogbench import averages as set_and_task_averages
 
 from ..contract import ReportOptions
-from ..figures import mean_or_none, new_row, put
+from ..figures import mean_or_none, new_row, note, put
 from ..readable import RULE_COLUMNS, flag, run_rule
 from ..rows import Rows
 
@@ -69,58 +69,87 @@ def mc_task(rows: Rows, task, t_index, options: ReportOptions):
     row["human_raters"] = [{"rater": rows.data.users.get(r.rater, str(r.rater)), "accuracy": r.accuracy,
                             "n_answered": r.n_answered} for r in per_rater.raters] if per_rater else []
 
+    row["n_without_human_answers"] = len(with_gold) - len(answered)
     flag(row, [(len(items), options.min_items, "items")])
     runs = rows.runs_for(task_id, MC_MODES)
     rules = {r["id"]: run_rule(r, options.rule) for r in runs}
     answers = {r["id"]: rows.aligned(r["id"], rule_column(r, rules[r["id"]]), positions) for r in runs}
-    flags = {r["id"]: answers[r["id"]] == gold_text for r in runs}  # None (missing) never equals gold
+    flags = {r["id"]: answers[r["id"]] == gold_text for r in runs}
+    # People and a model are compared on the items both answered: an item the model has no prediction for is
+    # left out of its figures and counted (an unparsable answer is an answer, and wrong).
+    predicted = {r["id"]: np.array([s is not None for s in rows.aligned(r["id"], "parse_status", positions)],
+                                   dtype=bool) for r in runs}
     # Models are scored on the whole task set, humans on their sample: a model's accuracy over every gold
     # item it has a prediction for is the study's own figure, reported beside the paired one.
     all_positions = np.array([rows.position[i] for i in with_gold], dtype=int)
     all_gold = np.array([str(rows.gold[i]) for i in with_gold], dtype=object)
-    paired = paired_bootstrap_gaps(human, [flags[r["id"]] for r in runs], options.n_resamples, options.seed + t_index,
-                                   options.confidence) if answered else None
-    gaps = paired.gaps if paired else []
-    replicates = {r["id"]: paired.replicates[:, j] for j, r in enumerate(runs)} if gaps else {}
+    gaps, replicates = paired_gaps(human, runs, flags, predicted, options, t_index) if answered else ({}, {})
     model_rows = []
-    for j, run in enumerate(runs):
+    for run in runs:
+        mask = predicted[run["id"]]
         status = rows.aligned(run["id"], "parse_status", positions)
         loglik = run["mode"] == "loglikelihood"
-        n_missing = sum(s is None for s in status)
+        n_compared = int(mask.sum())
         mrow = new_row(task=task["slug"], model=rows.run_label[run["id"]], run_id=run["id"], mode=run["mode"],
-                       rule=rules[run["id"]], n_items=len(items),
-                       n_predictions=len(items) - n_missing, n_missing=n_missing,
-                       parse_failures=int(np.sum(status == "unparsable")))
-        flag(mrow, [(len(items), options.min_items, "items")])
-        put(mrow, "accuracy", float(flags[run["id"]].mean()) if items else None, "no items")
+                       rule=rules[run["id"]], n_items=len(items), n_predictions=n_compared,
+                       n_missing=len(items) - n_compared, parse_failures=int(np.sum(status == "unparsable")))
+        no_predictions = "no prediction on the task's items" + (" that people answered" if answered else "")
+        flag(mrow, [(n_compared, options.min_items, "items")])
+        put(mrow, "accuracy", float(flags[run["id"]][mask].mean()) if n_compared else None, no_predictions)
         scored = np.array([s is not None for s in rows.aligned(run["id"], "parse_status", all_positions)], dtype=bool)
         right = rows.aligned(run["id"], rule_column(run, rules[run["id"]]), all_positions) == all_gold
         mrow["n_items_all"] = int(scored.sum())
         put(mrow, "accuracy_all_items", float(right[scored].mean()) if scored.any() else None, "no predictions")
         picks = (("acc", answer_column(run)), ("acc_norm", "answer_norm"), ("acc_per_token", "answer_per_token"))
         for key, column in picks:
-            right = rows.aligned(run["id"], column, positions) == gold_text
-            put(mrow, key, float(np.mean(right)) if loglik and items else None, "log-likelihood runs only")
-        if gaps:
-            gap, low, high = gaps[j]
-            mrow.update(gap=gap, gap_low=low, gap_high=high, gap_interval=paired.method)
-            test = mcnemar_exact(human, flags[run["id"]])
+            right = rows.aligned(run["id"], column, positions)[mask] == gold_text[mask]
+            put(mrow, key, float(np.mean(right)) if loglik and n_compared else None,
+                "log-likelihood runs only" if not loglik else no_predictions)
+        if run["id"] in gaps:
+            gap, low, high, method = gaps[run["id"]]
+            mrow.update(n_compared=n_compared, human_majority=float(human[mask].mean()), gap=gap, gap_low=low,
+                        gap_high=high, gap_interval=method)
+            test = mcnemar_exact(human[mask], flags[run["id"]][mask])
             mrow.update(mcnemar_p=test.pvalue, human_only=test.human_only, model_only=test.model_only)
-            put(mrow, "gap_mean_of_raters", per_rater.accuracy - mrow["accuracy"]
-                if per_rater.accuracy is not None else None, "no rater answered")
+            note(mrow, "mcnemar_p", test.note)
+            compared = per_rater if mask.all() else human_baseline([labels[n] for n in np.flatnonzero(mask)],
+                                                                     [gold[n] for n in np.flatnonzero(mask)],
+                                                                     k).mean_of_raters
+            put(mrow, "gap_mean_of_raters", compared.accuracy - mrow["accuracy"]
+                if compared.accuracy is not None else None, "no rater answered")
         else:
-            for key in ("gap", "gap_low", "gap_high", "mcnemar_p", "gap_mean_of_raters"):
-                put(mrow, key, None, no_humans)
+            mrow["n_compared"] = 0
+            for key in ("human_majority", "gap", "gap_low", "gap_high", "mcnemar_p", "gap_mean_of_raters"):
+                put(mrow, key, None, no_predictions if answered else no_humans)
         model_rows.append(mrow)
     return {"row": row, "models": model_rows, "items": items, "gold": gold, "human": human, "per_rater": per_rater,
-            "columns": columns, "flags": flags, "answers": answers, "runs": runs, "replicates": replicates,
+            "columns": columns, "flags": flags, "predicted": predicted, "answers": answers, "runs": runs,
+            "replicates": replicates,
             "rules": {rows.run_label[r["id"]]: rules[r["id"]] for r in runs},
-            "positions": position_rows(rows, task, gold, human, runs, flags, answers, rules, options)}
+            "positions": position_rows(rows, task, gold, human, runs, flags, predicted, answers, rules, options)}
 
 
-def position_rows(rows: Rows, task, gold, human, runs, flags, answers, rules, options):
-    """Accuracy by the gold answer's position (letter), for humans and models, the letters each
-    model picks, and accuracy with the gold forced to each position (position-policy runs)."""
+def paired_gaps(human, runs, flags, predicted, options: ReportOptions, t_index):
+    """run id -> (gap, low, high, method) and run id -> its bootstrap replicates, on the items both the people and
+    the run answered: one set of resamples (seed `options.seed + t_index`) for the runs that answered the same
+    items, each equal to `metrics.paired_bootstrap_gap` on those items."""
+    groups = defaultdict(list)
+    for run in runs:
+        if predicted[run["id"]].any():
+            groups[predicted[run["id"]].tobytes()].append(run["id"])
+    gaps, replicates = {}, {}
+    for members in groups.values():
+        mask = predicted[members[0]]
+        paired = paired_bootstrap_gaps(human[mask], [flags[r][mask] for r in members], options.n_resamples,
+                                       options.seed + t_index, options.confidence)
+        for j, run_id in enumerate(members):
+            gaps[run_id], replicates[run_id] = (*paired.gaps[j], paired.method), paired.replicates[:, j]
+    return gaps, replicates
+
+
+def position_rows(rows: Rows, task, gold, human, runs, flags, predicted, answers, rules, options):
+    """Accuracy by the gold answer's position (letter), for humans and models (on the items each predicted), the
+    letters each model picks, and accuracy with the gold forced to each position (position-policy runs)."""
     out = []
     by_letter = defaultdict(list)
     for n, g in enumerate(gold):
@@ -129,7 +158,8 @@ def position_rows(rows: Rows, task, gold, human, runs, flags, answers, rules, op
         idx = by_letter[letter]
         row = new_row(task=task["slug"], source="gold_position", position=letter, n_items=len(idx))
         put(row, "human_majority", float(human[idx].mean()) if human.size else None, "no human answers")
-        row["models"] = {rows.run_label[r["id"]]: float(flags[r["id"]][idx].mean()) for r in runs}
+        row["models"] = {rows.run_label[r["id"]]: mean_or_none(flags[r["id"]][idx][predicted[r["id"]][idx]])
+                         for r in runs}
         row["model_rules"] = {rows.run_label[r["id"]]: rules[r["id"]] for r in runs}
         out.append(flag(row, [(len(idx), options.min_items, "items")]))
     pred = rows.data.predictions
@@ -159,26 +189,59 @@ def position_rows(rows: Rows, task, gold, human, runs, flags, answers, rules, op
     return out
 
 
+def compared(res, m):
+    """The items of one task result both the people and model row `m` answered (a mask over res["items"])."""
+    return res["predicted"][m["run_id"]]
+
+
 def pooled_gaps(per_label, options: ReportOptions):
-    """label -> ((gap, low, high), human flags, model flags) over the pooled items of the label's tasks, for the
-    labels with human answers on every task: paired_bootstrap_gap of each, with one set of resamples for the
-    models that ran on the same tasks (the same seed draws the same indices)."""
+    """label -> ((gap, low, high), human flags, model flags) over the pooled items that both the people and the
+    label's runs answered, for the labels with human answers on every task: paired_bootstrap_gap of each, with one
+    set of resamples for the labels compared on the same items (the same seed draws the same indices)."""
     groups = defaultdict(list)
     for label, per_task in per_label.items():
-        if per_task and all(m["run_id"] in res["replicates"] for res, m in per_task):
-            groups[tuple(res["row"]["task"] for res, _ in per_task)].append(label)
+        if per_task and all(res["human"].size for res, _ in per_task) and any(compared(*p).any() for p in per_task):
+            groups[tuple((res["row"]["task"], compared(res, m).tobytes()) for res, m in per_task)].append(label)
     out = {}
     for members in groups.values():
-        human = np.concatenate([res["human"] for res, _ in per_label[members[0]]])
-        models = [np.concatenate([res["flags"][m["run_id"]] for res, m in per_label[label]]) for label in members]
+        human = np.concatenate([res["human"][compared(res, m)] for res, m in per_label[members[0]]])
+        models = [np.concatenate([res["flags"][m["run_id"]][compared(res, m)] for res, m in per_label[label]])
+                  for label in members]
         gaps = paired_bootstrap_gaps(human, models, options.n_resamples, options.seed, options.confidence).gaps
         out.update((label, (gap, human, model)) for label, gap, model in zip(members, gaps, models))
     return out
 
 
-def overall_rows(results, labels, keys, options: ReportOptions):
+ITEM_LEVEL, WITHIN_TASK = "item-level", "within-task"
+
+
+def interval_lead(row, per_task, drawn_per_task, options: ReportOptions):
+    """Which overall interval leads, and why: the one that matches how the people's items were drawn. Items drawn
+    as a sample of each task (a human baseline's `items_per_task`) match the within-task interval, provided every
+    task has enough items for a bootstrap inside it (with few, its spread shrinks: by sqrt((n - 1) / n) and by
+    the few values a task's mean can take); anything else matches the item-level interval."""
+    if row.get("pooled_gap") is None:
+        return None, "no overall interval: see the reasons of the gap"
+    if row.get("gap_low") is None:
+        return ITEM_LEVEL, "the within-task interval is undefined (some task has no item both answered)"
+    if not drawn_per_task:
+        return ITEM_LEVEL, ("the people's items were not drawn as a sample of each task (they are every item of "
+                            "the tasks, or come from campaigns without items_per_task): the item-level interval "
+                            "resamples them as one set, as they were drawn")
+    small = [res["row"]["task"] for res, m in per_task if m["n_compared"] < options.min_items]
+    if small:
+        return ITEM_LEVEL, (f"the items were drawn per task, but {len(small)} task(s) have fewer than "
+                            f"{options.min_items} items both answered ({', '.join(small)}): inside so few items the "
+                            "within-task interval is too narrow, so the wider item-level interval leads")
+    return WITHIN_TASK, ("the people's items were drawn as a sample of each task, and the within-task interval "
+                         "resamples them inside each task as they were drawn")
+
+
+def overall_rows(results, labels, keys, options: ReportOptions, drawn_per_task=False):
     """Unweighted mean over task results of each model's figures; the gap's interval two ways (within
-    tasks, and over the pooled items), and the exact McNemar test on the pooled items."""
+    tasks, and over the pooled items), the one matching how the items were drawn named as the lead
+    (`interval_lead`), and the exact McNemar test on the pooled items. People and each model are compared on
+    the items both answered."""
     out = []
     per_label = {label: [(res, m) for res in results for m in res["models"] if m["model"] == label]
                  for label in labels}
@@ -188,22 +251,39 @@ def overall_rows(results, labels, keys, options: ReportOptions):
         row = new_row(model=label, rule=", ".join(rules), n_tasks=len(per_task),
                       tasks=[res["row"]["task"] for res, _ in per_task])
         for key in keys:
-            put(row, key, mean_or_none([m[key] for _, m in per_task]) if all(m[key] is not None for _, m in per_task)
-                else None, f"{key} is undefined on some task")
+            missing = [m["task"] for _, m in per_task if m[key] is None]
+            put(row, key, None if missing else mean_or_none([m[key] for _, m in per_task]),
+                f"{key} is undefined on task(s) {', '.join(missing)}")
         row["n_items"] = sum(len(res["items"]) for res, _ in per_task)
+        row["n_compared"] = sum(m["n_compared"] for _, m in per_task)
+        row["n_missing"] = sum(m["n_missing"] for _, m in per_task)
         if label in pooled:
-            low, high = stratified_interval([res["replicates"][m["run_id"]] for res, m in per_task], options.confidence)
-            row.update(gap_low=low, gap_high=high, gap_interval=STRATIFIED)
+            if all(m["run_id"] in res["replicates"] for res, m in per_task):
+                low, high = stratified_interval([res["replicates"][m["run_id"]] for res, m in per_task],
+                                                options.confidence)
+                row.update(gap_low=low, gap_high=high, gap_interval=STRATIFIED)
+            else:
+                for key in ("gap_low", "gap_high"):
+                    put(row, key, None, "some task has no item both answered: " + row["undefined"]["gap"])
             (gap, gap_low, gap_high), human, model = pooled[label]
             test = mcnemar_exact(human, model)
-            row.update(pooled_gap=gap, pooled_gap_low=gap_low, pooled_gap_high=gap_high,
+            row.update(pooled_human_majority=float(human.mean()), pooled_accuracy=float(model.mean()),
+                       pooled_gap=gap, pooled_gap_low=gap_low, pooled_gap_high=gap_high,
                        pooled_gap_interval=f"{PAIRED_GAP} (item-level, pooled over the tasks)",
                        pooled_mcnemar_p=test.pvalue, pooled_human_only=test.human_only,
                        pooled_model_only=test.model_only)
+            note(row, "pooled_mcnemar_p", test.note)
+            if row["n_missing"]:
+                note(row, "pooled_gap", f"on the {row['n_compared']} items both answered; the model has no "
+                     f"prediction on {row['n_missing']} of the {row['n_items']} items people answered")
         else:
-            for key in ("gap_low", "gap_high", "pooled_gap", "pooled_gap_low", "pooled_gap_high", "pooled_mcnemar_p"):
-                put(row, key, None, "no human answers on some task")
-        out.append(flag(row, [(row["n_items"], options.min_items, "items")]))
+            reason = ("no human answers on some task" if not all(res["human"].size for res, _ in per_task)
+                      else "no item both answered")
+            for key in ("gap_low", "gap_high", "pooled_human_majority", "pooled_accuracy", "pooled_gap",
+                        "pooled_gap_low", "pooled_gap_high", "pooled_mcnemar_p"):
+                put(row, key, None, reason)
+        row["interval_lead"], row["interval_lead_why"] = interval_lead(row, per_task, drawn_per_task, options)
+        out.append(flag(row, [(row["n_compared"], options.min_items, "items")]))
     return out
 
 
@@ -220,8 +300,9 @@ def mc_section(rows: Rows, options: ReportOptions):
         put(overall, key, mean_or_none([r["row"][key] for r in results])
             if all(r["row"][key] is not None for r in results) else None, f"{key} is undefined on some task")
     flag(overall, [(overall["n_items"], options.min_items, "items")])
-    model_keys = ("accuracy", "accuracy_all_items", "acc", "acc_norm", "acc_per_token", "gap", "gap_mean_of_raters")
-    overall["models"] = overall_rows(results, labels, model_keys, options)
+    model_keys = ("human_majority", "accuracy", "accuracy_all_items", "acc", "acc_norm", "acc_per_token", "gap",
+                  "gap_mean_of_raters")
+    overall["models"] = overall_rows(results, labels, model_keys, options, rows.drawn_per_task())
     model_rules = {label: rule for r in results for label, rule in r["rules"].items()}
 
     dimensions = []
@@ -233,8 +314,12 @@ def mc_section(rows: Rows, options: ReportOptions):
                            "their sample")
         for key in human_keys:
             put(row, key, mean_or_none([r["row"][key] for r in members]), f"{key} is undefined on every task")
-        row["models"] = {label: mean_or_none([m["accuracy_all_items"] for r in members for m in r["models"]
-                                              if m["model"] == label]) for label in labels}
+        # A model's mean over only some of the dimension's tasks is not set beside the people's: left out.
+        row["models"] = {}
+        for label in labels:
+            figures = [m["accuracy_all_items"] for r in members for m in r["models"] if m["model"] == label]
+            complete = len(figures) == len(members) and None not in figures
+            row["models"][label] = mean_or_none(figures) if complete else None
         # The paired gap on the items humans answered, as the tasks' table gives it; undefined when some
         # task of the dimension has no human answers (a mean over the rest would hide that).
         gaps = {label: [m["gap"] for r in members for m in r["models"] if m["model"] == label] for label in labels}
@@ -295,7 +380,8 @@ def domain_rows(rows, results, labels, model_rules, options):
                 d["raters"][rater][0] += int(np.sum((column[mask] == gold[mask]) & given[rater][mask]))
                 d["raters"][rater][1] += int(np.sum(given[rater][mask]))
             for run in res["runs"]:
-                d["models"][rows.run_label[run["id"]]] += res["flags"][run["id"]][mask].tolist()
+                answered = mask & res["predicted"][run["id"]]
+                d["models"][rows.run_label[run["id"]]] += res["flags"][run["id"]][answered].tolist()
     out = []
     for domain in sorted(pooled):
         d = pooled[domain]
@@ -312,7 +398,8 @@ def domain_rows(rows, results, labels, model_rules, options):
 
 
 def item_lists(rows: Rows, mc, limit):
-    """Items the human majority gets right and every model misses, and the reverse."""
+    """Items the human majority gets right and every model misses, and the reverse (a model without a prediction
+    on an item misses nothing there)."""
     lists = {"humans_right_models_wrong": [], "models_right_humans_wrong": []}
     if mc is None:
         return {**lists, "counts": {k: 0 for k in lists}, "limit": limit}
@@ -320,7 +407,8 @@ def item_lists(rows: Rows, mc, limit):
         if not res["human"].size or not res["runs"]:
             continue
         stacked = np.stack([res["flags"][r["id"]] for r in res["runs"]], axis=1)
-        for key, mask in (("humans_right_models_wrong", res["human"] & ~stacked.any(axis=1)),
+        every_model_answered = np.stack([res["predicted"][r["id"]] for r in res["runs"]], axis=1).all(axis=1)
+        for key, mask in (("humans_right_models_wrong", res["human"] & ~stacked.any(axis=1) & every_model_answered),
                           ("models_right_humans_wrong", ~res["human"] & stacked.all(axis=1))):
             for n in np.flatnonzero(mask):
                 item = res["items"][n]

@@ -104,7 +104,8 @@ def rating_quality(rows: Rows, task, spec, runs, options: ReportOptions):
             guess = [rating_class(pred["answer"][where[i]], ratings[i], values) for i in scored]
             metrics_ = classification_metrics(truth, guess, labels=values)
             kappa = cohen_kappa(truth, guess, labels=values)
-            vs_gold = correlations([ratings[i] for i in scored], [as_number(g) for g in truth])
+            # DiQAD correlates the model's predictions, the classes it predicts, with the human labels.
+            vs_gold = correlations([as_number(g) for g in guess], [as_number(t) for t in truth])
             put(mrow, "gold_accuracy", metrics_.accuracy, metrics_.undefined_reason)
             put(mrow, "gold_uar", metrics_.uar, metrics_.undefined_reason)
             put(mrow, "gold_kappa", kappa.value, kappa.undefined_reason)
@@ -116,36 +117,38 @@ def rating_quality(rows: Rows, task, spec, runs, options: ReportOptions):
             mrow["gold_majority_class_rate"] = metrics_.majority_class_rate
             mrow["gold_per_class"] = [c.to_dict() for c in metrics_.per_class]
             mrow["gold_confusion_matrix"] = metrics_.confusion_matrix
-            mrow["gold_by_domain"] = domain_figures(scored, truth, guess, [ratings[i] for i in scored], rows.domain,
-                                                    values, options)
+            mrow["gold_by_domain"] = domain_figures(scored, truth, guess, rows.domain, values, options)
         else:
             for name in GOLD_KEYS:
                 put(mrow, name, None, no_gold)
         mrow["n_gold"] = len(scored)
+        mrow["gold_correlation_of"] = GOLD_CORRELATION
+        flag(mrow, [(len(scored), options.min_items, "items with gold")], key="gold_small_sample")
         models.append(mrow)
     ratings_by_run = {r["id"]: {i: pred["rating"][j] for i, j in rows.predictions[r["id"], first_variant(r)].items()}
                       for r in runs}
     return row, models, {"means": means, "ratings": ratings_by_run}
 
 
-def domain_figures(items, truth, guess, rated, domain_of, values, options: ReportOptions):
+def domain_figures(items, truth, guess, domain_of, values, options: ReportOptions):
     """DiQAD's cross-domain analysis (its Table 4): Acc, UAR, Spearman, Pearson and F1 against gold on each item
-    domain's share of the items (items without a domain under ""), flagged where a domain has too few items."""
+    domain's share of the items (items without a domain under ""), flagged where a domain has too few items. The
+    correlations are of the predicted classes with the gold labels, as in the whole test set's row."""
     by_domain = {}
-    for item, t, g, r in zip(items, truth, guess, rated):
-        by_domain.setdefault(domain_of.get(item) or "", []).append((t, g, r))
+    for item, t, g in zip(items, truth, guess):
+        by_domain.setdefault(domain_of.get(item) or "", []).append((t, g))
     out = []
     for domain in sorted(by_domain):
-        triples = by_domain[domain]
-        figures = classification_metrics([t for t, _, _ in triples], [g for _, g, _ in triples], labels=values)
-        corr = correlations([r for _, _, r in triples], [as_number(t) for t, _, _ in triples])
-        entry = new_row(domain=domain, n=len(triples))
+        pairs = by_domain[domain]
+        figures = classification_metrics([t for t, _ in pairs], [g for _, g in pairs], labels=values)
+        corr = correlations([as_number(g) for _, g in pairs], [as_number(t) for t, _ in pairs])
+        entry = new_row(domain=domain, n=len(pairs))
         put(entry, "accuracy", figures.accuracy, figures.undefined_reason)
         put(entry, "uar", figures.uar, figures.undefined_reason)
         put(entry, "f1", figures.macro_f1, figures.undefined_reason)
         put(entry, "spearman", corr.spearman.value, corr.undefined_reason)
         put(entry, "pearson", corr.pearson.value, corr.undefined_reason)
-        flag(entry, [(len(triples), options.min_items, "items")])
+        flag(entry, [(len(pairs), options.min_items, "items")])
         out.append(entry)
     return out
 
@@ -170,6 +173,8 @@ def seeded_figures(mrow, per_seed):
         put(mrow, f"{name}_p", None, "a mean over seeds has no single p-value; each seed's is in seeds")
 
 
+GOLD_CORRELATION = ("the predicted class against the gold label (DiQAD's Spearman and Pearson: model predictions "
+                    "against human labels, SciPy)")
 GOLD_KEYS = ("gold_accuracy", "gold_uar", "gold_kappa", "gold_spearman", "gold_pearson", "gold_precision",
              "gold_recall", "gold_f1")
 

@@ -41,7 +41,7 @@ WIKIPEDIA_FLEISS = [
 
 
 def test_fleiss_matches_published_example():
-    result = fleiss_kappa(items_from_table(WIKIPEDIA_FLEISS))
+    result = fleiss_kappa(items_from_table(WIKIPEDIA_FLEISS), given="labels")
     assert round(result.value, 3) == 0.210
     assert (result.n_items, result.n_left_out, result.n_raters) == (10, 0, 14)
 
@@ -50,13 +50,13 @@ def test_randolph_uses_stated_category_count():
     items = items_from_table(WIKIPEDIA_FLEISS)
     # P-bar = 0.3783 (Wikipedia's per-subject P_i summed / 10); chance = 1 / categories.
     p_bar = sum([1.000, 0.253, 0.308, 0.440, 0.330, 0.462, 0.242, 0.176, 0.286, 0.286]) / 10
-    assert fleiss_kappa(items, "randolph", categories=range(5)).value == pytest.approx((p_bar - 0.2) / 0.8, abs=1e-3)
+    assert fleiss_kappa(items, "randolph", categories=range(5), given="labels").value == pytest.approx((p_bar - 0.2) / 0.8, abs=1e-3)
     # Two categories nobody used change Randolph's kappa (chance 1/7), not Fleiss'.
-    seven = fleiss_kappa(items, "randolph", categories=range(7)).value
+    seven = fleiss_kappa(items, "randolph", categories=range(7), given="labels").value
     assert seven == pytest.approx((p_bar - 1 / 7) / (6 / 7), abs=1e-3)
-    assert fleiss_kappa(items, categories=range(7)).value == pytest.approx(fleiss_kappa(items).value)
+    assert fleiss_kappa(items, categories=range(7), given="labels").value == pytest.approx(fleiss_kappa(items, given="labels").value)
     with pytest.raises(ValueError, match="categories"):
-        fleiss_kappa(items, "randolph")
+        fleiss_kappa(items, "randolph", given="labels")
 
 
 ratings_grid = st.integers(2, 4).flatmap(lambda n_cat: st.tuples(
@@ -73,13 +73,13 @@ def test_fleiss_and_randolph_match_statsmodels(case):
     table = count_table(items, n_cat)
     with np.errstate(invalid="ignore", divide="ignore"):
         expected = inter_rater.fleiss_kappa(table, method="fleiss")
-    ours = fleiss_kappa(items, categories=list(range(n_cat)))  # integer labels: say they are labels
+    ours = fleiss_kappa(items, categories=list(range(n_cat)), given="labels")
     if math.isnan(expected):
         assert ours.value is None and "same category" in ours.undefined_reason
     else:
         assert ours.value == pytest.approx(expected, abs=1e-12)
     randolph = inter_rater.fleiss_kappa(table, method="randolph")
-    assert fleiss_kappa(items, "randolph", categories=list(range(n_cat))).value == pytest.approx(randolph, abs=1e-12)
+    assert fleiss_kappa(items, "randolph", categories=list(range(n_cat)), given="labels").value == pytest.approx(randolph, abs=1e-12)
 
 
 @FAST
@@ -91,7 +91,7 @@ def test_fleiss_leaves_out_items_with_missing_ratings(case, data):
     assume(sum(holes) < len(items) / 2)  # full items stay the modal count
     ragged = [item[:-1] + [None] if hole else item for item, hole in zip(items, holes)]
     full = [item for item, hole in zip(items, holes) if not hole]
-    ours = fleiss_kappa(ragged, categories=list(range(n_cat)))
+    ours = fleiss_kappa(ragged, categories=list(range(n_cat)), given="labels")
     assert (ours.n_items, ours.n_left_out, ours.n_raters) == (len(full), sum(holes), n_raters)
     with np.errstate(invalid="ignore", divide="ignore"):
         expected = inter_rater.fleiss_kappa(count_table(full, n_cat))
@@ -101,16 +101,16 @@ def test_fleiss_leaves_out_items_with_missing_ratings(case, data):
 
 
 def test_fleiss_edge_cases_explain_themselves():
-    same = fleiss_kappa([["yes", "yes", "yes"], ["yes", "yes", "yes"]])
+    same = fleiss_kappa([["yes", "yes", "yes"], ["yes", "yes", "yes"]], given="labels")
     assert same.value is None and same.undefined_reason == "every rating is the same category: kappa is undefined"
-    assert fleiss_kappa([]).undefined_reason == "no items"
-    assert fleiss_kappa([[1], [2], [None, 1]]).undefined_reason == "fewer than 2 raters per item"
-    assert fleiss_kappa([[], []]).undefined_reason == "fewer than 2 raters per item"
-    assert "exactly 5" in fleiss_kappa([[1, 2], [1, 1]], n_raters=5).undefined_reason
-    assert fleiss_kappa([["a", "a"]], "randolph", categories=["a"]).value is None
-    assert fleiss_kappa([["a", "a"]], "randolph", categories=["a", "b"]).value == 1.0
+    assert fleiss_kappa([], given="labels").undefined_reason == "no items"
+    assert fleiss_kappa([[1], [2], [None, 1]], given="labels").undefined_reason == "fewer than 2 raters per item"
+    assert fleiss_kappa([[], []], given="labels").undefined_reason == "fewer than 2 raters per item"
+    assert "exactly 5" in fleiss_kappa([[1, 2], [1, 1]], n_raters=5, given="labels").undefined_reason
+    assert fleiss_kappa([["a", "a"]], "randolph", categories=["a"], given="labels").value is None
+    assert fleiss_kappa([["a", "a"]], "randolph", categories=["a", "b"], given="labels").value == 1.0
     with pytest.raises(ValueError, match="not in categories"):
-        fleiss_kappa([["a", "c"]], categories=["a", "b"])
+        fleiss_kappa([["a", "c"]], categories=["a", "b"], given="labels")
 
 
 # Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", example C:
@@ -266,32 +266,49 @@ def test_landis_koch_rejects_values_above_one():
         landis_koch_band(1.2)
 
 
-def test_fleiss_takes_a_count_table_explicitly_and_refuses_the_ambiguous_one():
+def test_fleiss_takes_a_count_table_only_when_told():
     """Fleiss 1971 (Wikipedia's worked example) as statsmodels takes it: items x categories counts."""
     expected = inter_rater.fleiss_kappa(np.array(WIKIPEDIA_FLEISS))
     assert round(expected, 4) == 0.2099
-    assert fleiss_kappa(WIKIPEDIA_FLEISS, counts=True).value == pytest.approx(expected, abs=1e-12)
+    assert fleiss_kappa(WIKIPEDIA_FLEISS, given="counts").value == pytest.approx(expected, abs=1e-12)
     table = fleiss_kappa_counts(np.array(WIKIPEDIA_FLEISS))
     assert table.value == pytest.approx(expected, abs=1e-12)
     assert (table.n_items, table.n_raters, table.n_categories) == (10, 14, 5)
     # statsmodels' own aggregation of raters-as-columns data gives the same table and kappa.
     raters = np.array([item for item in items_from_table(WIKIPEDIA_FLEISS)])
     aggregated, _ = inter_rater.aggregate_raters(raters)
-    assert fleiss_kappa(aggregated, counts=True).value == pytest.approx(expected, abs=1e-12)
-    assert fleiss_kappa(items_from_table(WIKIPEDIA_FLEISS)).value == pytest.approx(expected, abs=1e-12)
-    # Read as labels the table gives 0.0234: refused instead, as a list and as an array.
-    for ambiguous in (WIKIPEDIA_FLEISS, np.array(WIKIPEDIA_FLEISS)):
-        with pytest.raises(ValueError, match="ambiguous.*counts=True"):
-            fleiss_kappa(ambiguous)
-    # Saying what the rows are settles it.
-    as_labels = fleiss_kappa(WIKIPEDIA_FLEISS, categories=range(15)).value
-    assert as_labels == pytest.approx(0.0234, abs=1e-4)
+    assert fleiss_kappa(aggregated, given="counts").value == pytest.approx(expected, abs=1e-12)
+    assert fleiss_kappa(items_from_table(WIKIPEDIA_FLEISS), given="labels").value == pytest.approx(expected, abs=1e-12)
+    # The same rows said to be labels are read as labels: 0.0234.
+    assert fleiss_kappa(WIKIPEDIA_FLEISS, given="labels").value == pytest.approx(0.0234, abs=1e-4)
     with pytest.raises(ValueError, match="same number of raters"):
         fleiss_kappa_counts([[1, 2], [3, 3]])
     with pytest.raises(ValueError, match="whole counts"):
         fleiss_kappa_counts([[1.5, 0.5], [1, 1]])
     with pytest.raises(ValueError, match="neither categories"):
-        fleiss_kappa(WIKIPEDIA_FLEISS, counts=True, categories=range(5))
+        fleiss_kappa(WIKIPEDIA_FLEISS, given="counts", categories=range(5))
+    with pytest.raises(ValueError, match="'labels' or 'counts'"):
+        fleiss_kappa(WIKIPEDIA_FLEISS, given="table")
+
+
+# Count tables of 3 raters over 4 options, one with a zero cell and one with none: shapes that a list of labels
+# could have too.
+THREE_RATERS_FOUR_OPTIONS = [[3, 0, 0, 0], [0, 3, 0, 0], [1, 2, 0, 0], [0, 0, 2, 1], [0, 1, 1, 1]]
+NO_ZERO_CELL = [[2, 1, 2], [1, 3, 1], [1, 1, 3], [2, 2, 1]]
+
+
+@pytest.mark.parametrize("table", [THREE_RATERS_FOUR_OPTIONS, NO_ZERO_CELL])
+def test_fleiss_never_guesses_whether_it_got_counts_or_labels(table):
+    expected = inter_rater.fleiss_kappa(np.array(table))
+    for form in (table, np.array(table)):
+        assert fleiss_kappa(form, given="counts").value == pytest.approx(expected, abs=1e-12)
+        # Read as labels (each row one item's labels) the same rows give another figure, and only when asked.
+        as_labels = fleiss_kappa(form, given="labels")
+        assert as_labels.value == pytest.approx(inter_rater.fleiss_kappa(inter_rater.aggregate_raters(table)[0]))
+        assert as_labels.value != pytest.approx(expected)
+        # Without saying which, the call is refused: no shape is read as either by default.
+        with pytest.raises(TypeError, match="given"):
+            fleiss_kappa(form)
 
 
 label_rows = st.lists(st.tuples(st.integers(1, 2), st.integers(1, 4), st.integers(1, 2), st.booleans()), max_size=40)

@@ -2,6 +2,7 @@
 import ast
 import json
 import sys
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -29,9 +30,9 @@ def test_results_serialise_to_json_without_help():
     m = np.array([True, True, False, False])
     matches = [("a", "b", "win"), ("b", "c", "tie"), ("c", "a", "win"), ("a", "b", "lose")]
     results = [
-        metrics.fleiss_kappa(labels.tolist()), metrics.krippendorff_alpha(list(labels)),
+        metrics.fleiss_kappa(labels.tolist(), given="labels"), metrics.krippendorff_alpha(list(labels)),
         metrics.cohen_kappa(labels[:, 0], labels[:, 1]), metrics.percent_agreement(list(labels)),
-        metrics.bootstrap_ci(metrics.fleiss_kappa, labels.tolist(), n_resamples=20),
+        metrics.bootstrap_ci(partial(metrics.fleiss_kappa, given="labels"), labels.tolist(), n_resamples=20),
         metrics.majority_vote(np.array([1, 1, 2])), metrics.m_of_k_correct([["A", "A", "B"]], ["A"], 2),
         metrics.mean_of_raters_accuracy({"r1": ["A"]}, ["A"]), metrics.mean_rating_per_item(list(labels)),
         metrics.accuracy_with_wilson(h), metrics.paired_bootstrap_gap(h, m, n_resamples=20),
