@@ -34,7 +34,15 @@ from .comparison import (
     paired_bootstrap_gaps,
     stratified_interval,
 )
-from .ratings import botchat_outcomes, bradley_terry, bradley_terry_bootstrap, elo, elo_over_orders, win_tie_lose
+from .ratings import (
+    botchat_outcomes,
+    botchat_versus,
+    bradley_terry,
+    bradley_terry_bootstrap,
+    elo,
+    elo_over_orders,
+    win_tie_lose,
+)
 from .selfchat import length_stats, pass_at_n, pass_at_n_stepwise
 
 __all__ = [
@@ -75,5 +83,6 @@ __all__ = [
     "stratified_interval",
     "win_tie_lose",
     "botchat_outcomes",
+    "botchat_versus",
     "elo_over_orders",
 ]

@@ -84,11 +84,18 @@ def rows(report):
                                   model=f"{agreement['judge_a']} vs {agreement['judge_b']}")
             for judge, table in (task.get("botchat") or {}).items():
                 for record in table["systems"]:
-                    for metric in ("n", "win", "both", "neither", "lose", "unknown", "win_rate", "tie_rate",
+                    for metric in ("n", "win", "both", "neither", "lose", "unknown", "n_read", "win_rate", "tie_rate",
                                    "lose_rate", "win_tie_rate", "not_bad_rate", "score"):
                         yield {"section": "pairwise.botchat", "task": task["task"], "question": None, "model": judge,
                                "subset": f"system={record['model']}", "metric": metric, "value": record[metric],
-                               "undefined_reason": ""}
+                               "undefined_reason": "" if record[metric] is not None else "no answer read"}
+                for record in table.get("versus", []):
+                    for metric in ("n", "unknown", "n_read", "win", "tie", "lose", "win_rate", "tie_rate",
+                                   "win_tie_rate"):
+                        yield {"section": "pairwise.botchat_versus", "task": task["task"], "question": None,
+                               "model": judge, "subset": f"system={record['model']};against={record['opponent']}",
+                               "metric": metric, "value": record[metric],
+                               "undefined_reason": "" if record[metric] is not None else "no answer read"}
             for judge, entry in task["judges"].items():
                 yield from _lines("pairwise.judges", entry, task=task["task"], model=judge)
                 for system, rating in ((entry.get("elo") or {}).get("ratings") or {}).items():

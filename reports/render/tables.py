@@ -315,20 +315,35 @@ def pairwise_tables(report):
         botchat = task.get("botchat") or {}
         if botchat:
             rows = [[Cell(judge, style="text"), Cell(r["model"], style="text"), Cell(r["n"], style="int"),
-                     *[Cell(r[key], style="int") for key in ("win", "both", "neither", "lose", "unknown")],
-                     *[Cell(r[key], style="percent", flag=table.get("small_sample"))
+                     *[Cell(r[key], style="int") for key in ("win", "both", "neither", "lose", "unknown", "n_read")],
+                     *[Cell(r[key], "no answer read" if key == "win_tie_rate" else None, style="percent",
+                            flag=table.get("small_sample"))
                        for key in ("win_rate", "tie_rate", "lose_rate", "win_tie_rate", "not_bad_rate")],
                      Cell(r["score"], flag=table.get("small_sample"))]
                     for judge, table in botchat.items() for r in table["systems"]]
+            decided = ", ".join(f"{judge}: {table.get('n_decided_by_loop', 0)}" for judge, table in botchat.items())
             tables.append(Table(
                 f"botchat_{task['task']}", f"BotChat arena: {task['task']} (each order of showing a result)",
-                ["Judge", "System", "Comparisons", "Win", "Both", "Neither", "Lose", "Unread", "Win (%)", "Tie (%)",
-                 "Lose (%)", "Win+Tie (%)", "NotBad (%)", "Score"], rows,
+                ["Judge", "System", "Comparisons", "Win", "Both", "Neither", "Lose", "Unread", "Read", "Win (%)",
+                 "Tie (%)", "Lose (%)", "Win+Tie (%)", "NotBad (%)", "Score"], rows,
                 "as open-compass/BotChat analyze.py: per comparison the system shown first wins when only the other "
                 "conversation is judged AI-involved; Both = neither judged AI (a good tie), Neither = both judged AI "
                 "(a bad tie); NotBad = Win + Both; Score = (3 Win + Both - Neither - 3 Lose) / comparisons, in [-3, 3]; "
-                "unread answers stay in the denominator, as analyze.py keeps them; pairs decided by the loop "
-                "detector are not counted"))
+                "unread answers stay in the denominator of Win, Tie, Lose, NotBad and Score, as analyze.py's table "
+                "keeps them, and are left out of Win+Tie's (over the read answers), as its calc_win_rate counts; "
+                "pairs the loop detector decided count in both orders, the looping dialogue losing and both looping "
+                f"a Neither (comparisons decided so: {decided})"))
+            rows = [[Cell(judge, style="text"), Cell(r["model"], style="text"), Cell(r["opponent"], style="text"),
+                     *[Cell(r[key], style="int") for key in ("n", "unknown", "n_read", "win", "tie", "lose")],
+                     *[Cell(r[key], "no answer read", style="percent", flag=table.get("small_sample"))
+                       for key in ("win_rate", "tie_rate", "win_tie_rate")]]
+                    for judge, table in botchat.items() for r in table.get("versus", [])]
+            tables.append(Table(
+                f"botchat_versus_{task['task']}", f"BotChat one against one: {task['task']}",
+                ["Judge", "System", "Against", "Comparisons", "Unread", "Read", "Win", "Tie", "Lose", "Win (%)",
+                 "Tie (%)", "Win+Tie (%)"], rows,
+                "as analyze.py calc_win_rate (the paper's Table 2 reads the Win+Tie against GPT-4 or the real "
+                "dialogue): both orders of showing pooled, over the read answers only"))
         if task.get("judge_agreement"):
             rows = [[Cell(a["judge_a"], style="text"), Cell(a["judge_b"], style="text"),
                      Cell(a["n_compared"], style="int"), cell(a, "agreement", "percent"), cell(a, "kappa")]
