@@ -130,6 +130,9 @@ def runs(request):
     return render(request, "frontend/runs.html", {
         "models": ModelSpec.objects.order_by("name"), "benchmarks": Benchmark.objects.order_by("slug"),
         "base_models": ModelSpec.objects.filter(backend=Backend.LOCAL, trained_by=None).order_by("name"),
+        # Local checkpoints and models behind an API write self-chat dialogues; classifiers trained here cannot.
+        "selfchat_models": ModelSpec.objects.filter(trained_by=None).exclude(source__startswith=ModelSpec.RELEASED)
+        .order_by("name"),
         "training": training.DEFAULTS,
         # Self-chat and arena pairs (modeleval.selfchat_runs, modeleval.arena), for the same people.
         "seed_benchmarks": selfchat_runs.seed_benchmarks(), "selfchat": selfchat_runs.DEFAULTS,

@@ -27,6 +27,8 @@ PACKAGED_NAME = "smollm2-135m-instruct"
 GPU_QUEUE = "gpu"
 CPU_QUEUE = "cpu"  # models behind an API: the worker waits on the network, not on a GPU
 BROKER_UNAVAILABLE = Code.BROKER_UNAVAILABLE
+RELEASED_REFUSAL = ("model {model} holds a study's released dialogues, not weights: pair and judge its self-chat run "
+                    "instead")
 
 
 # --- models ------------------------------------------------------------------------------
@@ -181,6 +183,8 @@ def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=Non
     `limit` narrow it), cut it into chunks of `chunk_size` items, and, on commit, put each chunk
     on the `gpu` queue, or the `cpu` queue for a model behind an API (`enqueue=False` leaves them for
     `runner.run_sync`)."""
+    if model.is_released:
+        raise RunError("mode_unsuited", RELEASED_REFUSAL.format(model=model.name))
     if mode == Mode.SELFCHAT:
         raise RunError("bad_mode", SELFCHAT_REFUSAL)
     if mode == Mode.TRAIN:
@@ -303,7 +307,7 @@ def start_training(*, model: ModelSpec, benchmark, question_key="", settings=Non
     `gpu` queue one after another (`enqueue=False` leaves them for `runner.run_sync`)."""
     from . import training
 
-    if model.is_api or model.trained_by_id:
+    if model.is_api or model.trained_by_id or model.is_released:
         raise RunError("mode_unsuited", f"model {model.name}: training needs a local base checkpoint")
     try:
         resolved = training.resolve(settings)

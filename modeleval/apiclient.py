@@ -114,7 +114,13 @@ class Endpoint:
 
 def chat_body(model: str, user: str, *, system: str = "", max_tokens: int = 16, **extra) -> dict:
     messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": user}]
-    return {"model": model, "messages": messages, "max_tokens": max_tokens, "temperature": 0, **extra}
+    return messages_body(model, messages, max_tokens=max_tokens, **extra)
+
+
+def messages_body(model: str, messages: Sequence[Mapping], *, max_tokens: int = 16, **extra) -> dict:
+    """A chat request of whole conversation (system, user and assistant turns), greedy (temperature 0)."""
+    return {"model": model, "messages": [dict(m) for m in messages], "max_tokens": max_tokens, "temperature": 0,
+            **extra}
 
 
 def completion_body(model: str, prompt: str, *, max_tokens: int = 1, **extra) -> dict:

@@ -29,6 +29,18 @@ class Difference:
 
 
 @dataclass(frozen=True)
+class ByBackend:
+    """A published setting whose value the study chose by where the model ran: `local` for checkpoints run here,
+    `api` for models behind an API (a run's settings name its `backend`)."""
+
+    local: Any
+    api: Any
+
+    def of(self, settings: Mapping) -> Any:
+        return self.api if settings.get("backend") == "api" else self.local
+
+
+@dataclass(frozen=True)
 class Study:
     preset: str  # the value of settings["preset"]
     title: str
@@ -43,11 +55,16 @@ class Study:
         return tuple(self.published)
 
     def differences(self, mode: str, settings: Mapping) -> list[Difference]:
-        found = [*self.standing.get("*", ()), *self.standing.get(mode, ())]
+        # A run of dialogues the study released (settings "released") has the differences of its reading, listed
+        # under "<mode>:released", not those of a generation made here.
+        found = [*self.standing.get("*", ()),
+                 *self.standing.get(f"{mode}:released" if settings.get("released") else mode, ())]
         for key, value in self.published.get(mode, {}).items():
             if key not in settings:
                 continue
             ours = settings[key]
+            if isinstance(value, ByBackend):
+                value = value.of(settings)
             if isinstance(value, Mapping) and isinstance(ours, Mapping):
                 # Only the parts the study published: {"strategy", "k"} of a few-shot setting.
                 ours = {part: ours.get(part) for part in value}
@@ -160,11 +177,14 @@ register(Study(
     preset=botchat.PRESET,
     title="BotChat (Duan et al., 2023)",
     source=f"{botchat.SOURCE}: README.md (generation system prompt, arena_prompt, unieval_prompt), "
-           "botchat/chat_api (hf_chat.py, gpt.py), botchat/analyze.py (match_answer, simple_count, analyze), "
-           "data/UniEval_examples.py, annotations/BrowseAnnotation.ipynb (parse_output, calc_acc)",
+           "botchat/chat_api (hf_chat.py, gpt.py), botchat/analyze.py (match_answer, simple_count, calc_win_rate, "
+           "analyze), data/UniEval_examples.py, annotations/BrowseAnnotation.ipynb (parse_output, calc_acc); the paper "
+           "(sections 3.2 DupDetect, 4.1 and Appendix B)",
     published={
         "pairwise": {"fewshot": {"strategy": "none", "k": 0}},
         "selfchat": {**{key: value for key, value in botchat.SELFCHAT_SETTINGS.items() if key != "system_prompt"},
+                     **{key: ByBackend(botchat.SELFCHAT_SETTINGS[key], value)
+                        for key, value in botchat.SELFCHAT_API_SETTINGS.items()},
                      "system_prompt_sha256": template_hash(botchat.SELFCHAT_SYSTEM_PROMPT)},
         "single_judge": {"judging": "whole"},
     },
@@ -181,31 +201,45 @@ register(Study(
                        "the dialogue fails at every N; counted among the unreadable replies",
                        "the study's analysis has no rule for it"),
             Difference("judge decoding", "GPT-4 through the API, temperature 0",
-                       "the run's judge model, greedy (temperature 0) for local models; 256 new tokens",
-                       "the judge is whichever model the researcher registers"),
+                       "the run's judge model, greedy (temperature 0); 256 new tokens",
+                       "the judge is whichever model the researcher registers; the study does not state GPT-4's "
+                       "reply limit"),
         ),
         "selfchat": (
-            Difference("decoding", "temperature 0 for the API models (README.md line 86); each local model's own "
-                       "chat() or generate() defaults (botchat/chat_api/hf_chat.py)",
-                       "the run model's own generation config (greedy when it sets no sampling), draws seeded by "
-                       "the run's seed", "self-chat runs local models only here"),
-            Difference("reply limit", "1024 tokens for the API models (gpt.py chat, max_out_len); for local models "
-                       "512 new tokens where hf_chat.py sets a limit (line 181), the model's defaults elsewhere",
-                       "512 new tokens for every model", "one limit for every local model: the one hf_chat.py sets"),
-            Difference("context overflow", "the oldest chats dropped until the system prompt, the chats and a "
-                       "192-token answer buffer fit the context (hf_chat.py lines 100, 131-142)",
-                       "the oldest chats dropped until the prompt and the reply limit fit the context",
-                       "the room kept for the reply is the reply limit itself, so a reply never overflows"),
-            Difference("duplicate detection", "DupDetect marks generated dialogues that repeat themselves; no code, "
-                       "measure or threshold published",
-                       "loop_similarity (char_ratio: normalised Indel similarity; or token_overlap) at least "
-                       "loop_threshold (0.9) with either of the two generated utterances before, never the seed",
-                       "the study publishes neither the measure nor the threshold"),
+            Difference("decoding", "temperature 0 for the models behind an API and for LLaMA-2 (paper section 4.1), "
+                       "each other local model's own chat() or generate() defaults (botchat/chat_api/hf_chat.py)",
+                       "models behind an API greedy (temperature 0); local models their own generation config "
+                       "(greedy when it sets no sampling), draws seeded by the run's seed, LLaMA-2 included unless "
+                       "the run sets decoding=greedy (then listed as set for this run)",
+                       "the preset reads no model family from a checkpoint's files: a LLaMA-2 run sets greedy itself"),
+            Difference("reply limit", "1024 tokens for the models behind an API (gpt.py chat, max_out_len); for local "
+                       "models 512 new tokens where hf_chat.py sets a limit (line 181), the model's defaults elsewhere",
+                       "1024 for a model behind an API, 512 new tokens for every local model",
+                       "one limit for every local model: the one hf_chat.py sets"),
+            Difference("context overflow", "local models: the oldest chats dropped until the system prompt, the chats "
+                       "and a 192-token answer buffer fit the context (hf_chat.py lines 100, 131-142); API models: "
+                       "every chat sent (gpt.py)", "local models: the oldest chats dropped until the prompt and the "
+                       "reply limit fit the context; API models: every chat sent",
+                       "the room kept for a local model's reply is the reply limit itself, so a reply never overflows"),
+            Difference("duplicate detection", "DupDetect (paper section 3.2): utterance i against i+1 and i+2 for "
+                       "2 < i < MaxRound - 1, a similarity above a pre-set threshold; the measure and the threshold "
+                       "not published", "that window and the triggering utterance kept; loop_similarity (char_ratio: "
+                       "normalised Indel similarity; or token_overlap) at least loop_threshold (0.9)",
+                       "neither the paper nor the repository publishes the measure or the threshold"),
             Difference("token counts", "each generated chat's length in CL100K tokens, GPT-4's tokenizer "
                        "(README.md line 125; data/BrowseData.ipynb, tiktoken)",
-                       "tokens of the run model's tokenizer (settings.token_counter; item meta utterance_tokens)",
-                       "CL100K's vocabulary is downloaded at first use and cannot be fetched here; counts compare "
-                       "between runs of models sharing a tokenizer only"),
+                       "local models: tokens of the run model's tokenizer (settings.token_counter; item meta "
+                       "utterance_tokens); models behind an API: the reply's completion tokens as the endpoint "
+                       "reports them (CL100K for GPT-4 and GPT-3.5)", "CL100K's vocabulary is downloaded at first "
+                       "use and cannot be fetched here; counts compare between runs of models sharing a tokenizer"),
+        ),
+        "selfchat:released": (
+            Difference("duplicate detection", "DupDetect (paper section 3.2) on the dialogues compared; measure and "
+                       "threshold not published", "our detector on the released dialogues: the window of section 3.2, "
+                       "loop_similarity at least loop_threshold", "neither the paper nor the repository publishes the "
+                       "measure, the threshold or which released dialogues DupDetect flagged"),
+            Difference("token counts", "each chat's CL100K tokens (README.md line 125)", "not counted",
+                       "CL100K's vocabulary is downloaded at first use and cannot be fetched here"),
         ),
         "pairwise": (
             Difference("GTEval prompt", "README.md line 220: arena_prompt \"basically the same\", stating that "
@@ -217,13 +251,27 @@ register(Study(
                        "\"Conversation 1:\" / \"Conversation 2:\" headers, chats as \"A: ...<chat_end>\"",
                        "the repository publishes the prompt and the parser, not the code that joins them"),
             Difference("judge decoding", "GPT-4 through the API, temperature 0",
-                       "the run's judge model, greedy (temperature 0) for local models; 256 new tokens",
-                       "the judge is whichever model the researcher registers"),
+                       "the run's judge model, greedy (temperature 0); 256 new tokens",
+                       "the judge is whichever model the researcher registers; the study does not state GPT-4's "
+                       "reply limit"),
             Difference("both orders", "each order of a pair is a result of its own (analyze.py counts every row)",
-                       "each order is a result of its own in the BotChat, Elo and Bradley-Terry tables, as the "
-                       "study counts them; the agreement tables compare one verdict per pair (the orders combined, "
-                       "rule consistent)", "people label each pair once: a combined verdict is what their label is "
-                       "compared with"),
+                       "each order is a result of its own in the BotChat, Elo and Bradley-Terry tables, pairs the "
+                       "loop detector decided included, as the study counts them; the agreement tables compare one "
+                       "verdict per pair (the orders combined, rule consistent)", "people label each pair once: a "
+                       "combined verdict is what their label is compared with"),
+            Difference("both dialogues looping", "a Tie (paper section 3.2), without saying which of analyze.py's "
+                       "two ties", "a Neither (both machine-made: -1 each in the score, not NotBad)",
+                       "the paper names no kind of tie; a looping dialogue is machine-made, as the judge's \"Both\" "
+                       "says of both"),
+            Difference("Win+Tie over the orders of showing", "analyze.py calc_win_rate adds up only the orders "
+                       "(shown first; shown second) in which the first model won at least once (it walks the keys "
+                       "of its win counter)", "every order of showing that was judged or decided by a loop",
+                       "a counter walk that drops an order without a win is not described by the paper; it changes "
+                       "only pairings where one model never won when shown first"),
+            Difference("Elo order", "sequential Elo, init 1000, scale 400, K 32 (README.md line 204); the order of "
+                       "the matches not published", "the order of the items' ids, with the mean and sd over 100 "
+                       "seeded shuffles beside it, and Bradley-Terry, which has no order",
+                       "the repository publishes neither the order nor its Elo code"),
         ),
     },
 ))
