@@ -18,7 +18,7 @@ from benchmarks.permissions import can_see_gold
 from core.api import http_status
 from core.errors import ActionError
 from modeleval import arena, selfchat_runs, studies, training
-from modeleval.models import Backend, Mode, ModelSpec
+from modeleval.models import Backend, Mode, ModelSpec, PositionPolicy
 from modeleval.scorers import botchat, loops
 from modeleval.scorers import selfchat_generation as selfchat_settings
 from modeleval.scorers.decoding import DECODINGS
@@ -133,7 +133,7 @@ def runs(request):
         # Local checkpoints and models behind an API write self-chat dialogues; classifiers trained here cannot.
         "selfchat_models": ModelSpec.objects.filter(trained_by=None).exclude(source__startswith=ModelSpec.RELEASED)
         .order_by("name"),
-        "training": training.DEFAULTS,
+        "training": training.DEFAULTS, "position_policies": PositionPolicy.choices,
         # Self-chat and arena pairs (modeleval.selfchat_runs, modeleval.arena), for the same people.
         "seed_benchmarks": selfchat_runs.seed_benchmarks(), "selfchat": selfchat_runs.DEFAULTS,
         "botchat": botchat.SELFCHAT_SETTINGS, "selfchat_presets": studies.presets_for(Mode.SELFCHAT),

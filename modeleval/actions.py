@@ -177,12 +177,13 @@ def _check_position_policy(scorer, policy, item_ids):
 @transaction.atomic
 def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=None, item_ids=None, limit=None,
               settings=None, prompt_template=None, prompt_version=None, seed=0,
-              position_policy=PositionPolicy.AS_IS, chunk_size=16, max_attempts=3, user=None,
+              position_policy=None, chunk_size=16, max_attempts=3, user=None,
               enqueue=True) -> EvalRun:
     """Create a run over the benchmark's items (all tasks, or `tasks`; `item_ids` and a per-task
     `limit` narrow it), cut it into chunks of `chunk_size` items, and, on commit, put each chunk
     on the `gpu` queue, or the `cpu` queue for a model behind an API (`enqueue=False` leaves them for
-    `runner.run_sync`)."""
+    `runner.run_sync`). `position_policy` None: the study preset's (DialogBench's Qwen and Baichuan evaluators:
+    the answer at each position), else the options as the items give them."""
     if model.is_released:
         raise RunError("mode_unsuited", RELEASED_REFUSAL.format(model=model.name))
     if mode == Mode.SELFCHAT:
@@ -195,7 +196,7 @@ def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=Non
         raise RunError("mode_unsuited", f"model {model.name} is a classifier trained here: it scores in classify mode")
     if not modes.scores(mode):
         raise RunError("bad_mode", f"mode must be one of {Mode.values}")
-    if position_policy not in PositionPolicy.values:
+    if position_policy is not None and position_policy not in PositionPolicy.values:
         raise RunError("bad_settings", f"position policy must be one of {PositionPolicy.values}")
     if chunk_size < 1 or max_attempts < 1 or (limit is not None and limit < 1):
         raise RunError("bad_settings", "chunk_size, max_attempts and limit must be positive")
@@ -212,7 +213,8 @@ def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=Non
         _check_task(task, mode, settings)
     scorer = modes.family(mode)
     try:
-        resolved = modes.resolve_settings(mode, prompting.language_of(benchmark.language), settings)
+        resolved = modes.for_model(mode, modes.resolve_settings(mode, prompting.language_of(benchmark.language),
+                                                                settings), model)
         version, default = modes.default_template(mode, resolved)
     except ValueError as error:
         raise RunError("bad_settings", str(error)) from None
@@ -220,6 +222,8 @@ def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=Non
     if not ids:
         raise RunError("no_items", "no items match the run's tasks and selection")
     scorer.check_run(mode, resolved, tasks, ids)
+    if position_policy is None:
+        position_policy = modes.default_position_policy(mode, resolved)
     _check_position_policy(scorer, position_policy, ids)
     template = prompt_template or default
     try:

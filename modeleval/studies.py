@@ -47,7 +47,8 @@ class Study:
     source: str  # paper and code the preset follows
     # mode -> {setting: published value}: a run that changes one is listed as differing there.
     published: Mapping[str, Mapping[str, Any]]
-    # mode ("*" for every mode) -> differences every run of the preset has.
+    # mode ("*" for every mode) -> differences every run of the preset has; "mode:key=value" -> those of the runs
+    # whose setting `key` is `value`, "mode:key" -> those of the runs where `key` is set (truthy).
     standing: Mapping[str, tuple[Difference, ...]] = field(default_factory=dict)
 
     @property
@@ -55,10 +56,16 @@ class Study:
         return tuple(self.published)
 
     def differences(self, mode: str, settings: Mapping) -> list[Difference]:
-        # A run of dialogues the study released (settings "released") has the differences of its reading, listed
-        # under "<mode>:released", not those of a generation made here.
-        found = [*self.standing.get("*", ()),
-                 *self.standing.get(f"{mode}:released" if settings.get("released") else mode, ())]
+        found = [*self.standing.get("*", ())]
+        # A run of dialogues the study released (settings "released") has the differences of reading them, not
+        # those of a generation made here.
+        if not settings.get("released"):
+            found += self.standing.get(mode, ())
+        for key, listed in self.standing.items():
+            scope, _, condition = key.partition(":")
+            name, has_value, value = condition.partition("=")
+            if scope == mode and name and (str(settings.get(name)) == value if has_value else settings.get(name)):
+                found += listed
         for key, value in self.published.get(mode, {}).items():
             if key not in settings:
                 continue
@@ -106,20 +113,45 @@ def presets_for(mode: str) -> list[dict]:
     return [{"preset": s.preset, "title": s.title} for s in STUDIES.values() if mode in s.modes]
 
 
+# DialogBench's chat-model evaluators that read the dialogue as chat history (src/qwen.py, baichuan.py, chatglm.py,
+# internlm.py, moss.py, kwaiyii.py and llama.py: the data's history / messages fields), not prompt_SFT.
+_HISTORY = Difference("chat history", "src/<evaluator>.py: the dialogue as the chat's history turns (the data's "
+                      "history / messages fields), the question and options as the last query",
+                      "the prompt_SFT text (the dialogue, then the question and options) as one user message",
+                      "the released data files hold prompt_SFT and prompt_pretrain only: their history and messages "
+                      "fields are not in the repository")
+_OWN_CHAT = Difference("the model's chat", "the model's own chat() from its remote code (trust_remote_code), its "
+                       "generation config set to greedy, 128 new tokens", "the tokenizer's chat template (or the "
+                       "model's registered chat_template), greedy, 128 new tokens",
+                       "models load here from local files without running their remote code; a tokenizer without a "
+                       "chat template asks the plain prompt: register the model with its template")
+
 register(Study(
     preset=dialogbench.PRESET,
     title="DialogBench (Ou et al., 2024)",
-    source="kwai/DialogBench commit 239a5cc: config/prompt.json, src/utils.py, src/baseEval.py",
+    source="kwai/DialogBench commit 239a5cc: config/prompt.json, src/utils.py, src/baseEval.py, src/evaluate.py and "
+           "its evaluators (qwen.py, baichuan.py, llama.py, chat_template.py, ...); the paper, section 4",
     published={
         "loglikelihood": {"continuation": "text", "rule": "per_token"},
         "generate": {"max_new_tokens": dialogbench.MAX_NEW_TOKENS, "system": ""},
     },
     standing={
         "generate": (
-            Difference("chat history", "src/qwen.py: the dialogue as the chat's history turns, the question as "
-                       "the last query", "the prompt_SFT text as one user message",
-                       "the released data files' history/messages fields are not in the repository; prompt_SFT holds "
-                       "the same dialogue and question"),
+            Difference("reply limit", "128 new tokens in the released code (src/utils.py GEN_KWARGS); 256 in the "
+                       "paper's text (section 4, Evaluation Method and Implementation Details)", "128 new tokens",
+                       "the paper and its released code disagree; the preset follows the code whose prompts and "
+                       "extraction it reproduces (a run may set max_new_tokens=256, listed as set for this run)"),
+        ),
+        **{f"generate:evaluator={name}": (_HISTORY, _OWN_CHAT)
+           for name in dialogbench.EVALUATORS if name != "llama"},
+        "generate:evaluator=llama": (_HISTORY,),
+        "generate:evaluator=api": (
+            Difference("the GPT rows' requests", "ChatGPT and GPT-4 (gpt-3.5-turbo-0613, gpt-4-0314) through "
+                       "OpenAI's API at temperature 0, presence_penalty 0.6, frequency_penalty 0 (paper, section 4); "
+                       "their messages and reply limit not published",
+                       "prompt_SFT as one user message, temperature 0, presence_penalty 0.6, frequency_penalty 0, "
+                       "128 tokens", "the repository has no code for its GPT rows: the paper states their "
+                       "parameters, not what was sent"),
         ),
         "*": (
             Difference("human baseline", "3 experts on 50 items per task, an item right when 2 of 3 are",

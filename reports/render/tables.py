@@ -2,14 +2,10 @@
 both typeset. A cell is text, or a number with the reason it is missing."""
 from dataclasses import dataclass, field
 
+from modeleval.scorers import dialogbench
+
 # DialogBench's own task abbreviations, in the paper's column order.
-DIALOGBENCH = {
-    "knowledge_grounded_response_generation": "KRG", "intent_classification": "IC", "slot_filling": "SF",
-    "emotion_detection": "ED", "personality_grounded_response_generation": "PRG",
-    "multi_turn_response_generation": "MRG", "dialogue_summarization": "DS",
-    "commonsense_aware_response_generation": "CRG", "dialogue_infilling": "DI", "offensive_detection": "OD",
-    "dialogue_nli": "NLI", "relation_classification": "RC",
-}
+DIALOGBENCH = dialogbench.ABBREVIATIONS
 DIQAD_COLUMNS = [("Acc", "gold_accuracy"), ("UAR", "gold_uar"), ("Kappa", "gold_kappa"), ("Spearman", "gold_spearman"),
                  ("Pearson", "gold_pearson"), ("P", "gold_precision"), ("R", "gold_recall"), ("F1", "gold_f1")]
 
@@ -91,11 +87,18 @@ def dialogbench_table(report):
                      *[cell(per_task[s], "accuracy_all_items", "percent") if s in per_task
                        else Cell(None, "not run on this task") for s in slugs],
                      cell(m, "accuracy_all_items", "percent")])
+    for m in mc.get("headline", []):
+        if m["position_policy"] != "as_is":
+            rows.append([Cell(with_rule(m["model"], f"{m['rule']}, pooled over positions"), style="text"),
+                         *[Cell(m["per_task"].get(s), "not run on this task", "percent") for s in slugs],
+                         cell(m, "mean_of_tasks", "percent")])
     return Table("dialogbench", f"Accuracy per task (%); models scored by {gap_rule_text(report)}", header, rows,
                  "Each model's rule in brackets (acc, acc_norm, per_token, generation with extraction); "
                  "Avg is the unweighted mean of the tasks. Models on every item of the task they scored (the "
                  "study's figure), humans on the items they answered; the paired gap on those items is in the "
-                 "next table.")
+                 "next table. A run with the answer at each position (DialogBench's released Qwen and Baichuan "
+                 "evaluators) shows its accuracy pooled over every (item, position), marked so; the others are "
+                 "scored on the options as the items give them.")
 
 
 def mc_detail_table(report):
@@ -384,7 +387,8 @@ def item_list_tables(report):
 
 
 def all_tables(report):
-    tables = [dialogbench_table(report), mc_detail_table(report), group_table(report, "by_dimension", "Dimension"),
+    tables = [dialogbench_table(report), mc_detail_table(report),
+              group_table(report, "by_dimension", "Dimension"),
               group_table(report, "by_domain", "Domain"), position_table(report), correlation_table(report),
               *diqad_tables(report), *pairwise_tables(report), utterance_length_table(report),
               agreement_table(report, "campaigns"), agreement_table(report, "batches"), annotator_table(report),

@@ -293,3 +293,18 @@ def test_selfchat_through_the_api_on_a_cpu_worker_as_botchats_gpt_py(api_model, 
                                          max_new_tokens=40)
     again = wait_for(lambda: finished(again.pk), 600, "the second self-chat run to end", [api_worker])
     assert again.state == RunState.FINISHED and server.answered() - before == 6
+
+
+def test_dialogbench_asks_a_model_behind_an_api_as_its_gpt_rows(api_model, server):
+    """DialogBench's paper, section 4 (Implementation Details): ChatGPT and GPT-4 at temperature 0, presence_penalty
+    0.6 and frequency_penalty 0; the preset asks any model behind an API so."""
+    from modeleval.scorers import dialogbench
+
+    benchmark = import_dialogbench()
+    run = runner.run_sync(actions.start_run(model=api_model, benchmark=benchmark, mode="generate", limit=1,
+                                            settings={"preset": "dialogbench"}, enqueue=False))
+    assert run.state == RunState.FINISHED, run.reason
+    assert (run.settings["evaluator"], run.position_policy) == ("api", "as_is")
+    bodies = [call["request"] for p in Prediction.objects.filter(run=run) for call in p.api_calls]
+    assert bodies and all((b["temperature"], b["presence_penalty"], b["frequency_penalty"], b["max_tokens"]) ==
+                          (0, 0.6, 0, dialogbench.MAX_NEW_TOKENS) for b in bodies)
