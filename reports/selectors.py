@@ -298,7 +298,7 @@ def run_queryset(scope, task_ids):
 def run_rows(scope, task_ids):
     runs = list(run_queryset(scope, task_ids).values(
         "id", "mode", "settings", "prompt_version", "prompt_sha256", "position_policy", "seed", "finished_at",
-        "model__name", "model__source", "model__sha256", "model__revision", "model__dtype"))
+        "model__name", "model__source", "model__api_model", "model__sha256", "model__revision", "model__dtype"))
     tasks = EvalRun.tasks.through.objects.filter(evalrun__in=run_queryset(scope, task_ids), task_id__in=task_ids)
     by_run = {}
     for run_id, task_id in tasks.values_list("evalrun_id", "task_id"):

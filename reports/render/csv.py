@@ -124,6 +124,23 @@ def rows(report):
                        "subset": f"judged_by={curve['judged_by']};n={point['n']}", "metric": "pass_at_n",
                        "value": point["share"],
                        "undefined_reason": "" if point["share"] is not None else "no judgements"}
+    for study in (report.get("paper") or {}).get("studies", []):
+        for table in study["tables"]:
+            section = f"paper.{study['study']}.table{table['table']}"
+            for entry in table["beside"]:
+                for figure, values in (("paper", entry["paper"]), ("ours", entry["values"]),
+                                       ("difference", entry["difference"])):
+                    for column in table["columns"]:
+                        yield {"section": section, "task": None, "question": column, "model": entry["label"],
+                               "subset": f"paper_model={entry['paper_model']};figure={figure}", "metric": table["unit"],
+                               "value": values.get(column), "undefined_reason": "" if values.get(column) is not None
+                               else entry["undefined"].get(column, "missing")}
+            for entry in table["ours_alone"]:
+                for column in table["columns"]:
+                    yield {"section": section, "task": None, "question": column, "model": entry["label"],
+                           "subset": "figure=ours;no paper row", "metric": table["unit"],
+                           "value": entry["values"].get(column), "undefined_reason": "" if entry["values"].get(column)
+                           is not None else entry["undefined"].get(column, "missing")}
     for key, count in report["item_lists"]["counts"].items():
         yield {"section": "item_lists", "task": None, "question": None, "model": None, "subset": "",
                "metric": key, "value": count, "undefined_reason": ""}

@@ -4,7 +4,8 @@ and agreement. Undefined figures print as "--"; the reasons are in the JSON repo
 import re
 
 from ..build import public
-from .tables import agreement_table, correlation_table, dialogbench_table, diqad_tables, pairwise_tables
+from .tables import (agreement_table, correlation_table, dialogbench_table, diqad_tables, pairwise_tables,
+                     paper_tables)
 
 SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
            "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
@@ -41,8 +42,8 @@ def tabular(table):
 
 def render_latex(report):
     data = public(report)
-    tables = [dialogbench_table(data), *diqad_tables(data), correlation_table(data), agreement_table(data),
-              *pairwise_tables(data)]
+    tables = [dialogbench_table(data), *paper_tables(data), *diqad_tables(data), correlation_table(data),
+              agreement_table(data), *pairwise_tables(data)]
     head = [f"% Report on {data['scope']['benchmark']}, gold {data['scope']['gold']}, generated {data['generated_at']}",
             f"% code {data['provenance']['code'].get('commit') or 'outside git'}; needs \\usepackage{{booktabs}}",
             "% How to read this report:"]

@@ -386,8 +386,41 @@ def item_list_tables(report):
     return tables
 
 
+def paper_tables(report):
+    """Each study table laid beside ours (reports.sections.paper): per model the paper's row, ours and the
+    difference, in the paper's unit; our models no row names, alone."""
+    section = report.get("paper")
+    if not section:
+        return []
+    tables = []
+    for study in section["studies"]:
+        for table in study["tables"]:
+            columns = table["columns"]
+            rows = []
+            for entry in table["beside"]:
+                paper_label = entry["paper_model"] + (f" ({entry['config']})" if entry.get("config") else "")
+                rows += [[Cell(paper_label, style="text"), Cell(f"{study['paper_file']} Table {table['table']}",
+                                                                 style="text"),
+                          *[Cell(entry["paper"].get(c), "not in the paper", "number") for c in columns]],
+                         [Cell(entry["label"], style="text"), Cell(f"ours: {entry['figure']}", style="text"),
+                          *[Cell(entry["values"].get(c), entry["undefined"].get(c), "number") for c in columns]],
+                         [Cell("", style="text"), Cell("difference (ours - paper)", style="text"),
+                          *[Cell(entry["difference"].get(c), "one of the two is missing", "number")
+                            for c in columns]]]
+            for entry in table["ours_alone"]:
+                rows.append([Cell(entry["label"], style="text"), Cell(f"ours alone: {entry['note']}; {entry['figure']}",
+                                                                      style="text"),
+                             *[Cell(entry["values"].get(c), entry["undefined"].get(c), "number") for c in columns]])
+            note = (f"{study['paper']}, Table {table['table']} ({table['unit']}); {table['note']}. "
+                    f"{table['paper_rows_without_ours']} row(s) of the paper's table have no run here.")
+            tables.append(Table(f"paper_{study['study']}_{table['table']}",
+                                f"{study['study']}: the paper's Table {table['table']} beside ours ({table['title']})",
+                                ["Model", "Figure", *columns], rows, note))
+    return tables
+
+
 def all_tables(report):
-    tables = [dialogbench_table(report), mc_detail_table(report),
+    tables = [dialogbench_table(report), *paper_tables(report), mc_detail_table(report),
               group_table(report, "by_dimension", "Dimension"),
               group_table(report, "by_domain", "Domain"), position_table(report), correlation_table(report),
               *diqad_tables(report), *pairwise_tables(report), utterance_length_table(report),
