@@ -136,7 +136,8 @@ def runs(request):
         "training": training.DEFAULTS, "position_policies": PositionPolicy.choices,
         # Self-chat and arena pairs (modeleval.selfchat_runs, modeleval.arena), for the same people.
         "seed_benchmarks": selfchat_runs.seed_benchmarks(), "selfchat": selfchat_runs.DEFAULTS,
-        "botchat": botchat.SELFCHAT_SETTINGS, "selfchat_presets": studies.presets_for(Mode.SELFCHAT),
+        "botchat": botchat.SELFCHAT_SETTINGS, "botchat_api": botchat.SELFCHAT_API_SETTINGS,
+        "selfchat_presets": studies.presets_for(Mode.SELFCHAT),
         "decodings": DECODINGS, "reply_cuts": selfchat_settings.REPLY_CUTS,
         "similarities": sorted(loops.SIMILARITIES), "loop_similarity": loops.DEFAULT_SIMILARITY,
         "loop_threshold": loops.DEFAULT_THRESHOLD, "botchat_min_utterances": arena.BOTCHAT_ARENA_MIN_UTTERANCES,

@@ -27,6 +27,8 @@ class Cell:
             return str(int(v))
         if self.style == "percent":
             return f"{100 * v:.2f}"
+        if self.style == "decimal":
+            return f"{v:.2f}"
         if self.style == "p":
             return f"{v:.2g}" if v < 0.001 else f"{v:.3f}"
         return f"{v:.3f}"
@@ -39,6 +41,11 @@ class Table:
     header: list
     rows: list = field(default_factory=list)
     note: str = ""
+
+
+def figure_cell(value, reason, style="number", flag=None):
+    """A figure that may be missing: the reason is kept only where it is (a present figure is not marked)."""
+    return Cell(value, reason if value is None else None, style, flag)
 
 
 def cell(row, key, style="number"):
@@ -90,7 +97,7 @@ def dialogbench_table(report):
     for m in mc.get("headline", []):
         if m["position_policy"] != "as_is":
             rows.append([Cell(with_rule(m["model"], f"{m['rule']}, pooled over positions"), style="text"),
-                         *[Cell(m["per_task"].get(s), "not run on this task", "percent") for s in slugs],
+                         *[figure_cell(m["per_task"].get(s), "not run on this task", "percent") for s in slugs],
                          cell(m, "mean_of_tasks", "percent")])
     return Table("dialogbench", f"Accuracy per task (%); models scored by {gap_rule_text(report)}", header, rows,
                  "Each model's rule in brackets (acc, acc_norm, per_token, generation with extraction); "
@@ -319,8 +326,7 @@ def pairwise_tables(report):
         if botchat:
             rows = [[Cell(judge, style="text"), Cell(r["model"], style="text"), Cell(r["n"], style="int"),
                      *[Cell(r[key], style="int") for key in ("win", "both", "neither", "lose", "unknown", "n_read")],
-                     *[Cell(r[key], "no answer read" if key == "win_tie_rate" else None, style="percent",
-                            flag=table.get("small_sample"))
+                     *[figure_cell(r[key], "no answer read", "percent", table.get("small_sample"))
                        for key in ("win_rate", "tie_rate", "lose_rate", "win_tie_rate", "not_bad_rate")],
                      Cell(r["score"], flag=table.get("small_sample"))]
                     for judge, table in botchat.items() for r in table["systems"]]
@@ -338,7 +344,7 @@ def pairwise_tables(report):
                 f"a Neither (comparisons decided so: {decided})"))
             rows = [[Cell(judge, style="text"), Cell(r["model"], style="text"), Cell(r["opponent"], style="text"),
                      *[Cell(r[key], style="int") for key in ("n", "unknown", "n_read", "win", "tie", "lose")],
-                     *[Cell(r[key], "no answer read", style="percent", flag=table.get("small_sample"))
+                     *[figure_cell(r[key], "no answer read", "percent", table.get("small_sample"))
                        for key in ("win_rate", "tie_rate", "win_tie_rate")]]
                     for judge, table in botchat.items() for r in table.get("versus", [])]
             tables.append(Table(
@@ -388,7 +394,7 @@ def item_list_tables(report):
 
 def paper_tables(report):
     """Each study table laid beside ours (reports.sections.paper): per model the paper's row, ours and the
-    difference, in the paper's unit; our models no row names, alone."""
+    difference, in the paper's unit; our models no row names, alone. What each of our figures is goes in the note."""
     section = report.get("paper")
     if not section:
         return []
@@ -396,23 +402,25 @@ def paper_tables(report):
     for study in section["studies"]:
         for table in study["tables"]:
             columns = table["columns"]
-            rows = []
+            style = "number" if table["unit"] == "spearman" else "decimal"
+            rows, said = [], []
             for entry in table["beside"]:
                 paper_label = entry["paper_model"] + (f" ({entry['config']})" if entry.get("config") else "")
-                rows += [[Cell(paper_label, style="text"), Cell(f"{study['paper_file']} Table {table['table']}",
-                                                                 style="text"),
-                          *[Cell(entry["paper"].get(c), "not in the paper", "number") for c in columns]],
-                         [Cell(entry["label"], style="text"), Cell(f"ours: {entry['figure']}", style="text"),
-                          *[Cell(entry["values"].get(c), entry["undefined"].get(c), "number") for c in columns]],
-                         [Cell("", style="text"), Cell("difference (ours - paper)", style="text"),
-                          *[Cell(entry["difference"].get(c), "one of the two is missing", "number")
+                rows += [[Cell(paper_label, style="text"), Cell(f"paper, Table {table['table']}", style="text"),
+                          *[figure_cell(entry["paper"].get(c), "not in the paper", style) for c in columns]],
+                         [Cell(entry["label"], style="text"), Cell("ours", style="text"),
+                          *[figure_cell(entry["values"].get(c), entry["undefined"].get(c), style) for c in columns]],
+                         [Cell("", style="text"), Cell("difference", style="text"),
+                          *[figure_cell(entry["difference"].get(c), "one of the two is missing", style)
                             for c in columns]]]
+                said.append(f"{entry['label']}: {entry['figure']}")
             for entry in table["ours_alone"]:
-                rows.append([Cell(entry["label"], style="text"), Cell(f"ours alone: {entry['note']}; {entry['figure']}",
-                                                                      style="text"),
-                             *[Cell(entry["values"].get(c), entry["undefined"].get(c), "number") for c in columns]])
-            note = (f"{study['paper']}, Table {table['table']} ({table['unit']}); {table['note']}. "
-                    f"{table['paper_rows_without_ours']} row(s) of the paper's table have no run here.")
+                rows.append([Cell(entry["label"], style="text"), Cell("ours alone", style="text"),
+                             *[figure_cell(entry["values"].get(c), entry["undefined"].get(c), style) for c in columns]])
+                said.append(f"{entry['label']}: {entry['note']}; {entry['figure']}")
+            note = (f"{study['paper']}, Table {table['table']} ({table['unit']}); {table['note']}; the difference is "
+                    f"ours minus the paper's. Ours: {'; '.join(said)}. {table['paper_rows_without_ours']} row(s) of the "
+                    "paper's table have no run here.")
             tables.append(Table(f"paper_{study['study']}_{table['table']}",
                                 f"{study['study']}: the paper's Table {table['table']} beside ours ({table['title']})",
                                 ["Model", "Figure", *columns], rows, note))
