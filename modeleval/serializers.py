@@ -57,7 +57,7 @@ class EvalRunSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_protocol(self, run) -> dict | None:
-        return studies.protocol(run.mode, run.settings)
+        return studies.protocol(run.mode, run.settings, run.position_policy)
 
 
 class StartRunSerializer(serializers.Serializer):

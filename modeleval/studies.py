@@ -9,7 +9,7 @@ beside it. Django-free, so that the web process and the workers read the same li
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,12 +50,14 @@ class Study:
     # mode ("*" for every mode) -> differences every run of the preset has; "mode:key=value" -> those of the runs
     # whose setting `key` is `value`, "mode:key" -> those of the runs where `key` is set (truthy).
     standing: Mapping[str, tuple[Difference, ...]] = field(default_factory=dict)
+    # (mode, settings) -> the option order the study scores in (a run field, not a setting), None where it has none.
+    positions: Callable[[str, Mapping], str | None] | None = None
 
     @property
     def modes(self) -> tuple[str, ...]:
         return tuple(self.published)
 
-    def differences(self, mode: str, settings: Mapping) -> list[Difference]:
+    def differences(self, mode: str, settings: Mapping, position_policy: str | None = None) -> list[Difference]:
         found = [*self.standing.get("*", ())]
         # A run of dialogues the study released (settings "released") has the differences of reading them, not
         # those of a generation made here.
@@ -77,6 +79,9 @@ class Study:
                 ours = {part: ours.get(part) for part in value}
             if ours != value:
                 found.append(Difference(key, _shown(value), _shown(ours), "set for this run"))
+        published = self.positions(mode, settings) if self.positions and position_policy else None
+        if published and position_policy != published:
+            found.append(Difference("position policy", published, position_policy, "set for this run"))
         return found
 
 
@@ -98,14 +103,21 @@ def study_of(settings: Mapping | None) -> Study | None:
     return STUDIES.get((settings or {}).get("preset") or "")
 
 
-def protocol(mode: str, settings: Mapping | None) -> dict | None:
-    """What a run or report shows of its study: the preset, its source and the differences; None
-    for a run of no study."""
+def protocol(mode: str, settings: Mapping | None, position_policy: str | None = None) -> dict | None:
+    """What a run or report shows of its study: the preset, its source and the differences (the run's option order
+    among them where the study has one); None for a run of no study."""
     study = study_of(settings)
     if study is None:
         return None
     return {"preset": study.preset, "title": study.title, "source": study.source,
-            "differences": [d.as_dict() for d in study.differences(mode, settings or {})]}
+            "differences": [d.as_dict() for d in study.differences(mode, settings or {}, position_policy)]}
+
+
+def dialogbench_positions(mode: str, settings: Mapping) -> str | None:
+    """DialogBench's option order: its released Qwen and Baichuan evaluators ask with the answer at each position;
+    its other evaluators and its perplexity scoring take the options as the data gives them."""
+    return "gold_at_each_position" if mode == "generate" and settings.get("evaluator") in dialogbench.EACH_POSITION \
+        else "as_is"
 
 
 def presets_for(mode: str) -> list[dict]:
@@ -129,6 +141,7 @@ _OWN_CHAT = Difference("the model's chat", "the model's own chat() from its remo
 register(Study(
     preset=dialogbench.PRESET,
     title="DialogBench (Ou et al., 2024)",
+    positions=dialogbench_positions,
     source="kwai/DialogBench commit 239a5cc: config/prompt.json, src/utils.py, src/baseEval.py, src/evaluate.py and "
            "its evaluators (qwen.py, baichuan.py, llama.py, chat_template.py, ...); the paper, section 4",
     published={

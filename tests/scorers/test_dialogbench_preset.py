@@ -279,3 +279,23 @@ def test_llama2_is_asked_in_the_released_chat_template_with_its_default_system_p
     tokenizer = type("Tokenizer", (), {"bos_token": "<s>"})
     assert render["llama"](tokenizer, "Q") == (dialogbench.llama2_prompt("Q", "<s>"), False)
     assert render["default"](tokenizer, "Q") == ("Q", True)  # EvalModel: the prompt as it is, with special tokens
+
+
+def test_the_protocol_lists_each_evaluators_remaining_differences_and_a_changed_option_order():
+    """What the run differs in from the study, with why: every generate run the reply limit (the code's 128, the
+    paper's 256); the evaluators that read the dialogue as chat history that; the model's own chat() where the study
+    ran remote code; the GPT rows' unpublished messages; an option order other than the evaluator's."""
+    from modeleval import studies
+
+    def listed(evaluator, policy):
+        settings = {**modes.resolve_settings("generate", "en", {"preset": "dialogbench"}), "evaluator": evaluator}
+        return [(d["setting"], d["why"]) for d in studies.protocol("generate", settings, policy)["differences"]]
+
+    assert [s for s, _ in listed("default", "as_is")] == ["human baseline", "reply limit"]
+    assert [s for s, _ in listed("qwen", "gold_at_each_position")] == [
+        "human baseline", "reply limit", "chat history", "the model's chat"]
+    assert [s for s, _ in listed("llama", "as_is")] == ["human baseline", "reply limit", "chat history"]
+    assert [s for s, _ in listed("api", "as_is")] == ["human baseline", "reply limit", "the GPT rows' requests"]
+    assert listed("qwen", "as_is")[-1] == ("position policy", "set for this run")
+    assert listed("default", "circular")[-1] == ("position policy", "set for this run")
+    assert all("could not be read" not in why for e in ("default", "qwen", "llama", "api") for _, why in listed(e, None))

@@ -162,3 +162,23 @@ def test_a_loop_decided_pair_counts_in_the_botchat_elo_and_bradley_terry_tables(
     # Order-free: beta won 4 of the 6, so its score is 400 log10(4 / 2) above alpha's.
     import math
     assert fit.scores["beta"] - fit.scores["alpha"] == pytest.approx(400 * math.log10(2), abs=1e-6)
+
+
+def test_the_protocol_lists_every_remaining_difference_with_its_reason():
+    """The judge's arena: what the study publishes no text or code for, and where its counting is not described;
+    self-chat by where the model ran; released dialogues by what reading them differs in."""
+    pairwise = {d["setting"]: d for d in studies.protocol("pairwise", {"preset": "botchat"})["differences"]}
+    assert set(pairwise) == {"GTEval prompt", "layout of the two conversations", "judge decoding", "both orders",
+                             "both dialogues looping", "Win+Tie over the orders of showing", "Elo order"}
+    assert "calc_win_rate" in pairwise["Win+Tie over the orders of showing"]["published"]
+    local = {d["setting"] for d in studies.protocol("selfchat", {"preset": "botchat", "backend": "local",
+                                                                 "max_new_tokens": 512})["differences"]}
+    api = studies.protocol("selfchat", {"preset": "botchat", "backend": "api", "max_new_tokens": 1024,
+                                        "decoding": "greedy"})["differences"]
+    assert local == {d["setting"] for d in api} == {"decoding", "reply limit", "context overflow",
+                                                   "duplicate detection", "token counts"}
+    released = studies.protocol("selfchat", {"preset": "botchat", "released": "x"})["differences"]
+    assert [d["setting"] for d in released] == ["duplicate detection", "token counts"]
+    every = [d["why"] for mode in ("pairwise", "selfchat", "single_judge")
+             for d in studies.protocol(mode, {"preset": "botchat"})["differences"]]
+    assert every and all(why and "could not be read" not in why for why in every)
