@@ -71,7 +71,8 @@ class Command(BaseCommand):
         self.stdout.write(f"\n{doc['paper']}\nTable {table['table']}: {table['title']} ({table['unit']}), "
                           f"read from {doc['paper_file']}; {table['note']}")
         header = ["model", "figure", *table["columns"]]
-        body = [[model, figure, *[Cell(values.get(c)).text() for c in table["columns"]]]
+        style = "number" if table["unit"] == "spearman" else "decimal"
+        body = [[model, figure, *[Cell(values.get(c), style=style).text() for c in table["columns"]]]
                 for model, figure, values in self.lines(table)]
         widths = [max(len(str(row[i])) for row in [header, *body]) for i in range(len(header))]
         for row in [header, *body]:
