@@ -252,12 +252,13 @@ def test_judge_run_short_circuits_loops_and_reads_both_orders(two_runs, monkeypa
         {("alpha", "beta", 0, 6)}
     assert verdicts["agreement_with_humans"] is None and verdicts["undefined"]["agreement_with_humans"]
     # BotChat's table, read from the stored steps: 2 judged seeds, each pair shown in 2 orders (its twin item asks
-    # the same two questions), alpha judged the machine every time; the loop-decided seed is not counted.
+    # the same two questions), alpha judged the machine every time; the loop-decided seed counts in both orders too,
+    # alpha's looping dialogue losing (BotChat's DupDetect).
     botchat = judged["tasks"][0]["botchat"]["alpha"]
     stats = {r["model"]: r for r in botchat["systems"]}
-    assert botchat["n_comparisons"] == 4
-    assert (stats["alpha"]["lose"], stats["alpha"]["n"], stats["alpha"]["score"]) == (4, 4, -3)
-    assert (stats["beta"]["win"], stats["beta"]["not_bad_rate"]) == (4, 1.0)
+    assert (botchat["n_comparisons"], botchat["n_decided_by_loop"]) == (6, 2)
+    assert (stats["alpha"]["lose"], stats["alpha"]["n"], stats["alpha"]["score"]) == (6, 6, -3)
+    assert (stats["beta"]["win"], stats["beta"]["not_bad_rate"]) == (6, 1.0)
     lengths = {row["system"]: row for row in judged["selfchat"]["utterance_length"]}
     assert lengths["alpha"]["words_mean"] == pytest.approx(2.0) and lengths["alpha"]["n_utterances"] == 12
     loops = {c["system"]: c for c in judged["selfchat"]["pass_at_n"] if c["judged_by"] == "loop_detector"}
