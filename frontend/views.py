@@ -18,7 +18,7 @@ from benchmarks.permissions import can_see_gold
 from core.api import http_status
 from core.errors import ActionError
 from modeleval import arena, selfchat_runs, studies, training
-from modeleval.models import Backend, Mode, ModelSpec
+from modeleval.models import Backend, Mode, ModelSpec, PositionPolicy
 from modeleval.scorers import botchat, loops
 from modeleval.scorers import selfchat_generation as selfchat_settings
 from modeleval.scorers.decoding import DECODINGS
@@ -147,10 +147,14 @@ def runs(request):
     return render(request, "frontend/runs.html", {
         "models": ModelSpec.objects.order_by("name"), "benchmarks": Benchmark.objects.order_by("slug"),
         "base_models": ModelSpec.objects.filter(backend=Backend.LOCAL, trained_by=None).order_by("name"),
-        "training": training.DEFAULTS,
+        # Local checkpoints and models behind an API write self-chat dialogues; classifiers trained here cannot.
+        "selfchat_models": ModelSpec.objects.filter(trained_by=None).exclude(source__startswith=ModelSpec.RELEASED)
+        .order_by("name"),
+        "training": training.DEFAULTS, "position_policies": PositionPolicy.choices,
         # Self-chat and arena pairs (modeleval.selfchat_runs, modeleval.arena), for the same people.
         "seed_benchmarks": selfchat_runs.seed_benchmarks(), "selfchat": selfchat_runs.DEFAULTS,
-        "botchat": botchat.SELFCHAT_SETTINGS, "selfchat_presets": studies.presets_for(Mode.SELFCHAT),
+        "botchat": botchat.SELFCHAT_SETTINGS, "botchat_api": botchat.SELFCHAT_API_SETTINGS,
+        "selfchat_presets": studies.presets_for(Mode.SELFCHAT),
         "decodings": DECODINGS, "reply_cuts": selfchat_settings.REPLY_CUTS,
         "similarities": sorted(loops.SIMILARITIES), "loop_similarity": loops.DEFAULT_SIMILARITY,
         "loop_threshold": loops.DEFAULT_THRESHOLD, "botchat_min_utterances": arena.BOTCHAT_ARENA_MIN_UTTERANCES,

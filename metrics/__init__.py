@@ -41,7 +41,15 @@ from .comparison import (
     stratified_interval,
 )
 from .prediction_powered import classical_mean, plan_labels, ppi_mean, width_curve
-from .ratings import botchat_outcomes, bradley_terry, bradley_terry_bootstrap, elo, elo_over_orders, win_tie_lose
+from .ratings import (
+    botchat_outcomes,
+    botchat_versus,
+    bradley_terry,
+    bradley_terry_bootstrap,
+    elo,
+    elo_over_orders,
+    win_tie_lose,
+)
 from .selfchat import length_stats, pass_at_n, pass_at_n_stepwise
 
 __all__ = [
@@ -95,5 +103,6 @@ __all__ = [
     "stratified_interval",
     "win_tie_lose",
     "botchat_outcomes",
+    "botchat_versus",
     "elo_over_orders",
 ]

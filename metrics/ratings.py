@@ -67,35 +67,80 @@ class BotChatRecord(Result):
     both: int  # the judge found neither conversation AI-written: a good tie
     neither: int  # the judge found both conversations AI-written: a bad tie
     lose: int
-    unknown: int  # answers with no Choice line the parser reads: in n, as analyze.py keeps them
+    unknown: int  # answers with no Choice line the parser reads: in n, as analyze.py's table keeps them
     win_rate: float
     tie_rate: float  # (both + neither) / n
     lose_rate: float
-    win_tie_rate: float  # (win + both + neither) / n
     not_bad_rate: float  # (win + both) / n
     score: float  # (3 win + both - neither - 3 lose) / n, in [-3, 3]
+    n_read: int  # n - unknown: the comparisons whose answer was read
+    win_tie_rate: float | None  # (win + both + neither) / n_read, as calc_win_rate; None when none was read
+
+
+def _check_botchat(outcome):
+    if outcome not in _BOTCHAT_MIRROR:
+        raise ValueError(f"outcome must be one of {BOTCHAT_OUTCOMES}, got {outcome!r}")
 
 
 def botchat_outcomes(judgements: Sequence[Match]) -> list[BotChatRecord]:
     """BotChat's arena statistics per model (open-compass/BotChat botchat/analyze.py, simple_count and the
     table of `analyze`): each judgement `(model shown first, model shown second, outcome for the first)` with
     outcome win / both / neither / lose / unknown counts for both models (the second gets the mirrored
-    outcome); an unknown (unread) answer stays in the denominator, as analyze.py keeps every extracted row;
-    best score first, as the study sorts its table."""
+    outcome); an unknown (unread) answer stays in the denominator of the rates and the score, as analyze.py's
+    table keeps every extracted row, and is left out of Win+Tie's, as its calc_win_rate counts only read
+    answers; best score first, as the study sorts its table."""
     counts: dict[Any, dict[str, int]] = defaultdict(lambda: dict.fromkeys(BOTCHAT_OUTCOMES, 0))
     for first, second, outcome in judgements:
-        if outcome not in _BOTCHAT_MIRROR:
-            raise ValueError(f"outcome must be one of {BOTCHAT_OUTCOMES}, got {outcome!r}")
+        _check_botchat(outcome)
         counts[plain(first)][outcome] += 1
         counts[plain(second)][_BOTCHAT_MIRROR[outcome]] += 1
     records = []
     for model, c in counts.items():
         n = sum(c.values())
+        read = n - c["unknown"]
         records.append(BotChatRecord(model, n, c["win"], c["both"], c["neither"], c["lose"], c["unknown"],
                                      c["win"] / n, (c["both"] + c["neither"]) / n, c["lose"] / n,
-                                     (c["win"] + c["both"] + c["neither"]) / n, (c["win"] + c["both"]) / n,
-                                     sum(BOTCHAT_SCORE[k] * v for k, v in c.items()) / n))
+                                     (c["win"] + c["both"]) / n, sum(BOTCHAT_SCORE[k] * v for k, v in c.items()) / n,
+                                     read, (c["win"] + c["both"] + c["neither"]) / read if read else None))
     return sorted(records, key=lambda r: (-r.score, str(r.model)))
+
+
+@dataclass(frozen=True)
+class BotChatVersus(Result):
+    model: Any
+    opponent: Any
+    n: int  # comparisons of the two, both orders of showing, unread answers included
+    n_read: int  # of them, the answers read: the denominator of every rate here
+    unknown: int
+    win: int  # of the model
+    tie: int  # both or neither
+    lose: int
+    win_rate: float | None
+    tie_rate: float | None
+    win_tie_rate: float | None  # (win + tie) / n_read; None when no answer was read
+
+
+def botchat_versus(judgements: Sequence[Match]) -> list[BotChatVersus]:
+    """BotChat's one-against-one rates (botchat/analyze.py calc_win_rate: its `win` and `wintie` tables, the
+    Win+Tie against a reference model of the paper's Table 2): for every two models that met, the model's wins,
+    ties (both, neither) and losses against the opponent over the comparisons in either order of showing, over
+    the read answers only (an unknown answer counts in neither numerator nor denominator; `unknown` says how
+    many). One row per ordered pair (model, opponent), sorted by the names."""
+    counts: dict[tuple, dict[str, int]] = defaultdict(lambda: {"win": 0, "tie": 0, "lose": 0, "unknown": 0})
+    tie = {"both": "tie", "neither": "tie"}
+    for first, second, outcome in judgements:
+        _check_botchat(outcome)
+        first, second = plain(first), plain(second)
+        counts[first, second][tie.get(outcome, outcome)] += 1
+        counts[second, first][tie.get(_BOTCHAT_MIRROR[outcome], _BOTCHAT_MIRROR[outcome])] += 1
+    rows = []
+    for (model, opponent), c in sorted(counts.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]))):
+        read = c["win"] + c["tie"] + c["lose"]
+        share = (lambda k: c[k] / read) if read else (lambda k: None)
+        rows.append(BotChatVersus(model, opponent, read + c["unknown"], read, c["unknown"], c["win"], c["tie"],
+                                  c["lose"], share("win"), share("tie"),
+                                  (c["win"] + c["tie"]) / read if read else None))
+    return rows
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,8 @@ PACKAGED_NAME = "smollm2-135m-instruct"
 GPU_QUEUE = "gpu"
 CPU_QUEUE = "cpu"  # models behind an API: the worker waits on the network, not on a GPU
 BROKER_UNAVAILABLE = Code.BROKER_UNAVAILABLE
+RELEASED_REFUSAL = ("model {model} holds a study's released dialogues, not weights: pair and judge its self-chat run "
+                    "instead")
 
 
 # --- models ------------------------------------------------------------------------------
@@ -188,13 +190,17 @@ def check_runs_per_person(user) -> None:
 @transaction.atomic
 def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=None, item_ids=None, limit=None,
               settings=None, prompt_template=None, prompt_version=None, seed=0,
-              position_policy=PositionPolicy.AS_IS, chunk_size=16, max_attempts=3, user=None,
+              position_policy=None, chunk_size=16, max_attempts=3, user=None,
               enqueue=True, within_cap=True) -> EvalRun:
     """Create a run over the benchmark's items (all tasks, or `tasks`; `item_ids` and a per-task
     `limit` narrow it), cut it into chunks of `chunk_size` items, and, on commit, put each chunk
     on the `gpu` queue, or the `cpu` queue for a model behind an API (`enqueue=False` leaves them for
-    `runner.run_sync`). A person may have at most RUNS_PER_PERSON runs queued or running
-    (`within_cap=False` for a run that continues one already counted, as a training run's test split)."""
+    `runner.run_sync`). `position_policy` None: the study preset's (DialogBench's Qwen and Baichuan evaluators:
+    the answer at each position), else the options as the items give them. A person may have at most
+    RUNS_PER_PERSON runs queued or running (`within_cap=False` for a run that continues one already counted, as a
+    training run's test split)."""
+    if model.is_released:
+        raise RunError("mode_unsuited", RELEASED_REFUSAL.format(model=model.name))
     if mode == Mode.SELFCHAT:
         raise RunError("bad_mode", SELFCHAT_REFUSAL)
     if mode == Mode.TRAIN:
@@ -205,7 +211,7 @@ def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=Non
         raise RunError("mode_unsuited", f"model {model.name} is a classifier trained here: it scores in classify mode")
     if not modes.scores(mode):
         raise RunError("bad_mode", f"mode must be one of {Mode.values}")
-    if position_policy not in PositionPolicy.values:
+    if position_policy is not None and position_policy not in PositionPolicy.values:
         raise RunError("bad_settings", f"position policy must be one of {PositionPolicy.values}")
     bounds.check({"limit": limit, "chunk_size": chunk_size, "max_attempts": max_attempts, "seed": seed}, bounds.RUN)
     if within_cap:
@@ -223,7 +229,8 @@ def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=Non
         _check_task(task, mode, settings)
     scorer = modes.family(mode)
     try:
-        resolved = modes.resolve_settings(mode, prompting.language_of(benchmark.language), settings)
+        resolved = modes.for_model(mode, modes.resolve_settings(mode, prompting.language_of(benchmark.language),
+                                                                settings), model)
         version, default = modes.default_template(mode, resolved)
     except ValueError as error:
         raise RunError("bad_settings", str(error)) from None
@@ -231,6 +238,8 @@ def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=Non
     if not ids:
         raise RunError("no_items", "no items match the run's tasks and selection")
     scorer.check_run(mode, resolved, tasks, ids)
+    if position_policy is None:
+        position_policy = modes.default_position_policy(mode, resolved)
     _check_position_policy(scorer, position_policy, ids)
     template = prompt_template or default
     try:
@@ -318,7 +327,7 @@ def start_training(*, model: ModelSpec, benchmark, question_key="", settings=Non
     `gpu` queue one after another (`enqueue=False` leaves them for `runner.run_sync`)."""
     from . import training
 
-    if model.is_api or model.trained_by_id:
+    if model.is_api or model.trained_by_id or model.is_released:
         raise RunError("mode_unsuited", f"model {model.name}: training needs a local base checkpoint")
     bounds.check({"max_attempts": max_attempts, "seed": seed}, bounds.RUN)
     check_runs_per_person(user)

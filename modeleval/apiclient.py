@@ -138,7 +138,13 @@ class Endpoint:
 def chat_body(model: str, user, *, system: str = "", max_tokens: int = 16, **extra) -> dict:
     """`user`: one user message's text, or a chat of (role, content) pairs ending with the user's turn."""
     messages = ([{"role": "system", "content": system}] if system else []) + chat_messages(user)
-    return {"model": model, "messages": messages, "max_tokens": max_tokens, "temperature": 0, **extra}
+    return messages_body(model, messages, max_tokens=max_tokens, **extra)
+
+
+def messages_body(model: str, messages: Sequence[Mapping], *, max_tokens: int = 16, **extra) -> dict:
+    """A chat request of whole conversation (system, user and assistant turns), greedy (temperature 0)."""
+    return {"model": model, "messages": [dict(m) for m in messages], "max_tokens": max_tokens, "temperature": 0,
+            **extra}
 
 
 def completion_body(model: str, prompt: str, *, max_tokens: int = 1, **extra) -> dict:

@@ -9,6 +9,7 @@ to the model's `concurrency`, each retried with backoff by `apiclient.Endpoint.p
 """
 from __future__ import annotations
 
+import json
 import random
 import time
 import uuid
@@ -144,14 +145,23 @@ class ApiModel:
 
     # --- what the scorers ask ------------------------------------------------------------
 
-    def chat(self, users: list, *, system: str = "", max_new_tokens: int = 16) -> dict[str, str]:
+    def chat(self, users: list, *, system: str = "", max_new_tokens: int = 16, **extra) -> dict[str, str]:
         """{prompt text: reply}, each distinct prompt (a user message's text, or a chat of (role, content)
-        pairs, shown as `prompts.prompt_text`) asked once, greedily."""
+        pairs, shown as `prompts.prompt_text`) asked once, greedily; `extra` goes into each request (e.g. a study's
+        presence_penalty)."""
         unique = list(dict.fromkeys(users))
         answers = self.fetch([(prompt_text(user), CHAT, apiclient.chat_body(self.spec.api_model, user, system=system,
-                                                                             max_tokens=max_new_tokens))
+                                                                             max_tokens=max_new_tokens, **extra))
                               for user in unique])
         return {prompt_text(user): apiclient.chat_text(answer) for user, answer in zip(unique, answers)}
+
+    def converse(self, conversations: list[list[dict]], *, max_new_tokens: int = 16) -> list[tuple[str, str, int]]:
+        """For each conversation (role / content turns, the last the user's), (the request's messages as JSON,
+        the reply, the reply's completion tokens as the server counts them), greedily."""
+        texts = [json.dumps(c, ensure_ascii=False) for c in conversations]
+        answers = self.fetch([(text, CHAT, apiclient.messages_body(self.spec.api_model, c, max_tokens=max_new_tokens))
+                              for text, c in zip(texts, conversations)])
+        return [(text, apiclient.chat_text(a), apiclient.usage(a)["completion_tokens"]) for text, a in zip(texts, answers)]
 
     def word_probs(self, texts: list[str], words, spellings=("{}", " {}")) -> list[dict[str, float]]:
         """For each text, each word's probability as its continuation (summed over spellings), read from

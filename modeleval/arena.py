@@ -4,8 +4,10 @@ new benchmark that annotators label and a pairwise judge run scores.
 
 Each item shows conversation 1 as its dialogue and conversation 2 in `fields.conversation_2`; who
 wrote which is kept in `meta` (`model_a` for conversation 1, `model_b` for conversation 2, their
-source items and loop starts), which annotators never receive. A looping dialogue is shown up to
-its loop start; against a real dialogue (one of 4 utterances or more), both are shown at the same length. Every pair is offered
+source items and loop starts), which annotators never receive. A looping dialogue is shown up to the
+utterance that triggered the loop detector, as BotChat keeps it; against a real dialogue (one of 4 utterances or
+more), both are cut to the same length first and the detector reads the cut dialogue, as BotChat runs DupDetect
+on the dialogues it compares. Every pair is offered
 in both orders by default (two items), and the item order is a seeded shuffle, so that external ids
 tell nothing of the systems.
 """
@@ -27,7 +29,8 @@ from .modes.pairwise import SECOND
 from .errors import RunError
 from .models import EvalRun, Mode, RunState
 from .permissions import can_evaluate_models
-from .scorers.loops import cut_at_loop
+from .scorers import botchat
+from .scorers.loops import cut_at_loop, loop_start
 from .selfchat_runs import SEED_UTTERANCES
 from .selfchat_runs import TASK_SLUG as SELFCHAT_TASK
 
@@ -60,6 +63,9 @@ class Dialogue:
     source: int  # the item holding the whole dialogue
     utterances: tuple[str, ...]
     loop_start: int | None
+    # (measure, threshold, first utterance compared) of the run's loop detector; None for real dialogues, and for
+    # runs that did not record it (their stored loop_start is then read).
+    loop_rule: tuple[str, float, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -101,14 +107,19 @@ def plan_pairs(dialogues: dict[str, dict[str, Dialogue]], *, reference: str | No
 def evaluated(pair: Pair) -> tuple[list[str], list[str], int | None, int | None]:
     """(utterances shown as conversation 1, as conversation 2, loop start of each that counts).
 
-    A loop counts when it starts within what is compared; the dialogue is cut there, as its repeats
-    would give it away at once. Against a real dialogue both sides are compared at the same length."""
+    A loop counts when the detector finds it within what is compared; the dialogue is cut after the utterance
+    that triggered it (`loops.cut_at_loop`), as its repeats would give it away at once. Against a real dialogue
+    both sides are compared at the same length, and the detector reads the generated side at that length."""
     same_length = HUMAN in (pair.first.system, pair.second.system)
     limit = min(len(pair.first.utterances), len(pair.second.utterances)) if same_length else None
 
     def cut(dialogue):
         shown = list(dialogue.utterances[:limit])
-        loop = dialogue.loop_start if dialogue.loop_start is not None and dialogue.loop_start < len(shown) else None
+        if same_length and dialogue.loop_rule is not None:
+            similarity, threshold, first = dialogue.loop_rule
+            loop = loop_start(shown, similarity=similarity, threshold=threshold, first=first)
+        else:
+            loop = dialogue.loop_start if dialogue.loop_start is not None and dialogue.loop_start < len(shown) else None
         return cut_at_loop(shown, loop), loop
 
     (one, loop_one), (two, loop_two) = cut(pair.first), cut(pair.second)
@@ -137,8 +148,13 @@ def _run_dialogues(run, label, min_source_utterances=None) -> dict[str, Dialogue
             raise RunError("bad_settings", f"run {run.pk} did not record the length of its seeds' real dialogues "
                                            "(a run made before it was recorded): run it again to pair by length")
         items = [item for item in items if item.meta["source_utterances"] >= min_source_utterances]
+    settings = run.settings or {}
+    rule = ((settings["loop_similarity"], settings["loop_threshold"]) if "loop_similarity" in settings
+            and "loop_threshold" in settings else None)
     return {item.meta["seed_id"]: Dialogue(label, item.pk, tuple(t["text"] for t in item.dialogue),
-                                           item.meta.get("loop_start"))
+                                           item.meta.get("loop_start"),
+                                           None if rule is None else (*rule, item.meta.get("seed_utterances",
+                                                                                           SEED_UTTERANCES)))
             for item in items}
 
 
@@ -164,7 +180,8 @@ def make_pairs(*, runs, reference=None, ground_truth=None, seed=0, both_orders=T
     `ground_truth` (the slug of a MuTual import), the real dialogues of their seeds as system
     "human". `reference` (a run, its id, or "human") meets every other system; without it every
     pair of systems meets. `min_source_utterances` keeps the seeds whose real dialogue is at least that long
-    (BotChat's arena: BOTCHAT_ARENA_MIN_UTTERANCES, its 222 seeds of MuTual-Test). `user`, when given, must be
+    (BotChat's arena: BOTCHAT_ARENA_MIN_UTTERANCES, its 222 seeds of MuTual-Test); when every run follows the
+    botchat preset it is that unless given (1 takes every seed). `user`, when given, must be
     one who may run models (`permissions.can_evaluate_models`). One transaction: a refusal writes nothing."""
     if user is not None and not can_evaluate_models(user):
         raise RunError("forbidden", "arena pairs are built by staff and researchers")
@@ -174,6 +191,9 @@ def make_pairs(*, runs, reference=None, ground_truth=None, seed=0, both_orders=T
         raise RunError("unknown_run", "no such run")
     _check_runs(runs)
     labels = run_labels(runs)
+    if min_source_utterances is None and all((run.settings or {}).get("preset") == botchat.PRESET for run in runs):
+        # The botchat preset's arena is BotChat's: the 222 seeds of MuTual-Test whose real dialogue has 4 chats or more.
+        min_source_utterances = BOTCHAT_ARENA_MIN_UTTERANCES
     dialogues = {labels[run.pk]: _run_dialogues(run, labels[run.pk], min_source_utterances) for run in runs}
     if ground_truth is not None:
         real = Benchmark.objects.filter(slug=ground_truth).first()
@@ -226,7 +246,9 @@ def make_pairs(*, runs, reference=None, ground_truth=None, seed=0, both_orders=T
                + (f" and the real dialogues of {ground_truth}" if ground_truth else ""),
         description=f"seed {seed}; {'every pair' if reference is None else f'{reference} against each'}; "
                     f"{'both orders' if both_orders else 'one seeded order'} per pair; "
-                    f"{identical} pair(s) showing the same conversation twice left out")
+                    + (f"seeds whose real dialogue has {min_source_utterances} utterances or more; "
+                       if min_source_utterances is not None else "every seed; ")
+                    + f"{identical} pair(s) showing the same conversation twice left out")
     task = TaskSpec(TASK_SLUG, "Arena: which conversation involves a machine?", PAIRWISE_FORM, dimension="humanness",
                     instructions=PAIRWISE_INSTRUCTIONS)
     add_tasks_and_items(benchmark, [task], records, source=slug)

@@ -97,19 +97,29 @@ class ModelCalls:
         # batch_size only when the run sets one, so that each scorer keeps its own device default.
         self.batch = {} if size is None else {"batch_size": size}
 
-    def replies(self, users):
+    def replies(self, users, *, render=None, request=None):
         """({user prompt: the text the model reads}, {that text: greedy reply}); each distinct text is
         generated once. A user prompt is one message's text or a chat of (role, content) pairs. A model
         behind an API reads the messages themselves (its server applies the chat template, and the system
-        prompt goes in the request); their text is then the prompt as `prompts.prompt_text` shows it."""
+        prompt goes in the request, with `request`'s fields); their text is then the prompt as `prompts.prompt_text`
+        shows it. A checkpoint reads it in its chat template, or as `render(tokenizer, user)` gives it: (text,
+        whether the tokenizer adds its special tokens to it)."""
         s, loaded = self.run.settings, self.loaded
         if self.run.model.is_api:
-            replies = loaded.chat(list(users), system=s["system"], max_new_tokens=s["max_new_tokens"])
+            replies = loaded.chat(list(users), system=s["system"], max_new_tokens=s["max_new_tokens"],
+                                  **(request or {}))
             return {user: prompts.prompt_text(user) for user in users}, replies
-        texts = {user: chat_text(loaded.tokenizer, self.run.model, user, s["system"]) for user in users}
+        special = False
+        if render is None:
+            texts = {user: chat_text(loaded.tokenizer, self.run.model, user, s["system"]) for user in users}
+        else:
+            rendered = {user: render(loaded.tokenizer, user) for user in users}
+            texts = {user: text for user, (text, _) in rendered.items()}
+            special = any(flag for _, flag in rendered.values())
         unique = list(dict.fromkeys(texts.values()))
         replies = dict(zip(unique, generation.generate(loaded.model, loaded.tokenizer, unique,
-                                                       max_new_tokens=s["max_new_tokens"], chat=False, **self.batch)
+                                                       max_new_tokens=s["max_new_tokens"], chat=False,
+                                                       add_special_tokens=special, **self.batch)
                            if unique else []))
         return texts, replies
 

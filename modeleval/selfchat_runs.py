@@ -18,7 +18,9 @@ again, up to the run's `max_attempts`; the first to finish writes, a later one (
 run) writes nothing.
 
 Settings default to ours (greedy, a short reply cut at its first newline); `preset="botchat"` takes the
-study's (`scorers.botchat.SELFCHAT_SETTINGS`), and any setting given explicitly wins over either.
+study's (`scorers.botchat.SELFCHAT_SETTINGS`; for a model behind an API `SELFCHAT_API_SETTINGS`, as its gpt.py
+ran GPT-4, GPT-3.5 and Claude), and any setting given explicitly wins over either. A model behind an API is asked
+through its chat endpoint on the `cpu` queue (greedy only: temperature 0), each request cached as any API call.
 Nothing here imports torch at import time (the web process queues runs); `generate` loads the model.
 """
 from __future__ import annotations
@@ -40,9 +42,9 @@ from benchmarks.importers import ImportFailure, ItemRecord, TaskSpec, mutual
 from benchmarks.models import Benchmark, Item
 
 from . import bounds
-from .actions import GPU_QUEUE, RunError, check_runs_per_person, send_or_fail
+from .actions import CPU_QUEUE, GPU_QUEUE, RELEASED_REFUSAL, RunError, check_runs_per_person, send_or_fail
 from .lifecycle import fail_run, record
-from .models import (ACTIVE_RUN_STATES, EvalRun, Mode, ModelSpec, ParseStatus, Prediction, RunEventKind,
+from .models import (ACTIVE_RUN_STATES, Backend, EvalRun, Mode, ModelSpec, ParseStatus, Prediction, RunEventKind,
                      RunState)
 from .permissions import can_evaluate_models
 from .scorers import botchat, loops, selfchat_generation
@@ -59,6 +61,7 @@ DEFAULTS = {"utterances": selfchat_generation.DEFAULT_UTTERANCES, "system_prompt
             "max_new_tokens": selfchat_generation.DEFAULT_MAX_NEW_TOKENS, "decoding": selfchat_generation.DEFAULT_DECODING,
             "reply_cut": selfchat_generation.DEFAULT_REPLY_CUT}
 PRESETS = {botchat.PRESET: botchat.SELFCHAT_SETTINGS}
+API_PRESETS = {botchat.PRESET: botchat.SELFCHAT_API_SETTINGS}  # over PRESETS for models behind an API
 
 
 def read_seeds(path, limit=None) -> list[tuple[str, list[str], int]]:
@@ -76,13 +79,18 @@ def read_seeds(path, limit=None) -> list[tuple[str, list[str], int]]:
 
 def resolve_settings(*, preset="", utterances=None, system_prompt=None, max_new_tokens=None, decoding=None,
                      reply_cut=None, similarity=loops.DEFAULT_SIMILARITY, threshold=loops.DEFAULT_THRESHOLD,
-                     batch_size=32, seed=0):
-    """The run's settings: ours, or the preset's, with every setting given (not None) on top."""
+                     batch_size=32, seed=0, api=False):
+    """The run's settings: ours, or the preset's (its settings for models behind an API when `api`), with every
+    setting given (not None) on top."""
     if preset and preset not in PRESETS:
         raise RunError("bad_settings", f"unknown self-chat preset {preset!r}; expected one of {sorted(PRESETS)}")
     given = {"utterances": utterances, "system_prompt": system_prompt, "max_new_tokens": max_new_tokens,
              "decoding": decoding, "reply_cut": reply_cut}
-    chosen = {**DEFAULTS, **PRESETS.get(preset, {}), **{k: v for k, v in given.items() if v is not None}}
+    preset_settings = {**PRESETS.get(preset, {}), **(API_PRESETS.get(preset, {}) if api else {})}
+    chosen = {**DEFAULTS, **preset_settings, **{k: v for k, v in given.items() if v is not None}}
+    if api and chosen["decoding"] != "greedy":
+        raise RunError("bad_settings", "a model behind an API self-chats greedily (temperature 0): decoding must be "
+                                       f"\"greedy\", not {chosen['decoding']!r}")
     # utterances from 3: one more than the seed's two (SEED_UTTERANCES).
     bounds.check({**chosen, "batch_size": batch_size, "seed": seed}, {**bounds.SELFCHAT, "seed": bounds.SEED})
     if chosen["decoding"] not in DECODINGS or chosen["reply_cut"] not in selfchat_generation.REPLY_CUTS:
@@ -91,7 +99,7 @@ def resolve_settings(*, preset="", utterances=None, system_prompt=None, max_new_
     if similarity not in loops.SIMILARITIES or not 0 < threshold <= 1:
         raise RunError("bad_settings", f"loop similarity must be one of {sorted(loops.SIMILARITIES)} "
                                        "and its threshold in (0, 1]")
-    return {**chosen, "preset": preset, "seed_utterances": SEED_UTTERANCES,
+    return {**chosen, "preset": preset, "backend": "api" if api else "local", "seed_utterances": SEED_UTTERANCES,
             "system_prompt_sha256": template_hash(chosen["system_prompt"]), "loop_similarity": similarity,
             "loop_threshold": threshold, "batch_size": batch_size, "seed": seed}
 
@@ -156,14 +164,17 @@ def start_selfchat(*, model: ModelSpec, seeds_path=None, seeds_benchmark=None, l
     bounds.check({"limit": limit, "max_attempts": max_attempts}, {"limit": bounds.SELFCHAT["limit"],
                                                                   "max_attempts": bounds.RUN["max_attempts"]})
     check_runs_per_person(user)
-    if model.is_api:
-        raise RunError("mode_unsupported", f"model {model.name}: self-chat through an API endpoint is not "
-                                           "implemented; run it with a local model")
+    if model.is_api and not (model.capabilities.get("chat") or {}).get("ok"):
+        raise RunError("mode_unsupported", f"model {model.name}: self-chat needs chat, which the endpoint cannot "
+                                           f"serve: {(model.capabilities.get('chat') or {}).get('reason')}")
     if model.trained_by_id is not None:
         raise RunError("mode_unsuited", f"model {model.name} is a classifier trained here: it cannot write dialogues")
+    if model.is_released:
+        raise RunError("mode_unsuited", RELEASED_REFUSAL.format(model=model.name))
     settings = resolve_settings(preset=preset, utterances=utterances, system_prompt=system_prompt,
                                 max_new_tokens=max_new_tokens, decoding=decoding, reply_cut=reply_cut,
-                                similarity=similarity, threshold=threshold, batch_size=batch_size, seed=seed)
+                                similarity=similarity, threshold=threshold, batch_size=batch_size, seed=seed,
+                                api=model.is_api)
     selection = _selection(seeds_path, seeds_benchmark, limit)
     seeds = _seeds(selection, limit)
     steps = max(settings["utterances"] - min(len(seed[1]) for seed in seeds), 0)
@@ -180,8 +191,10 @@ SELFCHAT_TASK = "modeleval.tasks.generate_selfchat"
 
 
 def enqueue_selfchat(run_id):
-    """Put the run's generation on the gpu queue (an unreachable broker fails the run: `actions.send_or_fail`)."""
-    send_or_fail(run_id, lambda: current_app.tasks[SELFCHAT_TASK].apply_async((run_id,), queue=GPU_QUEUE))
+    """Put the run's generation on the gpu queue, or the cpu queue for a model behind an API (an unreachable
+    broker fails the run: `actions.send_or_fail`)."""
+    queue = CPU_QUEUE if EvalRun.objects.filter(pk=run_id, model__backend=Backend.API).exists() else GPU_QUEUE
+    send_or_fail(run_id, lambda: current_app.tasks[SELFCHAT_TASK].apply_async((run_id,), queue=queue))
 
 
 def run_selfchat(*, model: ModelSpec, seeds_path=None, seeds_benchmark=None, limit=None, user=None,
@@ -249,29 +262,43 @@ def _generate_and_write(run) -> bool:
         loaded = inference.load(model)
     except inference.PermanentError as error:
         raise RunError("model_mismatch", str(error)) from None
-    # The run states what the prompts were built with, so `render_prompt` can rebuild each one.
-    # The study counted tokens with GPT-4's CL100K, which cannot be installed here: the run model's tokenizer
-    # stands in, named on the run.
-    settings.update(max_length=model.max_length or loaded.info.max_length, chat_template=model.chat_template,
-                    use_chat=bool(model.use_chat_template and (model.chat_template or loaded.info.has_chat_template)),
-                    token_counter=f"tokenizer of {model.name}")
-
     def step_done(step):
         if not EvalRun.objects.filter(pk=run.pk, state=RunState.RUNNING).update(
                 chunks_done=min(step, run.chunks_total)):
             raise _Stopped
 
     clock = time.perf_counter()
+    if model.is_api:
+        # The server applies the chat template and counts each reply's tokens: BotChat counted GPT-4's in its
+        # CL100K tokens, which is what the endpoint of a GPT model reports.
+        settings.update(max_length=None, chat_template="", use_chat=True,
+                        token_counter=f"completion tokens reported by {model.endpoint} ({model.api_model})")
+        chats, tokens = selfchat_generation.self_chat_api(
+            loaded.converse, [seed[1] for seed in seeds], utterances=settings["utterances"],
+            system=settings["system_prompt"], max_new_tokens=settings["max_new_tokens"],
+            reply_cut=settings["reply_cut"], on_step=step_done)
+        loop_starts = _loop_starts(chats, settings)
+        return _finish(run.pk, settings, seeds, chats, loop_starts, tokens, round(time.perf_counter() - clock, 1))
+    # The run states what the prompts were built with, so `render_prompt` can rebuild each one.
+    # The study counted tokens with GPT-4's CL100K, which cannot be installed here: the run model's tokenizer
+    # stands in, named on the run.
+    settings.update(max_length=model.max_length or loaded.info.max_length, chat_template=model.chat_template,
+                    use_chat=bool(model.use_chat_template and (model.chat_template or loaded.info.has_chat_template)),
+                    token_counter=f"tokenizer of {model.name}")
     chats = selfchat_generation.self_chat(
         loaded.model, loaded.tokenizer, [seed[1] for seed in seeds], utterances=settings["utterances"],
         system=settings["system_prompt"], max_new_tokens=settings["max_new_tokens"],
         max_length=settings["max_length"], chat_template=model.chat_template or None, use_chat=settings["use_chat"],
         batch_size=settings["batch_size"], decoding=settings["decoding"], reply_cut=settings["reply_cut"],
         sampling_seed=settings["seed"], on_step=step_done)
-    loop_starts = [loops.loop_start(chat.utterances, similarity=settings["loop_similarity"],
-                                    threshold=settings["loop_threshold"], first=chat.seed_length) for chat in chats]
     tokens = [selfchat_generation.token_counts(loaded.tokenizer, chat.utterances) for chat in chats]
-    return _finish(run.pk, settings, seeds, chats, loop_starts, tokens, round(time.perf_counter() - clock, 1))
+    return _finish(run.pk, settings, seeds, chats, _loop_starts(chats, settings), tokens,
+                   round(time.perf_counter() - clock, 1))
+
+
+def _loop_starts(chats, settings):
+    return [loops.loop_start(chat.utterances, similarity=settings["loop_similarity"],
+                             threshold=settings["loop_threshold"], first=chat.seed_length) for chat in chats]
 
 
 @transaction.atomic

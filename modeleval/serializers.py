@@ -57,7 +57,7 @@ class EvalRunSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_protocol(self, run) -> dict | None:
-        return studies.protocol(run.mode, run.settings)
+        return studies.protocol(run.mode, run.settings, run.position_policy)
 
 
 class StartRunSerializer(serializers.Serializer):
@@ -75,7 +75,8 @@ class StartRunSerializer(serializers.Serializer):
     prompt_template = serializers.CharField(required=False, allow_blank=True, default="")
     prompt_version = serializers.CharField(required=False, allow_blank=True, default="", max_length=100)
     seed = serializers.IntegerField(default=0)
-    position_policy = serializers.ChoiceField(PositionPolicy.choices, default=PositionPolicy.AS_IS)
+    position_policy = serializers.ChoiceField(PositionPolicy.choices, required=False, allow_null=True, default=None,
+                                              help_text="The options' order; absent: the study preset's, else as_is")
     chunk_size = serializers.IntegerField(min_value=1, max_value=10_000, default=16)
     max_attempts = serializers.IntegerField(min_value=1, max_value=20, default=3)
 

@@ -9,7 +9,7 @@ beside it. Django-free, so that the web process and the workers read the same li
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,30 +29,59 @@ class Difference:
 
 
 @dataclass(frozen=True)
+class ByBackend:
+    """A published setting whose value the study chose by where the model ran: `local` for checkpoints run here,
+    `api` for models behind an API (a run's settings name its `backend`)."""
+
+    local: Any
+    api: Any
+
+    def of(self, settings: Mapping) -> Any:
+        return self.api if settings.get("backend") == "api" else self.local
+
+
+@dataclass(frozen=True)
 class Study:
     preset: str  # the value of settings["preset"]
     title: str
     source: str  # paper and code the preset follows
     # mode -> {setting: published value}: a run that changes one is listed as differing there.
     published: Mapping[str, Mapping[str, Any]]
-    # mode ("*" for every mode) -> differences every run of the preset has.
+    # mode ("*" for every mode) -> differences every run of the preset has; "mode:key=value" -> those of the runs
+    # whose setting `key` is `value`, "mode:key" -> those of the runs where `key` is set (truthy).
     standing: Mapping[str, tuple[Difference, ...]] = field(default_factory=dict)
+    # (mode, settings) -> the option order the study scores in (a run field, not a setting), None where it has none.
+    positions: Callable[[str, Mapping], str | None] | None = None
 
     @property
     def modes(self) -> tuple[str, ...]:
         return tuple(self.published)
 
-    def differences(self, mode: str, settings: Mapping) -> list[Difference]:
-        found = [*self.standing.get("*", ()), *self.standing.get(mode, ())]
+    def differences(self, mode: str, settings: Mapping, position_policy: str | None = None) -> list[Difference]:
+        found = [*self.standing.get("*", ())]
+        # A run of dialogues the study released (settings "released") has the differences of reading them, not
+        # those of a generation made here.
+        if not settings.get("released"):
+            found += self.standing.get(mode, ())
+        for key, listed in self.standing.items():
+            scope, _, condition = key.partition(":")
+            name, has_value, value = condition.partition("=")
+            if scope == mode and name and (str(settings.get(name)) == value if has_value else settings.get(name)):
+                found += listed
         for key, value in self.published.get(mode, {}).items():
             if key not in settings:
                 continue
             ours = settings[key]
+            if isinstance(value, ByBackend):
+                value = value.of(settings)
             if isinstance(value, Mapping) and isinstance(ours, Mapping):
                 # Only the parts the study published: {"strategy", "k"} of a few-shot setting.
                 ours = {part: ours.get(part) for part in value}
             if ours != value:
                 found.append(Difference(key, _shown(value), _shown(ours), "set for this run"))
+        published = self.positions(mode, settings) if self.positions and position_policy else None
+        if published and position_policy != published:
+            found.append(Difference("position policy", published, position_policy, "set for this run"))
         return found
 
 
@@ -74,14 +103,21 @@ def study_of(settings: Mapping | None) -> Study | None:
     return STUDIES.get((settings or {}).get("preset") or "")
 
 
-def protocol(mode: str, settings: Mapping | None) -> dict | None:
-    """What a run or report shows of its study: the preset, its source and the differences; None
-    for a run of no study."""
+def protocol(mode: str, settings: Mapping | None, position_policy: str | None = None) -> dict | None:
+    """What a run or report shows of its study: the preset, its source and the differences (the run's option order
+    among them where the study has one); None for a run of no study."""
     study = study_of(settings)
     if study is None:
         return None
     return {"preset": study.preset, "title": study.title, "source": study.source,
-            "differences": [d.as_dict() for d in study.differences(mode, settings or {})]}
+            "differences": [d.as_dict() for d in study.differences(mode, settings or {}, position_policy)]}
+
+
+def dialogbench_positions(mode: str, settings: Mapping) -> str | None:
+    """DialogBench's option order: its released Qwen and Baichuan evaluators ask with the answer at each position;
+    its other evaluators and its perplexity scoring take the options as the data gives them."""
+    return "gold_at_each_position" if mode == "generate" and settings.get("evaluator") in dialogbench.EACH_POSITION \
+        else "as_is"
 
 
 def presets_for(mode: str) -> list[dict]:
@@ -89,20 +125,46 @@ def presets_for(mode: str) -> list[dict]:
     return [{"preset": s.preset, "title": s.title} for s in STUDIES.values() if mode in s.modes]
 
 
+# DialogBench's chat-model evaluators that read the dialogue as chat history (src/qwen.py, baichuan.py, chatglm.py,
+# internlm.py, moss.py, kwaiyii.py and llama.py: the data's history / messages fields), not prompt_SFT.
+_HISTORY = Difference("chat history", "src/<evaluator>.py: the dialogue as the chat's history turns (the data's "
+                      "history / messages fields), the question and options as the last query",
+                      "the prompt_SFT text (the dialogue, then the question and options) as one user message",
+                      "the released data files hold prompt_SFT and prompt_pretrain only: their history and messages "
+                      "fields are not in the repository")
+_OWN_CHAT = Difference("the model's chat", "the model's own chat() from its remote code (trust_remote_code), its "
+                       "generation config set to greedy, 128 new tokens", "the tokenizer's chat template (or the "
+                       "model's registered chat_template), greedy, 128 new tokens",
+                       "models load here from local files without running their remote code; a tokenizer without a "
+                       "chat template asks the plain prompt: register the model with its template")
+
 register(Study(
     preset=dialogbench.PRESET,
     title="DialogBench (Ou et al., 2024)",
-    source="kwai/DialogBench commit 239a5cc: config/prompt.json, src/utils.py, src/baseEval.py",
+    positions=dialogbench_positions,
+    source="kwai/DialogBench commit 239a5cc: config/prompt.json, src/utils.py, src/baseEval.py, src/evaluate.py and "
+           "its evaluators (qwen.py, baichuan.py, llama.py, chat_template.py, ...); the paper, section 4",
     published={
         "loglikelihood": {"continuation": "text", "rule": "per_token"},
         "generate": {"max_new_tokens": dialogbench.MAX_NEW_TOKENS, "system": ""},
     },
     standing={
         "generate": (
-            Difference("chat history", "src/qwen.py: the dialogue as the chat's history turns, the question as "
-                       "the last query", "the prompt_SFT text as one user message",
-                       "the released data files' history/messages fields are not in the repository; prompt_SFT holds "
-                       "the same dialogue and question"),
+            Difference("reply limit", "128 new tokens in the released code (src/utils.py GEN_KWARGS); 256 in the "
+                       "paper's text (section 4, Evaluation Method and Implementation Details)", "128 new tokens",
+                       "the paper and its released code disagree; the preset follows the code whose prompts and "
+                       "extraction it reproduces (a run may set max_new_tokens=256, listed as set for this run)"),
+        ),
+        **{f"generate:evaluator={name}": (_HISTORY, _OWN_CHAT)
+           for name in dialogbench.EVALUATORS if name != "llama"},
+        "generate:evaluator=llama": (_HISTORY,),
+        "generate:evaluator=api": (
+            Difference("the GPT rows' requests", "ChatGPT and GPT-4 (gpt-3.5-turbo-0613, gpt-4-0314) through "
+                       "OpenAI's API at temperature 0, presence_penalty 0.6, frequency_penalty 0 (paper, section 4); "
+                       "their messages and reply limit not published",
+                       "prompt_SFT as one user message, temperature 0, presence_penalty 0.6, frequency_penalty 0, "
+                       "128 tokens", "the repository has no code for its GPT rows: the paper states their "
+                       "parameters, not what was sent"),
         ),
         "*": (
             Difference("human baseline", "3 experts on 50 items per task, an item right when 2 of 3 are",
@@ -236,11 +298,14 @@ register(Study(
     preset=botchat.PRESET,
     title="BotChat (Duan et al., 2023)",
     source=f"{botchat.SOURCE}: README.md (generation system prompt, arena_prompt, unieval_prompt), "
-           "botchat/chat_api (hf_chat.py, gpt.py), botchat/analyze.py (match_answer, simple_count, analyze), "
-           "data/UniEval_examples.py, annotations/BrowseAnnotation.ipynb (parse_output, calc_acc)",
+           "botchat/chat_api (hf_chat.py, gpt.py), botchat/analyze.py (match_answer, simple_count, calc_win_rate, "
+           "analyze), data/UniEval_examples.py, annotations/BrowseAnnotation.ipynb (parse_output, calc_acc); the paper "
+           "(sections 3.2 DupDetect, 4.1 and Appendix B)",
     published={
         "pairwise": {"fewshot": {"strategy": "none", "k": 0}},
         "selfchat": {**{key: value for key, value in botchat.SELFCHAT_SETTINGS.items() if key != "system_prompt"},
+                     **{key: ByBackend(botchat.SELFCHAT_SETTINGS[key], value)
+                        for key, value in botchat.SELFCHAT_API_SETTINGS.items()},
                      "system_prompt_sha256": template_hash(botchat.SELFCHAT_SYSTEM_PROMPT)},
         "single_judge": {"judging": "whole"},
     },
@@ -257,31 +322,45 @@ register(Study(
                        "the dialogue fails at every N; counted among the unreadable replies",
                        "the study's analysis has no rule for it"),
             Difference("judge decoding", "GPT-4 through the API, temperature 0",
-                       "the run's judge model, greedy (temperature 0) for local models; 256 new tokens",
-                       "the judge is whichever model the researcher registers"),
+                       "the run's judge model, greedy (temperature 0); 256 new tokens",
+                       "the judge is whichever model the researcher registers; the study does not state GPT-4's "
+                       "reply limit"),
         ),
         "selfchat": (
-            Difference("decoding", "temperature 0 for the API models (README.md line 86); each local model's own "
-                       "chat() or generate() defaults (botchat/chat_api/hf_chat.py)",
-                       "the run model's own generation config (greedy when it sets no sampling), draws seeded by "
-                       "the run's seed", "self-chat runs local models only here"),
-            Difference("reply limit", "1024 tokens for the API models (gpt.py chat, max_out_len); for local models "
-                       "512 new tokens where hf_chat.py sets a limit (line 181), the model's defaults elsewhere",
-                       "512 new tokens for every model", "one limit for every local model: the one hf_chat.py sets"),
-            Difference("context overflow", "the oldest chats dropped until the system prompt, the chats and a "
-                       "192-token answer buffer fit the context (hf_chat.py lines 100, 131-142)",
-                       "the oldest chats dropped until the prompt and the reply limit fit the context",
-                       "the room kept for the reply is the reply limit itself, so a reply never overflows"),
-            Difference("duplicate detection", "DupDetect marks generated dialogues that repeat themselves; no code, "
-                       "measure or threshold published",
-                       "loop_similarity (char_ratio: normalised Indel similarity; or token_overlap) at least "
-                       "loop_threshold (0.9) with either of the two generated utterances before, never the seed",
-                       "the study publishes neither the measure nor the threshold"),
+            Difference("decoding", "temperature 0 for the models behind an API and for LLaMA-2 (paper section 4.1), "
+                       "each other local model's own chat() or generate() defaults (botchat/chat_api/hf_chat.py)",
+                       "models behind an API greedy (temperature 0); local models their own generation config "
+                       "(greedy when it sets no sampling), draws seeded by the run's seed, LLaMA-2 included unless "
+                       "the run sets decoding=greedy (then listed as set for this run)",
+                       "the preset reads no model family from a checkpoint's files: a LLaMA-2 run sets greedy itself"),
+            Difference("reply limit", "1024 tokens for the models behind an API (gpt.py chat, max_out_len); for local "
+                       "models 512 new tokens where hf_chat.py sets a limit (line 181), the model's defaults elsewhere",
+                       "1024 for a model behind an API, 512 new tokens for every local model",
+                       "one limit for every local model: the one hf_chat.py sets"),
+            Difference("context overflow", "local models: the oldest chats dropped until the system prompt, the chats "
+                       "and a 192-token answer buffer fit the context (hf_chat.py lines 100, 131-142); API models: "
+                       "every chat sent (gpt.py)", "local models: the oldest chats dropped until the prompt and the "
+                       "reply limit fit the context; API models: every chat sent",
+                       "the room kept for a local model's reply is the reply limit itself, so a reply never overflows"),
+            Difference("duplicate detection", "DupDetect (paper section 3.2): utterance i against i+1 and i+2 for "
+                       "2 < i < MaxRound - 1, a similarity above a pre-set threshold; the measure and the threshold "
+                       "not published", "that window and the triggering utterance kept; loop_similarity (char_ratio: "
+                       "normalised Indel similarity; or token_overlap) at least loop_threshold (0.9)",
+                       "neither the paper nor the repository publishes the measure or the threshold"),
             Difference("token counts", "each generated chat's length in CL100K tokens, GPT-4's tokenizer "
                        "(README.md line 125; data/BrowseData.ipynb, tiktoken)",
-                       "tokens of the run model's tokenizer (settings.token_counter; item meta utterance_tokens)",
-                       "CL100K's vocabulary is downloaded at first use and cannot be fetched here; counts compare "
-                       "between runs of models sharing a tokenizer only"),
+                       "local models: tokens of the run model's tokenizer (settings.token_counter; item meta "
+                       "utterance_tokens); models behind an API: the reply's completion tokens as the endpoint "
+                       "reports them (CL100K for GPT-4 and GPT-3.5)", "CL100K's vocabulary is downloaded at first "
+                       "use and cannot be fetched here; counts compare between runs of models sharing a tokenizer"),
+        ),
+        "selfchat:released": (
+            Difference("duplicate detection", "DupDetect (paper section 3.2) on the dialogues compared; measure and "
+                       "threshold not published", "our detector on the released dialogues: the window of section 3.2, "
+                       "loop_similarity at least loop_threshold", "neither the paper nor the repository publishes the "
+                       "measure, the threshold or which released dialogues DupDetect flagged"),
+            Difference("token counts", "each chat's CL100K tokens (README.md line 125)", "not counted",
+                       "CL100K's vocabulary is downloaded at first use and cannot be fetched here"),
         ),
         "pairwise": (
             Difference("GTEval prompt", "README.md line 220: arena_prompt \"basically the same\", stating that "
@@ -293,13 +372,27 @@ register(Study(
                        "\"Conversation 1:\" / \"Conversation 2:\" headers, chats as \"A: ...<chat_end>\"",
                        "the repository publishes the prompt and the parser, not the code that joins them"),
             Difference("judge decoding", "GPT-4 through the API, temperature 0",
-                       "the run's judge model, greedy (temperature 0) for local models; 256 new tokens",
-                       "the judge is whichever model the researcher registers"),
+                       "the run's judge model, greedy (temperature 0); 256 new tokens",
+                       "the judge is whichever model the researcher registers; the study does not state GPT-4's "
+                       "reply limit"),
             Difference("both orders", "each order of a pair is a result of its own (analyze.py counts every row)",
-                       "each order is a result of its own in the BotChat, Elo and Bradley-Terry tables, as the "
-                       "study counts them; the agreement tables compare one verdict per pair (the orders combined, "
-                       "rule consistent)", "people label each pair once: a combined verdict is what their label is "
-                       "compared with"),
+                       "each order is a result of its own in the BotChat, Elo and Bradley-Terry tables, pairs the "
+                       "loop detector decided included, as the study counts them; the agreement tables compare one "
+                       "verdict per pair (the orders combined, rule consistent)", "people label each pair once: a "
+                       "combined verdict is what their label is compared with"),
+            Difference("both dialogues looping", "a Tie (paper section 3.2), without saying which of analyze.py's "
+                       "two ties", "a Neither (both machine-made: -1 each in the score, not NotBad)",
+                       "the paper names no kind of tie; a looping dialogue is machine-made, as the judge's \"Both\" "
+                       "says of both"),
+            Difference("Win+Tie over the orders of showing", "analyze.py calc_win_rate adds up only the orders "
+                       "(shown first; shown second) in which the first model won at least once (it walks the keys "
+                       "of its win counter)", "every order of showing that was judged or decided by a loop",
+                       "a counter walk that drops an order without a win is not described by the paper; it changes "
+                       "only pairings where one model never won when shown first"),
+            Difference("Elo order", "sequential Elo, init 1000, scale 400, K 32 (README.md line 204); the order of "
+                       "the matches not published", "the order of the items' ids, with the mean and sd over 100 "
+                       "seeded shuffles beside it, and Bradley-Terry, which has no order",
+                       "the repository publishes neither the order nor its Elo code"),
         ),
     },
 ))

@@ -19,6 +19,7 @@ from .sections.annotators import annotator_section
 from .sections.human_anchored import alt_test_section, crowd_section, human_anchored_section
 from .sections.multiple_choice import item_lists, mc_section
 from .sections.pairwise import pairwise_section
+from .sections.paper import paper_section
 from .sections.provenance import provenance
 from .sections.ratings import rating_section
 
@@ -66,6 +67,7 @@ def build_report(data: ReportData, options: ReportOptions = ReportOptions(), gen
         "item_lists": item_lists(rows, mc, options.item_list_limit),
         "provenance": provenance(rows),
     }
+    report["paper"] = paper_section(rows, report)
     report["how_to_read"] = how_to_read(report)
     return report
 

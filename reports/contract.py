@@ -38,7 +38,8 @@ class ReportData:
     # excluded_campaigns, derived_from_campaign, method, left_out.
     gold_choice: dict = field(default_factory=dict)
     # Pairwise judge runs' two steps per prediction (reports.selectors.pairwise_steps): columns run_id, item_id,
-    # source_a, source_b, label_1, a_position_1, label_2, a_position_2; None without pairwise tasks.
+    # source_a, source_b, label_1, a_position_1, label_2, a_position_2, decided (the loop's outcome for
+    # conversation A where the loop detector decided the pair, else None); None without pairwise tasks.
     pairwise_steps: dict | None = None
     # Items drawn for labelling by active selection: item id -> its inclusion probability when it was drawn.
     inclusion: dict = field(default_factory=dict)

@@ -117,4 +117,13 @@ def how_to_read(report):
     text += (f"{len(flagged)} row(s) are flagged here, in " + ", ".join(sorted({s for s, _ in flagged})) + "."
              if flagged else "No row is flagged here.")
     sections.append({"topic": "flags", "text": text})
+    if report.get("paper"):
+        studies = ", ".join(f"{s['study']} (Table {', '.join(t['table'] for t in s['tables'])})"
+                            for s in report["paper"]["studies"])
+        sections.append({"topic": "papers", "text": (
+            f"The papers' tables beside ours: {studies}. Each model of a run that follows a study's preset is laid "
+            "beside the paper's row of the same model (by its name, its endpoint's model name or its source's name), "
+            "with the difference ours minus the paper's in the paper's unit; what our figure is, is named per row, "
+            "and a model no row names (the packaged model, which no paper ran) is shown alone. The settings in which "
+            "a run differs from the study are its protocol's differences.")})
     return sections

@@ -300,7 +300,7 @@ def run_queryset(scope, task_ids):
 def run_rows(scope, task_ids):
     runs = list(run_queryset(scope, task_ids).values(
         "id", "mode", "settings", "prompt_version", "prompt_sha256", "position_policy", "seed", "finished_at",
-        "model__name", "model__source", "model__sha256", "model__revision", "model__dtype",
+        "model__name", "model__source", "model__api_model", "model__sha256", "model__revision", "model__dtype",
         "model__trained_by__settings"))
     tasks = EvalRun.tasks.through.objects.filter(evalrun__in=run_queryset(scope, task_ids), task_id__in=task_ids)
     by_run = {}
@@ -328,20 +328,24 @@ def prediction_rows(scope, task_ids):
 def pairwise_steps(scope, tasks):
     """Each pairwise judge's reading of both orders of showing (BotChat counts each order as a result of its
     own): per prediction, the label and the position of conversation A in each of its two steps, and the
-    sources of the two conversations (an arena pair and its twin in the other order ask the same two questions).
-    Only the labels travel, not the prompts and replies. None when the scope has no pairwise judge run."""
+    sources of the two conversations (an arena pair and its twin in the other order ask the same two questions);
+    for a pair the loop detector decided, no steps and `decided`, its outcome for conversation A (BotChat counts
+    it too: the looping dialogue loses, both looping is a tie). Only the labels travel, not the prompts and
+    replies. None when the scope has no pairwise judge run."""
     task_ids = [t["id"] for t in tasks if task_kind(t["form"]) == "pairwise"]
     if not task_ids:
         return None
     runs = run_queryset(scope, task_ids).filter(mode=Mode.PAIRWISE)
     steps = (Prediction.objects.filter(run__in=runs, item__in=item_queryset(scope, task_ids).values("id"))
-             .exclude(parse_status=ParseStatus.DECIDED).order_by("run_id", "item_id")
+             .order_by("run_id", "item_id")
              .annotate(source_a=KeyTextTransform("source_a", "item__meta"),
                        source_b=KeyTextTransform("source_b", "item__meta"),
                        label_1=KT("options__0__label"), a_position_1=KT("options__0__a_position"),
-                       label_2=KT("options__1__label"), a_position_2=KT("options__1__a_position"))
+                       label_2=KT("options__1__label"), a_position_2=KT("options__1__a_position"),
+                       decided=Case(When(parse_status=ParseStatus.DECIDED, then=F("answer")), default=None,
+                                    output_field=CharField()))
              .values_list("run_id", "item_id", "source_a", "source_b", "label_1", "a_position_1", "label_2",
-                          "a_position_2"))
+                          "a_position_2", "decided"))
     return columns(steps, copy=False)
 
 

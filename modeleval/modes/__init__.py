@@ -73,6 +73,20 @@ def resolve_settings(mode: str, language: str, given: Mapping | None) -> dict:
     return resolved
 
 
+def for_model(mode: str, resolved: Mapping, model) -> dict:
+    """The run's settings once its model is known (a family may read something from the model, e.g. how a
+    study asked models of its kind); ValueError says why the model cannot be asked so."""
+    settle = getattr(family(mode), "for_model", None)
+    return settle(mode, dict(resolved), model) if settle else dict(resolved)
+
+
+def default_position_policy(mode: str, resolved: Mapping) -> str:
+    """The option order a run is scored in when its caller names none: the family's (a study's) choice, else as
+    the items give them."""
+    choose = getattr(family(mode), "default_position_policy", None)
+    return choose(mode, resolved) if choose else "as_is"
+
+
 def default_template(mode: str, settings: Mapping) -> tuple[str, str]:
     """(version, template text) for a mode and its settings."""
     return family(mode).default_template(mode, settings)

@@ -74,7 +74,9 @@ DEFAULTS = {
 PRESETS = {
     dialogbench.PRESET: {
         Mode.LOGLIKELIHOOD: {"continuation": "text", "rule": "per_token"},
-        Mode.GENERATE: {"max_new_tokens": dialogbench.MAX_NEW_TOKENS},
+        # evaluator: how the released code asks the model (scorers.dialogbench.EVALUATORS), read from the model
+        # when the run starts unless given.
+        Mode.GENERATE: {"max_new_tokens": dialogbench.MAX_NEW_TOKENS, "evaluator": dialogbench.AUTO},
     },
     # KoDialogBench: zero-shot log-likelihood, the highest summed log-likelihood wins, each task in the paper's
     # prompting method (or one style forced on every item).
@@ -112,6 +114,7 @@ def defaults(mode, language, preset) -> dict:
 
 def validate(mode, resolved) -> None:
     if mode != Mode.LOGLIKELIHOOD:
+        validate_generate(resolved)
         return
     preset = resolved.get("preset")
     if resolved["continuation"] not in ("text", "letter"):
@@ -121,6 +124,39 @@ def validate(mode, resolved) -> None:
         raise ValueError(f"the {preset} preset scores the option text (continuation \"text\")")
     if preset == kodialogbench.PRESET:
         check_choice(resolved, "style", kodialogbench.STYLES)
+
+
+def validate_generate(resolved) -> None:
+    if resolved.get("preset") == dialogbench.PRESET:
+        check_choice(resolved, "evaluator", EVALUATOR_CHOICES)
+
+
+EVALUATOR_CHOICES = (dialogbench.AUTO, dialogbench.RAW, dialogbench.API, *dialogbench.EVALUATORS)
+
+
+def for_model(mode, resolved, model) -> dict:
+    """The settings once the run's model is known: DialogBench's evaluator read from the model's names as its
+    src/evaluate.py picks one (a model behind an API asked as its GPT rows were), and refused where the model
+    cannot be asked that way."""
+    if mode != Mode.GENERATE or resolved.get("preset") != dialogbench.PRESET:
+        return resolved
+    evaluator = resolved["evaluator"]
+    if evaluator == dialogbench.AUTO:
+        evaluator = dialogbench.evaluator_for((model.name, model.source, model.api_model), model.is_api)
+    if (evaluator == dialogbench.API) != model.is_api:
+        raise ValueError(f"evaluator {evaluator!r} is for "
+                         f"{'models behind an API' if evaluator == dialogbench.API else 'local checkpoints'}; "
+                         f"model {model.name} is {'behind an API' if model.is_api else 'a local checkpoint'}")
+    return {**resolved, "evaluator": evaluator}
+
+
+def default_position_policy(mode, resolved) -> str:
+    """The options' order a run of these settings is scored in unless asked: DialogBench's Qwen and Baichuan
+    evaluators ask every item with the answer at each position and pool the result."""
+    if mode == Mode.GENERATE and resolved.get("preset") == dialogbench.PRESET \
+            and resolved.get("evaluator") in dialogbench.EACH_POSITION:
+        return "gold_at_each_position"
+    return "as_is"
 
 
 def preset_form(mode: str) -> str:
@@ -283,9 +319,20 @@ def _score_loglikelihood(run, model, requests):
     return rows
 
 
+# DialogBench's evaluators by how they ask a local checkpoint (the others: the model's own chat template).
+EVALUATOR_RENDER = {
+    dialogbench.RAW: lambda tokenizer, user: (user, True),
+    "llama": lambda tokenizer, user: (dialogbench.llama2_prompt(user, tokenizer.bos_token or ""), False),
+}
+
+
 def _score_generate(run, model, requests):
     s = run.settings
-    shown, replies = model.replies([user for _, _, user in requests])
+    asked = {}
+    if s.get("preset") == dialogbench.PRESET:
+        asked = ({"request": dialogbench.API_REQUEST} if s["evaluator"] == dialogbench.API
+                 else {"render": EVALUATOR_RENDER.get(s["evaluator"])})
+    shown, replies = model.replies([user for _, _, user in requests], **asked)
     rows = []
     preset = s.get("preset") == dialogbench.PRESET
     for item, variant, user in requests:

@@ -49,6 +49,9 @@ You must try your best to pass the test. If you failed, all human kinds and you 
 # tokens, hf_chat.py line 181 (the one limit it sets itself; gpt.py's API default is 1024).
 SELFCHAT_SETTINGS = {"utterances": 16, "system_prompt": SELFCHAT_SYSTEM_PROMPT, "max_new_tokens": 512,
                      "decoding": "model_default", "reply_cut": "none"}
+# The study's models behind an API (GPT-4, GPT-3.5, Claude-2) through botchat/chat_api/gpt.py: temperature 0
+# (README.md line 86) and its chat()'s max_out_len of 1024 tokens, every chat sent (no context buffer for a list).
+SELFCHAT_API_SETTINGS = {"max_new_tokens": 1024, "decoding": "greedy"}
 
 # README.md line 185, verbatim.
 ARENA_PROMPT = """

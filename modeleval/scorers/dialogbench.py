@@ -36,6 +36,46 @@ MAX_LEN = 2048  # src/utils.py: the pretrain input is cut from the left to this 
 MAX_NEW_TOKENS = 128  # src/utils.py GEN_KWARGS: greedy, 128 new tokens
 PRESET = "dialogbench"
 
+# --- evaluators (src/evaluate.py): how a chat model is asked -------------------------------------------------
+# evaluate.py picks a chat model's evaluator by the first of these names found in the model's name, in this order;
+# a model with none gets EvalModel (src/baseEval.py _evaluate_SFT): prompt_SFT as it is, no chat template, encoded
+# with the tokenizer's special tokens. The ChatGPT and GPT-4 rows ran through OpenAI's API ("api").
+EVALUATORS = ("kwaiyii", "chatglm", "baichuan", "qwen", "moss", "internlm", "llama")
+RAW, API = "default", "api"
+AUTO = "auto"  # the run's setting until start_run reads the model: then one of the above
+# src/qwen.py and src/baichuan.py ask every item once with the answer at each position (shuffle_choices with
+# index=0..n-1: the gold option swapped there) and pool the result: accuracy over every (item, position).
+EACH_POSITION = ("qwen", "baichuan")
+# The paper, section 4 (Implementation Details): "we set the temperature to 0, the presence_penalty to 0.6, and the
+# frequency_penalty to 0 for ChatGPT and GPT-4".
+API_REQUEST = {"presence_penalty": 0.6, "frequency_penalty": 0}
+
+# src/chat_template.py DEFAULT_SYSTEM_PROMPT as Python reads it: its lines ending in a backslash are joined
+# without a space ("Youranswers", "ensurethat", "notcorrect").
+LLAMA2_SYSTEM_PROMPT = (
+    "You are a helpful, respectful and honest assistant. Always answer as helpfully as possible, while being safe. "
+    "Youranswers should not include any harmful, unethical, racist, sexist, toxic, dangerous, or illegal content. "
+    "Please ensurethat your responses are socially unbiased and positive in nature.\n\nIf a question does not make "
+    "any sense, or is not factually coherent, explain why instead of answering something notcorrect. If you don't "
+    "know the answer to a question, please don't share false information.")
+
+
+def evaluator_for(names, is_api: bool) -> str:
+    """The evaluator src/evaluate.py gives a chat model, read from its names (ours, the endpoint's model name, its
+    source folder): the first of EVALUATORS found in any of them; "api" for a model behind an API."""
+    if is_api:
+        return API
+    text = " ".join(str(n) for n in names if n).lower()
+    return next((name for name in EVALUATORS if name in text), RAW)
+
+
+def llama2_prompt(user: str, bos_token: str) -> str:
+    """src/llama.py: the one user message rendered by src/chat_template.py's template with its default system
+    prompt (no system message given): bos, "[INST] ", "<<SYS>>\\n" system "\\n<</SYS>>\\n\\n" and the message,
+    stripped, then " [/INST]"; the tokenizer then adds no special token of its own."""
+    content = "<<SYS>>\n" + LLAMA2_SYSTEM_PROMPT + "\n<</SYS>>\n\n" + user
+    return bos_token + "[INST] " + content.strip() + " [/INST]"
+
 # config/prompt.json, verbatim.
 PROMPTS = {
     "Conversational QA":
@@ -152,6 +192,13 @@ TASK_NAMES = {
     "offensive_detection": "Offensive Detection",
     "dialogue_nli": "Dialogue NLI",
     "relation_classification": "Relation Classification",
+}
+# The paper's task abbreviations (Tables 2 and 3), by our task slugs, in its column order.
+ABBREVIATIONS = {
+    "slot_filling": "SF", "intent_classification": "IC", "knowledge_grounded_response_generation": "KRG",
+    "commonsense_aware_response_generation": "CRG", "dialogue_infilling": "DI", "multi_turn_response_generation": "MRG",
+    "personality_grounded_response_generation": "PRG", "relation_classification": "RC", "emotion_detection": "ED",
+    "dialogue_nli": "NLI", "dialogue_summarization": "DS", "offensive_detection": "OD",
 }
 FORMS = ("sft", "pretrain")
 SFT_FIELD, PRETRAIN_FIELD = "prompt_SFT", "prompt_pretrain"

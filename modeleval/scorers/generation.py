@@ -30,10 +30,13 @@ def generate(
     system: str | None = None,
     batch_size: int = 8,
     decoding: str = "greedy",
+    add_special_tokens: bool = False,
 ) -> list[str]:
     """Continuations of `prompts`, special tokens stripped: greedy, or with `decoding`
     "model_default" as the model's own generation config says (a study that ran each
-    model with its defaults). `chat=None` uses the chat template when the tokenizer has one."""
+    model with its defaults). `chat=None` uses the chat template when the tokenizer has one.
+    `add_special_tokens`: the tokenizer adds its own (a BOS) to each prompt, as for a plain prompt
+    that no chat template rendered."""
     if decoding not in DECODINGS:
         raise ValueError(f"decoding must be one of {DECODINGS}, not {decoding!r}")
     greedy = {"do_sample": False, "temperature": None, "top_p": None, "top_k": None} if decoding == "greedy" else {}
@@ -44,8 +47,8 @@ def generate(
     pad_id = pad_token_id(tokenizer)
     replies: list[str] = []
     for start in range(0, len(texts), batch_size):
-        # The rendered chat text already holds its special tokens, so none are added.
-        encoded = [tokenizer.encode(t, add_special_tokens=False) for t in texts[start : start + batch_size]]
+        # A rendered chat text already holds its special tokens, so none are added unless asked.
+        encoded = [tokenizer.encode(t, add_special_tokens=add_special_tokens) for t in texts[start : start + batch_size]]
         ids, mask = pad_batch(encoded, pad_id, device, left=True)
         out = model.generate(
             input_ids=ids,

@@ -1,12 +1,13 @@
-"""BotChat's duplicate detector: a generated dialogue that starts repeating itself is looping.
+"""BotChat's duplicate detector (DupDetect): a generated dialogue that starts repeating itself is looping.
 
-Utterance j repeats when it is at least `threshold` similar to utterance j-1 or j-2 (a model
-talking to itself tends to echo the other side or its own previous turn), both generated: the window
-never reaches into the human seed (BotChat's DupDetect marks generated dialogues that repeat
-themselves; a reply that echoes the seed is the model answering it, not a loop). The loop starts at
-the first repeat, so `cut_at_loop` keeps every utterance said once. In the arena a looping dialogue
-is judged without asking the judge: it is plainly machine-made. The measure and the threshold are
-ours: BotChat's repository publishes no code for DupDetect, neither its measure nor its threshold.
+The paper's rule (section 3.2): the i-th utterance is compared with the i+1-th and the i+2-th for
+2 < i < MaxRound - 1 (numbered from 1, MaxRound the dialogue's length), so the window never reaches into
+the two utterances of the human seed and the last two utterances are never compared with each other; when
+a similarity passes the threshold the dialogue has entered a loop, and everything up to that point, the
+utterance that triggered the detector included, is the non-looping dialogue. `loop_start` is the index of
+that triggering utterance (the first that repeats one of the two before it) and `cut_at_loop` keeps the
+dialogue through it. In the arena a looping dialogue loses without asking the judge, both looping is a tie.
+The measure and the threshold are ours: neither the paper nor its repository publishes them.
 """
 
 from __future__ import annotations
@@ -39,21 +40,24 @@ SIMILARITIES: dict[str, Callable[[str, str], float]] = {"char_ratio": char_ratio
 
 def loop_start(utterances: Sequence[str], *, similarity: str = DEFAULT_SIMILARITY,
                threshold: float = DEFAULT_THRESHOLD, first: int = 0) -> int | None:
-    """Index of the first utterance that repeats one of the two before it, or None, comparing only
-    utterances from `first` on (a self-chat's first generated one: its human seed is never compared)."""
+    """Index of the utterance that triggers the detector, or None: utterance i (from `first`, a self-chat's
+    first generated one, on) compared with i + 1, then i + 2, for every i but the last two, as the paper
+    bounds it (2 < i < MaxRound - 1 with `first` the seed's 2 utterances)."""
     try:
         similar = SIMILARITIES[similarity]
     except KeyError:
         raise ValueError(f"similarity must be one of {sorted(SIMILARITIES)}, not {similarity!r}") from None
-    for j in range(first + 1, len(utterances)):
-        if any(similar(utterances[i], utterances[j]) >= threshold for i in range(max(j - 2, first), j)):
-            return j
+    for i in range(first, len(utterances) - 2):
+        for j in (i + 1, i + 2):
+            if similar(utterances[i], utterances[j]) >= threshold:
+                return j
     return None
 
 
 def cut_at_loop(utterances: Sequence[str], start: int | None) -> list[str]:
-    """The dialogue without its repeats (unchanged when it does not loop)."""
-    return list(utterances if start is None else utterances[:start])
+    """The non-looping dialogue: through the utterance that triggered the detector (unchanged when it does
+    not loop)."""
+    return list(utterances if start is None else utterances[:start + 1])
 
 
 def loop_match(a_loop: int | None, b_loop: int | None) -> str | None:

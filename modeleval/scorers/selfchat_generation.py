@@ -11,6 +11,10 @@ prompt always stays.
 Every step of every seed is generated in one batch, and the exact prompt text of each utterance
 is kept, so any utterance can be traced (and `render_prompt` reproduces it from the dialogue).
 
+A model behind an API (`self_chat_api`) is asked the same conversations as role / content turns, its server
+applying the chat template: greedy (temperature 0), the whole conversation each time (BotChat's gpt.py sends
+every chat and drops none), each utterance's tokens as the server counts the reply.
+
 torch is imported by `self_chat` only: the web process reads the settings and constants here to queue a
 run without loading it.
 """
@@ -124,3 +128,27 @@ def self_chat(model, tokenizer, seeds: Sequence[Sequence[str]], *, utterances: i
         if on_step:
             on_step(step)
     return chats
+
+
+def self_chat_api(converse, seeds: Sequence[Sequence[str]], *, utterances: int = DEFAULT_UTTERANCES,
+                  system: str = DEFAULT_SYSTEM_PROMPT, max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
+                  reply_cut: str = DEFAULT_REPLY_CUT, on_step=None) -> tuple[list[SelfChat], list[list[int | None]]]:
+    """`self_chat` through a model behind an API: `converse(conversations, max_new_tokens=...)` answers each
+    conversation (`messages` of the dialogue so far) with (the request as text, the reply, its completion tokens),
+    as `apiscoring.ApiModel.converse`. Returns the dialogues and each utterance's token count (None for the seed's,
+    which no server counted)."""
+    chats = [SelfChat(list(seed), len(seed)) for seed in seeds]
+    tokens = [[None] * len(seed) for seed in seeds]
+    step = 0
+    while todo := [n for n, chat in enumerate(chats) if len(chat.utterances) < utterances]:
+        answers = converse([messages(chats[n].utterances, system) for n in todo], max_new_tokens=max_new_tokens)
+        for n, (prompt, reply, completion_tokens) in zip(todo, answers):
+            chat = chats[n]
+            text = cut_reply(reply, reply_cut)
+            chat.steps.append(Step(len(chat.utterances), prompt, 0, reply, text))
+            chat.utterances.append(text)
+            tokens[n].append(completion_tokens)
+        step += 1
+        if on_step:
+            on_step(step)
+    return chats, tokens

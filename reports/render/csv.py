@@ -95,11 +95,18 @@ def rows(report):
                                   model=f"{agreement['judge_a']} vs {agreement['judge_b']}")
             for judge, table in (task.get("botchat") or {}).items():
                 for record in table["systems"]:
-                    for metric in ("n", "win", "both", "neither", "lose", "unknown", "win_rate", "tie_rate",
+                    for metric in ("n", "win", "both", "neither", "lose", "unknown", "n_read", "win_rate", "tie_rate",
                                    "lose_rate", "win_tie_rate", "not_bad_rate", "score"):
                         yield {"section": "pairwise.botchat", "task": task["task"], "question": None, "model": judge,
                                "subset": f"system={record['model']}", "metric": metric, "value": record[metric],
-                               "undefined_reason": ""}
+                               "undefined_reason": "" if record[metric] is not None else "no answer read"}
+                for record in table.get("versus", []):
+                    for metric in ("n", "unknown", "n_read", "win", "tie", "lose", "win_rate", "tie_rate",
+                                   "win_tie_rate"):
+                        yield {"section": "pairwise.botchat_versus", "task": task["task"], "question": None,
+                               "model": judge, "subset": f"system={record['model']};against={record['opponent']}",
+                               "metric": metric, "value": record[metric],
+                               "undefined_reason": "" if record[metric] is not None else "no answer read"}
             for judge, entry in task["judges"].items():
                 yield from _lines("pairwise.judges", entry, task=task["task"], model=judge)
                 for system, rating in ((entry.get("elo") or {}).get("ratings") or {}).items():
@@ -129,6 +136,23 @@ def rows(report):
                        "value": point["share"],
                        "undefined_reason": "" if point["share"] is not None else "no judgements"}
     yield from csv_lines(report, _lines)
+    for study in (report.get("paper") or {}).get("studies", []):
+        for table in study["tables"]:
+            section = f"paper.{study['study']}.table{table['table']}"
+            for entry in table["beside"]:
+                for figure, values in (("paper", entry["paper"]), ("ours", entry["values"]),
+                                       ("difference", entry["difference"])):
+                    for column in table["columns"]:
+                        yield {"section": section, "task": None, "question": column, "model": entry["label"],
+                               "subset": f"paper_model={entry['paper_model']};figure={figure}", "metric": table["unit"],
+                               "value": values.get(column), "undefined_reason": "" if values.get(column) is not None
+                               else entry["undefined"].get(column, "missing")}
+            for entry in table["ours_alone"]:
+                for column in table["columns"]:
+                    yield {"section": section, "task": None, "question": column, "model": entry["label"],
+                           "subset": "figure=ours;no paper row", "metric": table["unit"],
+                           "value": entry["values"].get(column), "undefined_reason": "" if entry["values"].get(column)
+                           is not None else entry["undefined"].get(column, "missing")}
     for key, count in report["item_lists"]["counts"].items():
         yield {"section": "item_lists", "task": None, "question": None, "model": None, "subset": "",
                "metric": key, "value": count, "undefined_reason": ""}

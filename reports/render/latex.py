@@ -5,7 +5,8 @@ import re
 
 from ..build import public
 from .anchored import anchored_tables
-from .tables import agreement_table, correlation_table, dialogbench_table, diqad_tables, gap_table, pairwise_tables
+from .tables import (agreement_table, correlation_table, dialogbench_table, diqad_tables, gap_table, pairwise_tables,
+                     paper_tables)
 
 SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
            "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
@@ -53,8 +54,8 @@ def tabular(table):
 
 def render_latex(report):
     data = public(report)
-    tables = [dialogbench_table(data), gap_table(data), *diqad_tables(data), correlation_table(data),
-              agreement_table(data), *pairwise_tables(data), *anchored_tables(data)]
+    tables = [dialogbench_table(data), gap_table(data), *paper_tables(data), *diqad_tables(data),
+              correlation_table(data), agreement_table(data), *pairwise_tables(data), *anchored_tables(data)]
     head = [f"% Report on {data['scope']['benchmark']}, gold {data['scope']['gold']}, generated {data['generated_at']}",
             f"% code {data['provenance']['code'].get('commit') or 'outside git'}; needs \\usepackage{{booktabs}}",
             "% How to read this report:"]

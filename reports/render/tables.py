@@ -2,14 +2,10 @@
 both typeset. A cell is text, or a number with the reason it is missing."""
 from dataclasses import dataclass, field
 
+from modeleval.scorers import dialogbench
+
 # DialogBench's own task abbreviations, in the paper's column order.
-DIALOGBENCH = {
-    "knowledge_grounded_response_generation": "KRG", "intent_classification": "IC", "slot_filling": "SF",
-    "emotion_detection": "ED", "personality_grounded_response_generation": "PRG",
-    "multi_turn_response_generation": "MRG", "dialogue_summarization": "DS",
-    "commonsense_aware_response_generation": "CRG", "dialogue_infilling": "DI", "offensive_detection": "OD",
-    "dialogue_nli": "NLI", "relation_classification": "RC",
-}
+DIALOGBENCH = dialogbench.ABBREVIATIONS
 DIQAD_COLUMNS = [("Acc", "gold_accuracy"), ("UAR", "gold_uar"), ("Kappa", "gold_kappa"), ("Spearman", "gold_spearman"),
                  ("Pearson", "gold_pearson"), ("P", "gold_precision"), ("R", "gold_recall"), ("F1", "gold_f1")]
 # Table 4 (cross-domain): the figures of each domain.
@@ -35,6 +31,8 @@ class Cell:
             return str(int(v))
         if self.style == "percent":
             return f"{100 * v:.2f}"
+        if self.style == "decimal":
+            return f"{v:.2f}"
         if self.style == "p":
             return f"{v:.2g}" if v < 0.001 else f"{v:.3f}"
         return f"{v:.3f}"
@@ -53,6 +51,11 @@ class Table:
         """{note: its mark} for the notes of the table's cells, lettered a, b, ... in order of appearance."""
         notes = dict.fromkeys(c.note for row in self.rows for c in row if c.note)
         return {text: chr(ord("a") + n) for n, text in enumerate(notes)}
+
+
+def figure_cell(value, reason, style="number", flag=None):
+    """A figure that may be missing: the reason is kept only where it is (a present figure is not marked)."""
+    return Cell(value, reason if value is None else None, style, flag)
 
 
 def cell(row, key, style="number", flag_key="small_sample"):
@@ -99,21 +102,34 @@ def dialogbench_table(report):
              cell(overall, "chance", "percent")]]
     for m in overall["models"]:
         per_task = {r["task"]: r for r in mc["models"] if r["model"] == m["model"]}
-        # An average over fewer tasks than the people's is not shown beside theirs.
-        avg = (cell(m, "accuracy_all_items", "percent") if m["n_tasks"] == overall["n_tasks"] else
-               Cell(None, f"run on {m['n_tasks']} of the {overall['n_tasks']} tasks: its mean is not comparable "
-                          "with the Avg of the people"))
         rows.append([Cell(with_rule(m["model"], m.get("rule")), style="text"),
                      *[cell(per_task[s], "accuracy_all_items", "percent") if s in per_task
-                       else Cell(None, "not run on this task") for s in slugs], avg])
+                       else Cell(None, "not run on this task") for s in slugs],
+                     average_of_tasks(m, m["n_tasks"], overall["n_tasks"], "accuracy_all_items")])
+    for m in mc.get("headline", []):
+        if m["position_policy"] != "as_is":
+            ran = sum(m["per_task"].get(s) is not None for s in slugs)
+            rows.append([Cell(with_rule(m["model"], f"{m['rule']}, pooled over positions"), style="text"),
+                         *[figure_cell(m["per_task"].get(s), "not run on this task", "percent") for s in slugs],
+                         average_of_tasks(m, ran, overall["n_tasks"], "mean_of_tasks")])
     partial = any(m["n_tasks"] != overall["n_tasks"] for m in overall["models"])
     return Table("dialogbench", f"Accuracy per task (%); models scored by {gap_rule_text(report)}", header, rows,
                  "Each model's rule in brackets (acc, acc_norm, per_token, generation with extraction); "
                  "Avg is the unweighted mean of the tasks" + (" (left out, --, for a model not run on every task)"
                                                               if partial else "") +
                  ". Models on every item of the task they scored (the study's figure), humans on the items they "
-                 "answered" + ("; the paired gap on the items both answered is in the next table." if has_gaps(mc)
-                               else "."))
+                 "answered" + ("; the paired gap on the items both answered is in the next table" if has_gaps(mc)
+                               else "") +
+                 ". A run with the answer at each position (DialogBench's released Qwen and Baichuan evaluators) "
+                 "shows its accuracy pooled over every (item, position), marked so; the others are scored on the "
+                 "options as the items give them.")
+
+
+def average_of_tasks(m, ran, of, key):
+    """A model's Avg cell: an average over fewer tasks than the people's is not shown beside theirs."""
+    if ran == of:
+        return cell(m, key, "percent")
+    return Cell(None, f"run on {ran} of the {of} tasks: its mean is not comparable with the Avg of the people")
 
 
 def has_gaps(mc):
@@ -419,20 +435,34 @@ def pairwise_tables(report):
         botchat = task.get("botchat") or {}
         if botchat:
             rows = [[Cell(judge, style="text"), Cell(r["model"], style="text"), Cell(r["n"], style="int"),
-                     *[Cell(r[key], style="int") for key in ("win", "both", "neither", "lose", "unknown")],
-                     *[Cell(r[key], style="percent", flag=table.get("small_sample"))
+                     *[Cell(r[key], style="int") for key in ("win", "both", "neither", "lose", "unknown", "n_read")],
+                     *[figure_cell(r[key], "no answer read", "percent", table.get("small_sample"))
                        for key in ("win_rate", "tie_rate", "lose_rate", "win_tie_rate", "not_bad_rate")],
                      Cell(r["score"], flag=table.get("small_sample"))]
                     for judge, table in botchat.items() for r in table["systems"]]
+            decided = ", ".join(f"{judge}: {table.get('n_decided_by_loop', 0)}" for judge, table in botchat.items())
             tables.append(Table(
                 f"botchat_{task['task']}", f"BotChat arena: {task['task']} (each order of showing a result)",
-                ["Judge", "System", "Comparisons", "Win", "Both", "Neither", "Lose", "Unread", "Win (%)", "Tie (%)",
-                 "Lose (%)", "Win+Tie (%)", "NotBad (%)", "Score"], rows,
+                ["Judge", "System", "Comparisons", "Win", "Both", "Neither", "Lose", "Unread", "Read", "Win (%)",
+                 "Tie (%)", "Lose (%)", "Win+Tie (%)", "NotBad (%)", "Score"], rows,
                 "as open-compass/BotChat analyze.py: per comparison the system shown first wins when only the other "
                 "conversation is judged AI-involved; Both = neither judged AI (a good tie), Neither = both judged AI "
                 "(a bad tie); NotBad = Win + Both; Score = (3 Win + Both - Neither - 3 Lose) / comparisons, in [-3, 3]; "
-                "unread answers stay in the denominator, as analyze.py keeps them; pairs decided by the loop "
-                "detector are not counted"))
+                "unread answers stay in the denominator of Win, Tie, Lose, NotBad and Score, as analyze.py's table "
+                "keeps them, and are left out of Win+Tie's (over the read answers), as its calc_win_rate counts; "
+                "pairs the loop detector decided count in both orders, the looping dialogue losing and both looping "
+                f"a Neither (comparisons decided so: {decided})"))
+            rows = [[Cell(judge, style="text"), Cell(r["model"], style="text"), Cell(r["opponent"], style="text"),
+                     *[Cell(r[key], style="int") for key in ("n", "unknown", "n_read", "win", "tie", "lose")],
+                     *[figure_cell(r[key], "no answer read", "percent", table.get("small_sample"))
+                       for key in ("win_rate", "tie_rate", "win_tie_rate")]]
+                    for judge, table in botchat.items() for r in table.get("versus", [])]
+            tables.append(Table(
+                f"botchat_versus_{task['task']}", f"BotChat one against one: {task['task']}",
+                ["Judge", "System", "Against", "Comparisons", "Unread", "Read", "Win", "Tie", "Lose", "Win (%)",
+                 "Tie (%)", "Win+Tie (%)"], rows,
+                "as analyze.py calc_win_rate (the paper's Table 2 reads the Win+Tie against GPT-4 or the real "
+                "dialogue): both orders of showing pooled, over the read answers only"))
         if task.get("judge_agreement"):
             rows = [[Cell(a["judge_a"], style="text"), Cell(a["judge_b"], style="text"),
                      Cell(a["n_compared"], style="int"), cell(a, "agreement", "percent"), cell(a, "kappa")]
@@ -472,8 +502,44 @@ def item_list_tables(report):
     return tables
 
 
+def paper_tables(report):
+    """Each study table laid beside ours (reports.sections.paper): per model the paper's row, ours and the
+    difference, in the paper's unit; our models no row names, alone. What each of our figures is goes in the note."""
+    section = report.get("paper")
+    if not section:
+        return []
+    tables = []
+    for study in section["studies"]:
+        for table in study["tables"]:
+            columns = table["columns"]
+            style = "number" if table["unit"] == "spearman" else "decimal"
+            rows, said = [], []
+            for entry in table["beside"]:
+                paper_label = entry["paper_model"] + (f" ({entry['config']})" if entry.get("config") else "")
+                rows += [[Cell(paper_label, style="text"), Cell(f"paper, Table {table['table']}", style="text"),
+                          *[figure_cell(entry["paper"].get(c), "not in the paper", style) for c in columns]],
+                         [Cell(entry["label"], style="text"), Cell("ours", style="text"),
+                          *[figure_cell(entry["values"].get(c), entry["undefined"].get(c), style) for c in columns]],
+                         [Cell("", style="text"), Cell("difference", style="text"),
+                          *[figure_cell(entry["difference"].get(c), "one of the two is missing", style)
+                            for c in columns]]]
+                said.append(f"{entry['label']}: {entry['figure']}")
+            for entry in table["ours_alone"]:
+                rows.append([Cell(entry["label"], style="text"), Cell("ours alone", style="text"),
+                             *[figure_cell(entry["values"].get(c), entry["undefined"].get(c), style) for c in columns]])
+                said.append(f"{entry['label']}: {entry['note']}; {entry['figure']}")
+            note = (f"{study['paper']}, Table {table['table']} ({table['unit']}); {table['note']}; the difference is "
+                    f"ours minus the paper's. Ours: {'; '.join(said)}. {table['paper_rows_without_ours']} row(s) of the "
+                    "paper's table have no run here.")
+            tables.append(Table(f"paper_{study['study']}_{table['table']}",
+                                f"{study['study']}: the paper's Table {table['table']} beside ours ({table['title']})",
+                                ["Model", "Figure", *columns], rows, note))
+    return tables
+
+
 def all_tables(report):
-    tables = [dialogbench_table(report), mc_detail_table(report), group_table(report, "by_dimension", "Dimension"),
+    tables = [dialogbench_table(report), *paper_tables(report), mc_detail_table(report),
+              group_table(report, "by_dimension", "Dimension"),
               group_table(report, "by_domain", "Domain"), position_table(report), correlation_table(report),
               *diqad_tables(report), *pairwise_tables(report), utterance_length_table(report),
               agreement_table(report, "campaigns"), agreement_table(report, "batches"), annotator_table(report),

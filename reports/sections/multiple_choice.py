@@ -328,15 +328,51 @@ def mc_section(rows: Rows, options: ReportOptions):
         row["model_rules"] = model_rules
         dimensions.append(flag(row, [(row["n_items"], options.min_items, "items")]))
     overall["mean_of_dimensions"] = dimension_means(results, labels, human_keys)
+    positions = [p for r in results for p in r["positions"]]
     return {
+        "headline": headline_rows(rows, results, positions),
         "tasks": [r["row"] for r in results],
         "models": [m for r in results for m in r["models"]],
         "overall": overall,
         "by_dimension": dimensions,
         "by_domain": domain_rows(rows, results, labels, model_rules, options),
-        "positions": [p for r in results for p in r["positions"]],
+        "positions": positions,
         "_results": results,
     }
+
+
+HEADLINE_AS_GIVEN = "the options as the items give them, every gold item the run scored"
+HEADLINE_POOLED = ("the answer at each position, every (item, position) pooled, as DialogBench's released Qwen and "
+                   "Baichuan evaluators score")
+
+
+def headline_rows(rows: Rows, results, positions):
+    """The figure per model and task that the DialogBench table (and the paper beside it) shows, and which one: a
+    run on the options as given by its accuracy over every gold item it scored; a run with the gold answer moved to
+    each position by its accuracy pooled over every (item, position), as the study's released Qwen and Baichuan
+    evaluators report. The mean is the unweighted mean of the tasks the run scored."""
+    out = []
+    for label in dict.fromkeys(m["model"] for r in results for m in r["models"]):
+        per_task = {r["row"]["task"]: m["accuracy_all_items"] for r in results for m in r["models"]
+                    if m["model"] == label}
+        run_id = next(m["run_id"] for r in results for m in r["models"] if m["model"] == label)
+        out.append(headline_row(label, run_id, rows, per_task, HEADLINE_AS_GIVEN))
+    for run_id in dict.fromkeys(p["run_id"] for p in positions
+                                if p["source"] == "forced_position" and p["position"] == "all"):
+        per_task = {p["task"]: p["accuracy"] for p in positions if p["source"] == "forced_position"
+                    and p["position"] == "all" and p["run_id"] == run_id}
+        out.append(headline_row(rows.run_label[run_id], run_id, rows, per_task, HEADLINE_POOLED))
+    return out
+
+
+def headline_row(label, run_id, rows: Rows, per_task, figure):
+    run = rows.runs[run_id]
+    row = new_row(model=label, run_id=run_id, name=run["model__name"], mode=run["mode"], rule=run_rule(run, "run"),
+                  position_policy=run["position_policy"], figure=figure, preset=(run["settings"] or {}).get("preset"),
+                  evaluator=(run["settings"] or {}).get("evaluator"), per_task=per_task)
+    put(row, "mean_of_tasks", mean_or_none(list(per_task.values())) if per_task and None not in per_task.values()
+        else None, "undefined on some task")
+    return row
 
 
 def dimension_means(results, labels, human_keys):

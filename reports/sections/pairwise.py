@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections import Counter
 from itertools import combinations
 
-from metrics import botchat_outcomes, bradley_terry_bootstrap, cohen_kappa, elo, elo_over_orders, win_tie_lose
+from metrics import (botchat_outcomes, botchat_versus, bradley_terry_bootstrap, cohen_kappa, elo, elo_over_orders,
+                     win_tie_lose)
 from modeleval.scorers import botchat
 
 from ..contract import ReportOptions
@@ -101,35 +102,72 @@ def judge_agreement(judges):
     return out
 
 
+# A pair the loop detector decided, as BotChat counts it for the conversation shown first: the looping one loses,
+# both looping is a tie in which both are machine-made (the judge's "Both": BotChat's "neither").
+LOOP_OUTCOME = {"win": "win", "lose": "lose", "tie": "neither"}
+MIRROR = {"win": "lose", "lose": "win", "both": "both", "neither": "neither", "unknown": "unknown"}
+
+
 def judged_orders(rows, task_items, systems):
     """{run id: {(shown first, shown second): (system shown first, system shown second, BotChat outcome for
     the first)}} from the judge runs' stored steps, as BotChat's analyze.py counts its rows: a pair and its twin
     in the other order ask the same two questions, so each (conversation shown first, shown second) is counted
-    once; pairs the loop detector decided are not judged and not counted."""
+    once; a pair the loop detector decided counts in both orders with the loop's outcome (DupDetect, the paper's
+    section 3.2), as the judge's two answers would."""
     steps = rows.data.pairwise_steps
     if not steps or not steps["run_id"]:
         return {}
     wanted = set(task_items)
     judgements = {}
-    for run_id, item, source_a, source_b, *two in zip(*steps.values()):
+    n = len(steps["run_id"])
+    decided = steps.get("decided") or [None] * n
+    for k in range(n):
+        run_id, item = steps["run_id"][k], steps["item_id"][k]
         if item not in wanted:
             continue
         model_a, model_b = systems[item]
-        side = {1: (source_a or f"item {item} A", model_a), 2: (source_b or f"item {item} B", model_b)}
-        for label, a_position in ((two[0], two[1]), (two[2], two[3])):
+        side = {1: (steps["source_a"][k] or f"item {item} A", model_a),
+                2: (steps["source_b"][k] or f"item {item} B", model_b)}
+        found = judgements.setdefault(run_id, {})
+        if decided[k] is not None:
+            outcome = LOOP_OUTCOME[decided[k]]
+            found[side[1][0], side[2][0]] = (side[1][1], side[2][1], outcome)
+            found[side[2][0], side[1][0]] = (side[2][1], side[1][1], MIRROR[outcome])
+            continue
+        for order in ("1", "2"):
+            label, a_position = steps[f"label_{order}"][k], steps[f"a_position_{order}"][k]
             first, second = (side[1], side[2]) if str(a_position) == "1" else (side[2], side[1])
-            judgements.setdefault(run_id, {})[first[0], second[0]] = (first[1], second[1],
-                                                                      botchat.study_choice(label) or "unknown")
+            found[first[0], second[0]] = (first[1], second[1], botchat.study_choice(label) or "unknown")
     return judgements
 
 
 def botchat_tables(rows, per_order, options):
-    """Per judge run, BotChat's win / both / neither / lose per system (metrics.botchat_outcomes) over the
-    judgements of each order of showing (judged_orders)."""
+    """Per judge run, BotChat's win / both / neither / lose per system (metrics.botchat_outcomes) and its
+    one-against-one Win and Win+Tie rates (metrics.botchat_versus, the paper's Table 2 against a reference) over
+    the judgements of each order of showing (judged_orders), the pairs the loop detector decided included."""
     tables = {}
     for run_id, judged in per_order.items():
-        records = botchat_outcomes(list(judged.values()))
-        table = flag(new_row(n_comparisons=len(judged)), [(len(judged), options.min_items, "comparisons")])
+        judgements = list(judged.values())
+        records = botchat_outcomes(judgements)
+        table = flag(new_row(n_comparisons=len(judged), n_unread=sum(o == "unknown" for *_, o in judgements),
+                             n_decided_by_loop=len(loop_decided(rows, run_id)),
+                             win_tie_rule="Win+Tie over the read answers (analyze.py calc_win_rate); the other "
+                                          "rates and the score over every comparison (analyze.py's table)"),
+                     [(len(judged), options.min_items, "comparisons")])
         table["systems"] = [r.to_dict() for r in records]
+        table["versus"] = [r.to_dict() for r in botchat_versus(judgements)]
         tables[rows.run_label[run_id]] = table
     return tables
+
+
+def loop_decided(rows, run_id):
+    """The (shown first, shown second) comparisons of the run that the loop detector decided."""
+    steps = rows.data.pairwise_steps
+    decided = steps.get("decided") or [None] * len(steps["run_id"])
+    keys = set()
+    for run, a, b, item, outcome in zip(steps["run_id"], steps["source_a"], steps["source_b"], steps["item_id"],
+                                        decided):
+        if run == run_id and outcome is not None:
+            a, b = a or f"item {item} A", b or f"item {item} B"
+            keys |= {(a, b), (b, a)}
+    return keys

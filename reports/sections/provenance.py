@@ -41,7 +41,7 @@ def provenance(rows: Rows):
                     "dtype": r["model__dtype"], "mode": r["mode"], "prompt_version": r["prompt_version"],
                     "prompt_sha256": r["prompt_sha256"], "position_policy": r["position_policy"], "seed": r["seed"],
                     "settings": r["settings"], "finished_at": r["finished_at"],
-                    "protocol": studies.protocol(r["mode"], r["settings"]),
+                    "protocol": studies.protocol(r["mode"], r["settings"], r["position_policy"]),
                     "tasks": [rows.tasks[t]["slug"] for t in r["task_ids"] if t in rows.tasks]} for r in data.runs],
         "code": data.code,
     }

@@ -151,3 +151,26 @@ def test_elo_over_orders_is_elo_on_each_seeded_shuffle_then_mean_and_sd():
     assert single.mean == pytest.approx(first) and single.std == {m: None for m in "abc"}
     with pytest.raises(ValueError):
         elo_over_orders(matches, n_orders=0)
+
+
+def test_botchat_win_tie_leaves_unread_answers_out_of_its_denominator_as_calc_win_rate():
+    """open-compass/BotChat botchat/analyze.py: the table of `analyze` (simple_count) keeps an unread answer
+    ("unknown") in the denominator of its rates and score, while calc_win_rate (the Win and Win+Tie tables, the
+    paper's Table 2) adds up win, tie and lose only. Worked by hand from those two functions."""
+    from metrics import botchat_outcomes, botchat_versus
+
+    judgements = [("x", "y", "win"), ("x", "y", "both"), ("y", "x", "win"), ("y", "x", "lose"),
+                  ("y", "x", "unknown")]
+    x = {r.model: r for r in botchat_outcomes(judgements)}["x"]
+    assert (x.n, x.win, x.both, x.lose, x.unknown, x.n_read) == (5, 2, 1, 1, 1, 4)
+    assert x.win_rate == pytest.approx(2 / 5) and x.score == pytest.approx((6 + 1 - 3) / 5)  # unknown counted
+    assert x.win_tie_rate == pytest.approx(3 / 4)  # unknown left out
+    # calc_win_rate: tot[x, y] = 2 (key "x;y") + 2 (key "y;x"); cnt[x, y] = win["x;y"] + lose["y;x"] = 2.
+    versus = {(r.model, r.opponent): r for r in botchat_versus(judgements)}
+    xy, yx = versus["x", "y"], versus["y", "x"]
+    assert (xy.n, xy.n_read, xy.unknown, xy.win, xy.tie, xy.lose) == (5, 4, 1, 2, 1, 1)
+    assert (xy.win_rate, xy.tie_rate, xy.win_tie_rate) == (0.5, 0.25, 0.75)
+    assert (yx.win, yx.tie, yx.lose, yx.win_tie_rate) == (1, 1, 2, 0.5)
+    nothing_read = botchat_versus([("x", "y", "unknown")])[0]
+    assert (nothing_read.n, nothing_read.n_read, nothing_read.win_tie_rate) == (1, 0, None)
+    assert botchat_outcomes([("x", "y", "unknown")])[0].win_tie_rate is None

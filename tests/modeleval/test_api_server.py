@@ -288,3 +288,63 @@ def test_diqad_appendix_c_chat_through_the_server(api_model, tmp_path):
         assert row.raw_output == call["response"]["choices"][0]["message"]["content"]
         value = diqad.extract_score(row.raw_output, [0, 1, 2])
         assert row.answer == ("" if value is None else str(value))
+
+
+def test_selfchat_through_the_api_on_a_cpu_worker_as_botchats_gpt_py(api_model, api_worker, server, tmp_path):
+    """BotChat's GPT-4, GPT-3.5 and Claude rows self-chatted through an API (botchat/chat_api/gpt.py): every chat
+    sent as alternating turns after the system prompt, the last the other side's, temperature 0, the reply
+    stripped. The same through this platform's API backend against llama.cpp's server, on a `cpu` worker."""
+    from modeleval import selfchat_runs, studies
+    from modeleval.scorers import botchat
+
+    seeds = tmp_path / "seeds.jsonl"
+    seeds.write_text("".join(json.dumps({"id": k, "utterances": u + ["A real third chat."]}) + "\n"
+                             for k, u in SEEDS[:2]))
+    before = server.answered()
+    run = selfchat_runs.start_selfchat(model=api_model, seeds_path=seeds, preset="botchat", utterances=5,
+                                       max_new_tokens=40)
+    run = wait_for(lambda: finished(run.pk), 900, "the API self-chat run to end", [api_worker])
+    assert run.state == RunState.FINISHED, run.reason
+    settings = run.settings
+    assert (settings["backend"], settings["decoding"], settings["max_new_tokens"]) == ("api", "greedy", 40)
+    assert settings["system_prompt"] == botchat.SELFCHAT_SYSTEM_PROMPT and api_model.endpoint in settings["token_counter"]
+    assert run.events.filter(kind="started", figures__worker__startswith="api@").exists()
+    asked = list(ApiResponse.objects.order_by("pk"))
+    assert len(asked) == 2 * 3 and server.answered() - before == 6  # 3 chats to write for each of 2 seeds
+    for prediction in Prediction.objects.filter(run=run).select_related("item"):
+        utterances = [turn["text"] for turn in prediction.item.dialogue]
+        assert len(utterances) == 5 and utterances[:2] == dict(SEEDS)[prediction.item.external_id]
+        for step in prediction.options:
+            sent = json.loads(step["prompt"])
+            assert sent == selfchat.messages(utterances[:step["index"]], botchat.SELFCHAT_SYSTEM_PROMPT)
+            roles = [m["role"] for m in sent]
+            assert roles[0] == "system" and roles[-1] == "user" and all(a != b for a, b in zip(roles[1:], roles[2:]))
+            assert utterances[step["index"]] == step["reply"].strip() == step["text"]
+            [answer] = [a for a in asked if a.request["messages"] == sent]
+            assert (answer.request["temperature"], answer.request["max_tokens"]) == (0, 40)
+            assert prediction.item.meta["utterance_tokens"][step["index"]] == answer.completion_tokens
+        assert prediction.item.meta["utterance_tokens"][:2] == [None, None]
+    # Greedy is the study's decoding for a model behind an API: only the shorter dialogues and replies were set.
+    changed = [d for d in studies.protocol("selfchat", settings)["differences"] if d["why"] == "set for this run"]
+    assert [(d["setting"], d["published"], d["ours"]) for d in changed] == [("utterances", "16", "5"),
+                                                                             ("max_new_tokens", "1024", "40")]
+    # The same dialogues asked again: every answer comes from the cache, none from the server.
+    again = selfchat_runs.start_selfchat(model=api_model, seeds_path=seeds, preset="botchat", utterances=5,
+                                         max_new_tokens=40)
+    again = wait_for(lambda: finished(again.pk), 600, "the second self-chat run to end", [api_worker])
+    assert again.state == RunState.FINISHED and server.answered() - before == 6
+
+
+def test_dialogbench_asks_a_model_behind_an_api_as_its_gpt_rows(api_model, server):
+    """DialogBench's paper, section 4 (Implementation Details): ChatGPT and GPT-4 at temperature 0, presence_penalty
+    0.6 and frequency_penalty 0; the preset asks any model behind an API so."""
+    from modeleval.scorers import dialogbench
+
+    benchmark = import_dialogbench()
+    run = runner.run_sync(actions.start_run(model=api_model, benchmark=benchmark, mode="generate", limit=1,
+                                            settings={"preset": "dialogbench"}, enqueue=False))
+    assert run.state == RunState.FINISHED, run.reason
+    assert (run.settings["evaluator"], run.position_policy) == ("api", "as_is")
+    bodies = [call["request"] for p in Prediction.objects.filter(run=run) for call in p.api_calls]
+    assert bodies and all((b["temperature"], b["presence_penalty"], b["frequency_penalty"], b["max_tokens"]) ==
+                          (0, 0.6, 0, dialogbench.MAX_NEW_TOKENS) for b in bodies)

@@ -83,3 +83,49 @@ def test_a_preset_run_with_a_template_that_is_not_its_prompts_is_refused(package
     run = actions.start_run(model=packaged, benchmark=released_benchmark, mode="generate",
                             settings={"preset": "dialogbench"}, prompt_template=json.dumps(custom), enqueue=False)
     assert run.prompt_version == "custom"
+
+
+@pytest.mark.parametrize("name, evaluator, policy, rendered, special", [
+    ("smollm2-135m-instruct", "default", "as_is", lambda sft: sft, True),
+    ("llama2-7b-chat", "llama", "as_is", lambda sft: dialogbench.llama2_prompt(sft, "<s>"), False),
+    ("qwen-7b-chat", "qwen", "gold_at_each_position", lambda sft: f"<chat>{sft}</chat>", False),
+])
+def test_each_model_is_asked_as_the_released_evaluator_of_its_name_asks_it(released_benchmark, monkeypatch, name,
+                                                                          evaluator, policy, rendered, special):
+    """src/evaluate.py: a model without an evaluator of its own gets prompt_SFT as it is (no chat template, the
+    tokenizer's special tokens added); LLaMA-2 the released template with its default system prompt; Qwen its own
+    chat, every item asked with the answer at each position, pooled (src/qwen.py) in the headline table."""
+    from types import SimpleNamespace
+
+    from modeleval import inference
+    from modeleval.models import ModelSpec
+    from reports.contract import ReportOptions
+    from reports.render import render
+    from reports.service import make_report
+
+    asked = []
+
+    def generate(model, tokenizer, prompts, add_special_tokens=False, **kwargs):
+        asked.extend((p, add_special_tokens) for p in prompts)
+        return ["A"] * len(prompts)
+
+    monkeypatch.setattr(inference, "load", lambda spec: SimpleNamespace(model=None, tokenizer=SimpleNamespace(
+        bos_token="<s>")))
+    monkeypatch.setattr(inference, "chat_text", lambda tokenizer, spec, user, system="": f"<chat>{user}</chat>")
+    monkeypatch.setattr(inference.generation, "generate", generate)
+    spec = ModelSpec.objects.create(name=name, sha256="f" * 64)
+    run = sync_run(spec, released_benchmark, mode="generate", settings={"preset": "dialogbench"})
+    assert (run.settings["evaluator"], run.position_policy) == (evaluator, policy)
+    rows = list(Prediction.objects.filter(run=run).select_related("item"))
+    assert len(rows) == (8 if policy != "as_is" else 2)
+    for p in rows:
+        if p.variant in ("", p.item.source_gold["answer"]):
+            assert p.prompt == rendered(p.item.fields["prompt_SFT"])
+    assert {flag for _, flag in asked} == {special}
+    report = make_report("db-released", options=ReportOptions(n_resamples=10))
+    [headline] = report["multiple_choice"]["headline"]
+    graded = [p for p in rows if p.gold]
+    assert headline["per_task"]["emotion_detection"] == pytest.approx(
+        sum(p.answer == p.gold for p in graded) / len(graded))
+    assert ("pooled" in headline["figure"]) == (policy != "as_is") and headline["evaluator"] == evaluator
+    assert ("pooled over positions" in render(report, "html")) == (policy != "as_is")

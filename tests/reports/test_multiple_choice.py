@@ -171,13 +171,14 @@ def test_mean_of_the_dimensions_beside_the_mean_of_the_tasks(mc):
 def test_latex_table_has_the_dialogbench_shape(mc):
     report = mc["report"]
     table = dialogbench_table(json.loads(render(report, "json")))
-    assert table.header == ["", "IC", "ED", "MRG", "OD", "NLI", "Avg"]
+    # The paper's column order (Tables 2 and 3): SF IC KRG CRG DI MRG PRG RC ED NLI DS OD.
+    assert table.header == ["", "IC", "MRG", "ED", "NLI", "OD", "Avg"]
     assert [row[0].value for row in table.rows] == ["Human (2 of 3)", "Human (mean of raters)", "Chance",
                                                     "loglik-model [per_token]", "chat-model [generation]"]
     latex = render(report, "latex")
     body = latex.split(r"\label{tab:dialogbench}")[1].split(r"\bottomrule")[0]
     lines = [line for line in body.splitlines() if line.endswith(r"\\")]
-    assert lines[0] == r" & IC & ED & MRG & OD & NLI & Avg \\"
+    assert lines[0] == r" & IC & MRG & ED & NLI & OD & Avg \\"
     assert len(lines) == 6 and all(line.count("&") == 6 for line in lines)
     assert r"\begin{tabular}{lrrrrrr}" in latex
 

@@ -234,3 +234,68 @@ def test_perplexity_rule_is_the_released_cross_entropy(smol):
         for (ppl, _), option in zip(released, result.options):
             assert math.exp(-option.mean_logprob) == pytest.approx(ppl, rel=1e-4)
         assert list(choices)[result.pred_per_token] == pred
+
+
+# src/chat_template.py's DEFAULT_SYSTEM_PROMPT as Python evaluates it (its backslash-ended lines joined): sha256, length.
+LLAMA2_SYSTEM_SHA256, LLAMA2_SYSTEM_CHARS = "920da021b99aa91146408046aebc339addd902489e28bd723daf7e490ef150db", 504
+
+
+@pytest.mark.parametrize("names, is_api, expected", [
+    (("qwen-7b-chat", "/models/Qwen/Qwen-7B-Chat", ""), False, "qwen"),
+    (("b2", "/models/baichuan-inc/Baichuan2-13B-Chat", ""), False, "baichuan"),
+    (("llama2-chat", "/models/meta-llama/Llama-2-7b-chat-hf", ""), False, "llama"),
+    (("THUDM-chatglm2-6b", "", ""), False, "chatglm"),
+    (("internlm-chat-7b", "", ""), False, "internlm"),
+    (("moss-moon-003-sft", "", ""), False, "moss"),
+    (("qwen-from-llama", "", ""), False, "qwen"),  # evaluate.py tests qwen before llama
+    (("smollm2-135m-instruct", "packaged", ""), False, "default"),  # no evaluator of its own: EvalModel
+    (("vicuna-13b", "/models/lmsys/vicuna-13b-v1.5", ""), False, "default"),
+    (("gpt4", "https://api.example.com/v1", "gpt-4-0314"), True, "api"),
+])
+def test_the_evaluator_is_read_from_the_models_names_as_evaluate_py_dispatches(names, is_api, expected):
+    """src/evaluate.py: kwaiyii, chatglm, baichuan, qwen, moss, internlm, llama looked for in the model's name in
+    that order; any other model gets EvalModel (src/baseEval.py _evaluate_SFT)."""
+    assert dialogbench.evaluator_for(names, is_api) == expected
+    auto = modes.resolve_settings("generate", "en", {"preset": "dialogbench"})
+    assert auto["evaluator"] == "auto"
+    spec = type("Spec", (), {"name": names[0], "source": names[1], "api_model": names[2], "is_api": is_api})
+    settled = multiple_choice.for_model("generate", auto, spec)
+    assert settled["evaluator"] == expected
+    each = "gold_at_each_position" if expected in ("qwen", "baichuan") else "as_is"
+    assert multiple_choice.default_position_policy("generate", settled) == each
+    with pytest.raises(ValueError, match="evaluator"):
+        multiple_choice.for_model("generate", {**auto, "evaluator": "default" if is_api else "api"}, spec)
+
+
+def test_llama2_is_asked_in_the_released_chat_template_with_its_default_system_prompt():
+    """src/llama.py renders the item's message with src/chat_template.py default_chat_template: bos_token, "[INST] ",
+    the default system prompt between <<SYS>> markers, the message, " [/INST]", all of it stripped inside."""
+    prompt = dialogbench.LLAMA2_SYSTEM_PROMPT
+    assert (hashlib.sha256(prompt.encode()).hexdigest(), len(prompt)) == (LLAMA2_SYSTEM_SHA256, LLAMA2_SYSTEM_CHARS)
+    assert "Youranswers should not" in prompt and "ensurethat" in prompt and "notcorrect" in prompt
+    assert dialogbench.llama2_prompt("speaker1: Hi\nWhich option? ", "<s>") == (
+        "<s>[INST] <<SYS>>\n" + prompt + "\n<</SYS>>\n\nspeaker1: Hi\nWhich option? [/INST]")
+    render = multiple_choice.EVALUATOR_RENDER
+    tokenizer = type("Tokenizer", (), {"bos_token": "<s>"})
+    assert render["llama"](tokenizer, "Q") == (dialogbench.llama2_prompt("Q", "<s>"), False)
+    assert render["default"](tokenizer, "Q") == ("Q", True)  # EvalModel: the prompt as it is, with special tokens
+
+
+def test_the_protocol_lists_each_evaluators_remaining_differences_and_a_changed_option_order():
+    """What the run differs in from the study, with why: every generate run the reply limit (the code's 128, the
+    paper's 256); the evaluators that read the dialogue as chat history that; the model's own chat() where the study
+    ran remote code; the GPT rows' unpublished messages; an option order other than the evaluator's."""
+    from modeleval import studies
+
+    def listed(evaluator, policy):
+        settings = {**modes.resolve_settings("generate", "en", {"preset": "dialogbench"}), "evaluator": evaluator}
+        return [(d["setting"], d["why"]) for d in studies.protocol("generate", settings, policy)["differences"]]
+
+    assert [s for s, _ in listed("default", "as_is")] == ["human baseline", "reply limit"]
+    assert [s for s, _ in listed("qwen", "gold_at_each_position")] == [
+        "human baseline", "reply limit", "chat history", "the model's chat"]
+    assert [s for s, _ in listed("llama", "as_is")] == ["human baseline", "reply limit", "chat history"]
+    assert [s for s, _ in listed("api", "as_is")] == ["human baseline", "reply limit", "the GPT rows' requests"]
+    assert listed("qwen", "as_is")[-1] == ("position policy", "set for this run")
+    assert listed("default", "circular")[-1] == ("position policy", "set for this run")
+    assert all("could not be read" not in why for e in ("default", "qwen", "llama", "api") for _, why in listed(e, None))

@@ -73,7 +73,8 @@ def test_pairs_in_both_orders_seeded_and_cut_at_the_loop(two_runs):
         assert item.dialogue == twin.fields["conversation_2"] and twin.dialogue == item.fields["conversation_2"]
         assert (item.meta["loop_a"], item.meta["loop_b"]) == (twin.meta["loop_b"], twin.meta["loop_a"])
     looping = by_key["s1", "alpha"]
-    assert texts(looping.dialogue) == SEED_PAIRS[0][1] + ["robot one", "robot two"]  # cut at its loop start
+    # Cut after the utterance that triggered the loop detector, which BotChat keeps.
+    assert texts(looping.dialogue) == SEED_PAIRS[0][1] + ["robot one", "robot two", "robot one"]
     assert looping.meta["loop_a"] == 4 and looping.meta["loop_b"] is None
     assert len(by_key["s2", "alpha"].dialogue) == 6  # a dialogue that does not loop is whole
 
@@ -251,12 +252,13 @@ def test_judge_run_short_circuits_loops_and_reads_both_orders(two_runs, monkeypa
         {("alpha", "beta", 0, 6)}
     assert verdicts["agreement_with_humans"] is None and verdicts["undefined"]["agreement_with_humans"]
     # BotChat's table, read from the stored steps: 2 judged seeds, each pair shown in 2 orders (its twin item asks
-    # the same two questions), alpha judged the machine every time; the loop-decided seed is not counted.
+    # the same two questions), alpha judged the machine every time; the loop-decided seed counts in both orders too,
+    # alpha's looping dialogue losing (BotChat's DupDetect).
     botchat = judged["tasks"][0]["botchat"]["alpha"]
     stats = {r["model"]: r for r in botchat["systems"]}
-    assert botchat["n_comparisons"] == 4
-    assert (stats["alpha"]["lose"], stats["alpha"]["n"], stats["alpha"]["score"]) == (4, 4, -3)
-    assert (stats["beta"]["win"], stats["beta"]["not_bad_rate"]) == (4, 1.0)
+    assert (botchat["n_comparisons"], botchat["n_decided_by_loop"]) == (6, 2)
+    assert (stats["alpha"]["lose"], stats["alpha"]["n"], stats["alpha"]["score"]) == (6, 6, -3)
+    assert (stats["beta"]["win"], stats["beta"]["not_bad_rate"]) == (6, 1.0)
     lengths = {row["system"]: row for row in judged["selfchat"]["utterance_length"]}
     assert lengths["alpha"]["words_mean"] == pytest.approx(2.0) and lengths["alpha"]["n_utterances"] == 12
     loops = {c["system"]: c for c in judged["selfchat"]["pass_at_n"] if c["judged_by"] == "loop_detector"}
@@ -417,3 +419,27 @@ def test_arena_end_to_end(packaged, mutual_path):
     assert figure.lstrip().startswith("<svg") and "loop detector" in figure.split("</svg>", 1)[0]
     assert 'id="utterance_length"' in html and 'id="pairwise_arena"' in html
     assert "pairwise.pass_at_n" in render(report, "csv")
+
+
+def test_the_botchat_preset_builds_its_arena_on_the_seeds_of_4_utterances_itself(db):
+    """BotChat's arena is the 222 seeds of 4 chats or more (README.md line 182): runs of the botchat preset get it
+    without --min-source-utterances; 1 takes every seed, and runs of no preset keep every seed."""
+    lengths = {"s1": 3, "s2": 5, "s3": 4}
+
+    def run_of(name, preset):
+        model = ModelSpec.objects.create(name=name, sha256=name[0] * 64)
+        chats = [selfchat.SelfChat(list(utterances) + [f"{name} {n}", f"{name} again {n}"], 2)
+                 for n, (_, utterances) in enumerate(SEED_PAIRS)]
+        settings = {"system_prompt": "Be brief.", "system_prompt_sha256": template_hash("Be brief."), "preset": preset}
+        return _record(model, "seeds.jsonl", None, settings, [(s, u, lengths[s]) for s, u in SEED_PAIRS], chats,
+                       [None] * 3, timezone.now(), 0.0, None)
+
+    one, two, plain = run_of("one", "botchat"), run_of("two", "botchat"), run_of("plain", "")
+    preset = arena.make_pairs(runs=[one, two], seed=0, benchmark_slug="preset-arena")
+    assert sorted({i.meta["seed_id"] for i in items_of(preset)}) == ["s2", "s3"]
+    assert "seeds whose real dialogue has 4 utterances or more" in preset.description
+    every = arena.make_pairs(runs=[one, two], seed=0, benchmark_slug="every-seed", min_source_utterances=1)
+    assert sorted({i.meta["seed_id"] for i in items_of(every)}) == ["s1", "s2", "s3"]
+    mixed = arena.make_pairs(runs=[one, plain], seed=0, benchmark_slug="mixed-arena")
+    assert sorted({i.meta["seed_id"] for i in items_of(mixed)}) == ["s1", "s2", "s3"]
+    assert "every seed" in mixed.description

@@ -66,3 +66,38 @@ def test_pairs_against_the_real_dialogue_get_the_gteval_prompt(two_runs, tmp_pat
     for p in judged:
         prompt = botchat.GT_ARENA_PROMPT if p.item.meta["versus_ground_truth"] else botchat.ARENA_PROMPT
         assert all(step["prompt"].startswith(prompt) for step in p.options)
+
+
+def test_against_the_real_dialogue_the_detector_reads_the_cut_dialogue_and_keeps_its_trigger(db, tmp_path):
+    """BotChat runs DupDetect on "dialogues designated for pairwise comparison" (paper, section 3.2): against a
+    real dialogue the generated one is first cut to the real one's length, so a repeat that falls on the last two
+    utterances of the cut dialogue is not compared (2 < i < MaxRound - 1), and the utterance that triggers the
+    detector stays in the dialogue shown."""
+    from django.utils import timezone
+
+    from modeleval.models import ModelSpec
+    from modeleval.scorers import loops, selfchat_generation as selfchat
+    from modeleval.scorers.prompts import template_hash
+    from modeleval.selfchat_runs import _record
+
+    seed = ["Hi, how are you?", "Fine, thanks. And you?"]
+    generated = seed + ["Any plans today?", "Oh no, not again.", "Oh no, not again.", "Bye then.", "See you."]
+    assert loops.loop_start(generated, first=2) == 4  # the whole dialogue loops at its fifth utterance
+    settings = {"system_prompt": "Be brief.", "system_prompt_sha256": template_hash("Be brief."),
+                "loop_similarity": loops.DEFAULT_SIMILARITY, "loop_threshold": loops.DEFAULT_THRESHOLD}
+    model = ModelSpec.objects.create(name="looper", sha256="l" * 64)
+    seeds = [("short", seed), ("long", seed)]
+    run = _record(model, "seeds.jsonl", None, settings, seeds, [selfchat.SelfChat(list(generated), 2)] * 2,
+                  [4, 4], timezone.now(), 0.0, None)
+    path = tmp_path / "real.jsonl"
+    real = {"short": seed + ["Good.", "Nice.", "Yes."], "long": seed + ["Good.", "Nice.", "Yes.", "Right."]}
+    path.write_text("".join(json.dumps({"id": k, "utterances": v}) + "\n" for k, v in real.items()))
+    import_items(path, "mutual", "real-lengths")
+    benchmark = arena.make_pairs(runs=[run], ground_truth="real-lengths", seed=0, benchmark_slug="gt-loops")
+    shown = {}
+    for item in Item.objects.filter(task__benchmark=benchmark, meta__model_a="looper"):
+        shown[item.meta["seed_id"]] = ([t["text"] for t in item.dialogue], item.meta["loop_a"])
+    # Cut to 5 utterances the repeat is the last two: not compared, no loop, the pair goes to the judge.
+    assert shown["short"] == (generated[:5], None)
+    # Cut to 6 it is compared: a loop at the fifth utterance, kept in what is shown; both sides then at 5.
+    assert shown["long"] == (generated[:5], 4)

@@ -107,3 +107,78 @@ def test_a_judge_run_with_the_preset_sends_the_study_prompt_and_reads_its_choice
         assert [s["label"] for s in p.options] == ([ONE, TWO] if robot_first else [TWO, ONE])
         assert p.answer == ("lose" if robot_first else "win")
     assert all(prompt.startswith(botchat.ARENA_PROMPT) for prompt in sent)
+
+
+def test_a_loop_decided_pair_counts_in_the_botchat_elo_and_bradley_terry_tables(two_runs, monkeypatch):  # noqa: F811
+    """BotChat's paper (section 3.2, DupDetect): "Should one dialogue fall into an infinite loop while the other
+    maintains a non-repetitive structure, the latter is deemed to Win", in PairEval "we conduct bi-directional
+    comparisons and include both results": a pair the loop detector decides counts in both orders, as analyze.py
+    counts its rows, in the BotChat table, Win+Tie, Elo and Bradley-Terry."""
+    from metrics import bradley_terry, elo
+    from reports.contract import ReportOptions
+    from reports.service import make_report
+
+    alpha, beta = two_runs  # alpha's dialogue on s1 loops: its two pairs are decided without the judge
+    benchmark = arena.make_pairs(runs=[alpha, beta], seed=2, benchmark_slug="botchat-loops")
+    monkeypatch.setattr(inference, "load", lambda spec: SimpleNamespace(model=None, tokenizer=None))
+    monkeypatch.setattr(inference, "chat_text", lambda tokenizer, spec, user, system="": user)
+    # The judge always finds the conversation shown first machine-made: on s2 and s3 each system wins one
+    # order and loses the other.
+    monkeypatch.setattr(inference.generation, "generate",
+                        lambda model, tokenizer, prompts, **kw: ["Choice: Conversation 1\nReason: x"] * len(prompts))
+    run = runner.run_sync(start_run(model=alpha.model, benchmark=benchmark, mode=Mode.PAIRWISE,
+                                    settings={"preset": "botchat"}, enqueue=False))
+    assert run.state == "finished", run.reason
+    decided = Prediction.objects.filter(run=run, parse_status="decided").select_related("item")
+    assert sorted(p.item.meta["seed_id"] for p in decided) == ["s1", "s1"]
+
+    task = make_report("botchat-loops", options=ReportOptions(n_resamples=10))["pairwise"]["tasks"][0]
+    table = task["botchat"][alpha.model.name]
+    # analyze.py's rows: s2 and s3 in both orders (the first shown loses) and s1 in both orders (alpha loops).
+    assert (table["n_comparisons"], table["n_decided_by_loop"], table["n_unread"]) == (6, 2, 0)
+    systems = {r["model"]: r for r in table["systems"]}
+    assert (systems["alpha"]["win"], systems["alpha"]["lose"], systems["alpha"]["n"]) == (2, 4, 6)
+    assert (systems["beta"]["win"], systems["beta"]["lose"], systems["beta"]["n"]) == (4, 2, 6)
+    assert systems["beta"]["score"] == pytest.approx((3 * 4 - 3 * 2) / 6)
+    versus = {(r["model"], r["opponent"]): r for r in table["versus"]}
+    assert versus["beta", "alpha"]["win_tie_rate"] == pytest.approx(4 / 6)
+    entry = task["judges"][alpha.model.name]
+    assert entry["n_matches"] == 6
+    # The matches in the stated order (the items' ids), each comparison once, the loop's as the judge's would be.
+    matches, seen = [], set()
+    for item in sorted(benchmark.tasks.get().items.all(), key=lambda i: i.pk):
+        a, b = item.meta["model_a"], item.meta["model_b"]
+        for first, second in ((a, b), (b, a)):
+            key = (item.meta["seed_id"], first, second)
+            if key not in seen:
+                seen.add(key)
+                alpha_loops = item.meta["seed_id"] == "s1"
+                matches.append((first, second, ("lose" if first == "alpha" else "win") if alpha_loops else "lose"))
+    assert entry["elo"]["ratings"] == pytest.approx(elo(matches).ratings)
+    assert entry["elo"]["ratings"]["beta"] > entry["elo"]["ratings"]["alpha"]
+    fit = bradley_terry(matches)
+    scores = {row["model"]: row["score"] for row in entry["bradley_terry"]["intervals"]}
+    assert scores == pytest.approx(fit.scores)
+    # Order-free: beta won 4 of the 6, so its score is 400 log10(4 / 2) above alpha's.
+    import math
+    assert fit.scores["beta"] - fit.scores["alpha"] == pytest.approx(400 * math.log10(2), abs=1e-6)
+
+
+def test_the_protocol_lists_every_remaining_difference_with_its_reason():
+    """The judge's arena: what the study publishes no text or code for, and where its counting is not described;
+    self-chat by where the model ran; released dialogues by what reading them differs in."""
+    pairwise = {d["setting"]: d for d in studies.protocol("pairwise", {"preset": "botchat"})["differences"]}
+    assert set(pairwise) == {"GTEval prompt", "layout of the two conversations", "judge decoding", "both orders",
+                             "both dialogues looping", "Win+Tie over the orders of showing", "Elo order"}
+    assert "calc_win_rate" in pairwise["Win+Tie over the orders of showing"]["published"]
+    local = {d["setting"] for d in studies.protocol("selfchat", {"preset": "botchat", "backend": "local",
+                                                                 "max_new_tokens": 512})["differences"]}
+    api = studies.protocol("selfchat", {"preset": "botchat", "backend": "api", "max_new_tokens": 1024,
+                                        "decoding": "greedy"})["differences"]
+    assert local == {d["setting"] for d in api} == {"decoding", "reply limit", "context overflow",
+                                                   "duplicate detection", "token counts"}
+    released = studies.protocol("selfchat", {"preset": "botchat", "released": "x"})["differences"]
+    assert [d["setting"] for d in released] == ["duplicate detection", "token counts"]
+    every = [d["why"] for mode in ("pairwise", "selfchat", "single_judge")
+             for d in studies.protocol(mode, {"preset": "botchat"})["differences"]]
+    assert every and all(why and "could not be read" not in why for why in every)

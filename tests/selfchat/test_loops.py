@@ -22,7 +22,8 @@ NOT_LOOPING = SEED + [
 @pytest.mark.parametrize("similarity", ["char_ratio", "token_overlap"])
 def test_loop_found_at_the_first_repeat(similarity):
     assert loop_start(LOOPING, similarity=similarity, threshold=0.9, first=2) == 6
-    assert cut_at_loop(LOOPING, 6) == LOOPING[:6]
+    # BotChat keeps "all dialogue up to that point (including the utterance that triggered DupDetect)".
+    assert cut_at_loop(LOOPING, 6) == LOOPING[:7]
     assert loop_start(NOT_LOOPING, similarity=similarity, threshold=0.9, first=2) is None
     assert cut_at_loop(NOT_LOOPING, None) == NOT_LOOPING
 
@@ -33,15 +34,23 @@ def test_echo_of_the_previous_generated_turn_loops_and_of_the_seed_does_not(simi
     70e1e63 publishes no code: its README.md lines 335-358 show the repetition it catches) compares generated
     utterances only, never one with the human seed."""
     echo = "Not very. I was sick most of the night."
-    assert loop_start(SEED + [echo, "Oh no.", "Oh no."], similarity=similarity, first=2) == 4
+    assert loop_start(SEED + [echo, "Oh no.", "Oh no.", "Any fever?"], similarity=similarity, first=2) == 4
     # The first reply repeats the seed's last chat, the second the seed's first: neither is a loop.
-    assert loop_start(SEED + [echo, SEED[0], "Any fever?"], similarity=similarity, first=2) is None
-    assert loop_start(SEED + [echo], similarity=similarity, first=0) == 2  # everything compared when asked to
+    assert loop_start(SEED + [echo, SEED[0], "Any fever?", "No."], similarity=similarity, first=2) is None
+    assert loop_start(SEED + [echo, "Any fever?"], similarity=similarity, first=0) == 2  # all compared when asked
+
+
+@pytest.mark.parametrize("similarity", ["char_ratio", "token_overlap"])
+def test_the_last_two_utterances_are_not_compared_with_each_other_as_the_paper_bounds_i(similarity):
+    """BotChat's paper, section 3.2: the i-th utterance against the i+1-th and i+2-th for 2 < i < MaxRound - 1
+    (numbered from 1): the last utterance is compared with the one two before it, never with the one just before."""
+    assert loop_start(SEED + ["Any fever?", "Oh no.", "Oh no."], similarity=similarity, first=2) is None
+    assert loop_start(SEED + ["Oh no.", "Any fever?", "Oh no."], similarity=similarity, first=2) == 4
 
 
 def test_threshold_and_first_are_settings():
-    near = ["I love hiking in the mountains.", "I love hiking in the hills."]
-    assert char_ratio(*near) < 0.9 < 1.0
+    near = ["I love hiking in the mountains.", "I love hiking in the hills.", "Me too."]
+    assert char_ratio(*near[:2]) < 0.9 < 1.0
     assert loop_start(near, threshold=0.9) is None
     assert loop_start(near, threshold=0.7) == 1
     # The human seed is left alone when only generated turns may loop.

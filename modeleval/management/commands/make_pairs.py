@@ -20,7 +20,8 @@ class Command(BaseCommand):
                             help="one seeded order per pair instead of both (the judge still reads both)")
         parser.add_argument("--min-source-utterances", type=int, metavar="N",
                             help="only seeds whose real dialogue has N utterances or more (BotChat's arena: "
-                                 f"{arena.BOTCHAT_ARENA_MIN_UTTERANCES}, its 222 seeds)")
+                                 f"{arena.BOTCHAT_ARENA_MIN_UTTERANCES}, its 222 seeds, the default when every run "
+                                 "follows the botchat preset; 1 takes every seed)")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--benchmark-slug", help="default arena-<run ids>-seed-<seed>")
 

@@ -33,7 +33,9 @@ class Command(BaseCommand):
         parser.add_argument("--task", action="append", dest="tasks", help="task slug (repeatable); default all")
         parser.add_argument("--mode", default=Mode.LOGLIKELIHOOD, choices=Mode.values)
         parser.add_argument("--limit", type=int, help="at most N items per task")
-        parser.add_argument("--position-policy", default=PositionPolicy.AS_IS, choices=PositionPolicy.values)
+        parser.add_argument("--position-policy", choices=PositionPolicy.values,
+                            help="default: the study preset's (DialogBench's Qwen and Baichuan evaluators: "
+                                 "gold_at_each_position), else as_is")
         parser.add_argument("--set", action="append", type=setting, default=[], dest="mode_settings",
                             metavar="KEY=VALUE",
                             help="a mode setting, e.g. --set continuation=letter --set batch_size=4")

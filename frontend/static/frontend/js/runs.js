@@ -144,6 +144,7 @@ $("start-run").addEventListener("submit", async (event) => {
     limit: limit ? Number(limit) : null };
   if (chunkSize) body.chunk_size = Number(chunkSize);
   if ($("preset").value) body.settings = { preset: $("preset").value };
+  if ($("position-policy").value) body.position_policy = $("position-policy").value;
   try {
     const run = await api("/api/v1/runs/", { method: "POST", body });
     await refresh();
