@@ -40,21 +40,39 @@ def readable_report_campaigns(user, benchmark_ids=None):
     return policy.campaigns_with_readable_gold(user, campaigns)
 
 
+# Lists of per-person figures inside a row that belongs to one campaign (reports/sections: the crowd's
+# annotator models, the alternative test's per-annotator results, the raters of a rating table).
+PER_PERSON_LISTS = ("annotators", "per_annotator", "human_raters")
+
+
 def without_people_of(report, campaign_ids):
     """The report less the annotators' names and per-person figures of `campaign_ids`: their rows in
-    `annotators`, and their entries in every `human_raters` list (which pool campaigns)."""
+    `annotators`, the per-person lists of every row of those campaigns, and their entries in lists that pool
+    campaigns (`human_raters`)."""
     hidden = set(campaign_ids)
     if not hidden:
         return report
     names = {row["annotator"] for row in report["annotators"] if row["campaign_id"] in hidden}
-    report["annotators"] = [row for row in report["annotators"] if row["campaign_id"] not in hidden]
+
+    def shown(entry):
+        if not isinstance(entry, dict):
+            return True
+        if "campaign_id" in entry:
+            return entry["campaign_id"] not in hidden
+        return entry.get("rater") not in names and entry.get("annotator") not in names
 
     def walk(node):
         if isinstance(node, dict):
+            of_hidden_campaign = node.get("campaign_id") in hidden
             for key, value in node.items():
-                if key == "human_raters" and isinstance(value, list):
-                    node[key] = [entry for entry in value if entry.get("rater") not in names]
-                elif not key.startswith("_"):
+                if key.startswith("_"):
+                    continue
+                if isinstance(value, list) and key in PER_PERSON_LISTS and of_hidden_campaign:
+                    node[key] = []
+                elif isinstance(value, list) and key in PER_PERSON_LISTS:
+                    node[key] = [entry for entry in value if shown(entry)]
+                    walk(node[key])
+                else:
                     walk(value)
         elif isinstance(node, list):
             for value in node:
