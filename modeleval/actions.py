@@ -47,17 +47,17 @@ API_FIELDS = ("endpoint", "api_model", "api_key_env")
 def register_model(name, source=ModelSpec.PACKAGED, *, user=None, **fields) -> ModelSpec:
     """A new ModelSpec, pinned to the sha256 of its files as they are now on this machine."""
     if ModelSpec.objects.filter(name=name).exists():
-        raise RunError("model_exists", f"a model named {name!r} is already registered")
+        raise RunError(Code.MODEL_EXISTS, f"a model named {name!r} is already registered")
     if given := [key for key in API_FIELDS if fields.get(key)]:
-        raise RunError("bad_settings", f"{', '.join(given)}: only for a model behind an API (backend \"api\")")
+        raise RunError(Code.BAD_SETTINGS, f"{', '.join(given)}: only for a model behind an API (backend \"api\")")
     try:
         prompting.check_chat_template(fields.get("chat_template", ""))
     except ValueError as error:
-        raise RunError("bad_template", str(error)) from None
+        raise RunError(Code.BAD_TEMPLATE, str(error)) from None
     try:
         sha = source_sha256(source)
     except FileNotFoundError as error:
-        raise RunError("model_source_missing", f"model files not found: {error}") from None
+        raise RunError(Code.MODEL_SOURCE_MISSING, f"model files not found: {error}") from None
     return ModelSpec.objects.create(name=name, source=source, sha256=sha, created_by=user, **fields)
 
 
@@ -84,11 +84,11 @@ def _probe(spec_fields, reference):
             ref = reference_logprobs(reference)
         found = apiclient.probe(endpoint, ref)
     except FileNotFoundError as error:
-        raise RunError("model_source_missing", f"reference model files not found: {error}") from None
+        raise RunError(Code.MODEL_SOURCE_MISSING, f"reference model files not found: {error}") from None
     if not any(found[name]["ok"] for name in ("chat", "completions")):
         kinds = {found[name].get("kind") for name in ("chat", "completions")}
         kind = apiclient.KEY_MISSING if apiclient.KEY_MISSING in kinds else apiclient.NO_ANSWER
-        raise RunError("probe_failed", f"{kind}: {apiclient.KINDS[kind].format(key_env=spec_fields['api_key_env'])}"
+        raise RunError(Code.PROBE_FAILED, f"{kind}: {apiclient.KINDS[kind].format(key_env=spec_fields['api_key_env'])}"
                                        " (asked for chat and completions)")
     return {**found, "probed_at": timezone.now().isoformat(), "reference": reference or ""}
 
@@ -101,11 +101,11 @@ def register_api_model(name, endpoint, api_model, *, api_key_env="", concurrency
     the same weights, e.g. "packaged"), against that checkpoint scored in-process. The key is read
     from the environment variable `api_key_env` at each request and never stored."""
     if ModelSpec.objects.filter(name=name).exists():
-        raise RunError("model_exists", f"a model named {name!r} is already registered")
+        raise RunError(Code.MODEL_EXISTS, f"a model named {name!r} is already registered")
     if not api_model:
-        raise RunError("bad_api_model", "api_model (the model name the endpoint expects) is required")
+        raise RunError(Code.BAD_API_MODEL, "api_model (the model name the endpoint expects) is required")
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise RunError("bad_settings", "concurrency must be a positive integer")
+        raise RunError(Code.BAD_SETTINGS, "concurrency must be a positive integer")
     fields = {"endpoint": (endpoint or "").rstrip("/"), "api_model": api_model, "api_key_env": api_key_env}
     capabilities = _probe(fields, reference)  # checks the endpoint and the key's variable first
     return ModelSpec.objects.create(name=name, backend=Backend.API, source=fields["endpoint"], sha256="",
@@ -116,7 +116,7 @@ def register_api_model(name, endpoint, api_model, *, api_key_env="", concurrency
 def reprobe_model(spec: ModelSpec, *, reference=None) -> ModelSpec:
     """Probe an API model again (the server was upgraded) and store what it can serve now."""
     if not spec.is_api:
-        raise RunError("not_api", f"model {spec.name} is not behind an API")
+        raise RunError(Code.NOT_API, f"model {spec.name} is not behind an API")
     if reference is None:
         reference = spec.capabilities.get("reference", "")
     spec.capabilities = _probe({"endpoint": spec.endpoint, "api_model": spec.api_model,
@@ -132,7 +132,7 @@ def model_named(name) -> ModelSpec:
         spec = register_packaged_model(name)
     if spec is None:
         known = ", ".join(ModelSpec.objects.values_list("name", flat=True)) or "none"
-        raise RunError("unknown_model", f"no model {name!r} (registered: {known})")
+        raise RunError(Code.UNKNOWN_MODEL, f"no model {name!r} (registered: {known})")
     return spec
 
 
@@ -141,7 +141,7 @@ def model_named(name) -> ModelSpec:
 
 def _check_task(task, mode, settings):
     if reason := modes.mode_unsuited(task, mode, settings):
-        raise RunError("mode_unsuited", reason)
+        raise RunError(Code.MODE_UNSUITED, reason)
 
 
 def _select_items(tasks, item_ids, limit):
@@ -163,15 +163,15 @@ def _check_position_policy(scorer, policy, item_ids):
     if policy == PositionPolicy.AS_IS:
         return
     if not scorer.ORDERS_OPTIONS:
-        raise RunError("bad_settings", f"position policy {policy} applies to multiple-choice modes only")
+        raise RunError(Code.BAD_SETTINGS, f"position policy {policy} applies to multiple-choice modes only")
     no_gold = sum(not scorer.item_gold(item, item.task.primary_key)
                   for item in Item.objects.filter(pk__in=item_ids).select_related("task"))
     if no_gold:
-        raise RunError("no_gold", f"position policy {policy} moves the gold answer: {no_gold} items have none")
+        raise RunError(Code.NO_GOLD, f"position policy {policy} moves the gold answer: {no_gold} items have none")
 
 
 def check_runs_per_person(user) -> None:
-    """RunError("too_many_runs") when `user` has RUNS_PER_PERSON runs of any kind queued or running. The person's
+    """RunError(Code.TOO_MANY_RUNS) when `user` has RUNS_PER_PERSON runs of any kind queued or running. The person's
     row is locked until the caller's transaction ends, so that runs started at once are counted one by one.
     Runs started without a person (the command line: the operator) are not counted."""
     if user is None:
@@ -200,19 +200,19 @@ def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=Non
     RUNS_PER_PERSON runs queued or running (`within_cap=False` for a run that continues one already counted, as a
     training run's test split)."""
     if model.is_released:
-        raise RunError("mode_unsuited", RELEASED_REFUSAL.format(model=model.name))
+        raise RunError(Code.MODE_UNSUITED, RELEASED_REFUSAL.format(model=model.name))
     if mode == Mode.SELFCHAT:
-        raise RunError("bad_mode", SELFCHAT_REFUSAL)
+        raise RunError(Code.BAD_MODE, SELFCHAT_REFUSAL)
     if mode == Mode.TRAIN:
-        raise RunError("bad_mode", TRAIN_REFUSAL)
+        raise RunError(Code.BAD_MODE, TRAIN_REFUSAL)
     if mode == Mode.CLASSIFY and model.trained_by_id is None:
-        raise RunError("mode_unsuited", CLASSIFY_REFUSAL)
+        raise RunError(Code.MODE_UNSUITED, CLASSIFY_REFUSAL)
     if mode != Mode.CLASSIFY and model.trained_by_id is not None:
-        raise RunError("mode_unsuited", f"model {model.name} is a classifier trained here: it scores in classify mode")
+        raise RunError(Code.MODE_UNSUITED, f"model {model.name} is a classifier trained here: it scores in classify mode")
     if not modes.scores(mode):
-        raise RunError("bad_mode", f"mode must be one of {Mode.values}")
+        raise RunError(Code.BAD_MODE, f"mode must be one of {Mode.values}")
     if position_policy is not None and position_policy not in PositionPolicy.values:
-        raise RunError("bad_settings", f"position policy must be one of {PositionPolicy.values}")
+        raise RunError(Code.BAD_SETTINGS, f"position policy must be one of {PositionPolicy.values}")
     bounds.check({"limit": limit, "chunk_size": chunk_size, "max_attempts": max_attempts, "seed": seed}, bounds.RUN)
     if within_cap:
         check_runs_per_person(user)
@@ -221,10 +221,10 @@ def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=Non
         wanted = {t if isinstance(t, str) else t.slug for t in tasks}
         task_qs = task_qs.filter(slug__in=wanted)
         if missing := wanted - {t.slug for t in task_qs}:
-            raise RunError("unknown_task", f"benchmark {benchmark} has no task {sorted(missing)}")
+            raise RunError(Code.UNKNOWN_TASK, f"benchmark {benchmark} has no task {sorted(missing)}")
     tasks = list(task_qs)
     if model.is_api and (refused := modes.api_refusal(model.capabilities, mode, settings)):
-        raise RunError("mode_unsupported", f"model {model.name}: {refused}")
+        raise RunError(Code.MODE_UNSUPPORTED, f"model {model.name}: {refused}")
     for task in tasks:
         _check_task(task, mode, settings)
     scorer = modes.family(mode)
@@ -233,10 +233,10 @@ def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=Non
                                                                 settings), model)
         version, default = modes.default_template(mode, resolved)
     except ValueError as error:
-        raise RunError("bad_settings", str(error)) from None
+        raise RunError(Code.BAD_SETTINGS, str(error)) from None
     ids = _select_items(tasks, item_ids, limit)
     if not ids:
-        raise RunError("no_items", "no items match the run's tasks and selection")
+        raise RunError(Code.NO_ITEMS, "no items match the run's tasks and selection")
     scorer.check_run(mode, resolved, tasks, ids)
     if position_policy is None:
         position_policy = modes.default_position_policy(mode, resolved)
@@ -245,10 +245,10 @@ def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=Non
     try:
         modes.check_run_template(mode, template, resolved)
     except ValueError as error:
-        raise RunError("bad_template", str(error)) from None
+        raise RunError(Code.BAD_TEMPLATE, str(error)) from None
     if position_policy != PositionPolicy.AS_IS and "{options}" not in template and "{option_str}" not in template:
         # Option texts scored after a prompt that does not show them score the same in any order.
-        raise RunError("bad_settings", f"position policy {position_policy} needs a prompt that shows the options "
+        raise RunError(Code.BAD_SETTINGS, f"position policy {position_policy} needs a prompt that shows the options "
                                        "(continuation=letter, generate mode, or a template with {options})")
     selection = {key: value for key, value in (("limit", limit), ("item_ids", item_ids)) if value is not None}
     run = EvalRun.objects.create(
@@ -273,7 +273,7 @@ SCORE_CHUNK_TASK = "modeleval.tasks.score_chunk"
 def enqueue_chunks(run_id, states=(ChunkState.PENDING,)):
     """Put the run's pending chunks (or those in `states`) on the gpu queue. When the broker cannot be reached
     the run is failed (chunks already sent are then skipped by the workers) rather than left queued for ever,
-    and RunError("broker_unavailable") tells the caller to start it again later."""
+    and RunError(Code.BROKER_UNAVAILABLE) tells the caller to start it again later."""
     chunk_ids = RunChunk.objects.filter(run_id=run_id, state__in=states).order_by("index")
     if EvalRun.objects.filter(pk=run_id, mode=Mode.TRAIN).exists():
         chunk_ids = chunk_ids[:1]  # each starts from the checkpoint of the one before: one at a time
@@ -291,7 +291,7 @@ def enqueue_chunks(run_id, states=(ChunkState.PENDING,)):
 
 def send_or_fail(run_id, send):
     """Call `send` (it puts the run's messages on a queue); when the broker cannot be reached the run is failed
-    rather than left queued for ever, and RunError("broker_unavailable") tells the caller to start it again later."""
+    rather than left queued for ever, and RunError(Code.BROKER_UNAVAILABLE) tells the caller to start it again later."""
     from kombu.exceptions import OperationalError as BrokerUnreachable
 
     try:
@@ -310,7 +310,7 @@ def cancel_run(run: EvalRun, *, user=None, reason="") -> EvalRun:
     keeps its predictions, but the run stays cancelled."""
     run = EvalRun.objects.select_for_update().get(pk=run.pk)
     if not stop_run(run, RunState.CANCELLED, reason or "cancelled", actor=user):
-        raise RunError("not_active", f"run {run.pk} is {run.state}; only queued or running runs can be cancelled")
+        raise RunError(Code.NOT_ACTIVE, f"run {run.pk} is {run.state}; only queued or running runs can be cancelled")
     return run
 
 
@@ -328,35 +328,35 @@ def start_training(*, model: ModelSpec, benchmark, question_key="", settings=Non
     from . import training
 
     if model.is_api or model.trained_by_id or model.is_released:
-        raise RunError("mode_unsuited", f"model {model.name}: training needs a local base checkpoint")
+        raise RunError(Code.MODE_UNSUITED, f"model {model.name}: training needs a local base checkpoint")
     bounds.check({"max_attempts": max_attempts, "seed": seed}, bounds.RUN)
     check_runs_per_person(user)
     try:
         resolved = training.resolve(settings)
     except training.TrainingError as error:
-        raise RunError("bad_settings", str(error)) from None
+        raise RunError(Code.BAD_SETTINGS, str(error)) from None
     tasks = list(Task.objects.filter(benchmark=benchmark).order_by("slug"))
     if len(tasks) != 1:
-        raise RunError("bad_settings", f"training needs a benchmark with one task; {benchmark} has {len(tasks)}")
+        raise RunError(Code.BAD_SETTINGS, f"training needs a benchmark with one task; {benchmark} has {len(tasks)}")
     task = tasks[0]
     key = question_key or resolved["question"] or task.primary_key
     if key != task.primary_key:
         # Final labels are settled for the primary question only (annotation.actions).
-        raise RunError("bad_settings", f"task {task}: final labels exist for the primary question "
+        raise RunError(Code.BAD_SETTINGS, f"task {task}: final labels exist for the primary question "
                                        f"{task.primary_key!r} only, not {key!r}")
     try:
         labels = training.labels_of(task, key)
         labelled = {pk: (str(value), checked) for pk, (value, checked) in human_labels.accepted_final_labels(tasks).items()
                     if str(value) in labels}
     except training.TrainingError as error:
-        raise RunError("bad_settings", str(error)) from None
+        raise RunError(Code.BAD_SETTINGS, str(error)) from None
     if not labelled:
-        raise RunError("no_items", f"task {task}: no accepted final labels of {key!r} to train on")
+        raise RunError(Code.NO_ITEMS, f"task {task}: no accepted final labels of {key!r} to train on")
     try:
         domains = dict(Item.objects.filter(pk__in=labelled).values_list("pk", "meta__domain"))
         split = training.draw_split(labelled, domains, resolved, seed)
     except training.TrainingError as error:
-        raise RunError("bad_settings", str(error)) from None
+        raise RunError(Code.BAD_SETTINGS, str(error)) from None
     resolved.update(question=key, labels=labels)
     chunks = training.plan(split, resolved, seed)
     selection = {"split": split, "labels": {str(pk): labelled[pk][0] for pk in sorted(labelled)}}

@@ -33,6 +33,7 @@ from .scorers import botchat
 from .scorers.loops import cut_at_loop, loop_start
 from .selfchat_runs import SEED_UTTERANCES
 from .selfchat_runs import TASK_SLUG as SELFCHAT_TASK
+from core.errors import Code
 
 TASK_SLUG = "arena"
 HUMAN = "human"  # the system name of real dialogues
@@ -145,7 +146,7 @@ def _run_dialogues(run, label, min_source_utterances=None) -> dict[str, Dialogue
     items = list(Item.objects.filter(task__benchmark=run.benchmark, task__slug=SELFCHAT_TASK).order_by("external_id"))
     if min_source_utterances is not None:
         if any("source_utterances" not in item.meta for item in items):
-            raise RunError("bad_settings", f"run {run.pk} did not record the length of its seeds' real dialogues "
+            raise RunError(Code.BAD_SETTINGS, f"run {run.pk} did not record the length of its seeds' real dialogues "
                                            "(a run made before it was recorded): run it again to pair by length")
         items = [item for item in items if item.meta["source_utterances"] >= min_source_utterances]
     settings = run.settings or {}
@@ -167,10 +168,10 @@ def _real_dialogues(benchmark) -> dict[str, Dialogue]:
 def _check_runs(runs):
     for run in runs:
         if run.mode != Mode.SELFCHAT or run.state != RunState.FINISHED:
-            raise RunError("not_selfchat", f"run {run.pk} is a {run.state} {run.mode} run; pairs are built from "
+            raise RunError(Code.NOT_SELFCHAT, f"run {run.pk} is a {run.state} {run.mode} run; pairs are built from "
                                            "finished self-chat runs")
     if len({run.pk for run in runs}) < len(runs):
-        raise RunError("bad_settings", "a run is named twice")
+        raise RunError(Code.BAD_SETTINGS, "a run is named twice")
 
 
 @transaction.atomic
@@ -184,11 +185,11 @@ def make_pairs(*, runs, reference=None, ground_truth=None, seed=0, both_orders=T
     botchat preset it is that unless given (1 takes every seed). `user`, when given, must be
     one who may run models (`permissions.can_evaluate_models`). One transaction: a refusal writes nothing."""
     if user is not None and not can_evaluate_models(user):
-        raise RunError("forbidden", "arena pairs are built by staff and researchers")
+        raise RunError(Code.FORBIDDEN, "arena pairs are built by staff and researchers")
     bounds.check({"min_source_utterances": min_source_utterances, "seed": seed}, bounds.ARENA)
     runs = [run if isinstance(run, EvalRun) else EvalRun.objects.filter(pk=run).first() for run in runs]
     if None in runs:
-        raise RunError("unknown_run", "no such run")
+        raise RunError(Code.UNKNOWN_RUN, "no such run")
     _check_runs(runs)
     labels = run_labels(runs)
     if min_source_utterances is None and all((run.settings or {}).get("preset") == botchat.PRESET for run in runs):
@@ -198,24 +199,24 @@ def make_pairs(*, runs, reference=None, ground_truth=None, seed=0, both_orders=T
     if ground_truth is not None:
         real = Benchmark.objects.filter(slug=ground_truth).first()
         if real is None:
-            raise RunError("unknown_benchmark", f"no benchmark {ground_truth!r} (import the MuTual file first)")
+            raise RunError(Code.UNKNOWN_BENCHMARK, f"no benchmark {ground_truth!r} (import the MuTual file first)")
         if HUMAN in dialogues:
-            raise RunError("bad_settings", f"a model named {HUMAN!r} cannot meet the real dialogues")
+            raise RunError(Code.BAD_SETTINGS, f"a model named {HUMAN!r} cannot meet the real dialogues")
         dialogues[HUMAN] = _real_dialogues(real)
     if len(dialogues) < 2:
-        raise RunError("bad_settings", "pairs need two systems: two runs, or a run and ground truth")
+        raise RunError(Code.BAD_SETTINGS, "pairs need two systems: two runs, or a run and ground truth")
     if isinstance(reference, (EvalRun, int)) or (isinstance(reference, str) and reference.isdigit()):
         reference = labels.get(getattr(reference, "pk", None) or int(reference))
         if reference is None:
-            raise RunError("bad_settings", "the reference run is not one of the runs")
+            raise RunError(Code.BAD_SETTINGS, "the reference run is not one of the runs")
     if reference is not None and reference not in dialogues:
-        raise RunError("bad_settings", f"reference {reference!r} is not one of {sorted(dialogues)}")
+        raise RunError(Code.BAD_SETTINGS, f"reference {reference!r} is not one of {sorted(dialogues)}")
     pairs = plan_pairs(dialogues, reference=reference, seed=seed, both_orders=both_orders)
     if not pairs:
-        raise RunError("no_items", "the runs share no seed")
+        raise RunError(Code.NO_ITEMS, "the runs share no seed")
     for pair in pairs:
         if pair.first.utterances[:SEED_UTTERANCES] != pair.second.utterances[:SEED_UTTERANCES]:
-            raise RunError("seeds_differ", f"seed {pair.seed_id}: {pair.first.system} and {pair.second.system} "
+            raise RunError(Code.SEEDS_DIFFER, f"seed {pair.seed_id}: {pair.first.system} and {pair.second.system} "
                                            "start from different utterances; pair runs made from the same seeds")
 
     records, identical = [], 0
@@ -235,11 +236,11 @@ def make_pairs(*, runs, reference=None, ground_truth=None, seed=0, both_orders=T
         records.append(ItemRecord(TASK_SLUG, f"p{n:04d}", mutual.turns(one), {SECOND: mutual.turns(two)}, meta,
                                   None, f"pair {n}"))
     if not records:
-        raise RunError("no_items", f"all {identical} pairs show the same conversation twice")
+        raise RunError(Code.NO_ITEMS, f"all {identical} pairs show the same conversation twice")
 
     slug = benchmark_slug or slugify(f"arena-{'-'.join(str(run.pk) for run in runs)}-seed-{seed}")
     if Benchmark.objects.filter(slug=slug).exists():
-        raise RunError("benchmark_exists", f"benchmark {slug!r} exists already; pick another slug")
+        raise RunError(Code.BENCHMARK_EXISTS, f"benchmark {slug!r} exists already; pick another slug")
     benchmark = Benchmark.objects.create(
         slug=slug, name=f"Arena of {', '.join(sorted(dialogues))}", language="en", version=str(seed),
         source=f"pairs of the self-chat runs {[run.pk for run in runs]}"

@@ -30,6 +30,7 @@ from .models import ModelSpec
 from .permissions import can_evaluate_models
 from .scorers import botchat, loops, selfchat_generation
 from .selfchat_runs import SEED_UTTERANCES, _record, resolve_settings
+from core.errors import Code
 
 SOURCE = f"{botchat.SOURCE} MuTualTest-convs.tsv"
 RELEASED = ModelSpec.RELEASED  # the source prefix of a model that holds released dialogues only
@@ -81,7 +82,7 @@ def model_for(column, path, sha) -> ModelSpec:
         return ModelSpec.objects.create(name=name, source=source, sha256=sha,
                                         revision=f"BotChat's released dialogues, column {column}"[:100])
     if spec.source != source or spec.sha256 != sha:
-        raise RunError("model_exists", f"a model named {name!r} is registered already and is not column {column} of "
+        raise RunError(Code.MODEL_EXISTS, f"a model named {name!r} is registered already and is not column {column} of "
                                        f"this file (sha256 {sha[:12]})")
     return spec
 
@@ -92,11 +93,11 @@ def import_released(path, *, seeds_benchmark, models=None, limit=None, user=None
     given, the first `limit` seeds), the real lengths of the seeds read from `seeds_benchmark` (the slug of a
     MuTual import holding every seed id of the file). Returns the runs."""
     if user is not None and not can_evaluate_models(user):
-        raise RunError("forbidden", "released dialogues are imported by staff and researchers")
+        raise RunError(Code.FORBIDDEN, "released dialogues are imported by staff and researchers")
     path = Path(path)
     real = Benchmark.objects.filter(slug=seeds_benchmark).first()
     if real is None:
-        raise RunError("unknown_benchmark", f"no benchmark {seeds_benchmark!r} (import the MuTual file first)")
+        raise RunError(Code.UNKNOWN_BENCHMARK, f"no benchmark {seeds_benchmark!r} (import the MuTual file first)")
     lengths = {external_id: len(dialogue) for external_id, dialogue in
                Item.objects.filter(task__benchmark=real, task__slug=mutual.TASK_SLUG)
                .values_list("external_id", "dialogue")}
@@ -111,7 +112,7 @@ def import_released(path, *, seeds_benchmark, models=None, limit=None, user=None
                                                              f"one ({len(missing)} such ids)")
         spec = model_for(column, path, sha)
         if done := spec.runs.filter(settings__sha256=sha).first():
-            raise RunError("duplicate", f"column {column} of this file is run {done.pk} already")
+            raise RunError(Code.DUPLICATE, f"column {column} of this file is run {done.pk} already")
         chats = [selfchat_generation.SelfChat(list(utterances), SEED_UTTERANCES) for _, _, utterances in rows]
         seeds = [(seed_id, utterances[:SEED_UTTERANCES], lengths[seed_id]) for _, seed_id, utterances in rows]
         settings = resolve_settings(preset=botchat.PRESET)

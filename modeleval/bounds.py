@@ -40,7 +40,7 @@ def _value(values: Mapping, name: str):
 
 
 def check(values: Mapping, table: Mapping[str, tuple]) -> None:
-    """RunError("bad_settings") naming the first value outside its bounds; a value left out (None) is not
+    """RunError(Code.BAD_SETTINGS) naming the first value outside its bounds; a value left out (None) is not
     checked here. Integer bounds want an integer, float bounds any number."""
     for name, (low, high) in table.items():
         value = _value(values, name)

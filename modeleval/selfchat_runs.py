@@ -51,6 +51,7 @@ from .scorers import botchat, loops, selfchat_generation
 from .scorers.decoding import DECODINGS
 from .scorers.prompts import template_hash
 from .training import SYNC_WORKER
+from core.errors import Code
 
 SEED_UTTERANCES = 2  # BotChat: the first two utterances of a real dialogue
 TASK_SLUG = "selfchat"
@@ -71,9 +72,9 @@ def read_seeds(path, limit=None) -> list[tuple[str, list[str], int]]:
         seeds = [(dialogue_id, utterances[:SEED_UTTERANCES], len(utterances))
                  for _, dialogue_id, utterances in itertools.islice(mutual.dialogues(path), limit)]
     except ImportFailure as error:
-        raise RunError("bad_seeds", str(error)) from None
+        raise RunError(Code.BAD_SEEDS, str(error)) from None
     if len({seed[0] for seed in seeds}) < len(seeds):
-        raise RunError("bad_seeds", f"{path}: dialogue ids repeat; each seed needs its own id")
+        raise RunError(Code.BAD_SEEDS, f"{path}: dialogue ids repeat; each seed needs its own id")
     return seeds
 
 
@@ -83,21 +84,21 @@ def resolve_settings(*, preset="", utterances=None, system_prompt=None, max_new_
     """The run's settings: ours, or the preset's (its settings for models behind an API when `api`), with every
     setting given (not None) on top."""
     if preset and preset not in PRESETS:
-        raise RunError("bad_settings", f"unknown self-chat preset {preset!r}; expected one of {sorted(PRESETS)}")
+        raise RunError(Code.BAD_SETTINGS, f"unknown self-chat preset {preset!r}; expected one of {sorted(PRESETS)}")
     given = {"utterances": utterances, "system_prompt": system_prompt, "max_new_tokens": max_new_tokens,
              "decoding": decoding, "reply_cut": reply_cut}
     preset_settings = {**PRESETS.get(preset, {}), **(API_PRESETS.get(preset, {}) if api else {})}
     chosen = {**DEFAULTS, **preset_settings, **{k: v for k, v in given.items() if v is not None}}
     if api and chosen["decoding"] != "greedy":
-        raise RunError("bad_settings", "a model behind an API self-chats greedily (temperature 0): decoding must be "
+        raise RunError(Code.BAD_SETTINGS, "a model behind an API self-chats greedily (temperature 0): decoding must be "
                                        f"\"greedy\", not {chosen['decoding']!r}")
     # utterances from 3: one more than the seed's two (SEED_UTTERANCES).
     bounds.check({**chosen, "batch_size": batch_size, "seed": seed}, {**bounds.SELFCHAT, "seed": bounds.SEED})
     if chosen["decoding"] not in DECODINGS or chosen["reply_cut"] not in selfchat_generation.REPLY_CUTS:
-        raise RunError("bad_settings", f"decoding must be one of {DECODINGS} and reply_cut one of "
+        raise RunError(Code.BAD_SETTINGS, f"decoding must be one of {DECODINGS} and reply_cut one of "
                                        f"{selfchat_generation.REPLY_CUTS}")
     if similarity not in loops.SIMILARITIES or not 0 < threshold <= 1:
-        raise RunError("bad_settings", f"loop similarity must be one of {sorted(loops.SIMILARITIES)} "
+        raise RunError(Code.BAD_SETTINGS, f"loop similarity must be one of {sorted(loops.SIMILARITIES)} "
                                        "and its threshold in (0, 1]")
     return {**chosen, "preset": preset, "backend": "api" if api else "local", "seed_utterances": SEED_UTTERANCES,
             "system_prompt_sha256": template_hash(chosen["system_prompt"]), "loop_similarity": similarity,
@@ -125,21 +126,21 @@ def _seeds(selection, limit):
         slug = selection["seeds_benchmark"]
         benchmark = Benchmark.objects.filter(slug=slug).first()
         if benchmark is None:
-            raise RunError("unknown_benchmark", f"no benchmark {slug!r} to read seeds from")
+            raise RunError(Code.UNKNOWN_BENCHMARK, f"no benchmark {slug!r} to read seeds from")
         seeds = benchmark_seeds(benchmark, limit)
         if not seeds:
-            raise RunError("no_items", f"benchmark {slug} holds no real dialogues to seed from (a MuTual import: "
+            raise RunError(Code.NO_ITEMS, f"benchmark {slug} holds no real dialogues to seed from (a MuTual import: "
                                        f"task {mutual.TASK_SLUG!r})")
         return seeds
     seeds = read_seeds(selection["seeds"], limit)
     if not seeds:
-        raise RunError("no_items", f"{selection['seeds']} holds no seeds")
+        raise RunError(Code.NO_ITEMS, f"{selection['seeds']} holds no seeds")
     return seeds
 
 
 def _selection(seeds_path, seeds_benchmark, limit):
     if (seeds_path is None) == (seeds_benchmark is None):
-        raise RunError("bad_seeds", "give the seeds either as a file or as a benchmark of real dialogues")
+        raise RunError(Code.BAD_SEEDS, "give the seeds either as a file or as a benchmark of real dialogues")
     source = ({"seeds_benchmark": getattr(seeds_benchmark, "slug", seeds_benchmark)} if seeds_benchmark is not None
               else {"seeds": str(seeds_path)})
     return {**source, **({"limit": limit} if limit is not None else {})}
@@ -160,17 +161,17 @@ def start_selfchat(*, model: ModelSpec, seeds_path=None, seeds_benchmark=None, l
     goes to the `gpu` queue; `enqueue=False` leaves it for `generate` in this process. `user`, when given, must be
     one who may run models (`permissions.can_evaluate_models`)."""
     if user is not None and not can_evaluate_models(user):
-        raise RunError("forbidden", "self-chat runs are started by staff and researchers")
+        raise RunError(Code.FORBIDDEN, "self-chat runs are started by staff and researchers")
     bounds.check({"limit": limit, "max_attempts": max_attempts}, {"limit": bounds.SELFCHAT["limit"],
                                                                   "max_attempts": bounds.RUN["max_attempts"]})
     check_runs_per_person(user)
     if model.is_api and not (model.capabilities.get("chat") or {}).get("ok"):
-        raise RunError("mode_unsupported", f"model {model.name}: self-chat needs chat, which the endpoint cannot "
+        raise RunError(Code.MODE_UNSUPPORTED, f"model {model.name}: self-chat needs chat, which the endpoint cannot "
                                            f"serve: {(model.capabilities.get('chat') or {}).get('reason')}")
     if model.trained_by_id is not None:
-        raise RunError("mode_unsuited", f"model {model.name} is a classifier trained here: it cannot write dialogues")
+        raise RunError(Code.MODE_UNSUITED, f"model {model.name} is a classifier trained here: it cannot write dialogues")
     if model.is_released:
-        raise RunError("mode_unsuited", RELEASED_REFUSAL.format(model=model.name))
+        raise RunError(Code.MODE_UNSUITED, RELEASED_REFUSAL.format(model=model.name))
     settings = resolve_settings(preset=preset, utterances=utterances, system_prompt=system_prompt,
                                 max_new_tokens=max_new_tokens, decoding=decoding, reply_cut=reply_cut,
                                 similarity=similarity, threshold=threshold, batch_size=batch_size, seed=seed,
@@ -261,7 +262,7 @@ def _generate_and_write(run) -> bool:
     try:
         loaded = inference.load(model)
     except inference.PermanentError as error:
-        raise RunError("model_mismatch", str(error)) from None
+        raise RunError(Code.MODEL_MISMATCH, str(error)) from None
     def step_done(step):
         if not EvalRun.objects.filter(pk=run.pk, state=RunState.RUNNING).update(
                 chunks_done=min(step, run.chunks_total)):

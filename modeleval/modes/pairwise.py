@@ -18,6 +18,7 @@ from ..prompting import check_template as check_fields
 from ..scorers import botchat, loops, pairwise, prompts, rating
 from ..scorers.pairwise import BOTH, NEITHER, ONE, TWO
 from .base import NO_FEWSHOT, check_choice, lookup_template, uses_fewshot
+from core.errors import Code
 
 MODES = (Mode.PAIRWISE,)
 ORDERS_OPTIONS = False
@@ -75,12 +76,12 @@ def check_run(mode, settings, tasks, item_ids) -> None:
                       .values_list("external_id", flat=True))
             labelled |= ids
             if not ids:
-                raise RunError("no_examples", f"task {task}: few-shot examples need arena items with a published "
+                raise RunError(Code.NO_EXAMPLES, f"task {task}: few-shot examples need arena items with a published "
                                               f"{task.primary_key!r} label, and there are none")
         if unknown := sorted(set(settings["fewshot"].get("fixed_ids") or ()) - labelled):
-            raise RunError("bad_settings", f"fixed few-shot ids not among the labelled items: {unknown}")
+            raise RunError(Code.BAD_SETTINGS, f"fixed few-shot ids not among the labelled items: {unknown}")
     if alone := Item.objects.filter(pk__in=item_ids).exclude(fields__has_key=SECOND).count():
-        raise RunError("mode_unsuited", f"pairwise mode needs two conversations per item: {alone} items have no "
+        raise RunError(Code.MODE_UNSUITED, f"pairwise mode needs two conversations per item: {alone} items have no "
                                         f"fields.{SECOND} (build them with make_pairs)")
 
 

@@ -19,6 +19,7 @@ from ..models import Mode, ParseStatus
 from ..prompting import check_template as check_fields
 from ..scorers import diqad, huynh, prompts, rating
 from .base import NO_FEWSHOT, check_choice, label_text, lookup_template, turn_text, uses_fewshot
+from core.errors import Code
 
 MODES = (Mode.RATING, Mode.YES_NO)
 ORDERS_OPTIONS = False
@@ -129,9 +130,9 @@ def check_run(mode, settings, tasks, item_ids) -> None:
             try:
                 spec = question(task.form, settings["quality"])
             except StopIteration:
-                raise RunError("bad_settings", f"task {task} has no question {settings['quality']!r}") from None
+                raise RunError(Code.BAD_SETTINGS, f"task {task} has no question {settings['quality']!r}") from None
             if mode == Mode.RATING and rating_scale(spec) is None:
-                raise RunError("mode_unsuited", f"task {task}: {spec['key']!r} is neither a scale nor a numeric "
+                raise RunError(Code.MODE_UNSUITED, f"task {task}: {spec['key']!r} is neither a scale nor a numeric "
                                                 "choice")
     if not uses_fewshot(settings):
         return
@@ -140,11 +141,11 @@ def check_run(mode, settings, tasks, item_ids) -> None:
         if settings.get("preset") == huynh.PRESET:
             # Huynh et al.'s examples carry the FED raters' ratings (`_huynh_pool`).
             if not human_labels.has_fed_ratings(task):
-                raise RunError("no_examples", f"task {task}: the huynh preset's examples take their rating "
+                raise RunError(Code.NO_EXAMPLES, f"task {task}: the huynh preset's examples take their rating "
                                               "from imported FED ratings (import_ratings --format fed), and "
                                               "there are none")
         elif not Item.objects.filter(task=task).filter(**{f"source_gold__{key}__isnull": False}).exists():
-            raise RunError("no_examples", f"task {task}: few-shot examples need items with a published "
+            raise RunError(Code.NO_EXAMPLES, f"task {task}: few-shot examples need items with a published "
                                           f"{key!r} label, and there are none")
 
 
