@@ -21,7 +21,7 @@ from django.utils import timezone
 from benchmarks.formschema import excluding_values, is_one_of, primary_values, question, validate_answers
 from benchmarks.models import Benchmark, Item, Task
 from benchmarks.permissions import staff_or_holder
-from metrics import median_reading_seconds
+from metrics import majority_vote, median_reading_seconds
 from metrics.prediction_powered import inclusion_probabilities, poisson_draw
 
 from core import sql
@@ -901,7 +901,7 @@ def create_gold_version(campaign, *, actor, method="campaign", note=""):
             votes = {}
             for bi_id, value in (Annotation.objects.filter(campaign=campaign, superseded_at__isnull=True)
                                  .values_list("batch_item_id", "value")):
-                votes.setdefault(bi_id, Counter())[value] += 1
+                votes.setdefault(bi_id, []).append(value)
             panel = campaign.protocol == Protocol.GOLD_PANEL
             majority = GoldMethod.EXPERT_MAJORITY if panel else GoldMethod.ANNOTATOR_MAJORITY
             for bi in batch_items:
@@ -914,11 +914,10 @@ def create_gold_version(campaign, *, actor, method="campaign", note=""):
                     left_out["batch_not_accepted"] += 1
                     left_items.setdefault("batch_not_accepted", []).append(bi.item_id)
                     continue
-                ranked = votes.get(bi.pk, Counter()).most_common()
-                margin = ranked[0][1] - (ranked[1][1] if len(ranked) > 1 else 0) if ranked else 0
+                vote = majority_vote(votes.get(bi.pk, []))
                 labels.append(GoldLabel(version=version, item=bi.item, value=bi.final_value,
                                         method=GoldMethod.ADJUDICATED if bi.final_method == "adjudicated" else majority,
-                                        votes={str(k): n for k, n in ranked}, margin=margin))
+                                        votes={str(k): n for k, n in vote.votes.items()}, margin=vote.margin))
         GoldLabel.objects.bulk_create(labels)
         if left_items:
             version.left_out = {why: sorted(ids) for why, ids in left_items.items()}

@@ -3,11 +3,10 @@ arena statistics with each order of showing a result of its own, each judge mode
 humans and with every other judge."""
 from __future__ import annotations
 
-from collections import Counter
 from itertools import combinations
 
 from metrics import (botchat_outcomes, botchat_versus, bradley_terry_bootstrap, cohen_kappa, elo, elo_over_orders,
-                     win_tie_lose)
+                     majority_vote, win_tie_lose)
 from modeleval.scorers import botchat
 
 from ..contract import ReportOptions
@@ -35,10 +34,10 @@ def pairwise_section(rows: Rows, options: ReportOptions):
         task_items = sorted(i for i in rows.items_of[task["id"]] if i in systems)
         human = {}
         for i in task_items:
-            votes = Counter(PAIRWISE_OUTCOMES.get(str(v)) for v in rows.human.get(i, {}).values() if v is not None)
-            ranked = votes.most_common(2)
-            if ranked and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]):
-                human[i] = ranked[0][0]
+            vote = majority_vote([PAIRWISE_OUTCOMES.get(str(v)) for v in rows.human.get(i, {}).values()
+                                  if v is not None])
+            if vote.n_votes and not vote.is_tie:
+                human[i] = vote.label
         judges, per_order, each_order = {}, judged_orders(rows, task_items, systems), {}
         for run in [r for r in rows.data.runs if r["mode"] == "pairwise" and task["id"] in r["task_ids"]]:
             where = rows.predictions[run["id"], ""]
