@@ -497,17 +497,19 @@ class AnnotationViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
     @extend_schema(request=AmendSerializer, responses={200: AnnotationSerializer, **ERRORS},
                    description="Change your last answer while its batch is not handed in (owner). 409 not_changeable "
                                "otherwise; 400 invalid_answers with errors per question; 409 wrong_item when `item` "
-                               "is not the answer's item.")
+                               "is not the answer's item. The answer tells nothing of other people's labels: the "
+                               "progress is your own, as after a submission; a change made once another label of "
+                               "the item is in never closes its disagreement and is shown to the experts as such.")
     @action(detail=True, methods=["post"], permission_classes=[IsOwner])
     def amend(self, request, pk=None):
         annotation = self.get_object()
         data = read_body(AmendSerializer, request)
         annotation = actions.amend_annotation(annotation, annotator=request.user, answers=data["answers"],
                                               item_id=data.get("item"))
-        progress = selectors.batch_progress(annotation.batch_item.batch_id)
-        return Response({"annotation": AnnotationSerializer(annotation).data,
-                         "progress": {**progress, "left_for_you": selectors.left_for(annotation.campaign_id,
-                                                                                    request.user)}})
+        # The labeller's own progress, as after a submission: no outcome (disagreement, agreement) that another
+        # person's label decides.
+        progress = selectors.labeller_progress(annotation.batch_item.batch_id, request.user, annotation.campaign_id)
+        return Response({"annotation": AnnotationSerializer(annotation).data, "progress": progress})
 
     def visible(self):
         labels = Annotation.objects.select_related("annotator", "item", "settings").order_by("id")
