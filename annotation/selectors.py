@@ -346,18 +346,13 @@ def last_answer_view(annotation):
             "form": task.form}
 
 
-def qc_blind(batch):
-    """Whether the QC of this batch round answers before seeing the final labels."""
-    return bool(batch.settings and batch.settings.qc_blind)
-
-
-def blind_qc_sample(data, blind):
-    """A serialized QC review with the final label of each sampled item the QC has not labelled yet hidden."""
+def blind_qc_sample(data, blind, hidden):
+    """A serialized QC review for a blind reader (`blind`): the final label of each sampled item among `hidden`
+    (batch item ids, policy.qc_blind_batch) left out."""
     data["blind"] = blind
-    if blind:
-        for entry in data["sample"]:
-            if entry["qc_at"] is None:
-                entry["annotator_value"] = None
+    for entry in data["sample"]:
+        if entry["batch_item"] in hidden:
+            entry["annotator_value"] = None
     return data
 
 
