@@ -1,5 +1,5 @@
 """Who may see and do what in a campaign: the roles that read each kind of data, staff's roles everywhere,
-the gold panel's blind voters, and the campaigns, labels and benchmarks a person reads. The one home of
+the gold panel's blind voters, the blind QC, and the campaigns, labels and benchmarks a person reads. The one home of
 these rules: selectors, permissions, serializers, pages and reports ask these functions."""
 from collections import defaultdict
 
