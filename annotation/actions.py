@@ -973,8 +973,14 @@ def auto_hand_in(batch_id, *, actor):
 
 def amend_annotation(annotation, *, annotator, answers, now=None, item_id=None):
     """An annotator changes their own last answer while its batch round is still being annotated (`item_id`:
-    the item the change was made on). The first answers are kept in the event; the item's outcome is worked
-    out again from the labels."""
+    the item the change was made on). The first answers are kept in the event.
+
+    Whether the change is taken, and what it answers, never depends on anyone else's label: otherwise an
+    annotator could try values until the answer showed that they matched their peer. Before any other label
+    of the round is in, the item's outcome is worked out again from the labels. Once another label is in, a
+    disagreement of the round is never closed (nor decided again) by the change: it stays as it stands for the
+    experts, and its record marks the label as changed after the peer's label (`amended_after_peer`, with the
+    first value), as does the event; labels that agreed and now differ open a disagreement marked alike."""
     now = now or timezone.now()
     with transaction.atomic():
         batch = Batch.objects.select_for_update().get(pk=annotation.batch_item.batch_id)
@@ -992,29 +998,49 @@ def amend_annotation(annotation, *, annotator, answers, now=None, item_id=None):
             raise ActionError(Code.NOT_CHANGEABLE, f"Batch {batch.number} is {batch.state.replace('_', ' ')}; "
                               "answers can be changed only until it is handed in.")
         settings = annotation.settings or batch.settings
-        if batch_item.needed > settings.overlap or batch_item.final_method == "adjudicated":
-            raise ActionError(Code.NOT_CHANGEABLE, "This item has already been settled by someone else; ask a "
-                              "trainer.")
         item, form = batch_item.item, batch_item.item.task.form
         excluded_by = _checked_answers(form, answers, item)
-        before = annotation.answers
+        after_peer = (Annotation.objects.filter(batch_item=batch_item, round=batch.round)
+                      .exclude(annotator=annotator).exists())
+        disagreement = (Disagreement.objects.select_for_update().filter(batch_item=batch_item, round=batch.round)
+                        .first())
+        before, before_value = annotation.answers, annotation.value
         annotation.answers, annotation.value = answers, answers.get(form["primary"])
         annotation.excluded, annotation.excluded_by = bool(excluded_by), sorted(excluded_by)
         annotation.save(update_fields=["answers", "value", "excluded", "excluded_by"])
-        batch_item.status, batch_item.final_value, batch_item.final_method = ItemStatus.PENDING, None, ""
-        batch_item.save(update_fields=["status", "final_value", "final_method"])
-        _settle(batch_item, batch.campaign, settings, batch.round)
-        if batch_item.status != ItemStatus.DISAGREEMENT:
-            # The labels agree now: an open disagreement of this round is closed by the change, not deleted.
-            Disagreement.objects.filter(batch_item=batch_item, round=batch.round, status=DisagreementStatus.OPEN).update(
-                status=DisagreementStatus.RESOLVED, method="amended", resolved_value=batch_item.final_value,
-                resolved_at=now, reason="the labels agree after an annotator changed their answer")
+        if not (after_peer and disagreement is not None):
+            batch_item.status, batch_item.final_value, batch_item.final_method = ItemStatus.PENDING, None, ""
+            batch_item.save(update_fields=["status", "final_value", "final_method"])
+            _settle(batch_item, batch.campaign, settings, batch.round)
+            disagreement = (Disagreement.objects.filter(batch_item=batch_item, round=batch.round).first()
+                            if after_peer else None)
+        if disagreement is not None:
+            _mark_amended(disagreement, annotator, before_value, annotation.value, now)
         record_event(batch.campaign_id, EventKind.LABEL_CHANGED, batch=batch, actor=annotator,
                      figures={"item": item.external_id, "annotation": annotation.pk, "before": before,
-                              "after": answers})
+                              "after": answers, "after_peer": after_peer,
+                              **({"disagreement": disagreement.pk} if disagreement is not None else {})})
     if batch_item.status in FINAL_STATUSES:
         auto_hand_in(batch.pk, actor=annotator)
     return annotation
+
+
+def _mark_amended(disagreement, annotator, first_value, value, now):
+    """The disagreement's record of labels with `annotator`'s label changed after the peer's label was in: its
+    value now, the value it had first, and when (the record keeps the first value of every change)."""
+    labels, found = [], False
+    for label in disagreement.labels or []:
+        if label.get("annotator") == annotator.username:
+            found = True
+            label = {**label, "value": value, "amended_after_peer": True,
+                     "first_value": label.get("first_value", first_value),
+                     "amended_at": now.isoformat()}
+        labels.append(label)
+    if not found:
+        labels.append({"annotator": annotator.username, "value": value, "amended_after_peer": True,
+                       "first_value": first_value, "amended_at": now.isoformat()})
+    disagreement.labels = labels
+    disagreement.save(update_fields=["labels"])
 
 
 def _check_flag_limits(assignment, actor):

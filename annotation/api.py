@@ -19,7 +19,7 @@ from rest_framework.response import Response
 from core.errors import ActionError, Code
 
 from . import actions, policy, selectors
-from .models import (Annotation, Assignment, Batch, BatchState, Campaign, Disagreement, GoldVersion, Membership,
+from .models import (Annotation, Assignment, Batch, Campaign, Disagreement, GoldVersion, Membership,
                      QCReview, Role)
 from .permissions import (CanCreateCampaign, CanReadBatches, CanReadBatchWork, CanReadDisagreements, CanReadGold,
                           CanReadLabels, CanReadQC, CanReadVotes, CanResolve, IsManager, IsMember, IsOwner, IsQC,
@@ -327,7 +327,18 @@ class BatchViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
                                "figures.")
     @action(detail=True, methods=["get"], permission_classes=[CanReadBatchWork], filter_backends=[])
     def events(self, request, pk=None):
-        return self.page(self.get_object().events.select_related("actor").order_by("id"), EventSerializer)
+        batch = self.get_object()
+        events = batch.events.select_related("actor").order_by("id")
+        hidden = policy.qc_blind_batch(request.user, batch)
+        if hidden is None:
+            return self.page(events, EventSerializer)
+        # A blind QC: no event about a hidden item's labels, and no labeller's name, until their own label.
+        response = self.page(events.exclude(kind__in=policy.LABEL_EVENTS, figures__item__in=sorted(hidden["items"])),
+                             EventSerializer)
+        for row in response.data["results"] if isinstance(response.data, dict) else response.data:
+            if row["actor"] in hidden["labellers"] and row["kind"] not in policy.LABEL_EVENTS:
+                row["actor"] = None
+        return response
 
     @extend_schema(responses={200: BatchItemSerializer(many=True), **ERRORS},
                    description="The batch's items with this round's outcome (paginated with limit/offset).")
@@ -335,11 +346,13 @@ class BatchViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
     def items(self, request, pk=None):
         batch = self.get_object()
         response = self.page(batch.items.select_related("item").order_by("position"), BatchItemSerializer)
-        if Role.QC in policy.roles_of(request.user, batch.campaign) and selectors.qc_blind(batch) \
-                and batch.state in (BatchState.HANDED_IN, BatchState.IN_REVIEW):
-            rows = response.data["results"] if isinstance(response.data, dict) else response.data
-            for row in rows:
-                row["final_value"] = None  # a blind QC sees the final labels through the sample only
+        hidden = policy.qc_blind_batch(request.user, batch)
+        if hidden is not None:
+            # A blind QC: nothing of a hidden item's outcome (its final label, and what its status, method and
+            # slots tell of its labels) until their own label.
+            for row in response.data["results"] if isinstance(response.data, dict) else response.data:
+                if row["id"] in hidden["batch_items"]:
+                    row.update(status=None, final_value=None, final_method=None, needed=None, taken=None)
         return response
 
     @extend_schema(responses={200: QCReviewSerializer, **ERRORS},
@@ -355,9 +368,10 @@ class BatchViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
         return Response(self.qc_view(batch, QCReviewSerializer(review).data))
 
     def qc_view(self, batch, data):
-        """A blind review hides each final label from the QC until the QC has given theirs."""
-        roles = policy.roles_of(self.request.user, batch.campaign)
-        return selectors.blind_qc_sample(data, blind=Role.QC in roles and selectors.qc_blind(batch))
+        """A blind review hides each final label from the QC until the QC has given theirs (policy.qc_blind_batch)."""
+        blind = policy.reviews_blind(self.request.user, batch)
+        hidden = policy.qc_blind_batch(self.request.user, batch) if blind else None
+        return selectors.blind_qc_sample(data, blind, hidden["batch_items"] if hidden else ())
 
     @extend_schema(request=None, responses={200: BatchSerializer, **ERRORS},
                    description="annotating -> handed_in when every item has a final label; draws the QC sample "
@@ -497,24 +511,30 @@ class AnnotationViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
     @extend_schema(request=AmendSerializer, responses={200: AnnotationSerializer, **ERRORS},
                    description="Change your last answer while its batch is not handed in (owner). 409 not_changeable "
                                "otherwise; 400 invalid_answers with errors per question; 409 wrong_item when `item` "
-                               "is not the answer's item.")
+                               "is not the answer's item. The answer tells nothing of other people's labels: the "
+                               "progress is your own, as after a submission; a change made once another label of "
+                               "the item is in never closes its disagreement and is shown to the experts as such.")
     @action(detail=True, methods=["post"], permission_classes=[IsOwner])
     def amend(self, request, pk=None):
         annotation = self.get_object()
         data = read_body(AmendSerializer, request)
         annotation = actions.amend_annotation(annotation, annotator=request.user, answers=data["answers"],
                                               item_id=data.get("item"))
-        progress = selectors.batch_progress(annotation.batch_item.batch_id)
-        return Response({"annotation": AnnotationSerializer(annotation).data,
-                         "progress": {**progress, "left_for_you": selectors.left_for(annotation.campaign_id,
-                                                                                    request.user)}})
+        # The labeller's own progress, as after a submission: no outcome (disagreement, agreement) that another
+        # person's label decides.
+        progress = selectors.labeller_progress(annotation.batch_item.batch_id, request.user, annotation.campaign_id)
+        return Response({"annotation": AnnotationSerializer(annotation).data, "progress": progress})
 
     def visible(self):
         labels = Annotation.objects.select_related("annotator", "item", "settings").order_by("id")
         if self.action == "list":
             return labels.filter(pk__in=policy.labels_visible(self.request.user).values("pk"))
         ids = policy.campaigns_with_role(self.request.user)
-        return labels if ids is None else labels.filter(Q(campaign_id__in=ids) | Q(annotator=self.request.user))
+        if ids is None:
+            return labels
+        # A label a blind QC may not read yet is not found (404), as a label of another campaign.
+        return labels.filter(Q(campaign_id__in=ids) & ~Q(batch_item_id__in=policy.qc_hidden_items(self.request.user))
+                             | Q(annotator=self.request.user))
 
 
 class DisagreementFilter(filters.FilterSet):

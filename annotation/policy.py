@@ -1,11 +1,11 @@
 """Who may see and do what in a campaign: the roles that read each kind of data, staff's roles everywhere,
-the gold panel's blind voters, and the campaigns, labels and benchmarks a person reads. The one home of
+the gold panel's blind voters, the blind QC, and the campaigns, labels and benchmarks a person reads. The one home of
 these rules: selectors, permissions, serializers, pages and reports ask these functions."""
 from collections import defaultdict
 
-from django.db.models import Q
+from django.db.models import F, Q
 
-from .models import Annotation, Campaign, Membership, Protocol, Role
+from .models import Annotation, BatchState, Campaign, Membership, Protocol, Role
 
 # Roles that may read each kind of campaign data (gold, QC data and other people's labels are the
 # sensitive ones: annotators see only their own leases and labels).
@@ -68,11 +68,12 @@ def visible_campaigns(user):
 
 def labels_visible(user):
     """Annotations a user may read: all of a campaign for READ_LABELS roles (not a gold panel's voting
-    experts: they vote blind), and always their own."""
+    experts: they vote blind; not what a blind QC may not read yet, qc_hidden_items), and always their own."""
     ids = campaigns_reading(user, READ_LABELS)
     if ids is None:
         return Annotation.objects.all()
-    return Annotation.objects.filter(Q(campaign_id__in=ids) | Q(annotator=user))
+    return Annotation.objects.filter(Q(campaign_id__in=ids) & ~Q(batch_item_id__in=qc_hidden_items(user))
+                                     | Q(annotator=user))
 
 
 # ---------------------------------------------------------------- blindness and read scope
@@ -175,3 +176,69 @@ def member_scope(user):
         "gold": (Q(pk__in=Campaign.objects.filter(pk__in=gold).values("benchmark_id"))
                  & ~Q(pk__in=labelling_benchmarks(user))),
     }
+
+
+# ---------------------------------------------------------------- blind QC
+# One home for "the QC reviews blind" (the settings' qc_blind): until the QC has decided a batch round, a QC who
+# holds no other role that reads the campaign's labels reads none of that batch's labels, none of the names of
+# the people who labelled it, and none of its label events (changed answers with their before and after, decided
+# disagreements, flags, skips); each item of the current sample that has its QC label is shown in full, as the
+# protocol intends (the QC gives their label first, then sees the others). The labels API, the raw export, the
+# batch's items and events, the QC sample and the review page ask these functions.
+QC_UNDECIDED = (BatchState.ANNOTATING, BatchState.HANDED_IN, BatchState.IN_REVIEW)  # the round's QC decision to come
+
+
+def _blind_qc_campaigns(user):
+    """Ids of the campaigns where the user is a QC and holds no other role that reads labels there."""
+    if not user or not user.is_authenticated or staff_roles(user):
+        return Membership.objects.none().values("campaign_id")
+    others = (Membership.objects.filter(user=user, active=True, role__in=READ_LABELS - {Role.QC})
+              .exclude(_blind_memberships()).values("campaign_id"))
+    return (Membership.objects.filter(user=user, active=True, role=Role.QC).exclude(campaign_id__in=others)
+            .values("campaign_id"))
+
+
+def reads_as_blind_qc(user, campaign):
+    """Whether the user reads this campaign as a blind QC would (before qc_blind and the batch are asked)."""
+    return _blind_qc_campaigns(user).filter(campaign_id=getattr(campaign, "pk", campaign)).exists()
+
+
+def reviews_blind(user, batch):
+    """Whether the user reviews this batch blind: its settings say qc_blind and they read as a blind QC."""
+    return bool(batch.settings and batch.settings.qc_blind) and reads_as_blind_qc(user, batch.campaign_id)
+
+
+def qc_hidden_items(user, campaign=None):
+    """The batch items whose labels, labellers' names and label events the user may not read yet (a queryset of
+    BatchItem ids; `campaign`: only that campaign's): the items of the batches of a qc_blind round not decided
+    yet, in the campaigns where the user reads as a blind QC, less the items of the round's sample that have
+    their QC label."""
+    from .models import BatchItem, QCSampleItem
+
+    items = BatchItem.objects.filter(campaign_id__in=_blind_qc_campaigns(user), batch__settings__qc_blind=True,
+                                     batch__state__in=QC_UNDECIDED)
+    if campaign is not None:
+        items = items.filter(campaign_id=getattr(campaign, "pk", campaign))
+    shown = QCSampleItem.objects.filter(review__round=F("review__batch__round"), qc_at__isnull=False)
+    return items.exclude(pk__in=shown.values("batch_item_id")).values("pk")
+
+
+# Events about one item's labels: left out for a blind QC while the item is hidden (their figures carry values,
+# their actors are the labellers).
+LABEL_EVENTS = ("label_changed", "disagreement_resolved", "item_flagged", "item_skipped")
+
+
+def qc_blind_batch(user, batch):
+    """What of one batch a blind QC may not read yet: None when the user reads all of it; else a dict with the
+    hidden batch items' ids (`batch_items`), their items' external ids (`items`) and the usernames of everyone
+    who labelled the batch (`labellers`, whose names the batch's other events leave out meanwhile)."""
+    from .models import Annotation, BatchItem
+
+    hidden = BatchItem.objects.filter(pk__in=qc_hidden_items(user, batch.campaign_id), batch_id=batch.pk)
+    rows = list(hidden.values_list("pk", "item__external_id"))
+    if not rows:
+        return None
+    labellers = set(Annotation.objects.filter(batch_item__batch_id=batch.pk)
+                    .values_list("annotator__username", flat=True).distinct())
+    return {"batch_items": {pk for pk, _ in rows}, "items": {external for _, external in rows},
+            "labellers": labellers}

@@ -300,8 +300,16 @@ def disagreement_answers(disagreement, blind):
     def who(user):
         return f"Rater {names.setdefault(user.pk, len(names) + 1)}" if blind else user.username
 
+    # Labels changed once another label of the item was in (actions.amend_annotation marks them in the record).
+    amended = {label["annotator"]: label for label in disagreement.labels or [] if label.get("amended_after_peer")}
+
+    def changed(user):
+        label = amended.get(user.username)
+        return ({"amended_after_peer": True, "first_value": label.get("first_value"),
+                 "amended_at": label.get("amended_at")} if label else {"amended_after_peer": False})
+
     return {"answers": [{"annotator": who(a.annotator), "value": a.value, "answers": a.answers,
-                         "excluded": a.excluded} for a in rows],
+                         "excluded": a.excluded, **changed(a.annotator)} for a in rows],
             "flags": [{"author": who(f.author), "comment": f.comment, "round": f.round, "created_at": f.created_at}
                       for f in flags]}
 
@@ -338,18 +346,13 @@ def last_answer_view(annotation):
             "form": task.form}
 
 
-def qc_blind(batch):
-    """Whether the QC of this batch round answers before seeing the final labels."""
-    return bool(batch.settings and batch.settings.qc_blind)
-
-
-def blind_qc_sample(data, blind):
-    """A serialized QC review with the final label of each sampled item the QC has not labelled yet hidden."""
+def blind_qc_sample(data, blind, hidden):
+    """A serialized QC review for a blind reader (`blind`): the final label of each sampled item among `hidden`
+    (batch item ids, policy.qc_blind_batch) left out."""
     data["blind"] = blind
-    if blind:
-        for entry in data["sample"]:
-            if entry["qc_at"] is None:
-                entry["annotator_value"] = None
+    for entry in data["sample"]:
+        if entry["batch_item"] in hidden:
+            entry["annotator_value"] = None
     return data
 
 

@@ -273,8 +273,16 @@ class DisagreementSerializer(serializers.ModelSerializer):
     class Meta:
         model = Disagreement
         fields = ["id", "campaign", "batch", "item", "external_id", "round", "guideline_version", "labels", "status",
-                  "method", "resolved_value", "resolved_by", "reason", "created_at", "resolved_at"]
+                  "method", "resolved_value", "resolved_by", "reason", "created_at", "resolved_at",
+                  "amended_after_peer"]
         read_only_fields = fields
+
+    amended_after_peer = serializers.SerializerMethodField(
+        help_text="A label was changed once another label of the item was in (the labels say whose, and its first "
+                  "value): the change did not close the disagreement.")
+
+    def get_amended_after_peer(self, disagreement) -> bool:
+        return any(label.get("amended_after_peer") for label in disagreement.labels or [])
 
     def to_representation(self, disagreement):
         """Who answered what (and who decided) only for readers of the campaign's labels: a gold panel's

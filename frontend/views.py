@@ -99,8 +99,10 @@ def assignment(request, pk):
 def review(request, pk):
     batch = get_object_or_404(Batch.objects.select_related("campaign", "settings"), pk=pk)
     campaign, roles = campaign_with_role(request.user, batch.campaign_id, policy.READ_QC, "see QC reviews")
+    # The annotator model reads every label (names, aggregates of uncertain items): not for a blind QC while a
+    # label is hidden from them.
     estimates = (selectors.annotator_estimates(campaign, batch=batch) if roles & policy.READ_ANNOTATOR_FIGURES
-                 else None)
+                 and not policy.qc_hidden_items(request.user, campaign).exists() else None)
     return render(request, "frontend/review.html", {"batch": batch, "campaign": campaign, "is_qc": Role.QC in roles,
                                                     "estimates": estimates})
 

@@ -96,7 +96,7 @@ def test_an_annotator_changes_their_last_answer_until_hand_in(staff, people, diq
                                     format="json").status_code == 403
 
 
-def test_a_changed_answer_settles_the_item_again(staff, people, diqad):
+def test_a_change_after_the_peers_label_leaves_the_disagreement_to_the_experts(staff, people, diqad):
     campaign = campaign_of(staff, people, diqad, overlap=2, batch_size=1)
     lease = actions.lease_next_item(campaign, annotator=people["ann1"])
     submit_score(lease.assignment, people["ann1"], 2)
@@ -109,8 +109,10 @@ def test_a_changed_answer_settles_the_item_again(staff, people, diqad):
     actions.amend_annotation(mine, annotator=people["ann2"], answers=DIQAD_ANSWERS[2])
     disagreement.refresh_from_db()
     mine.batch_item.refresh_from_db()
-    assert mine.batch_item.status == "labelled" and mine.batch_item.final_value == 2
-    assert disagreement.status == "resolved" and disagreement.method == "amended"
+    # Copying the peer does not close the disagreement: the experts see the change as made after the peer's label.
+    assert mine.batch_item.status == "disagreement" and mine.batch_item.final_value is None
+    assert disagreement.status == "open" and disagreement.labels[1]["amended_after_peer"]
+    actions.resolve_disagreement(disagreement, actor=people["expert"], value=2)
     actions.hand_in_batch(mine.batch_item.batch, actor=people["manager"])
     with pytest.raises(ActionError) as refused:
         actions.amend_annotation(mine, annotator=people["ann2"], answers=DIQAD_ANSWERS[1])

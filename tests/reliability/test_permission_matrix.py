@@ -4,6 +4,11 @@ The routes are read from `get_resolver()`, so an endpoint added anywhere without
 `test_every_route_has_an_expectation`. Refused means 401/403, or 404 where the object stays hidden;
 allowed means anything else below 500, and for a GET that answers a list, at least one row
 (an empty list hides as well as a 403 does).
+
+What an allowed reader sees is narrowed further for blind readers: a gold panel's voting experts
+(test_gold_blind.py and the disagreement tests) and a QC under qc_blind, whose every allowed GET here, the
+export, the pages and their own writes' answers are checked before and after their own label in
+test_qc_blind_matrix.py.
 """
 import pytest
 from django.db import transaction

@@ -33,11 +33,15 @@ const labelOf = (choices, value) => choices.find((c) => JSON.stringify(c.value) 
 function answerList(form, item, given) {
   // A gold panel's voters get no one's answers from the server: they decide without seeing the votes.
   if (blind && !given.answers.length) return el("p", { class: "muted blind" }, "The panel votes blind: the answers are not shown.");
+  const primaryChoices = choicesOf(form.questions.find((q) => q.key === form.primary), item);
   return el("ul", { class: "labels" }, given.answers.map((a) => {
     const parts = describeAnswers(form, item, a.answers);
     const main = parts.find((p) => p.primary);
     const rest = parts.filter((p) => !p.primary);
-    return el("li", {}, el("span", { class: "who" }, a.annotator), ": ", el("strong", {}, main ? main.text : "—"),
+    // A label changed once the other answers were in: the change did not settle the item; its first value is shown.
+    const amended = a.amended_after_peer && el("em", { class: "amended" },
+      ` (changed after the other answer was in; first answer: ${labelOf(primaryChoices, a.first_value)})`);
+    return el("li", {}, el("span", { class: "who" }, a.annotator), ": ", el("strong", {}, main ? main.text : "—"), amended || null,
       rest.length ? el("ul", { class: "answer-details" }, rest.map((p) => el("li", {}, `${p.label}: `, el("span", { class: "prewrap" }, p.text)))) : null);
   }));
 }
