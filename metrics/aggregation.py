@@ -279,9 +279,12 @@ class _Answers:
             given = [plain(v) for v in given]
         self.item, self.items = _codes(items)
         self.annotator, self.annotators = _codes(annotators)
-        self.label, self.labels = _codes(given, labels if labels is not None else sorted(set(given), key=_sort_key))
-        self.n_items, self.n_annotators, self.n_labels = len(self.items), len(self.annotators), len(self.labels)
         gold = {i: plain(v) for i, v in (gold or {}).items() if not is_missing(v)}
+        # By default the label set is every label given or held as gold: an expert may settle on a label nobody gave.
+        answered = set(items)
+        default = sorted(set(given) | {v for i, v in gold.items() if i in answered}, key=_sort_key)
+        self.label, self.labels = _codes(given, labels if labels is not None else default)
+        self.n_items, self.n_annotators, self.n_labels = len(self.items), len(self.annotators), len(self.labels)
         label_code = {name: n for n, name in enumerate(self.labels)}
         unknown = sorted({repr(v) for v in gold.values() if v not in label_code})
         if unknown:

@@ -116,7 +116,7 @@ def test_bad_input_is_refused():
     with pytest.raises(ValueError, match="not one of the labels"):
         dawid_skene([(1, "a", "x")], labels=["y"])
     with pytest.raises(ValueError, match="gold labels"):
-        dawid_skene([(1, "a", "x")], gold={1: "z"})
+        dawid_skene([(1, "a", "x")], labels=["x"], gold={1: "z"})
     with pytest.raises(ValueError, match="no answers"):
         mace([(1, "a", None)])
     with pytest.raises(ValueError):
@@ -135,3 +135,13 @@ def test_a_hundred_thousand_items_by_three_in_numpy():
     result = dawid_skene(rows)
     agree = np.mean(np.array(result.aggregate) == truth[np.array(result.items)])
     assert agree > 0.85 and result.converged
+
+
+def test_an_expert_gold_label_nobody_gave_joins_the_label_set():
+    """An expert may settle an item on a label no annotator gave: the model takes it as a label (the review
+    page's figures once refused the whole campaign for it)."""
+    answers = [(1, "a", "x"), (1, "b", "y"), (2, "a", "x"), (2, "b", "x")]
+    model = dawid_skene(answers, gold={1: "z"})
+    assert model.labels == ["x", "y", "z"] and model.aggregate[0] == "z"
+    with pytest.raises(ValueError, match="not among the labels"):
+        dawid_skene(answers, labels=["x", "y"], gold={1: "z"})
