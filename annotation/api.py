@@ -367,6 +367,18 @@ class BatchViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
             raise ActionError(Code.NOT_FOUND, "This batch has not been handed in yet.")
         return Response(self.qc_view(batch, QCReviewSerializer(review).data))
 
+    @extend_schema(responses={200: OpenApiTypes.OBJECT, **ERRORS},
+                   description="The QC rule applied to the sample's labels given so far in the current round: the live "
+                               "figures the review page shows, computed by the function that decides acceptance.")
+    @action(detail=True, methods=["get"], permission_classes=[CanReadQC], filter_backends=[])
+    def qc_figures(self, request, pk=None):
+        batch = self.get_object()
+        review = batch.reviews.order_by("-round").first()
+        if review is None:
+            raise ActionError(Code.NOT_FOUND, "This batch has not been handed in yet.")
+        decision, _, size = selectors.qc_figures(review, batch.settings)
+        return Response({"round": review.round, "sample": size, **decision.to_dict()})
+
     def qc_view(self, batch, data):
         """A blind review hides each final label from the QC until the QC has given theirs (policy.qc_blind_batch)."""
         blind = policy.reviews_blind(self.request.user, batch)

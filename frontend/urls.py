@@ -11,7 +11,6 @@ urlpatterns = [
     path("campaigns/<int:pk>/dashboard/", views.dashboard, name="dashboard"),
     path("assignments/<int:pk>/", views.assignment, name="assignment"),
     path("batches/<int:pk>/review/", views.review, name="review"),
-    path("batches/<int:pk>/review/figures/", views.review_figures, name="review-figures"),
     path("runs/", views.runs, name="runs"),
     path("reports/<slug:slug>/", views.report, name="report-page"),
     path("reports/<slug:slug>/embed/", views.report_embed, name="report-embed"),

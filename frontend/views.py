@@ -108,19 +108,6 @@ def review(request, pk):
 
 
 @login_required
-def review_figures(request, pk):
-    """The QC rule applied to the labels given so far, so the page shows live accuracy with the same
-    function that decides acceptance (the API gives the figures only with the decision)."""
-    batch = get_object_or_404(Batch.objects.select_related("settings"), pk=pk)
-    campaign_with_role(request.user, batch.campaign_id, policy.READ_QC, "see QC reviews")
-    review = batch.reviews.order_by("-round").first()
-    if review is None:
-        return JsonResponse({"code": "not_found", "detail": "This batch has not been handed in yet."}, status=404)
-    decision, _, size = selectors.qc_figures(review, batch.settings)
-    return JsonResponse({"round": review.round, "sample": size, **decision.to_dict()})
-
-
-@login_required
 def disagreements(request, pk):
     campaign, roles = campaign_with_role(request.user, pk, policy.READ_DISAGREEMENTS, "see its disagreements")
     # A gold panel's experts vote blind: they may decide disagreements but the queue shows no names.

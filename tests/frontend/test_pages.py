@@ -59,7 +59,7 @@ def test_annotator_is_refused_other_pages_and_nothing_leaks(client, campaign, pe
     actions.hand_in_batch(batch, actor=staff)
     gold_item = Item.objects.get(external_id="x-003")  # source gold: score 0
     signed_in(client, ann1)
-    for url in (f"/assignments/{other.pk}/", f"/batches/{batch.pk}/review/", f"/batches/{batch.pk}/review/figures/",
+    for url in (f"/assignments/{other.pk}/", f"/batches/{batch.pk}/review/", 
                 "/reports/hostile/", "/reports/hostile/embed/", "/runs/", f"/campaigns/{campaign.pk}/dashboard/",
                 f"/campaigns/{campaign.pk}/disagreements/"):
         response = client.get(url)
@@ -134,7 +134,7 @@ def test_live_qc_figures_follow_the_rule(client, campaign, people, staff):
     assert client.get(f"/batches/{batch.pk}/review/").status_code == 200
     for entry, value in zip(sample, (2, 2, 2, 1)):
         actions.record_qc_label(batch, actor=people["qc"], batch_item_id=entry.batch_item_id, value=value)
-    figures = client.get(f"/batches/{batch.pk}/review/figures/").json()
+    figures = client.get(f"/api/v1/batches/{batch.pk}/qc_figures/").json()
     assert figures["n"] == 4 and figures["correct"] == 3 and figures["passed"] is False
     assert figures["per_class"]["1"]["accuracy"] == 0.0 and figures["sample"] == 4
 

@@ -66,6 +66,7 @@ MATRIX = {
     ("batch-items", "get"):                           "nnnYYYnY",
     ("batch-qc-label", "post"):                       "nnnYnnnn",
     ("batch-qc-sample", "get"):                       "nnnYnYnY",
+    ("batch-qc-figures", "get"):                      "nnnYnYnY",
     ("batch-reject", "post"):                         "nnnYnnnn",
     ("batch-reopen", "post"):                         "nnnnnnnY",
     ("batch-start-review", "post"):                   "nnnYnnnn",

@@ -113,7 +113,7 @@ def reads(world, user, writes=()):
                              ("export jsonl", f"/api/v1/campaigns/{c}/annotations/export/", {"format": "jsonl"})):
         response = client.get(url, query)
         bodies[what] = (response.status_code, response.content.decode())
-    for url in ("/", f"/campaigns/{c}/dashboard/", f"/batches/{b}/review/", f"/batches/{b}/review/figures/"):
+    for url in ("/", f"/campaigns/{c}/dashboard/", f"/batches/{b}/review/"):
         response = pages.get(url)
         bodies[url] = (response.status_code, response.content.decode())
     for name, response in writes:

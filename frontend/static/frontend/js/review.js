@@ -92,7 +92,7 @@ function showFigures(f) {
 
 async function refreshFigures() {
   try {
-    showFigures(await api(`/batches/${batchId}/review/figures/`));
+    showFigures(await api(`/api/v1/batches/${batchId}/qc_figures/`));
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
     $("figures").replaceChildren(el("p", { class: "muted" }, error.body.detail || "No figures yet."));
