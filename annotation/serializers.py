@@ -98,6 +98,9 @@ class WorkerProgressSerializer(ProgressSerializer):
     pending = disagreements = excluded = None  # outcomes: for the batch's readers only
     left = serializers.IntegerField(help_text="total - done")
     mine = serializers.IntegerField(help_text="Items you labelled in this round")
+    ready_to_hand_in = serializers.BooleanField(help_text="Every item has its final label: the batch may be handed in")
+    hand_in_blocked = serializers.CharField(allow_null=True, help_text=(
+        "Why a batch whose labels are all in cannot be handed in yet (null otherwise)"))
 
 
 class CampaignProgressSerializer(serializers.Serializer):

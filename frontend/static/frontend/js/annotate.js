@@ -85,8 +85,8 @@ function startCountdown(seconds) {
   countdown = setInterval(tick, 250);
 }
 
-// Every item has all its labels of this round (a labeller's progress carries no outcomes, so a batch with
-// a disagreement still open is refused by the server, which says how many items wait).
+// Every item has all its labels of this round; the batch may be handed in only once every item also has its
+// final label (the server's ready_to_hand_in): until then the button is shown disabled with the reason.
 const complete = (p) => p && p.state === "annotating" && p.total > 0 && p.done === p.total;
 const handedIn = (p) => (p && p.state === "handed_in" ? ` Batch ${p.batch} is complete and was handed in to QC.` : "");
 
@@ -99,8 +99,12 @@ function showProgress(progress) {
   $("progress-text").textContent = `Batch ${p.batch}, round ${p.round}: ${p.done} of ${p.total} items done` +
     (p.mine !== undefined ? ` · ${p.mine} labelled by you` : "");
   $("left-for-you").textContent = p.left_for_you === undefined ? "" : `${p.left_for_you} left for you`;
+  const blocked = complete(p) && p.ready_to_hand_in === false ? p.hand_in_blocked : null;
   $("hand-in").hidden = !complete(p);
+  $("hand-in").disabled = Boolean(blocked);
   $("hand-in").textContent = `Hand in batch ${p.batch}`;
+  $("hand-in-blocked").hidden = !blocked;
+  $("hand-in-blocked").textContent = blocked || "";
 }
 
 function render(item, task, formSpec) {
