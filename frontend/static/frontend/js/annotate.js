@@ -88,7 +88,9 @@ function startCountdown(seconds) {
 // Every item has all its labels of this round; the batch may be handed in only once every item also has its
 // final label (the server's ready_to_hand_in): until then the button is shown disabled with the reason.
 const complete = (p) => p && p.state === "annotating" && p.total > 0 && p.done === p.total;
-const handedIn = (p) => (p && p.state === "handed_in" ? ` Batch ${p.batch} is complete and was handed in to QC.` : "");
+// Where a finished batch goes is the protocol's: to QC (handed in), or nowhere more where there is no QC (complete).
+const handedIn = (p) => (p && p.state === "handed_in" ? ` Batch ${p.batch} is complete and was handed in to QC.`
+  : p && p.state === "accepted" ? ` Batch ${p.batch} is complete.` : "");
 
 function showProgress(progress) {
   lastProgress = { ...lastProgress, ...progress };
@@ -310,10 +312,10 @@ async function saveChange() {
 async function handIn() {
   const p = lastProgress;
   try {
-    await api(`/api/v1/batches/${p.batch_id}/hand_in/`, { method: "POST" });
-    showProgress({ state: "handed_in" });
+    const batch = await api(`/api/v1/batches/${p.batch_id}/hand_in/`, { method: "POST" });
+    showProgress({ state: batch.state });
     $("hand-in").hidden = true;
-    say(notice, `Batch ${p.batch} was handed in to QC.`, "ok");
+    say(notice, batch.state === "handed_in" ? `Batch ${p.batch} was handed in to QC.` : `Batch ${p.batch} is complete.`, "ok");
   } catch (error) {
     say(notice, error.body?.detail || "Could not hand the batch in.", "error");
   }
