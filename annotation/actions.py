@@ -982,7 +982,9 @@ def auto_hand_in(batch_id, *, actor):
     batch.settings, at = sql.instance(CampaignSettings, row, at)
     batch.campaign, _ = sql.instance(Campaign, row, at)
     try:
-        return _hand_in(batch, actor=actor, reason="handed in by itself: every item has its final label")
+        reason = ("handed in by itself: every item has its final label" if batch.campaign.has_qc
+                  else "complete by itself: every item has its final label; this protocol has no QC step")
+        return _hand_in(batch, actor=actor, reason=reason)
     except ActionError:
         return None  # another request handed it in first, or a label was reopened meanwhile
 
