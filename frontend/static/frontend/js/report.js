@@ -60,6 +60,7 @@ function offerDownloads(ready, s) {
   downloadsNote.hidden = ready;
   if (!ready && s) {
     downloadsNote.textContent = s.state === "failed" ? "No downloads: the report could not be computed."
+      : s.state === "queued" ? "Offered once the report is ready (waiting for a worker)."
       : `Offered once the report is ready (${Math.round(100 * s.progress)}% computed).`;
   }
 }
