@@ -156,12 +156,14 @@ def cut(request, pk):
 def hand_in(request, pk):
     batch = get_object_or_404(Batch.objects.select_related("campaign"), pk=pk)
     managed(request, batch.campaign_id)
-    if batch.campaign.has_qc:
-        if _act(request, actions.hand_in_batch, batch, actor=request.user):
-            messages.success(request, f"Batch {batch.number} handed in; its QC sample is drawn.")
-    elif _act(request, lambda: actions.hand_in_batch(batch, actor=request.user) or True):
-        messages.success(request, f"Batch {batch.number} is complete; this protocol has no QC step, so its final "
-                                  "labels go to the baseline and the gold.")
+    try:
+        actions.hand_in_batch(batch, actor=request.user)
+    except ActionError as error:
+        messages.error(request, error.detail)
+    else:
+        messages.success(request, f"Batch {batch.number} handed in; its QC sample is drawn." if batch.campaign.has_qc
+                         else f"Batch {batch.number} is complete; this protocol has no QC step, so its final labels "
+                              "go to the baseline and the gold.")
     return redirect("manage-campaign", batch.campaign_id)
 
 

@@ -53,6 +53,12 @@ def test_the_dashboard_and_the_downloads_wait_for_a_report_being_computed(page, 
     expect(page.locator("#downloads-note")).to_contain_text("Offered once the report is ready")
     assert page.url.endswith(f"/reports/db-demo/?campaign={campaign.pk}") and not downloads
     shot(page, "report-downloads-waiting", "Report", "#downloads-note")
+    # The link itself, opened meanwhile (no script, or a copied address): a page that says so, not a file.
+    answer = page.goto(csv.get_attribute("href"))
+    assert answer.status == 409 and not downloads
+    expect(page.locator("#download-pending")).to_contain_text("Nothing was downloaded")
+    shot(page, "report-download-pending", "Report not ready", "#download-pending")
+    page.click("#back-to-report")
     compute_all()
     expect(csv).not_to_have_attribute("aria-disabled", "true", timeout=20_000)
     expect(page.locator("#downloads-note")).to_be_hidden()
