@@ -34,12 +34,13 @@ from .models import (FINAL_STATUSES, HOLDS_PERSON, HOLDS_SLOT, Annotation, Assig
 from . import judges
 from .qc import draw_sample, new_sample_secret, sample_seed
 from .rules import item_outcome
-from .policy import RESOLVE, roles_of
+from .policy import RESOLVE, refusal, roles_of
 from .selectors import LEASE_RELATIONS, live_lease_and_first_batch, qc_figures, seconds_until_submit_allowed
 
 TRANSITIONS = {
     BatchState.OPEN: {BatchState.ANNOTATING},
-    BatchState.ANNOTATING: {BatchState.HANDED_IN},
+    # A protocol without QC (Campaign.has_qc) completes a finished batch: annotating -> accepted.
+    BatchState.ANNOTATING: {BatchState.HANDED_IN, BatchState.ACCEPTED},
     BatchState.HANDED_IN: {BatchState.IN_REVIEW},
     BatchState.IN_REVIEW: {BatchState.ACCEPTED, BatchState.REJECTED},
     BatchState.REJECTED: {BatchState.ANNOTATING},
@@ -55,7 +56,7 @@ PROTOCOL_DEFAULTS = {
 # ---------------------------------------------------------------- helpers
 
 def forbidden(roles, what):
-    return ActionError(Code.FORBIDDEN, f"Only a {' or '.join(sorted(roles))} of this campaign may {what}.")
+    return ActionError(Code.FORBIDDEN, refusal(roles, what))
 
 
 def require_role(user, campaign, roles, what):
@@ -127,10 +128,15 @@ def _clean_settings(settings):
 
 
 def create_campaign(*, actor, name, benchmark, protocol, tasks=None, settings=None, selection=None, description="",
-                    source=""):
-    """A campaign on some tasks of one benchmark (all of them by default); its creator becomes manager."""
+                    source="", worker_role=None):
+    """A campaign on some tasks of one benchmark (all of them by default); its creator becomes manager.
+    `worker_role`: who labels its items (its preset's; by default the protocol's, Campaign.worker_role_of)."""
     if protocol not in Protocol.values:
         raise ActionError(Code.INVALID_CAMPAIGN, f"Unknown protocol {protocol!r}; expected one of {Protocol.values}.")
+    worker_role = worker_role or Campaign.worker_role_of(protocol)
+    if worker_role not in WORKER_ROLES:
+        raise ActionError(Code.INVALID_CAMPAIGN, f"Unknown labelling role {worker_role!r}; expected one of "
+                          f"{[str(role) for role in WORKER_ROLES]}.")
     benchmark = benchmark if isinstance(benchmark, Benchmark) else Benchmark.objects.filter(slug=benchmark).first()
     if benchmark is None:
         raise ActionError(Code.INVALID_CAMPAIGN, "No such benchmark.")
@@ -148,7 +154,7 @@ def create_campaign(*, actor, name, benchmark, protocol, tasks=None, settings=No
         raise ActionError(Code.INVALID_CAMPAIGN, 'selection: expected {} or {"external_ids": [...]}.')
     with transaction.atomic():
         campaign = Campaign.objects.create(name=name, description=description, benchmark=benchmark, protocol=protocol,
-                                           selection=selection, source=source,
+                                           selection=selection, source=source, worker_role=worker_role,
                                            created_by=actor if actor and actor.is_authenticated else None)
         campaign.tasks.set([all_tasks[slug] for slug in slugs])
         first = CampaignSettings(campaign=campaign, version=1, created_by=campaign.created_by, **values)
@@ -157,7 +163,8 @@ def create_campaign(*, actor, name, benchmark, protocol, tasks=None, settings=No
         if campaign.created_by:
             Membership.objects.create(campaign=campaign, user=actor, role=Role.MANAGER)
         record_event(campaign, EventKind.CAMPAIGN_CREATED, actor=actor,
-                     figures={"protocol": protocol, "tasks": slugs, "settings": first.values()})
+                     figures={"protocol": protocol, "worker_role": worker_role, "tasks": slugs,
+                              "settings": first.values()})
     return campaign
 
 
@@ -407,7 +414,7 @@ def lease_next_item(campaign, *, annotator, now=None):
 
 @cache
 def _lock_membership_sql():
-    return ("SELECT m.role, c.protocol FROM annotation_membership m INNER JOIN annotation_campaign c "
+    return ("SELECT m.role, c.worker_role FROM annotation_membership m INNER JOIN annotation_campaign c "
             "ON m.campaign_id = c.id WHERE m.active AND m.campaign_id = %s AND m.user_id = %s "
             f"AND m.role IN ({sql.marks(WORKER_ROLES)}) ORDER BY m.id" + sql.lock("FOR UPDATE OF m"))
 
@@ -415,14 +422,13 @@ def _lock_membership_sql():
 def _lease_next_item(campaign, annotator, now):
     # One live lease per person per campaign: the same person's concurrent calls wait here for each other (their
     # membership rows in a labelling role, locked in id order before any batch item), so the second one finds
-    # the first one's lease. The same statement reads the campaign's protocol, which says the role that
-    # labels. What comes after the lock is read in the next statement: a subquery of the locking statement
+    # the first one's lease. The same statement reads the campaign's worker role, the role that labels. What comes after the lock is read in the next statement: a subquery of the locking statement
     # would see the database as it was before the wait.
     campaign_id = getattr(campaign, "pk", campaign)
     rows = sql.fetch_all(_lock_membership_sql(), sql.params(campaign_id, annotator.pk, *WORKER_ROLES))
-    if not any(role == Campaign.worker_role_of(protocol) for role, protocol in rows):
-        protocol = Campaign.objects.filter(pk=campaign_id).values_list("protocol", flat=True).first()
-        raise forbidden({Campaign.worker_role_of(protocol)}, "take items")
+    if not any(role == worker_role for role, worker_role in rows):
+        worker_role = Campaign.objects.filter(pk=campaign_id).values_list("worker_role", flat=True).first()
+        raise forbidden({worker_role or Role.ANNOTATOR}, "take items")
     live, first_batch = live_lease_and_first_batch(campaign_id, annotator, now)
     if live:
         return Lease(Assignment.objects.select_related(*LEASE_RELATIONS).get(pk=live), resumed=True)
@@ -707,7 +713,8 @@ def _require_batch_labeller(batch, actor):
 
 def hand_in_batch(batch, *, actor):
     """annotating -> handed_in once every item has a final label; draws the QC sample with a secret drawn
-    now (annotation/qc.py new_sample_secret), so that annotators cannot predict it."""
+    now (annotation/qc.py new_sample_secret), so that annotators cannot predict it. In a protocol without QC
+    (Campaign.has_qc) the finished batch is complete instead: annotating -> accepted, no sample; returns None."""
     require_role(actor, batch.campaign, {Role.MANAGER, batch.campaign.worker_role}, "hand in a batch")
     return _hand_in(batch, actor=actor, by_hand=True)
 
@@ -715,6 +722,7 @@ def hand_in_batch(batch, *, actor):
 def _hand_in(batch, *, actor, reason="", by_hand=False):
     """Hand in a batch: complete, drawn sample, event. By hand, only its managers and its own labellers may
     (the automatic hand-in follows whoever gave the last final label, an expert's decision included)."""
+    has_qc = batch.campaign.has_qc
     with transaction.atomic():
         batch = _locked_batch(batch)
         if by_hand:
@@ -728,6 +736,19 @@ def _hand_in(batch, *, actor, reason="", by_hand=False):
             raise ActionError(Code.NOT_COMPLETE, f"{unfinished} items have no final label yet.",
                               pending=status[ItemStatus.PENDING], disagreements=status[ItemStatus.DISAGREEMENT])
         settings = batch.settings
+        round_labels = Annotation.objects.filter(batch_item__batch=batch, round=batch.round)
+        figures = {"items": sum(status.values()), "labelled": status[ItemStatus.LABELLED],
+                   "excluded": status[ItemStatus.EXCLUDED],
+                   "by_method": dict(Counter(items.values_list("final_method", flat=True))),
+                   "annotations": round_labels.count(),
+                   "median_dwell_seconds": median_reading_seconds(round_labels.values_list("dwell_seconds", flat=True))}
+        if not has_qc:
+            # The protocol's next step is its majority (the raters' or the experts'), made into the baseline and
+            # gold from these final labels: there is no QC to hand the batch to.
+            _transition(batch, BatchState.ACCEPTED, actor=actor, kind=EventKind.COMPLETED,
+                        reason=reason or "complete: every item has its final label; this protocol has no QC step",
+                        figures={**figures, "next": "baseline and gold from the final labels"})
+            return None
         candidates = list(items.filter(status=ItemStatus.LABELLED).values_list("pk", "final_value"))
         secret, public_seed = new_sample_secret(), f"{settings.seed}:{batch.pk}:{batch.round}"
         chosen = draw_sample(candidates, settings.qc_sample_size, sample_seed(public_seed, secret),
@@ -740,14 +761,8 @@ def _hand_in(batch, *, actor, reason="", by_hand=False):
         QCSampleItem.objects.bulk_create([
             QCSampleItem(review=review, batch_item_id=pk, position=i, annotator_value=finals[pk])
             for i, pk in enumerate(chosen, start=1)])
-        round_labels = Annotation.objects.filter(batch_item__batch=batch, round=batch.round)
         _transition(batch, BatchState.HANDED_IN, actor=actor, kind=EventKind.HANDED_IN, reason=reason, figures={
-            "items": sum(status.values()), "labelled": status[ItemStatus.LABELLED],
-            "excluded": status[ItemStatus.EXCLUDED],
-            "by_method": dict(Counter(items.values_list("final_method", flat=True))),
-            "annotations": round_labels.count(),
-            "median_dwell_seconds": median_reading_seconds(round_labels.values_list("dwell_seconds", flat=True)),
-            "qc_sample": len(chosen), "stratified": settings.qc_stratify})
+            **figures, "qc_sample": len(chosen), "stratified": settings.qc_stratify})
     return review
 
 
@@ -966,7 +981,9 @@ def auto_hand_in(batch_id, *, actor):
     batch.settings, at = sql.instance(CampaignSettings, row, at)
     batch.campaign, _ = sql.instance(Campaign, row, at)
     try:
-        return _hand_in(batch, actor=actor, reason="handed in by itself: every item has its final label")
+        reason = ("handed in by itself: every item has its final label" if batch.campaign.has_qc
+                  else "complete by itself: every item has its final label; this protocol has no QC step")
+        return _hand_in(batch, actor=actor, reason=reason)
     except ActionError:
         return None  # another request handed it in first, or a label was reopened meanwhile
 

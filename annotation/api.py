@@ -135,7 +135,7 @@ class CampaignViewSet(CampaignScopedMixin, mixins.ListModelMixin, mixins.Retriev
         campaign = actions.create_campaign(actor=request.user, name=data["name"], description=data["description"],
                                            benchmark=data["benchmark"], tasks=data.get("tasks"),
                                            protocol=data["protocol"], settings=settings,
-                                           selection=data.get("selection"))
+                                           selection=data.get("selection"), worker_role=data.get("worker_role"))
         return Response(CampaignSerializer(campaign, context={"request": request}).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(methods=["GET"], responses={200: SettingsSerializer(many=True), **ERRORS},

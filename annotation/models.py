@@ -69,6 +69,9 @@ class Role(models.TextChoices):
 
 # Every role Campaign.worker_role can name.
 WORKER_ROLES = (Role.ANNOTATOR, Role.EXPERT)
+# Protocols with a QC step: a finished batch is handed in to QC. In the others a finished batch is complete: its
+# final labels (the raters' or experts' majority) go to the baseline and the gold.
+QC_PROTOCOLS = frozenset({Protocol.PRODUCTION})
 
 
 class Campaign(models.Model):
@@ -80,6 +83,10 @@ class Campaign(models.Model):
     selection = models.JSONField(default=dict, blank=True,
                                  help_text='Which items: {} for all items of the tasks, or {"external_ids": [...]}')
     source = models.CharField(max_length=100, blank=True, help_text="Set for imported work, e.g. 'import:fed'")
+    worker_role = models.CharField(max_length=20, choices=[(role.value, role.label) for role in WORKER_ROLES],
+                                   default=Role.ANNOTATOR,
+                                   help_text="Who labels the items: annotators, or experts (a gold panel, DialogBench's "
+                                             "3-expert baseline); experts who label vote blind")
     created_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     pinned_gold = models.ForeignKey("GoldVersion", null=True, blank=True, on_delete=models.PROTECT, related_name="+",
@@ -90,6 +97,7 @@ class Campaign(models.Model):
         ordering = ["-id"]
         constraints = [
             models.CheckConstraint(condition=Q(protocol__in=Protocol.values), name="campaign_protocol_valid"),
+            models.CheckConstraint(condition=Q(worker_role__in=WORKER_ROLES), name="campaign_worker_role_valid"),
             models.UniqueConstraint(fields=["benchmark", "source"], condition=~Q(source=""),
                                     name="campaign_one_import_per_source"),
         ]
@@ -106,12 +114,14 @@ class Campaign(models.Model):
         return cached
 
     @property
-    def worker_role(self):
-        return self.worker_role_of(self.protocol)
+    def has_qc(self):
+        """Whether a finished batch goes to QC (QC_PROTOCOLS) or is complete as it is."""
+        return self.protocol in QC_PROTOCOLS
 
     @staticmethod
     def worker_role_of(protocol):
-        """Who takes leases: experts vote in a gold panel, annotators everywhere else (one of WORKER_ROLES)."""
+        """Who takes leases by default: experts vote in a gold panel, annotators everywhere else (one of
+        WORKER_ROLES). A campaign's own `worker_role` (its preset's) says who labels it."""
         return Role.EXPERT if protocol == Protocol.GOLD_PANEL else Role.ANNOTATOR
 
 
@@ -472,6 +482,7 @@ class EventKind(models.TextChoices):
     REVIEW_STARTED = "review_started"
     ACCEPTED = "accepted"
     REJECTED = "rejected"
+    COMPLETED = "completed"
     REOPENED = "reopened"
     GOLD_VERSION_CREATED = "gold_version_created"
     GOLD_VERSION_FROZEN = "gold_version_frozen"

@@ -5,7 +5,7 @@ from collections import defaultdict
 
 from django.db.models import F, Q
 
-from .models import Annotation, BatchState, Campaign, Membership, Protocol, Role
+from .models import Annotation, BatchState, Campaign, Membership, Role
 
 # Roles that may read each kind of campaign data (gold, QC data and other people's labels are the
 # sensitive ones: annotators see only their own leases and labels).
@@ -17,6 +17,14 @@ READ_DISAGREEMENTS = frozenset({Role.MANAGER, Role.TRAINER, Role.EXPERT, Role.VI
 RESOLVE = frozenset({Role.EXPERT, Role.TRAINER})
 # Per-annotator estimates (competence under the annotator model, accuracy against gold): the QC's figures.
 READ_ANNOTATOR_FIGURES = READ_QC
+
+
+def refusal(roles, what):
+    """The one wording of "only these roles may": "Only an annotator or a manager of this campaign may ..."."""
+    def named(role):
+        label = str(Role(role).label).lower() if role in Role.values else str(role)
+        return f"{'an' if label[:1].lower() in 'aeiou' else 'a'} {label}"
+    return f"Only {' or '.join(named(role) for role in sorted(roles))} of this campaign may {what}."
 
 
 def roles_by_campaign(user):
@@ -77,10 +85,11 @@ def labels_visible(user):
 
 
 # ---------------------------------------------------------------- blindness and read scope
-# One home for "experts vote blind": the voting experts of a gold panel read nobody's labels, votes,
-# names or gold (not through labels, disagreements, baseline, gold versions, reports or items); only
-# their own labels. Every read below and the permissions, pages and reports ask these functions.
-BLIND_ROLE, BLIND_PROTOCOL = Role.EXPERT, Protocol.GOLD_PANEL
+# One home for "experts vote blind": the experts who label a campaign (its worker role: a gold panel's voters,
+# DialogBench's 3 experts) read nobody's labels, votes, names or gold (not through labels, disagreements,
+# baseline, gold versions, reports or items); only their own labels. Every read below and the permissions,
+# pages and reports ask these functions.
+BLIND_ROLE = Role.EXPERT
 # Roles that read a campaign's items (dialogues and fields) through the items API; annotators and QC
 # see items only through their leases and QC samples.
 READ_ITEMS = frozenset({Role.MANAGER, Role.TRAINER, Role.EXPERT, Role.VIEWER})
@@ -88,21 +97,21 @@ READ_ITEMS = frozenset({Role.MANAGER, Role.TRAINER, Role.EXPERT, Role.VIEWER})
 LABELLING = frozenset({Role.ANNOTATOR, Role.QC})
 
 
-def role_votes_blind(role, protocol):
-    """Whether holding `role` in a campaign of `protocol` means voting blind."""
-    return role == BLIND_ROLE and protocol == BLIND_PROTOCOL
+def role_votes_blind(role, campaign):
+    """Whether holding `role` in `campaign` means voting blind: experts where experts label."""
+    return role == BLIND_ROLE and campaign.worker_role == BLIND_ROLE
 
 
 def reading_roles(campaign, roles):
     """`roles` less the one that votes blind in this campaign: the roles that read others' work there."""
-    return frozenset(role for role in roles if not role_votes_blind(role, campaign.protocol))
+    return frozenset(role for role in roles if not role_votes_blind(role, campaign))
 
 
 def votes_blind(user, campaign, roles=None):
-    """Whether this person sees a gold panel's answers without names: a voting expert who holds no other role
-    that reads everyone's labels there."""
+    """Whether this person sees the campaign's answers without names: a labelling expert (a gold panel's voter)
+    who holds no other role that reads everyone's labels there."""
     roles = roles_of(user, campaign) if roles is None else roles
-    return campaign.protocol == BLIND_PROTOCOL and not reading_roles(campaign, roles) & READ_LABELS
+    return campaign.worker_role == BLIND_ROLE and not reading_roles(campaign, roles) & READ_LABELS
 
 
 def reads(user, campaign, roles):
@@ -115,7 +124,7 @@ def can_read_labels(user, campaign):
 
 
 def _blind_memberships():
-    return Q(role=BLIND_ROLE, campaign__protocol=BLIND_PROTOCOL)
+    return Q(role=BLIND_ROLE, campaign__worker_role=BLIND_ROLE)
 
 
 def campaigns_reading(user, roles):

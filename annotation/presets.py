@@ -4,7 +4,7 @@ unstated keep the defaults of `CampaignSettings` (or a value named here as ours)
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from .models import Aggregation, AnnotatorKind, CampaignSettings, Policy, Protocol, TieRule
+from .models import Aggregation, AnnotatorKind, Campaign, CampaignSettings, Policy, Protocol, Role, TieRule
 
 
 @dataclass(frozen=True)
@@ -14,6 +14,12 @@ class Preset:
     protocol: str
     summary: str
     settings: dict = field(default_factory=dict)
+    # Who labels the items (Campaign.worker_role); None: the protocol's (Campaign.worker_role_of).
+    labellers: str = None
+
+    @property
+    def worker_role(self):
+        return self.labellers or Campaign.worker_role_of(self.protocol)
 
     def values(self):
         """Every editable setting: the preset's own values over the model's defaults."""
@@ -37,7 +43,8 @@ PRESETS = {preset.key: preset for preset in (
            {"overlap": 3, "items_per_task": 50, "disagreement_policy": Policy.MAJORITY, "tie_rule": TieRule.NONE,
             "min_reading_seconds": 0,
             # 2 of 3 right is the study's rule for its human figure
-            "aggregation": Aggregation.MAJORITY, "annotator_kind": AnnotatorKind.EXPERT}),
+            "aggregation": Aggregation.MAJORITY, "annotator_kind": AnnotatorKind.EXPERT},
+           labellers=Role.EXPERT),
     Preset("kodialogbench-raters", "KoDialogBench 3 raters (mean of raters)", Protocol.HUMAN_BASELINE,
            "3 native speakers each solve the same 50 random items per test set; the figure is the mean of the "
            "three accuracies, agreement is Fleiss' kappa per set.",

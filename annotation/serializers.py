@@ -8,7 +8,7 @@ from benchmarks.models import Benchmark, shown_meta
 
 from . import policy, selectors
 from .models import (Annotation, Assignment, Batch, BatchItem, Campaign, CampaignSettings, Disagreement, Event,
-                     GoldLabel, GoldVersion, ItemFlag, Membership, Protocol, QCReview, QCSampleItem, Role)
+                     GoldLabel, GoldVersion, ItemFlag, Membership, Protocol, QCReview, QCSampleItem, Role, WORKER_ROLES)
 
 
 class ErrorSerializer(serializers.Serializer):
@@ -38,8 +38,8 @@ class CampaignSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Campaign
-        fields = ["id", "name", "description", "benchmark", "tasks", "protocol", "selection", "source", "settings",
-                  "my_roles", "created_at"]
+        fields = ["id", "name", "description", "benchmark", "tasks", "protocol", "worker_role", "selection", "source",
+                  "settings", "my_roles", "created_at"]
         read_only_fields = fields
 
     def get_my_roles(self, campaign) -> list[str]:
@@ -58,6 +58,9 @@ class CampaignCreateSerializer(serializers.Serializer):
     tasks = serializers.ListField(child=serializers.SlugField(), required=False,
                                   help_text="Task slugs of the benchmark; all of them when absent")
     protocol = serializers.ChoiceField(choices=Protocol.choices)
+    worker_role = serializers.ChoiceField(choices=[(role.value, role.label) for role in WORKER_ROLES], required=False,
+                                          help_text="Who labels the items; the protocol's by default (experts in a "
+                                                    "gold panel, annotators elsewhere)")
     settings = SettingsChangeSerializer(required=False)
     selection = serializers.JSONField(required=False, help_text='{} or {"external_ids": [...]}')
 
@@ -98,6 +101,9 @@ class WorkerProgressSerializer(ProgressSerializer):
     pending = disagreements = excluded = None  # outcomes: for the batch's readers only
     left = serializers.IntegerField(help_text="total - done")
     mine = serializers.IntegerField(help_text="Items you labelled in this round")
+    ready_to_hand_in = serializers.BooleanField(help_text="Every item has its final label: the batch may be handed in")
+    hand_in_blocked = serializers.CharField(allow_null=True, help_text=(
+        "Why a batch whose labels are all in cannot be handed in yet (null otherwise)"))
 
 
 class CampaignProgressSerializer(serializers.Serializer):

@@ -15,7 +15,7 @@ def campaign_with_role(user, pk, allowed, what):
     campaign = get_object_or_404(Campaign.objects.select_related("benchmark"), pk=pk)
     roles = policy.roles_of(user, campaign)
     if not roles & set(allowed):
-        raise PermissionDenied(f"Only a {' or '.join(sorted(allowed))} of this campaign may {what}.")
+        raise PermissionDenied(policy.refusal(allowed, what))
     return campaign, roles
 
 

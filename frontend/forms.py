@@ -4,7 +4,7 @@ import re
 from django import forms
 from django.forms.models import fields_for_model
 
-from annotation.models import CampaignSettings, Protocol, Role
+from annotation.models import WORKER_ROLES, CampaignSettings, Protocol, Role
 from annotation.presets import PRESETS, meaning
 from benchmarks.importers import FORMATS
 from benchmarks.models import Benchmark
@@ -63,6 +63,11 @@ class CampaignForm(SettingsForm):
     name = forms.CharField(max_length=200)
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
     protocol = forms.ChoiceField(choices=Protocol.choices)
+    worker_role = forms.ChoiceField(choices=[(role.value, f"{role.label}s") for role in WORKER_ROLES],
+                                    required=False, label="Who labels the items", help_text=(
+                                        "The role of the people who label: add them under this role on the People "
+                                        "page. Experts who label vote blind (DialogBench's 3-expert baseline, a gold "
+                                        "panel)."))
     tasks = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple,
                                       help_text="The tasks of the benchmark this campaign labels.")
     benchmark = forms.CharField(widget=forms.HiddenInput)
@@ -72,8 +77,13 @@ class CampaignForm(SettingsForm):
         super().__init__(*args, benchmark=benchmark, **kwargs)
         self.fields["tasks"].choices = [(t.slug, f"{t.name} ({t.slug})") for t in benchmark.tasks.order_by("slug")]
         # Campaign fields first, then the settings in the model's order.
-        order = ["name", "description", "protocol", "tasks", "benchmark", "preset"]
+        order = ["name", "description", "protocol", "worker_role", "tasks", "benchmark", "preset"]
         self.order_fields(order + [name for name in self.fields if name not in order])
+
+    def clean_worker_role(self):
+        """Left out: the preset's labelling role (Preset.worker_role), else the protocol's (create_campaign)."""
+        preset = PRESETS.get(self.data.get("preset") or "")
+        return self.cleaned_data.get("worker_role") or (preset.worker_role if preset else None)
 
 
 class UploadForm(forms.Form):

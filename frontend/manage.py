@@ -96,7 +96,8 @@ def campaign_new(request):
                 try:
                     campaign = actions.create_campaign(
                         actor=request.user, name=data["name"], description=data["description"], benchmark=benchmark,
-                        protocol=data["protocol"], tasks=data["tasks"], settings=form.settings())
+                        protocol=data["protocol"], tasks=data["tasks"], settings=form.settings(),
+                        worker_role=data["worker_role"])
                 except ActionError as error:
                     form.add_action_errors(error)
                 else:
@@ -105,7 +106,8 @@ def campaign_new(request):
                     return redirect("manage-members", campaign.pk)
         else:
             form = CampaignForm(benchmark=benchmark, initial={
-                **preset.values(), "protocol": preset.protocol, "benchmark": benchmark.slug, "preset": preset.key,
+                **preset.values(), "protocol": preset.protocol, "worker_role": preset.worker_role,
+                "benchmark": benchmark.slug, "preset": preset.key,
                 "tasks": [t.slug for t in benchmark.tasks.all()], "name": f"{benchmark.name}: {preset.name}"})
     status = 400 if request.method == "POST" else 200
     return render(request, "frontend/manage_campaign_new.html",
@@ -154,8 +156,14 @@ def cut(request, pk):
 def hand_in(request, pk):
     batch = get_object_or_404(Batch.objects.select_related("campaign"), pk=pk)
     managed(request, batch.campaign_id)
-    if _act(request, actions.hand_in_batch, batch, actor=request.user):
-        messages.success(request, f"Batch {batch.number} handed in; its QC sample is drawn.")
+    try:
+        actions.hand_in_batch(batch, actor=request.user)
+    except ActionError as error:
+        messages.error(request, error.detail)
+    else:
+        messages.success(request, f"Batch {batch.number} handed in; its QC sample is drawn." if batch.campaign.has_qc
+                         else f"Batch {batch.number} is complete; this protocol has no QC step, so its final labels "
+                              "go to the baseline and the gold.")
     return redirect("manage-campaign", batch.campaign_id)
 
 

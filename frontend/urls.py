@@ -15,6 +15,7 @@ urlpatterns = [
     path("reports/<slug:slug>/", views.report, name="report-page"),
     path("reports/<slug:slug>/embed/", views.report_embed, name="report-embed"),
     path("reports/<slug:slug>/status/", views.report_status, name="report-status"),
+    path("reports/<slug:slug>/download/<str:fmt>/", views.report_download, name="report-download"),
     path("manage/", manage.manage_home, name="manage"),
     path("manage/upload/", manage.upload, name="manage-upload"),
     path("manage/campaigns/new/", manage.campaign_new, name="manage-campaign-new"),

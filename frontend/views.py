@@ -6,8 +6,9 @@ from urllib.parse import urlencode
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.http import Http404, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 
 from annotation import policy, selectors
@@ -23,7 +24,8 @@ from modeleval.scorers import botchat, loops
 from modeleval.scorers import selfchat_generation as selfchat_settings
 from modeleval.scorers.decoding import DECODINGS
 from modeleval.permissions import can_evaluate_models
-from reports.access import check_report_access, readable_report_campaigns, status_of, stored_report_for
+from reports.access import (ReportPending, check_report_access, readable_report_campaigns, status_of,
+                            stored_report_for)
 from reports.api import ReportQuery
 from reports.contract import ReportOptions
 from reports.readable import GAP_RULES, RULES
@@ -211,7 +213,7 @@ def report(request, slug):
     benchmark, campaign, choices = asked
     query = urlencode({"benchmark": benchmark.slug, **({"campaign": campaign} if campaign is not None else {}),
                        **choices})
-    downloads = [(fmt, f"/api/v1/reports/?{query}&format={fmt}", f"report-{benchmark.slug}.{FORMATS[fmt][2]}")
+    downloads = [(fmt, f"{reverse('report-download', args=[benchmark.slug, fmt])}?{query}")
                  for fmt in REPORT_DOWNLOADS]
     defaults = ReportOptions()
     rules = [(rule, "run: each run's own rule" if rule == "run" else RULES[rule]) for rule in GAP_RULES]
@@ -234,6 +236,32 @@ def report_status(request, slug):
     if isinstance(stored, HttpResponse):
         return stored
     return JsonResponse(status_of(stored.stored))
+
+
+@login_required
+def report_download(request, slug, fmt):
+    """The page's report as a file in `fmt` once a fresh one is stored. While it is computed (or stale) the answer
+    is a page saying so (409), never a file holding the progress: the reader downloads again when it is ready."""
+    if fmt not in REPORT_DOWNLOADS:
+        raise Http404("no such format")
+    asked = report_request(request, slug)
+    if isinstance(asked, HttpResponse):
+        return asked
+    benchmark, campaign, choices = asked
+    served = stored_for_page(request, *asked)
+    if isinstance(served, HttpResponse):
+        return served
+    try:
+        text = served.fresh_text(fmt)
+    except ReportPending as pending:
+        query = urlencode({**({"campaign": campaign} if campaign is not None else {}), **choices})
+        return render(request, "frontend/report_pending.html", {
+            "benchmark": benchmark, "fmt": fmt, "status": pending.as_dict(),
+            "report_url": f"{reverse('report-page', args=[benchmark.slug])}?{query}"}, status=409)
+    _, media_type, extension = FORMATS[fmt]
+    response = HttpResponse(text, content_type=f"{media_type}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="report-{benchmark.slug}.{extension}"'
+    return response
 
 
 @login_required

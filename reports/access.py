@@ -115,6 +115,14 @@ class Served:
     def has_report(self):
         return self.stored.has_report
 
+    def fresh_text(self, fmt):
+        """The report in `fmt` when a fresh one is stored; ReportPending while it is computed or stale (the API's
+        202, the report page's downloads)."""
+        stored = self.stored
+        if not stored.has_report or stored.is_stale or stored.state != stored.State.READY:
+            raise ReportPending(stored)
+        return self.text(fmt)
+
     def text(self, fmt):
         if not self.hidden:
             return store.rendered(self.stored, fmt)
@@ -136,8 +144,4 @@ def stored_report_for(user, benchmark, campaign=None, gold_version=None, options
 def report_for(user, benchmark, campaign=None, gold_version=None, options=ReportOptions(), fmt="json"):
     """The fresh report `user` may read, as text in `fmt`: refused (ActionError), pending (ReportPending) or
     served from storage."""
-    served = stored_report_for(user, benchmark, campaign, gold_version, options)
-    stored = served.stored
-    if not stored.has_report or stored.is_stale or stored.state != stored.State.READY:
-        raise ReportPending(stored)
-    return served.text(fmt)
+    return stored_report_for(user, benchmark, campaign, gold_version, options).fresh_text(fmt)

@@ -299,7 +299,9 @@ def label_dialogbench(page, prefix, letter, total):
 
 
 def test_dialogbench_expert_baseline_journey(people):
-    """DialogBench 3-expert human baseline, from upload to the report, by a staff manager."""
+    """DialogBench 3-expert human baseline, from upload to the report, by a staff manager: the people are added as
+    Experts (the preset's labelling role) and label blind; the finished batch completes itself at its last label,
+    as the protocol has no QC step, and its majority is what the report scores."""
     manager_account(staff=True)
     boss = people()
     sign_in(boss, "lead")
@@ -310,7 +312,8 @@ def test_dialogbench_expert_baseline_journey(people):
                             "DialogBench English baseline", min_reading_seconds=0)
     settings = campaign.settings
     assert (campaign.protocol, settings.overlap, settings.items_per_task) == ("human_baseline", 3, 50)
-    passwords = create_accounts(boss, "dialogbench-04", ["rater1", "rater2", "rater3"], "annotator")
+    assert campaign.worker_role == "expert"
+    passwords = create_accounts(boss, "dialogbench-04", ["rater1", "rater2", "rater3"], "expert")
     passwords |= create_accounts(boss, "dialogbench-05", ["researcher"], "viewer")
     cut_batches(boss, "dialogbench-06", campaign)
 
@@ -319,10 +322,18 @@ def test_dialogbench_expert_baseline_journey(people):
         page = people()
         sign_in(page, name, passwords[name])
         assert label_dialogbench(page, f"dialogbench-07-{name}", "ab"[n % 2], n_items) == n_items
+    # The last label completed the batch; the labeller is told so, and nothing mentions a QC.
+    expect(page.locator("#done-text")).to_contain_text("Batch 1 is complete.")
+    expect(page.locator("#done-text")).not_to_contain_text("QC")
     values = list(Annotation.objects.filter(campaign=campaign).values_list("annotator__username", "value"))
     assert len(values) == 3 * n_items
     assert {v for name, v in values if name == "rater2"} == {"B"} and {v for name, v in values if name != "rater2"} == {"A"}
-    hand_in(boss, "dialogbench-08", campaign, "handed-in")
+    boss.goto(f"/manage/campaigns/{campaign.pk}/")
+    expect(boss.locator("#batches tr[data-batch='1']")).to_have_attribute("data-state", "accepted")
+    shot(boss, "dialogbench-08-complete", "Manage", "#batches tr[data-state='accepted'] .last-event")
+    batch = Batch.objects.get(campaign=campaign)
+    kinds = list(Event.objects.filter(batch=batch).values_list("kind", flat=True))
+    assert kinds[-1] == "completed" and "handed_in" not in kinds and not batch.reviews.exists()
 
     researcher = people()
     sign_in(researcher, "researcher", passwords["researcher"])

@@ -145,7 +145,7 @@ def test_report_page_lets_the_reader_choose_the_rule_and_the_flags(client, campa
     assert re.search(r'<option value="acc" selected>', page) and 'name="min_items" min="0" value="5"' in page
     frame = re.search(r'id="report-frame"[^>]*src="([^"]+)"', page, re.S).group(1)
     assert "rule=acc" in frame and "min_items=5" in frame
-    assert "/api/v1/reports/?benchmark=hostile&amp;rule=acc&amp;min_items=5&amp;format=csv" in page
+    assert "/reports/hostile/download/csv/?benchmark=hostile&amp;rule=acc&amp;min_items=5\"" in page
     embed = client.get("/reports/hostile/embed/", {"rule": "acc", "min_items": "5"}).content.decode()
     assert "acc for every log-likelihood run" in embed  # the report says which rule its gap uses
     plain = client.get("/reports/hostile/embed/").content.decode()

@@ -85,10 +85,12 @@ function startCountdown(seconds) {
   countdown = setInterval(tick, 250);
 }
 
-// Every item has all its labels of this round (a labeller's progress carries no outcomes, so a batch with
-// a disagreement still open is refused by the server, which says how many items wait).
+// Every item has all its labels of this round; the batch may be handed in only once every item also has its
+// final label (the server's ready_to_hand_in): until then the button is shown disabled with the reason.
 const complete = (p) => p && p.state === "annotating" && p.total > 0 && p.done === p.total;
-const handedIn = (p) => (p && p.state === "handed_in" ? ` Batch ${p.batch} is complete and was handed in to QC.` : "");
+// Where a finished batch goes is the protocol's: to QC (handed in), or nowhere more where there is no QC (complete).
+const handedIn = (p) => (p && p.state === "handed_in" ? ` Batch ${p.batch} is complete and was handed in to QC.`
+  : p && p.state === "accepted" ? ` Batch ${p.batch} is complete.` : "");
 
 function showProgress(progress) {
   lastProgress = { ...lastProgress, ...progress };
@@ -99,8 +101,12 @@ function showProgress(progress) {
   $("progress-text").textContent = `Batch ${p.batch}, round ${p.round}: ${p.done} of ${p.total} items done` +
     (p.mine !== undefined ? ` · ${p.mine} labelled by you` : "");
   $("left-for-you").textContent = p.left_for_you === undefined ? "" : `${p.left_for_you} left for you`;
+  const blocked = complete(p) && p.ready_to_hand_in === false ? p.hand_in_blocked : null;
   $("hand-in").hidden = !complete(p);
+  $("hand-in").disabled = Boolean(blocked);
   $("hand-in").textContent = `Hand in batch ${p.batch}`;
+  $("hand-in-blocked").hidden = !blocked;
+  $("hand-in-blocked").textContent = blocked || "";
 }
 
 function render(item, task, formSpec) {
@@ -306,10 +312,10 @@ async function saveChange() {
 async function handIn() {
   const p = lastProgress;
   try {
-    await api(`/api/v1/batches/${p.batch_id}/hand_in/`, { method: "POST" });
-    showProgress({ state: "handed_in" });
+    const batch = await api(`/api/v1/batches/${p.batch_id}/hand_in/`, { method: "POST" });
+    showProgress({ state: batch.state });
     $("hand-in").hidden = true;
-    say(notice, `Batch ${p.batch} was handed in to QC.`, "ok");
+    say(notice, batch.state === "handed_in" ? `Batch ${p.batch} was handed in to QC.` : `Batch ${p.batch} is complete.`, "ok");
   } catch (error) {
     say(notice, error.body?.detail || "Could not hand the batch in.", "error");
   }

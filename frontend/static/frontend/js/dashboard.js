@@ -23,12 +23,40 @@ async function progress() {
     ...cells(b.progress.disagreements, b.progress.excluded))));
 }
 
+// The report is computed by a worker and stored: while it is computed the API answers its state and progress
+// (reports.access.status_of); the tables say so and fill in when it is ready.
+const REPORT_RETRY_MS = 2000;
+const FAILED_RETRY_MS = 10000;
+
+function reportNote(text) {
+  $("annotators").replaceChildren(el("tr", {}, el("td", { colspan: 6, class: "muted report-pending" }, text)));
+  $("agreement").replaceChildren(el("tr", {}, el("td", { colspan: 7, class: "muted report-pending" }, text)));
+}
+
+function pending(s) {
+  if (s.state === "failed") return `The report could not be computed: ${s.error || "an error"}.`;
+  const step = s.state === "queued" ? "waiting for a worker" : `${s.step || "computing"}, ${Math.round(100 * (s.progress || 0))}%`;
+  return `The report's figures are being computed (${step}); they fill in here when ready.`;
+}
+
 async function fromReport() {
   if (!root.dataset.report) {
     $("annotators").replaceChildren(el("tr", {}, el("td", { colspan: 6 }, "Figures per annotator come with the report (researchers and staff).")));
     return;
   }
-  const report = await api(`/api/v1/reports/?benchmark=${encodeURIComponent(benchmark)}&campaign=${campaign}&format=json`);
+  let report;
+  try {
+    report = await api(`/api/v1/reports/?benchmark=${encodeURIComponent(benchmark)}&campaign=${campaign}&format=json`);
+  } catch (error) {
+    reportNote(`${error.body?.detail || "Could not load the figures."} Trying again shortly.`);
+    setTimeout(fromReport, FAILED_RETRY_MS);
+    return;
+  }
+  if (report.code === "report_computing") {
+    reportNote(pending(report));
+    setTimeout(fromReport, report.state === "failed" ? FAILED_RETRY_MS : REPORT_RETRY_MS);
+    return;
+  }
   const mine = (rows) => rows.filter((r) => String(r.campaign_id) === campaign);
   $("annotators").replaceChildren(...mine(report.annotators).map((a) => el("tr", {},
     ...cells(a.annotator, a.n_annotations, a.median_reading_seconds === null ? null : `${fmt(a.median_reading_seconds, 1)} s`,

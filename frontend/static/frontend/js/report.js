@@ -46,6 +46,34 @@ function describe(s) {
   return `This report is being computed (${step}).`;
 }
 
+// Downloads: a file only once the report is fresh. Until then the links are marked disabled and a click on one
+// says why instead of fetching (the server would answer a page saying the same, never a file).
+const downloads = document.getElementById("downloads");
+const downloadsNote = document.getElementById("downloads-note");
+
+function offerDownloads(ready, s) {
+  downloads.dataset.ready = ready ? "1" : "0";
+  for (const link of downloads.querySelectorAll("a")) {
+    if (ready) link.removeAttribute("aria-disabled");
+    else link.setAttribute("aria-disabled", "true");
+  }
+  downloadsNote.hidden = ready;
+  if (!ready && s) {
+    downloadsNote.textContent = s.state === "failed" ? "No downloads: the report could not be computed."
+      : s.state === "queued" ? "Offered once the report is ready (waiting for a worker)."
+      : `Offered once the report is ready (${Math.round(100 * s.progress)}% computed).`;
+  }
+}
+
+downloads.addEventListener("click", (event) => {
+  const link = event.target.closest("a");
+  if (link && link.getAttribute("aria-disabled") === "true") {
+    event.preventDefault();
+    downloadsNote.hidden = false;
+    downloadsNote.classList.add("warn");
+  }
+});
+
 async function poll() {
   let next = SLOW_MS;
   try {
@@ -62,6 +90,7 @@ async function poll() {
         frame.src = frame.dataset.src; // the new report
       }
       status.hidden = fresh;
+      offerDownloads(fresh, s);
       if (!fresh && s.state !== "failed") next = FAST_MS;
     }
   } catch (error) {

@@ -1,0 +1,64 @@
+"""A batch is offered for hand-in only when it can be handed in, and home counts only the items this person can
+take (issue 29, defect 6)."""
+import pytest
+
+from annotation import actions, selectors
+from annotation.models import Disagreement
+from annotation.policy import roles_of
+from core.errors import ActionError, Code
+
+from .conftest import make_campaign, submit_score
+
+pytestmark = pytest.mark.django_db
+
+
+def campaign_of(staff, people, diqad, **settings):
+    values = {"overlap": 2, "batch_size": 8, "qc_sample_size": 8, "seed": 1, "disagreement_policy": "adjudicate",
+              **settings}
+    campaign = make_campaign(staff, people, diqad, **values)
+    actions.cut_batches(campaign, actor=staff)
+    return campaign
+
+
+def label_all(campaign, user, score):
+    """Score every item the person can take; the first item gets `score` - 1 so that peers differ on it."""
+    first = True
+    while lease := actions.lease_next_item(campaign, annotator=user):
+        submit_score(lease.assignment, user, score - 1 if first and score else score)
+        first = False
+
+
+def test_hand_in_is_not_offered_while_a_disagreement_is_open(staff, people, diqad):
+    campaign = campaign_of(staff, people, diqad)
+    batch = campaign.batches.get()
+    label_all(campaign, people["ann1"], 2)
+    label_all(campaign, people["ann2"], 0)  # differs from ann1 on every item
+    assert Disagreement.objects.filter(status="open").exists()
+    progress = selectors.labeller_progress(batch.pk, people["ann1"], campaign.pk)
+    assert progress["done"] == progress["total"] == 8  # every label is in ...
+    assert progress["ready_to_hand_in"] is False  # ... but the batch cannot be handed in
+    assert "final label" in progress["hand_in_blocked"]
+    # The action refuses too.
+    with pytest.raises(ActionError) as refused:
+        actions.hand_in_batch(batch, actor=people["ann1"])
+    assert refused.value.code == Code.NOT_COMPLETE
+    for disagreement in Disagreement.objects.filter(status="open"):
+        actions.resolve_disagreement(disagreement, actor=people["expert"], value=2)
+    progress = selectors.labeller_progress(batch.pk, people["ann1"], campaign.pk)
+    assert progress["ready_to_hand_in"] is True and progress["hand_in_blocked"] is None
+    actions.hand_in_batch(batch, actor=people["ann1"])
+
+
+def test_home_counts_only_the_items_this_person_can_take(client, staff, people, diqad):
+    campaign = campaign_of(staff, people, diqad)
+    label_all(campaign, people["ann1"], 2)
+    # Every item still waits for a second label, which only someone else can give.
+    assert selectors.waiting_for(people["ann1"], campaign, roles_of(people["ann1"], campaign))["to_label"] == 0
+    assert selectors.waiting_for(people["ann2"], campaign, roles_of(people["ann2"], campaign))["to_label"] == 8
+    # The count is the leasing rule's: the person is given nothing more.
+    assert actions.lease_next_item(campaign, annotator=people["ann1"]) is None
+    client.force_login(people["ann1"])
+    page = client.get("/").content.decode()
+    assert "0 items waiting for you" in page
+    client.force_login(people["ann2"])
+    assert "8 items waiting for you" in client.get("/").content.decode()

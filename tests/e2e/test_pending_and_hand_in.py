@@ -1,0 +1,105 @@
+"""Pages while something is not ready yet (issue 29, defects 6 and 7): the dashboard and the report page while the
+report is computed (progress shown, figures filled in when ready, downloads only once there is a file), and the
+annotation page's hand-in while a disagreement is open (offered disabled, with the reason)."""
+import uuid
+
+import pytest
+from django.contrib.auth.models import User
+
+from annotation import actions
+from annotation.models import Role
+from benchmarks.actions import import_items
+from reports.models import StoredReport
+from reports.store import compute
+from tests.conftest import DEMO_DATA
+from tests.reports.test_stored import demo_benchmark
+
+from .conftest import expect, make_user, shot, sign_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def compute_all():
+    for stored in StoredReport.objects.exclude(state="ready"):
+        compute(stored.pk)
+
+
+def test_the_dashboard_and_the_downloads_wait_for_a_report_being_computed(page, settings):
+    settings.REPORTS_COMPUTE_IN_REQUEST = False  # a worker would compute it; none runs until the test says so
+    _, campaign = demo_benchmark("db-demo")
+    make_user("reader")
+    User.objects.filter(username="reader").update(is_staff=True)
+    sign_in(page, "reader")
+
+    page.goto(f"/campaigns/{campaign.pk}/dashboard/")
+    annotators = page.locator("#annotators")
+    expect(annotators).to_contain_text("being computed")
+    expect(page.locator("#notice")).not_to_contain_text("Could not load the figures")
+    shot(page, "dashboard-report-computing", "Dashboard", "#annotators .report-pending")
+    compute_all()
+    expect(annotators).to_contain_text("db-demo-humans-rater-1", timeout=20_000)  # filled in, no reload
+    expect(page.locator("#agreement")).not_to_contain_text("being computed")
+    shot(page, "dashboard-report-ready", "Dashboard", "#annotators tr")
+
+    # The report page: while a new report is computed the downloads are marked and give no file.
+    StoredReport.objects.all().delete()
+    page.goto(f"/reports/db-demo/?campaign={campaign.pk}")
+    csv = page.locator("#download-csv")
+    expect(csv).to_have_attribute("aria-disabled", "true")
+    downloads = []
+    page.on("download", lambda download: downloads.append(download))
+    csv.click(force=True)  # marked disabled, but a person can still click it
+    expect(page.locator("#downloads-note")).to_be_visible()
+    expect(page.locator("#downloads-note")).to_contain_text("Offered once the report is ready")
+    assert page.url.endswith(f"/reports/db-demo/?campaign={campaign.pk}") and not downloads
+    shot(page, "report-downloads-waiting", "Report", "#downloads-note")
+    # The link itself, opened meanwhile (no script, or a copied address): a page that says so, not a file.
+    answer = page.goto(csv.get_attribute("href"))
+    assert answer.status == 409 and not downloads
+    expect(page.locator("#download-pending")).to_contain_text("Nothing was downloaded")
+    shot(page, "report-download-pending", "Report not ready", "#download-pending")
+    page.click("#back-to-report")
+    compute_all()
+    expect(csv).not_to_have_attribute("aria-disabled", "true", timeout=20_000)
+    expect(page.locator("#downloads-note")).to_be_hidden()
+    with page.expect_download() as info:
+        csv.click()
+    download = info.value
+    assert download.suggested_filename == "report-db-demo.csv"
+    text = open(download.path(), encoding="utf-8").read()
+    assert not text.lstrip().startswith("{") and "report_computing" not in text
+    shot(page, "report-downloads-ready", "Report", "#download-csv")
+
+
+def answer(campaign, user, value, count=None):
+    done = 0
+    while (count is None or done < count) and (lease := actions.lease_next_item(campaign, annotator=user)):
+        actions.submit_annotation(lease.assignment, annotator=user, answers={"answer": value},
+                                  client_submission_id=str(uuid.uuid4()))
+        done += 1
+
+
+def test_hand_in_is_shown_disabled_with_its_reason_while_a_disagreement_is_open(page):
+    import_items(DEMO_DATA / "dialogbench_sample.jsonl", "dialogbench", "db-two")
+    boss = User.objects.create_user("boss", is_staff=True)
+    ann1, ann2 = make_user("ann1"), make_user("ann2")
+    campaign = actions.create_campaign(actor=boss, name="Two raters", benchmark="db-two", protocol="production",
+                                       settings={"overlap": 2, "batch_size": 100, "qc_sample_size": 2, "seed": 1,
+                                                 "auto_hand_in": False, "disagreement_policy": "adjudicate",
+                                                 "min_reading_seconds": 0})
+    for user in (ann1, ann2):
+        actions.add_member(campaign, actor=boss, user=user, role=Role.ANNOTATOR)
+    actions.cut_batches(campaign, actor=boss)
+    answer(campaign, ann2, "B")  # the first batch: B on every item from ann2 ...
+    answer(campaign, ann1, "A", count=campaign.batches.get().items.count() - 1)  # ... A from ann1, whose last label is typed on the page
+    sign_in(page, "ann1")
+    page.goto(f"/campaigns/{campaign.pk}/annotate/")
+    page.wait_for_selector("#item:not([hidden]) .turn")
+    page.keyboard.press("a")
+    page.keyboard.press("Enter")
+    expect(page.locator("#done")).to_be_visible()
+    button = page.locator("#hand-in")
+    expect(button).to_be_visible()
+    expect(button).to_be_disabled()  # every label is in, but the items wait for a decision
+    expect(page.locator("#hand-in-blocked")).to_contain_text("Not every item has its final label yet")
+    shot(page, "annotate-hand-in-blocked", "Label", "#hand-in-blocked")
