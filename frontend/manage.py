@@ -22,7 +22,7 @@ from annotation.models import Batch, Membership, Role
 from annotation.permissions import can_create_campaigns
 from annotation.presets import PRESETS
 from benchmarks.actions import import_upload
-from benchmarks.importers import ImportFailure
+from benchmarks.importers import ImportFailure, format_shapes
 from benchmarks.models import Benchmark
 from benchmarks.permissions import can_import_items
 
@@ -66,7 +66,8 @@ def upload(request):
                     out.write(chunk)
             try:
                 fmt, summary = import_upload(path, actor=request.user, benchmark_slug=form.cleaned_data["slug"],
-                                             format_name=form.cleaned_data["format"], name=name)
+                                             format_name=form.cleaned_data["format"], name=name,
+                                             task=form.cleaned_data["task"])
             except ImportFailure as error:
                 failure = error
         if failure is None:
@@ -76,7 +77,8 @@ def upload(request):
                 return JsonResponse({"location": where})  # the page goes there itself, message unread
             return redirect(where)
     status = 400 if request.method == "POST" else 200
-    return render(request, "frontend/manage_upload.html", {"form": form, "failure": failure}, status=status)
+    return render(request, "frontend/manage_upload.html", {"form": form, "failure": failure,
+                                                           "formats": format_shapes()}, status=status)
 
 
 @login_required
