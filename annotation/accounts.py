@@ -1,5 +1,9 @@
 """People of a campaign, in bulk: new accounts with one-time passwords, members added or removed by
-username. Each is one transaction that writes everything or nothing, with its events.
+username, a member's password reset to a new one-time password. Each is one transaction that writes
+everything or nothing, with its events.
+
+A one-time password is one: its holder is marked (`OneTimePassword`) until they choose their own
+(`password_changed`), and nothing but the change-password page opens for them meanwhile.
 
 Usernames that look alike are refused wherever an account is made or renamed (`check_username`): two
 names whose confusable skeletons (Unicode TR39: each character replaced by the prototype of the
@@ -17,11 +21,14 @@ from django.db import transaction
 from django.db.models.signals import pre_save
 from django.dispatch import receiver
 
-from benchmarks.permissions import staff_or_holder
+from rest_framework.authtoken.models import Token
+
+from benchmarks.permissions import can_see_gold, staff_or_holder
 
 from .actions import add_member, record_event, require_role, set_member_active
 from core.errors import ActionError, Code
-from .models import EventKind, Membership, Role
+from .models import EventKind, Membership, OneTimePassword, Role
+from .policy import campaigns_with_role
 
 
 def may_create_accounts(user):
@@ -163,6 +170,7 @@ def create_accounts(campaign, *, actor, people, role):
         for username, email in people:
             password = one_time_password()
             user = User.objects.create_user(username, email=email or "", password=password)
+            OneTimePassword.objects.create(user=user, set_by=actor)
             add_member(campaign, actor=actor, user=user, role=role)
             created.append(NewAccount(username, email or "", password))
         record_event(campaign, EventKind.ACCOUNTS_CREATED, actor=actor,
@@ -207,3 +215,53 @@ def remove_members(campaign, *, actor, usernames, role):
         _refuse(problems)
     with transaction.atomic():
         return [set_member_active(memberships[name], actor=actor, active=False) for name in usernames]
+
+
+def must_change_password(user) -> bool:
+    """Whether the person signs in with a password someone else chose (a new account, a reset)."""
+    return bool(user and user.is_authenticated and OneTimePassword.objects.filter(user=user).exists())
+
+
+def password_changed(user):
+    """The person chose their own password: the one-time mark goes."""
+    OneTimePassword.objects.filter(user=user).delete()
+
+
+def _reset_refusal(actor, user, campaign):
+    """Why `actor` may not reset `user`'s password, or None. A reset hands the actor the account, so it may never
+    give them more than they hold: staff accounts only by staff (superusers only by superusers), and a non-staff
+    manager only a person with no permission, gold access or managed campaign beyond the manager's own."""
+    if user.pk == actor.pk:
+        return "Change your own password on the Change password page."
+    if not Membership.objects.filter(campaign=campaign, user=user, active=True).exists():
+        return f"{user.get_username()} is not a member of this campaign."
+    if user.is_superuser and not actor.is_superuser:
+        return f"{user.get_username()} is a superuser; only a superuser may reset that password."
+    if actor.is_staff:
+        return None
+    if user.is_staff:
+        return f"{user.get_username()} is a staff account; only staff may reset that password."
+    if user.get_all_permissions() - actor.get_all_permissions() or (can_see_gold(user) and not can_see_gold(actor)):
+        return f"{user.get_username()} holds permissions you do not; ask staff to reset that password."
+    managed_by_user = set(Membership.objects.filter(user=user, active=True, role=Role.MANAGER)
+                          .values_list("campaign_id", flat=True))
+    if managed_by_user - set(campaigns_with_role(actor, {Role.MANAGER}).values_list("campaign_id", flat=True)):
+        return f"{user.get_username()} manages a campaign you do not; ask staff to reset that password."
+    return None
+
+
+def reset_password(campaign, *, actor, user):
+    """A new one-time password for a member of the campaign, shown once to the manager (returned as a NewAccount);
+    the person must change it at their next sign-in, and their API tokens and signed-in sessions end (a session
+    holds a hash of the password it was opened with, so the new password ends every old one)."""
+    require_role(actor, campaign, {Role.MANAGER}, "reset passwords")
+    if (refusal := _reset_refusal(actor, user, campaign)) is not None:
+        raise ActionError(Code.FORBIDDEN, refusal)
+    password = one_time_password()
+    with transaction.atomic():
+        user.set_password(password)
+        user.save(update_fields=["password"])
+        Token.objects.filter(user=user).delete()
+        OneTimePassword.objects.update_or_create(user=user, defaults={"set_by": actor})
+        record_event(campaign, EventKind.PASSWORD_RESET, actor=actor, figures={"username": user.get_username()})
+    return NewAccount(user.get_username(), user.email or "", password)

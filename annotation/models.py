@@ -228,6 +228,18 @@ class Membership(models.Model):
         return f"{self.user} {self.role} in {self.campaign}"
 
 
+class OneTimePassword(models.Model):
+    """A person whose password was handed to them by someone else (a new account, a manager's reset): they must
+    choose their own at their next sign-in before anything else (frontend.middleware). The row goes when they do."""
+
+    user = models.OneToOneField(User, on_delete=models.CASCADE, primary_key=True, related_name="one_time_password")
+    set_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    set_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self):
+        return f"{self.user}: must change the password set at {self.set_at:%Y-%m-%d %H:%M}"
+
+
 class BatchState(models.TextChoices):
     OPEN = "open"
     ANNOTATING = "annotating"
@@ -471,6 +483,7 @@ class EventKind(models.TextChoices):
     MEMBER_ACTIVATED = "member_activated"
     MEMBER_DEACTIVATED = "member_deactivated"
     ACCOUNTS_CREATED = "accounts_created"
+    PASSWORD_RESET = "password_reset"
     BATCH_CREATED = "batch_created"
     BATCH_STARTED = "batch_started"
     ITEM_SKIPPED = "item_skipped"

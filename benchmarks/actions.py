@@ -55,15 +55,23 @@ def change_unused(stored, *, actor, changes):
     return stored
 
 
-def parse_file(path, format_name=None):
-    """The file parsed in its format; without one, the format its first record shows."""
+def parse_file(path, format_name=None, task=None):
+    """The file parsed in its format; without one, the format its first record shows. `task`: the task of a file
+    of one task whose format reads it from the file's name (DialogBench's published shapes)."""
     format_name = format_name or detect(path)
     if format_name not in FORMATS:
         raise ImportFailure(path, None, "--format", f"unknown format {format_name!r}; expected one of {sorted(FORMATS)}")
-    return FORMATS[format_name].parse(Path(path))
+    importer = FORMATS[format_name]
+    if not task:
+        return importer.parse(Path(path))
+    if not getattr(importer, "NAMED_TASK", False):
+        takes = sorted(name for name, module in FORMATS.items() if getattr(module, "NAMED_TASK", False))
+        raise ImportFailure(path, None, "--task", f"the {format_name} format names its own tasks; a task is named "
+                                                  f"only for {', '.join(takes)}")
+    return importer.parse(Path(path), task=task)
 
 
-def import_items(path, format_name, benchmark_slug):
+def import_items(path, format_name, benchmark_slug, task=None):
     """Import a file into a benchmark (created when new). Malformed input raises ImportFailure and writes nothing.
     Without a format name, the format is detected from the file's first record (importers.detect).
 
@@ -73,7 +81,7 @@ def import_items(path, format_name, benchmark_slug):
     """
     if not benchmark_slug or slugify(benchmark_slug) != benchmark_slug:
         raise ImportFailure(path, None, "--benchmark", f"expected a slug (lowercase letters, digits, hyphens), got {benchmark_slug!r}")
-    parsed = parse_file(path, format_name)
+    parsed = parse_file(path, format_name, task)
     with transaction.atomic():
         header = {key: parsed.header.get(key, "") for key in HEADER_KEYS}
         header["name"] = header["name"] or benchmark_slug
@@ -172,7 +180,7 @@ def export_items(benchmark_slug, format_name, path):
     return count - 1 - len(tasks)
 
 
-def import_upload(path, *, actor, benchmark_slug, format_name="", name=""):
+def import_upload(path, *, actor, benchmark_slug, format_name="", name="", task=""):
     """A file uploaded through the browser: the same importers and errors as `import_items`, the format
     detected from the first record when none is given, and errors naming the uploaded file rather than
     where it was stored. Returns (format name, ImportSummary)."""
@@ -181,7 +189,7 @@ def import_upload(path, *, actor, benchmark_slug, format_name="", name=""):
     name = name or Path(path).name
     try:
         format_name = format_name or detect(path)
-        return format_name, import_items(path, format_name, benchmark_slug)
+        return format_name, import_items(path, format_name, benchmark_slug, task or None)
     except ImportFailure as failure:
         shown = name if failure.path == str(path) else failure.path
         raise ImportFailure(shown, failure.location, failure.field, failure.expected) from None

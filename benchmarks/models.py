@@ -127,4 +127,6 @@ SHOWN_META = ("domain", "language", "personality")
 
 
 def shown_meta(item):
-    return {key: item.meta[key] for key in SHOWN_META if key in (item.meta or {})}
+    """The shown metadata the item has: a key it holds empty ("domain": "") is left out, so no empty heading shows."""
+    meta = item.meta or {}
+    return {key: meta[key] for key in SHOWN_META if meta.get(key) not in (None, "", [], {})}

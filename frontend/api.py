@@ -4,6 +4,8 @@ from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
+from annotation.accounts import must_change_password
+
 from .throttling import guard
 from .tokens import issue_token
 
@@ -28,7 +30,13 @@ class ThrottledObtainAuthToken(ObtainAuthToken):
         def attempt():
             if not serializer.is_valid():
                 return _refused("invalid_credentials", "Unable to sign in with the given username and password."), False
-            return Response({"token": issue_token(serializer.validated_data["user"]).key}), True
+            user = serializer.validated_data["user"]
+            if must_change_password(user):
+                # The password is right, but someone else chose it: no token until the person chose their own.
+                return _refused("password_change_required", "Your password was set by someone else: sign in on the "
+                                "site and choose your own (Change password) before asking for a token.",
+                                status.HTTP_403_FORBIDDEN), True
+            return Response({"token": issue_token(user).key}), True
 
         return guard(request, data.get("username", ""), attempt,
                      lambda wait: _refused("throttled", f"Too many failed attempts; try again in {wait} seconds.",

@@ -5,4 +5,4 @@ class FrontendConfig(AppConfig):
     name = "frontend"
 
     def ready(self):
-        from . import tokens  # noqa: F401 (connects the password-change receiver)
+        from . import passwords, tokens  # noqa: F401 (connect the sign-in and password-change receivers)

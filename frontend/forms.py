@@ -95,6 +95,9 @@ class UploadForm(forms.Form):
                                     help_text="Lowercase letters, digits and hyphens, e.g. diqad-2026.")
     format = forms.ChoiceField(required=False, choices=[("", "recognise from the file")]
                                + [(name, name) for name in sorted(FORMATS)])
+    task = forms.CharField(required=False, max_length=100, label="Task",
+                           help_text="For a released DialogBench file not named after its task: the task, e.g. "
+                                     "Emotion Detection. Leave empty otherwise.")
 
     def clean(self):
         data = super().clean()

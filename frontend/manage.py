@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 
 from django.contrib import messages
+from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count
@@ -21,7 +22,7 @@ from annotation.models import Batch, Membership, Role
 from annotation.permissions import can_create_campaigns
 from annotation.presets import PRESETS
 from benchmarks.actions import import_upload
-from benchmarks.importers import ImportFailure
+from benchmarks.importers import ImportFailure, format_shapes
 from benchmarks.models import Benchmark
 from benchmarks.permissions import can_import_items
 
@@ -65,7 +66,8 @@ def upload(request):
                     out.write(chunk)
             try:
                 fmt, summary = import_upload(path, actor=request.user, benchmark_slug=form.cleaned_data["slug"],
-                                             format_name=form.cleaned_data["format"], name=name)
+                                             format_name=form.cleaned_data["format"], name=name,
+                                             task=form.cleaned_data["task"])
             except ImportFailure as error:
                 failure = error
         if failure is None:
@@ -75,7 +77,8 @@ def upload(request):
                 return JsonResponse({"location": where})  # the page goes there itself, message unread
             return redirect(where)
     status = 400 if request.method == "POST" else 200
-    return render(request, "frontend/manage_upload.html", {"form": form, "failure": failure}, status=status)
+    return render(request, "frontend/manage_upload.html", {"form": form, "failure": failure,
+                                                           "formats": format_shapes()}, status=status)
 
 
 @login_required
@@ -225,15 +228,35 @@ def members(request, pk):
                     done = "removed from" if remove else "added to"
                     messages.success(request, f"{', '.join(names)} {done} the campaign as {role}.")
                     return redirect("manage-members", campaign.pk)
+    return members_page(request, campaign, members_form=members_form, accounts_form=accounts_form, created=created,
+                        status=400 if request.method == "POST" and created is None else 200)
+
+
+def members_page(request, campaign, *, members_form=None, accounts_form=None, created=None, status=200):
+    """The people page; `created`: NewAccounts whose one-time passwords it shows, this once."""
     response = render(request, "frontend/manage_members.html", {
-        "campaign": campaign, "members_form": members_form, "accounts_form": accounts_form, "created": created,
+        "campaign": campaign, "members_form": members_form or MembersForm(prefix="m"),
+        "accounts_form": accounts_form or AccountsForm(prefix="a"), "created": created,
         "may_create_accounts": accounts.may_create_accounts(request.user),
         "memberships": Membership.objects.filter(campaign=campaign).select_related("user").order_by(
-            "-active", "role", "user__username")},
-        status=400 if request.method == "POST" and created is None else 200)
+            "-active", "role", "user__username")}, status=status)
     if created:
         response["Cache-Control"] = "no-store"  # the passwords are shown once and kept nowhere
     return response
+
+
+@login_required
+@require_POST
+def reset_password(request, pk, user_pk):
+    """A member's password replaced by a new one-time password, shown on the people page this once."""
+    campaign = managed(request, pk)
+    person = get_object_or_404(get_user_model(), pk=user_pk)
+    try:
+        new = accounts.reset_password(campaign, actor=request.user, user=person)
+    except ActionError as error:
+        messages.error(request, error.detail)
+        return redirect("manage-members", campaign.pk)
+    return members_page(request, campaign, created=[new])
 
 
 @login_required

@@ -1,10 +1,11 @@
 from django.urls import path
 
-from . import manage, views
+from . import manage, passwords, views
 
 urlpatterns = [
     path("accounts/login/", views.ThrottledLoginView.as_view(), name="login"),
     path("accounts/logout/", views.SignOutView.as_view(), name="logout"),
+    path("accounts/password/", passwords.PasswordChangeView.as_view(), name="password-change"),
     path("", views.home, name="home"),
     path("campaigns/<int:pk>/annotate/", views.annotate, name="annotate"),
     path("campaigns/<int:pk>/disagreements/", views.disagreements, name="disagreements"),
@@ -23,6 +24,8 @@ urlpatterns = [
     path("manage/campaigns/<int:pk>/cut/", manage.cut, name="manage-cut"),
     path("manage/campaigns/<int:pk>/settings/", manage.campaign_settings, name="manage-settings"),
     path("manage/campaigns/<int:pk>/members/", manage.members, name="manage-members"),
+    path("manage/campaigns/<int:pk>/members/<int:user_pk>/reset-password/", manage.reset_password,
+         name="manage-reset-password"),
     path("manage/memberships/<int:pk>/active/", manage.membership_active, name="manage-membership-active"),
     path("manage/batches/<int:pk>/hand-in/", manage.hand_in, name="manage-hand-in"),
 ]

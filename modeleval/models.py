@@ -192,6 +192,8 @@ class RunChunk(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0, help_text="Deliveries claimed so far, crashed ones included")
     worker = models.CharField(max_length=200, blank=True, help_text="Hostname of the worker of the last attempt")
     error = models.TextField(blank=True, help_text="The last attempt's error, if any")
+    items_scored = models.PositiveIntegerField(default=0, help_text="Items the running attempt has scored so far "
+                                                                    "(progress only; counted in the run when done)")
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

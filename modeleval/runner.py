@@ -26,6 +26,10 @@ from .models import ChunkState, EvalRun, Mode, Prediction, RunChunk, RunEventKin
 from .training import SYNC_WORKER
 
 RETRY_DELAY_S = 2  # times the attempt number: 2 s, 4 s, ...
+# A chunk is scored in up to this many steps, each of at least PROGRESS_MIN_STEP items, so that the runs page
+# moves while a chunk is scored rather than from 0 to all of it at once.
+PROGRESS_STEPS = 8
+PROGRESS_MIN_STEP = 2
 PREDICTION_FIELDS = ("chunk", "gold", "options", "prompt", "raw_output", "answer", "answer_norm", "answer_per_token",
                      "parse_status", "correct", "rating", "probabilities", "fewshot_ids", "api_calls")
 
@@ -69,7 +73,8 @@ def claim_chunk(chunk_id: int, worker: str = "") -> Claim | None:
         return None
     chunk.attempts += 1
     chunk.state, chunk.worker, chunk.started_at, chunk.finished_at = ChunkState.RUNNING, worker, timezone.now(), None
-    chunk.save(update_fields=["attempts", "state", "worker", "started_at", "finished_at"])
+    chunk.items_scored = 0
+    chunk.save(update_fields=["attempts", "state", "worker", "started_at", "finished_at", "items_scored"])
     if chunk.attempts > 1:
         record(run, RunEventKind.CHUNK_RETRIED, chunk=chunk, worker=worker, attempt=chunk.attempts, last_error=chunk.error)
     if run.state == RunState.QUEUED:
@@ -150,7 +155,7 @@ def process_chunk(chunk_id: int, worker: str = "") -> str:
 
             rows = train_chunk(claim.run, claim.chunk)
         else:
-            rows = inference.score_items(claim.run, _items(claim.chunk))
+            rows = score_in_steps(claim.run, claim.chunk, _items(claim.chunk), inference.score_items)
         # Inside the try: rows the database refuses are this chunk's failure too, not a lost message.
         if not complete_chunk(chunk_id, rows):
             return "skipped"
@@ -173,6 +178,18 @@ def process_chunk(chunk_id: int, worker: str = "") -> str:
         if fail_attempt(chunk_id, error):
             raise RetryChunk(error, RETRY_DELAY_S * claim.chunk.attempts) from error
         return "failed"
+
+
+def score_in_steps(run, chunk, items, score) -> list[dict]:
+    """`score(run, items)` over the chunk's items a few at a time (each item is asked on its own, so the rows are
+    those of one call), the chunk's `items_scored` committed after each step for the runs page to show."""
+    step = max(PROGRESS_MIN_STEP, -(-len(items) // PROGRESS_STEPS))
+    rows = []
+    for start in range(0, len(items), step):
+        rows += score(run, items[start:start + step])
+        RunChunk.objects.filter(pk=chunk.pk, state=ChunkState.RUNNING).update(
+            items_scored=min(start + step, len(items)))
+    return rows
 
 
 def _items(chunk):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
-from django.db.models import Count, Q
+from django.db.models import Count, Q, Sum
 
 from . import studies
 from .modes import CLASSIFY_REFUSAL, SELFCHAT_REFUSAL, TRAIN_REFUSAL, mode_unsuited
@@ -19,7 +19,10 @@ from .scorers.positions import accuracy_by_position
 
 def runs():
     return (EvalRun.objects.select_related("model", "benchmark", "created_by").prefetch_related("tasks")
-            .annotate(chunks_running=Count("chunks", filter=Q(chunks__state=ChunkState.RUNNING))))
+            .annotate(chunks_running=Count("chunks", filter=Q(chunks__state=ChunkState.RUNNING)),
+                      items_scoring=Sum("chunks__items_scored", filter=Q(chunks__state=ChunkState.RUNNING)))
+            # Newest first: an aggregate query is not ordered by the model's Meta.ordering.
+            .order_by("-created_at", "-id"))
 
 
 def predictions(run_id=None):

@@ -31,9 +31,22 @@ class RunProgressSerializer(serializers.Serializer):
     items_total = serializers.IntegerField()
     chunks_done = serializers.IntegerField()
     chunks_total = serializers.IntegerField()
-    fraction = serializers.FloatField(source="progress")
+    fraction = serializers.SerializerMethodField(help_text="Items scored, those of chunks being scored included, over "
+                                                           "the run's items")
+    items_scoring = serializers.SerializerMethodField(help_text="Items of the chunks being scored now that are scored "
+                                                                "already (counted in items_done once their chunk is)")
     chunks_running = serializers.SerializerMethodField(
         help_text="Chunks being scored now; a cancelled run's running chunk still finishes and is counted")
+
+    def get_items_scoring(self, run) -> int:
+        counted = getattr(run, "items_scoring", None)  # annotated by selectors.runs()
+        if counted is None and not hasattr(run, "chunks_running"):
+            counted = sum(run.chunks.filter(state=ChunkState.RUNNING).values_list("items_scored", flat=True))
+        return counted or 0
+
+    def get_fraction(self, run) -> float:
+        done = run.items_done + (self.get_items_scoring(run) if run.is_active else 0)
+        return min(1.0, done / run.items_total) if run.items_total else 0.0
 
     def get_chunks_running(self, run) -> int:
         counted = getattr(run, "chunks_running", None)  # annotated by selectors.runs()

@@ -8,4 +8,10 @@ FORMATS = {"dialogbench": dialogbench, "fed": fed, "diqad": diqad, "jsonl": json
            "diqad_released": diqad_released, "kodialogbench": kodialogbench}
 EXPORT_FORMATS = {"jsonl": jsonl}
 
-__all__ = ["FORMATS", "detect", "EXPORT_FORMATS", "ImportFailure", "ItemRecord", "ParsedBenchmark", "TaskSpec"]
+
+def format_shapes() -> list[tuple[str, list[str]]]:
+    """(format, its shape cut at backticks: odd parts are code) for every import format, in the order the upload
+    page's menu offers them: the page's table of formats and its menu are read from FORMATS alike."""
+    return [(name, FORMATS[name].FORMAT_SHAPE.split("`")) for name in sorted(FORMATS)]
+
+__all__ = ["FORMATS", "format_shapes", "detect", "EXPORT_FORMATS", "ImportFailure", "ItemRecord", "ParsedBenchmark", "TaskSpec"]

@@ -1,4 +1,6 @@
 """What every importer produces, and the refusal that names file, line and field."""
+import re
+
 import orjson
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -153,13 +155,34 @@ def parse_json(path, text, location=None):
     try:
         value = orjson.loads(text)
     except orjson.JSONDecodeError as error:
-        where = location or f"line {error.lineno}"
         if "depth" in error.msg:
+            where = location or f"line {error.lineno}"
             raise ImportFailure(path, where, None, f"{TOO_DEEP} (at column {error.colno})") from None
-        raise ImportFailure(path, where, None, f"invalid JSON ({error.msg} at column {error.colno})") from None
+        end_line, message = _json_error(text, error, location)
+        raise ImportFailure(path, location or f"line {end_line or error.lineno}", None, message) from None
     if deeper_than(value):
         raise ImportFailure(path, location or _deep_line(text), None, TOO_DEEP)
     return value
+
+
+def _json_error(text, error, location):
+    """(the line a record that ends too soon ends on, else None; what is wrong with the JSON, and where). A record
+    that ends before it is complete (a truncated file or line) is reported at its end, the line and column of its
+    last character (the parser's own place is the start of the line after it); anything else at the parser's
+    column. A message that ends with its own "at" ("Unterminated string starting at") is given the column
+    without a second "at"."""
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        text = bytes(text).decode("utf-8", errors="replace")
+    message = re.sub(r"\s*:$", "", error.msg.strip())
+    placed = f"{message} column {error.colno}" if re.search(r"\bat$", message) else f"{message} at column {error.colno}"
+    ended = text.rstrip()
+    if error.pos >= len(ended):
+        first = int(location.split()[-1]) if location and location.split()[-1].isdigit() else 1
+        line, column = first + ended.count("\n"), len(ended) - (ended.rfind("\n") + 1)
+        said = placed if re.search(r"\bat$", message) else message
+        return line, (f"invalid JSON: the record ends at line {line}, column {column}, before it is complete "
+                      f"({said}); was the file cut short?")
+    return None, f"invalid JSON ({placed})"
 
 
 def _deep_line(text):
@@ -213,3 +236,29 @@ def json_records(path, shape):
             yield f"line {number}", record
     else:
         raise ImportFailure(path, "line 1", None, f"expected {shape}: a JSON array of objects, or one JSON object per line")
+
+
+# Scripts by the letters they hold, for `language_of_text`: Han ideographs (CJK unified, extension A and the
+# compatibility block), Hangul syllables and jamo, Latin letters (ASCII and Latin-1 to Latin Extended-B).
+SCRIPTS = {
+    "zh": re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"),
+    "ko": re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]"),
+    "en": re.compile(r"[A-Za-z\u00c0-\u024f]"),
+}
+
+
+HAN_WEIGHT = 4
+
+
+def language_of_text(text, default="en"):
+    """The language an item's text is written in, by its script (the one rule of every importer): Hangul is
+    Korean (Korean text may hold Han characters too), else Han (Chinese) or Latin (English), whichever holds more
+    of the text, a Han character counting as a short word of Latin letters (HAN_WEIGHT); `default` for text with
+    no letter of these."""
+    text = text or ""
+    counts = {language: len(pattern.findall(text)) for language, pattern in SCRIPTS.items()}
+    if counts["ko"]:
+        return "ko"
+    if not counts["zh"] and not counts["en"]:
+        return default
+    return "zh" if HAN_WEIGHT * counts["zh"] >= counts["en"] else "en"

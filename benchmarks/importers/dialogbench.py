@@ -12,6 +12,11 @@ import re
 
 from .base import ImportFailure, ItemRecord, ParsedBenchmark, TaskSpec, check_turns, json_lines, parse_speaker_lines, require
 
+# The upload page's table of formats (`code` in backticks).
+FORMAT_SHAPE = ('JSON lines: `id, task, domain, speaker1_personality, speaker2_personality, dialogue, question, '
+         'options {A..D}, label` and extras (`knowledge, commonsense, persona, premise, hypothesis, response, '
+         'slot, test_question`).')
+
 TASKS = {
     # slug: (name, dimension); the dimensions are the paper's Table 2 (Ou et al., 2024).
     "knowledge_grounded_response_generation": ("Knowledge-grounded response generation", "correctness"),
@@ -164,22 +169,30 @@ def published_options(path, where, record, key):
     return {k: options[k] for k in expected}, label
 
 
-def language_of_text(text):
-    """zh when the text holds CJK characters, else en."""
-    return "zh" if re.search(r"[\u3400-\u9fff]", text) else "en"
-
-
 def published_tasks(tasks_seen):
     return [TaskSpec(slug, TASKS[slug][0], multiple_choice_form(), TASKS[slug][1]) for slug in tasks_seen]
 
 
-def published_task(path, where, record, stem):
-    """The record's task by any of its names; without a `task` field, the file's name is the task's."""
+def named_task(path, task):
+    """The slug of a task the person named for a file (--task, the upload page's Task), refused when it is none."""
+    slug = task_slug(task)
+    if slug is None:
+        raise ImportFailure(path, None, "--task", f"expected a DialogBench task name such as 'Emotion Detection' or "
+                                                  f"'Dialogue NLI', got {task!r}")
+    return slug
+
+
+def published_task(path, where, record, stem, named=None):
+    """The record's task by any of its names; without a `task` field, the task the person named (`named`, a slug),
+    else the one the file's name names."""
     name = record.get("task")
     if name is None:
-        slug = task_slug(stem)
+        slug = named or task_slug(stem)
         if slug is None:
-            raise ImportFailure(path, where, "task", f"missing, and the file name {stem!r} names no DialogBench task; expected a task such as 'Emotion Detection'")
+            raise ImportFailure(path, where, "--task", f"no task: the file name {stem!r} names no DialogBench task; "
+                                                       "name the file after its task (e.g. Emotion_Classification.json) "
+                                                       "or name the task (--task, or Task on the upload page), e.g. "
+                                                       "'Emotion Detection'")
         return slug
     slug = task_slug(name)
     if slug is None:

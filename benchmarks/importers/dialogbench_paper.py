@@ -14,7 +14,13 @@ Items of the same tasks as the `dialogbench` format, the analysis kept in meta.
 from pathlib import Path
 
 from .base import ImportFailure, ItemRecord, json_records, record_id, parse_speaker_lines, require
-from .dialogbench import language_of_text, published_benchmark, published_options, published_task
+from .base import language_of_text
+from .dialogbench import named_task, published_benchmark, published_options, published_task
+
+# The upload page's table of formats (`code` in backticks).
+FORMAT_SHAPE = ("DialogBench as its paper's generation prompts print an item (a JSON array or JSON lines): `speaker1 "
+         'personality`, `speaker2 personality`, `dialogue` as `[{"speaker1": ..., "speaker2": ...}, ...]`, '
+         "`option`, `label`, `analysis`, task extras, `task` by name (else the file's name).")
 
 SHAPE = ('a DialogBench item as printed in the paper ("speaker1 personality", "speaker2 personality", '
          '"dialogue", "option", "label")')
@@ -47,14 +53,15 @@ def paper_turns(path, where, dialogue):
     return turns
 
 
-def parse_published(path, shape, source, read):
+def parse_published(path, shape, source, read, task=None):
     """Items of a published DialogBench shape. `read(path, where, record)` gives the record's
     (turns, name of its option field, fields of its own, meta of its own); options, label, task
     extras, domain and id are read here alike for every shape."""
     path = Path(path)
     items, tasks_seen = [], {}
+    named = named_task(path, task) if task else None
     for where, record in json_records(path, shape):
-        task = published_task(path, where, record, path.stem)
+        task = published_task(path, where, record, path.stem, named)
         turns, option_key, own_fields, own_meta = read(path, where, record)
         options, label = published_options(path, where, record, option_key)
         fields = {"options": options, **own_fields,
@@ -81,5 +88,9 @@ def read_paper_record(path, where, record):
     return turns, "option", {}, meta
 
 
-def parse(path):
-    return parse_published(path, SHAPE, "DialogBench (Ou et al., 2023), the paper's item shape", read_paper_record)
+NAMED_TASK = True  # a file of one task may be given its task's name (import_items --task)
+
+
+def parse(path, task=None):
+    return parse_published(path, SHAPE, "DialogBench (Ou et al., 2023), the paper's item shape", read_paper_record,
+                           task)

@@ -14,8 +14,13 @@ instruction ("Based on the content of the above dialogue" / "基于以上对话�
 import re
 
 from .base import ImportFailure, require
-from .dialogbench import language_of_text
+from .base import language_of_text
 from .dialogbench_paper import paper_turns, parse_published
+
+# The upload page's table of formats (`code` in backticks).
+FORMAT_SHAPE = ('DialogBench as its released code reads it (kwai/DialogBench): one file per task, lines of '
+         "`prompt_pretrain, prompt_SFT, choices, label`; the task is the file's name "
+         '(`Emotion_Classification.json`, ...), a `task` field, or the task named on this page.')
 
 SHAPE = 'a DialogBench record of its released code ("prompt_pretrain", "prompt_SFT", "choices", "label")'
 PROMPTS = ("prompt_SFT", "prompt_pretrain")
@@ -66,6 +71,9 @@ def read_released_record(path, where, record):
     return turns, "choices", fields, {"language": language_of_text(next(iter(fields.values())))}
 
 
-def parse(path):
+NAMED_TASK = True  # a file not named after its task is given the task's name (import_items --task)
+
+
+def parse(path, task=None):
     return parse_published(path, SHAPE, "DialogBench (Ou et al., 2023), its released evaluation files",
-                           read_released_record)
+                           read_released_record, task)

@@ -5,6 +5,9 @@
 """
 from .base import ImportFailure, ItemRecord, ParsedBenchmark, TaskSpec, check_turns, json_lines, parse_speaker_lines, require
 
+# The upload page's table of formats (`code` in backticks).
+FORMAT_SHAPE = ('JSON lines: `id, dialogue, label (0/1/2), reasons, needs_verification (0/1), domain`.')
+
 DOMAINS = ("emotion", "digital", "legal", "education", "car", "finance")
 REASONS = {
     1: ["incomplete", "less_informative", "less_proactive", "none"],

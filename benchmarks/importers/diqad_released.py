@@ -14,8 +14,14 @@ as given stays in meta. Items without an `id` are named by file and line.
 """
 from pathlib import Path
 
-from .base import ImportFailure, ItemRecord, ParsedBenchmark, TaskSpec, json_records, record_id, require
+from .base import (ImportFailure, ItemRecord, ParsedBenchmark, TaskSpec, json_records, language_of_text, record_id,
+                   require)
 from .diqad import REASONS, TASK_SLUG, quality_form
+
+# The upload page's table of formats (`code` in backticks).
+FORMAT_SHAPE = ('DiQAD as released (yukunZhao/Dataset_Dialogue_quality_evaluation): JSON lines of `label` (0/1/2), '
+         '`reason`, `turns` (utterances separated by `#!#`, read as user and expert in turn); the language is '
+         'read from the text.')
 
 SHAPE = 'a DiQAD record as released ("label" 0/1/2, "reason", "turns" separated by "#!#")'
 SEPARATOR = "#!#"
@@ -69,5 +75,6 @@ def parse_items(path):
         if codes:
             gold[f"reasons_{label}"] = codes
         meta = {"domain": require(path, where, record, "domain", str, optional=True, default=""),
-                "language": "zh", "reason": reason}
+                "language": language_of_text(" ".join(turn["text"] for turn in turns), default="zh"),
+                "reason": reason}
         yield ItemRecord(TASK_SLUG, external_id, turns, {}, meta, gold, where)

@@ -9,6 +9,10 @@ import re
 
 from .base import ImportFailure, ItemRecord, ParsedBenchmark, TaskSpec, json_array, parse_speaker_lines
 
+# The upload page's table of formats (`code` in backticks).
+FORMAT_SHAPE = ('the FED file (a JSON array): tasks `fed-turn` and `fed-dialog`; ratings come in with '
+         '`import_ratings`.')
+
 TURN_QUALITIES = ["Interesting", "Engaging", "Specific", "Relevant", "Correct", "Semantically appropriate",
                   "Understandable", "Fluent", "Overall"]
 DIALOG_QUALITIES = ["Coherent", "Error recovery", "Consistent", "Diverse", "Depth", "Likeable", "Understanding",

@@ -13,6 +13,9 @@ from django.core.exceptions import ValidationError
 from ..formschema import validate_form
 from .base import ImportFailure, ItemRecord, ParsedBenchmark, TaskSpec, check_turns, json_lines, require
 
+# The upload page's table of formats (`code` in backticks).
+FORMAT_SHAPE = ('our own shape, as exported: a `benchmark` line, `task` lines, `item` lines.')
+
 HEADER_KEYS = ("name", "language", "version", "source", "licence", "description")
 
 

@@ -16,6 +16,11 @@ from pathlib import Path
 from .base import ImportFailure, ItemRecord, ParsedBenchmark, TaskSpec, json_records, record_id, require
 from .dialogbench import multiple_choice_form
 
+# The upload page's table of formats (`code` in backticks).
+FORMAT_SHAPE = ('KoDialogBench as released (`seongbo/kodialogbench`): one file per test set named by its config '
+         '(`dc_emotion_k-ed.jsonl`, ...; or a `task` field), lines of `dialogue` (`[speaker_id, utterance]` '
+         'pairs), `options`, `answer_idx`, `question`, `option_description`, `target_speaker`.')
+
 SHAPE = 'a KoDialogBench record ("dialogue", "options", "answer_idx")'
 # The released configs (the task yaml files' dataset_name), in the README's order; prefix -> dimension.
 SETS = ("dc_topic_k-sns", "dc_topic_k-tdd", "dc_topic_socialdial", "dc_emotion_k-ed", "dc_emotion_dailydialog",

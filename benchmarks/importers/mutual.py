@@ -8,6 +8,9 @@ seeds (`dialogues`).
 """
 from .base import ImportFailure, ItemRecord, ParsedBenchmark, TaskSpec, json_lines, require
 
+# The upload page's table of formats (`code` in backticks).
+FORMAT_SHAPE = ('JSON lines: `id, utterances` (MuTual dialogues, speakers A and B in turn).')
+
 TASK_SLUG = "human-dialogue"
 SPEAKERS = ("A", "B")
 

@@ -145,7 +145,7 @@ CASES = [
      "expected one of the option keys"),
     ("released_empty_choice", "dialogbench_released", released(choices={"A": "Joy", "B": "None"}), "line 1",
      "choices.B", "non-empty"),
-    ("released_file_names_no_task", "dialogbench_released", released(task=DROP), "line 1", "task",
+    ("released_file_names_no_task", "dialogbench_released", released(task=DROP), "line 1", "--task",
      "names no DialogBench task"),
     ("released_line_is_text", "dialogbench_released", "prompt_SFT: hello", "line 1", None,
      "DialogBench record of its released code"),

@@ -12,7 +12,7 @@ from annotation.models import Annotation, Batch, BatchState, Campaign, Event, Me
 from benchmarks.models import Item
 from tests.conftest import DEMO_DATA
 
-from .conftest import CHROMIUM, PASSWORD, expect, shot, sign_in
+from .conftest import CHROMIUM, PASSWORD, expect, first_sign_in, shot, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -217,7 +217,7 @@ def test_diqad_production_journey(people, tmp_path):
     annotators = {}
     for name in ("ann1", "ann2"):
         page = annotators[name] = people()
-        sign_in(page, name, passwords[name])
+        first_sign_in(page, name, passwords[name])
         shot(page, f"diqad-11-home-{name}", "My work", f"a[href='/campaigns/{campaign.pk}/annotate/']")
         label_diqad(page, f"diqad-12-{name}", ROUND_1, 1)
     # Pressing 0, 1 and 2 stored exactly those scores, for both annotators.
@@ -227,7 +227,7 @@ def test_diqad_production_journey(people, tmp_path):
     hand_in(boss, "diqad-13", campaign, "handed-in-round1")
 
     qc = people()
-    sign_in(qc, "qc1", passwords["qc1"])
+    first_sign_in(qc, "qc1", passwords["qc1"])
     shot(qc, "diqad-14-home-qc", "My work", "a.action:has-text('Review batch 1')")
     qc_review(qc, "diqad-15", campaign, "2: meets all dimensions", "reject", REASON, "qc-round1")
     expect(qc.locator("#batch-state")).to_contain_text("round 2")
@@ -247,7 +247,7 @@ def test_diqad_production_journey(people, tmp_path):
     shot(qc, "diqad-21-qc-accepted", "QC", "#history tr")
 
     expert = people()
-    sign_in(expert, "expert1", passwords["expert1"])
+    first_sign_in(expert, "expert1", passwords["expert1"])
     expert.click(f"a[href='/campaigns/{campaign.pk}/disagreements/']")
     shot(expert, "diqad-22-expert-disagreements", "Disagreements", "#settled-title")
 
@@ -256,7 +256,7 @@ def test_diqad_production_journey(people, tmp_path):
     shot(boss, "diqad-23-manager-accepted", "Manage", "#batches tr[data-state='accepted']")
 
     researcher = people()
-    sign_in(researcher, "researcher", passwords["researcher"])
+    first_sign_in(researcher, "researcher", passwords["researcher"])
     researcher.click(f"a[href='/reports/diqad-legal/?campaign={campaign.pk}']")
     researcher.frame_locator("#report-frame").locator("table").first.wait_for()
     shot(researcher, "diqad-24-report", "Report", "#report-frame")
@@ -320,7 +320,7 @@ def test_dialogbench_expert_baseline_journey(people):
     n_items = Item.objects.filter(task__benchmark__slug="dialogbench-en").count()
     for n, name in enumerate(("rater1", "rater2", "rater3")):
         page = people()
-        sign_in(page, name, passwords[name])
+        first_sign_in(page, name, passwords[name])
         assert label_dialogbench(page, f"dialogbench-07-{name}", "ab"[n % 2], n_items) == n_items
     # The last label completed the batch; the labeller is told so, and nothing mentions a QC.
     expect(page.locator("#done-text")).to_contain_text("Batch 1 is complete.")
@@ -336,7 +336,7 @@ def test_dialogbench_expert_baseline_journey(people):
     assert kinds[-1] == "completed" and "handed_in" not in kinds and not batch.reviews.exists()
 
     researcher = people()
-    sign_in(researcher, "researcher", passwords["researcher"])
+    first_sign_in(researcher, "researcher", passwords["researcher"])
     researcher.click(f"a[href='/reports/dialogbench-en/?campaign={campaign.pk}']")
     frame = researcher.frame_locator("#report-frame")
     frame.locator("table").first.wait_for()

@@ -12,10 +12,13 @@ class Command(BaseCommand):
         parser.add_argument("--format", default=None,
                             help=f"one of {', '.join(sorted(FORMATS))}; detected from the file when left out")
         parser.add_argument("--benchmark", required=True, help="benchmark slug; created when new")
+        parser.add_argument("--task", default=None,
+                            help="the DialogBench task of a file of one task not named after it (formats "
+                                 "dialogbench_released and dialogbench_paper), e.g. 'Emotion Detection'")
 
-    def handle(self, path, format, benchmark, **options):
+    def handle(self, path, format, benchmark, task=None, **options):
         try:
-            summary = import_items(path, format, benchmark)
+            summary = import_items(path, format, benchmark, task)
         except ImportFailure as failure:
             raise CommandError(f"{failure}\nNothing was imported.") from None
         self.stdout.write(self.style.SUCCESS(str(summary)))

@@ -45,7 +45,9 @@ const label = (key) => key.replaceAll("_", " ");
 
 export function renderFields(fields, meta = {}) {
   const box = el("div", { class: "fields", lang: meta?.language || null });
-  const shown = Object.entries(meta || {}).filter(([k]) => k !== "language");
+  // An empty value (an item without a domain) shows no heading.
+  const shown = Object.entries(meta || {}).filter(([k, v]) => k !== "language" && v !== "" && v !== null && v !== undefined
+    && !(typeof v === "object" && Object.keys(v).length === 0));
   if (shown.length) {
     box.append(el("dl", { class: "meta muted" }, shown.map(([k, v]) => [
       el("dt", {}, label(k)),

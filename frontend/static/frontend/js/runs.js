@@ -12,6 +12,9 @@ let timer = null;
 // A cancelled or failed run can still have a chunk being scored: it finishes and is counted.
 const moving = (run) => ACTIVE.includes(run.state) || run.progress.chunks_running > 0;
 
+// Items scored so far: those of finished chunks, and while the run is active those of the chunks being scored.
+const scored = (run) => run.progress.items_done + (ACTIVE.includes(run.state) ? run.progress.items_scoring || 0 : 0);
+
 function progressText(run) {
   const p = run.progress;
   if (run.mode === "selfchat") {
@@ -27,7 +30,7 @@ function progressText(run) {
     return `${p.items_done} / ${p.items_total} examples trained · chunk ${p.chunks_done} of ${p.chunks_total}`;
   }
   if (ACTIVE.includes(run.state) || run.state === "finished") {
-    return `${p.items_done} / ${p.items_total} items scored · chunk ${p.chunks_done} of ${p.chunks_total}`;
+    return `${scored(run)} / ${p.items_total} items scored · chunk ${p.chunks_done} of ${p.chunks_total}`;
   }
   const still = p.chunks_running ? `; ${p.chunks_running} chunk still being scored is kept` : "";
   return `${p.items_done} of ${p.items_total} items scored before it stopped (${p.chunks_done} of ${p.chunks_total} chunks${still})`;
@@ -52,7 +55,7 @@ function row(run) {
   const active = ACTIVE.includes(run.state);
   const steps = run.mode === "selfchat";
   const bar = steps ? { max: p.chunks_total || 1, value: run.state === "finished" ? p.chunks_total || 1 : p.chunks_done }
-    : { max: p.items_total || 1, value: p.items_done };
+    : { max: p.items_total || 1, value: scored(run) };
   return el("tr", { dataset: { run: run.id, state: run.state, mode: run.mode } },
     el("td", {}, `#${run.id}`), el("td", {}, run.model), el("td", {}, run.benchmark), el("td", {}, run.mode),
     el("td", { class: "study" }, study(run)),
