@@ -192,6 +192,12 @@ WHITENOISE_USE_FINDERS = not PRODUCTION
 WHITENOISE_AUTOREFRESH = not PRODUCTION
 WHITENOISE_ROOT = BASE_DIR / "frontend" / "root"
 LOGIN_URL = "/accounts/login/"
+# Django's database sessions and ModelBackend, with the read that every page request makes (the session, then
+# the person) kept as prepared SQL text, as the API's token authentication is (frontend/sessions.py). One backend
+# only, so that a wrong password is hashed once; a session signed in before this setting named Django's
+# ModelBackend and is asked to sign in again, once.
+SESSION_ENGINE = "frontend.sessions"
+AUTHENTICATION_BACKENDS = ["frontend.sessions.UserBackend"]
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
 

@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 
 from annotation import policy, selectors
-from annotation.models import Assignment, Batch, Campaign, Role
+from annotation.models import Assignment, Batch, Role
 from annotation.permissions import CanReadLabels, can_create_campaigns
 from benchmarks.models import Benchmark
 from benchmarks.permissions import can_see_gold
@@ -83,8 +83,7 @@ def home(request):
 
 @login_required
 def annotate(request, pk):
-    campaign = get_object_or_404(Campaign, pk=pk)
-    campaign, _ = campaign_with_role(request.user, pk, {campaign.worker_role}, "label its items")
+    campaign, _ = campaign_with_role(request.user, pk, lambda c: {c.worker_role}, "label its items")
     return render(request, "frontend/annotate.html", {"campaign": campaign, "assignment_id": ""})
 
 

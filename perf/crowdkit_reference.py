@@ -3,7 +3,7 @@ tests/metrics/test_annotator_models.py holds our annotator models to.
 
 Run with crowd-kit installed (pip install crowd-kit==1.4.2; it is not a dependency of the platform):
 
-    python perf/crowdkit_reference.py TOY_AND_SIMPLE.json
+    python perf/crowdkit_reference.py TOY_AND_SIMPLE.json [--out PATH]   (default: the file above)
 
 where the input holds crowd-kit's toy YSDA and simple data sets as {name: {"answers": [[worker, task,
 label], ...], "gold": {task: label}}} (crowd-kit's tests/conftest.py, Apache-2.0). Each is fitted with
@@ -14,8 +14,8 @@ but indexes its parameters in their order of first appearance, so that it is rig
 the workers and labels are renamed here so that they do (a zero-padded rank in order of first appearance
 before each name), and the names are restored in the output.
 """
+import argparse
 import json
-import sys
 from pathlib import Path
 
 import crowdkit
@@ -70,16 +70,23 @@ def plain(value):
     return value
 
 
-def main(path):
-    data = json.loads(Path(path).read_text())
+OUT = Path(__file__).resolve().parent.parent / "tests" / "metrics" / "data" / "crowdkit_reference.json"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("path", help="crowd-kit's toy data sets as JSON")
+    parser.add_argument("--out", default=str(OUT), help="where the reference is written")
+    args = parser.parse_args(argv)
+    data = json.loads(Path(args.path).read_text())
     reference = {"crowd_kit": crowdkit.__version__ if hasattr(crowdkit, "__version__") else "1.4.2",
                  "dawid_skene_iterations": DS_ITERATIONS, "mace_iterations": MACE_ITERATIONS, "data_sets": {}}
     for name, spec in data.items():
         reference["data_sets"][name] = {**spec, "crowd_kit": plain(fit(spec["answers"], spec.get("gold")))}
-    out = Path(__file__).resolve().parent.parent / "tests" / "metrics" / "data" / "crowdkit_reference.json"
+    out = Path(args.out)
     out.write_text(json.dumps(reference, indent=1, sort_keys=True) + "\n")
     print(f"wrote {out}")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main()

@@ -1,15 +1,24 @@
-"""What one annotator cycle (next + submit through the API) costs inside one Django process: CPU time and SQL
-statements, with no HTTP server, no other users and no waiting. CPU time is what a busy shared machine
-changes least, so two versions of the code can be compared on it when wall-clock figures are too noisy.
+"""What one annotator cycle (next + submit) costs inside one Django process: CPU time and SQL statements, with no
+HTTP server, no other users and no waiting. CPU time is what a busy shared machine changes least, so two versions
+of the code can be compared on it when wall-clock figures are too noisy.
 
-    python perf/cycle_cost.py --cycles 400 [--progress]
+    python perf/cycle_cost.py --cycles 400 [--progress] [--page] [--rounds 3] [--profile 25]
 
-Two annotators take turns on a campaign with overlap 2 (so every other submit is an item's last label), through
-DRF's test client with token authentication, production settings otherwise. Prints one JSON line.
+The API cycle: two annotators take turns on a campaign with overlap 2 (so every other submit is an item's last
+label), through DRF's test client with token authentication, production settings otherwise; `?progress=0` unless
+--progress. --page adds the annotation page's cycle beside it, as frontend/static/frontend/js/annotate.js sends
+it: signed in with the session cookie, the CSRF header on writes (checks enforced), `next` without progress and
+the submission with the labeller's progress; two more annotators on their own campaign of the same shape. The
+sides take turns --rounds times (median CPU per cycle of each). --profile N prints cProfile's N costliest
+functions (cumulative) for one round of each side. Prints one JSON line per side.
 """
 import argparse
+import cProfile
+import io
 import json
 import os
+import pstats
+import statistics
 import sys
 import time
 import uuid
@@ -22,11 +31,69 @@ sys.path.insert(0, str(ROOT / "perf"))
 from perf._services import drop_database, recreate_database  # noqa: E402
 
 
+class ApiSide:
+    """Token authentication; the progress only with --progress."""
+
+    def __init__(self, campaign, people, progress):
+        from rest_framework.authtoken.models import Token
+        from rest_framework.test import APIClient
+
+        self.campaign, self.query, self.clients = campaign, "" if progress else "?progress=0", []
+        for user in people:
+            client = APIClient()
+            client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+            self.clients.append(client)
+
+    def post(self, client, path, body=None):
+        return client.post(path, body, format="json")
+
+    def cycle(self, i, answers):
+        client = self.clients[i % 2]
+        lease = self.post(client, f"/api/v1/campaigns/{self.campaign.pk}/next/{self.query}").json()["assignment"]
+        done = self.post(client, f"/api/v1/assignments/{lease['id']}/submit/{self.query}",
+                         {"client_submission_id": str(uuid.uuid4()), "answers": answers})
+        assert done.status_code == 201, done.content
+
+
+class PageSide(ApiSide):
+    """The annotation page's requests: session cookie, X-CSRFToken from the csrftoken cookie the page set, the
+    labeller's progress with each submission (annotate.js asks `next` without it)."""
+
+    def __init__(self, campaign, people):
+        from django.conf import settings
+        from django.test import Client
+        from django.utils.crypto import get_random_string
+
+        self.campaign, self.clients = campaign, []
+        for user in people:
+            client = Client(enforce_csrf_checks=True)
+            client.force_login(user)
+            # The cookie the page's GET sets (rendering it needs collectstatic's manifest in production mode).
+            client.csrf = client.cookies[settings.CSRF_COOKIE_NAME] = get_random_string(32)
+            self.clients.append(client)
+
+    def post(self, client, path, body=None):
+        return client.post(path, {} if body is None else body, content_type="application/json",
+                           HTTP_X_CSRFTOKEN=client.csrf, HTTP_ACCEPT="application/json")
+
+    def cycle(self, i, answers):
+        client = self.clients[i % 2]
+        lease = self.post(client, f"/api/v1/campaigns/{self.campaign.pk}/next/?progress=0").json()["assignment"]
+        done = self.post(client, f"/api/v1/assignments/{lease['id']}/submit/",
+                         {"client_submission_id": str(uuid.uuid4()), "answers": answers})
+        assert done.status_code == 201, done.content
+        assert "left_for_you" in done.json()["progress"]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--cycles", type=int, default=400)
-    parser.add_argument("--progress", action="store_true", help="ask for the labeller's progress (the page's way)")
-    parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/hb_cycle_cost")
+    parser.add_argument("--cycles", type=int, default=400, help="cycles per side and round")
+    parser.add_argument("--progress", action="store_true", help="the API side asks for the labeller's progress too")
+    parser.add_argument("--page", action="store_true", help="also the annotation page's cycle, the sides in turns")
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--profile", type=int, default=0, metavar="N", help="print cProfile's N costliest functions")
+    parser.add_argument("--database-url", default=os.environ.get("PERF_DATABASE_URL",
+                                                                 "postgres://postgres@127.0.0.1:5432/hb_cycle_cost"))
     args = parser.parse_args(argv)
     recreate_database(args.database_url)
     os.environ.update(DATABASE_URL=args.database_url, DJANGO_SETTINGS_MODULE="config.settings", DEBUG="0",
@@ -39,42 +106,54 @@ def main(argv=None):
         from django.core.management import call_command
         from django.db import connection
         from django.test.utils import CaptureQueriesContext
-        from rest_framework.authtoken.models import Token
-        from rest_framework.test import APIClient
 
         from annotator_load import ANSWERS, make_load_campaign
 
         call_command("migrate", verbosity=0)
+        items = args.cycles * args.rounds // 2 + 20
+        sides = {}
         people = [User.objects.create_user(f"ann{i}") for i in range(2)]
-        campaign, _ = make_load_campaign("cycle-cost", args.cycles // 2 + 20, 2, people)
-        clients = []
-        for user in people:
-            client = APIClient()
-            client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
-            clients.append(client)
-        query = "" if args.progress else "?progress=0"
-
-        def cycle(client):
-            lease = client.post(f"/api/v1/campaigns/{campaign.pk}/next/{query}").json()["assignment"]
-            done = client.post(f"/api/v1/assignments/{lease['id']}/submit/{query}",
-                               {"client_submission_id": str(uuid.uuid4()), "answers": ANSWERS}, format="json")
-            assert done.status_code == 201, done.content
-
-        for client in clients:  # warm up (the first lease starts the batch)
-            cycle(client)
-        with CaptureQueriesContext(connection) as queries:
-            for i in range(20):
-                cycle(clients[i % 2])
-        statements = len(queries.captured_queries) / 20
-        cpu, wall = time.process_time(), time.perf_counter()
-        for i in range(args.cycles):
-            cycle(clients[i % 2])
-        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-        row = {"cycles": args.cycles, "progress": args.progress, "statements_per_cycle": statements,
-               "cpu_ms_per_cycle": round(1000 * cpu / args.cycles, 2),
-               "wall_ms_per_cycle": round(1000 * wall / args.cycles, 2),
-               "load_avg": [round(x, 2) for x in os.getloadavg()]}
-        print(json.dumps(row), flush=True)
+        sides["api"] = ApiSide(make_load_campaign("cycle-cost", items, 2, people)[0], people, args.progress)
+        if args.page:
+            people = [User.objects.create_user(f"page{i}") for i in range(2)]
+            sides["page"] = PageSide(make_load_campaign("cycle-cost-page", items, 2, people)[0], people)
+        cpu = {side: [] for side in sides}
+        statements = {}
+        for name, side in sides.items():
+            for i in range(2):  # warm up (the first lease starts the batch)
+                side.cycle(i, ANSWERS)
+            with CaptureQueriesContext(connection) as queries:
+                for i in range(20):
+                    side.cycle(i, ANSWERS)
+            statements[name] = len(queries.captured_queries) / 20
+        wall = {side: [] for side in sides}
+        for round_ in range(args.rounds):
+            for name, side in sides.items():
+                profile = cProfile.Profile(time.process_time) if args.profile and round_ == 0 else None
+                started, clock = time.process_time(), time.perf_counter()
+                if profile:
+                    profile.enable()
+                for i in range(args.cycles):
+                    side.cycle(i, ANSWERS)
+                if profile:
+                    profile.disable()
+                cpu[name].append(time.process_time() - started)
+                wall[name].append(time.perf_counter() - clock)
+                if profile:
+                    out = io.StringIO()
+                    pstats.Stats(profile, stream=out).sort_stats("cumulative").print_stats(args.profile)
+                    print(f"# cProfile, {name} side, {args.cycles} cycles (CPU time, profiler overhead included)\n"
+                          + out.getvalue(), file=sys.stderr)
+        for name in sides:
+            row = {"side": name, "cycles": args.cycles, "rounds": args.rounds,
+                   "progress": name == "page" or args.progress, "statements_per_cycle": statements[name],
+                   "cpu_ms_per_cycle": round(1000 * statistics.median(cpu[name]) / args.cycles, 2),
+                   "wall_ms_per_cycle": round(1000 * statistics.median(wall[name]) / args.cycles, 2),
+                   "load_avg": [round(x, 2) for x in os.getloadavg()]}
+            print(json.dumps(row), flush=True)
+        if args.page:
+            ratio = statistics.median(cpu["page"]) / statistics.median(cpu["api"])
+            print(json.dumps({"page_over_api_cpu": round(ratio, 2)}), flush=True)
         connection.close()
     finally:
         drop_database(args.database_url)

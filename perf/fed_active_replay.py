@@ -15,6 +15,10 @@ items imported, a `rating` run scored chunk by chunk in this process, resumable)
 var/perf/fed_judge.json; --refresh computes them again.
 
     python perf/fed_active_replay.py [--seeds 1000] [--budgets 40 60 100 150] [--uniform-share 0.2]
+    python perf/fed_active_replay.py --limit 12 --work /tmp/fed-tiny --seeds 20 --budgets 4 6   # tiny: does it run
+
+--limit N rates only the first N turn-level items (a smoke run, cached apart from the full run's ratings);
+--work DIR keeps the database and the cache there instead of var/perf.
 """
 from __future__ import annotations
 
@@ -47,12 +51,15 @@ def human_means(records):
     return out
 
 
-def judge_ratings(refresh=False, rated_so_far=False):
-    """external id -> {rating, uncertainty} of the packaged model on the turn-level items, cached. The run is
-    scored chunk by chunk in this process and can be resumed: a later call goes on with its pending chunks."""
-    if CACHE.is_file() and not refresh and not rated_so_far:
-        return json.loads(CACHE.read_text())
-    folder = CACHE.parent / "fed-judge"
+def judge_ratings(refresh=False, rated_so_far=False, work=None, limit=None):
+    """external id -> {rating, uncertainty} of the packaged model on the turn-level items (the first `limit`
+    only, if given), cached. The run is scored chunk by chunk in this process and can be resumed: a later call
+    goes on with its pending chunks."""
+    suffix = f"-first{limit}" if limit else ""
+    cache = Path(work) / f"fed_judge{suffix}.json" if work else CACHE.with_name(f"fed_judge{suffix}.json")
+    if cache.is_file() and not refresh and not rated_so_far:
+        return json.loads(cache.read_text())
+    folder = cache.parent / f"fed-judge{suffix}"
     folder.mkdir(parents=True, exist_ok=True)
     os.environ["DATABASE_URL"] = f"sqlite:///{folder / 'judge.sqlite3'}"
     os.environ["HB_DATA_DIR"] = str(folder)
@@ -73,7 +80,7 @@ def judge_ratings(refresh=False, rated_so_far=False):
     run = EvalRun.objects.filter(benchmark__slug="fed", mode="rating", model__name=MODEL).order_by("-id").first()
     if run is None or refresh:
         run = actions.start_run(model=actions.model_named(MODEL), benchmark=Benchmark.objects.get(slug="fed"),
-                                mode="rating", tasks=["fed-turn"], enqueue=False)
+                                mode="rating", tasks=["fed-turn"], limit=limit, enqueue=False)
     # Only this script scores this private database: a chunk left running was left by a process that is gone.
     run.chunks.filter(state=ChunkState.RUNNING).update(state=ChunkState.PENDING)
     started = time.perf_counter()
@@ -89,10 +96,10 @@ def judge_ratings(refresh=False, rated_so_far=False):
     rows = {}
     for p in Prediction.objects.filter(run=run).select_related("item", "run"):
         rows[p.item.external_id] = {"rating": p.rating, "uncertainty": prediction_uncertainty(p)}
-    CACHE.write_text(json.dumps({"model": MODEL, "mode": "rating", "run": run.pk,
+    cache.write_text(json.dumps({"model": MODEL, "mode": "rating", "run": run.pk,
                                  "seconds_last_call": round(time.perf_counter() - started, 1), "items": rows},
                                 indent=1, sort_keys=True))
-    return json.loads(CACHE.read_text())
+    return json.loads(cache.read_text())
 
 
 def replay(truth, rating, uncertainty, budgets, seeds, share, confidence=0.95):
@@ -142,8 +149,10 @@ def main():
     parser.add_argument("--refresh", action="store_true", help="rate the items with the model again")
     parser.add_argument("--rated-so-far", action="store_true",
                         help="replay on the items the judge has rated so far (a partial run; nothing is cached)")
+    parser.add_argument("--limit", type=int, default=None, help="rate only the first N turn-level items")
+    parser.add_argument("--work", default=None, help="folder for the judge's database and cache (default var/perf)")
     args = parser.parse_args()
-    judge = judge_ratings(args.refresh, args.rated_so_far)
+    judge = judge_ratings(args.refresh, args.rated_so_far, args.work, args.limit)
     means = human_means(json.loads(FED.read_text()))
     ids = sorted(i for i in means if i in judge["items"] and judge["items"][i]["rating"] is not None)
     truth = np.array([means[i] for i in ids])

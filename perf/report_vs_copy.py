@@ -1,6 +1,7 @@
 """The report on N multiple-choice items x 3 raters x 3 models versus PostgreSQL COPY of the rows it reads.
 
     python perf/report_vs_copy.py [--items 100000] [--database-url postgres://postgres@127.0.0.1:5432/hb_perf_report]
+    python perf/report_vs_copy.py --items 60 --repeat 1 --resamples 10   # tiny: does it run (not the report's figures)
 
 The data (DialogBench-shaped: 12 tasks, 4 options; a human-baseline campaign of 3 raters in batches
 of 2,000; a frozen gold version; two log-likelihood runs and one generation run) is written with
@@ -168,21 +169,22 @@ def copy_side(slug):
     return time.perf_counter() - started, size
 
 
-def report_side(slug):
+def report_side(slug, resamples):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
+    from reports.contract import ReportOptions
     from reports.render import render
     from reports.service import make_report
 
     started = time.perf_counter()
     with CaptureQueriesContext(connection) as queries:
-        report = make_report(slug)
+        report = make_report(slug, options=ReportOptions(n_resamples=resamples))
         text = render(report, "json")
     return time.perf_counter() - started, len(queries), report, len(text)
 
 
-def stored_side(slug, repeat):
+def stored_side(slug, repeat, resamples):
     """The stored report: computed as the `cpu` worker computes it (reports.store.compute, in this
     process), recomputed after a label changes, recomputed after a write that changes nothing (same
     input hashes: the figures are kept), and served through GET /api/v1/reports/ (Django's test client:
@@ -190,6 +192,7 @@ def stored_side(slug, repeat):
     from django.contrib.auth import get_user_model
     from django.db import connection
     from django.test import Client
+    from unittest import mock
 
     from annotation.models import Annotation
     from reports import store
@@ -200,14 +203,20 @@ def stored_side(slug, repeat):
     client.force_login(user)
     times = {}
 
+    import functools
+
+    from reports import api
+    from reports.contract import ReportOptions
+
     def get():
         started = time.perf_counter()
-        answer = client.get("/api/v1/reports/", {"benchmark": slug})
+        # The API asks for the default resamples; --resamples stands in for that default here.
+        with mock.patch.object(api, "ReportOptions", functools.partial(ReportOptions, n_resamples=resamples)):
+            answer = client.get("/api/v1/reports/", {"benchmark": slug})
         return time.perf_counter() - started, answer
 
     from django.conf import settings
     settings.REPORTS_COMPUTE_IN_REQUEST = False  # queue only: the computation is timed below
-    from unittest import mock
     with mock.patch.object(store.current_app, "send_task"):
         _, answer = get()
     assert answer.status_code == 202, answer.status_code
@@ -248,6 +257,8 @@ def main():
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3, help="alternate the two sides this many times; best of each")
     parser.add_argument("--keep", action="store_true", help="keep the database afterwards")
+    parser.add_argument("--resamples", type=int, default=1000,
+                        help="bootstrap resamples (the report's default: 1000; fewer only for a smoke run)")
     parser.add_argument("--database-url",
                         default=os.environ.get("PERF_DATABASE_URL",
                                                "postgres://postgres@127.0.0.1:5432/hb_perf_report"))
@@ -272,11 +283,11 @@ def main():
 
         report_times, copy_times = [], []
         for _ in range(args.repeat):
-            seconds, n_queries, report, json_chars = report_side(slug)
+            seconds, n_queries, report, json_chars = report_side(slug, args.resamples)
             report_times.append(seconds)
             seconds, copied = copy_side(slug)
             copy_times.append(seconds)
-        stored = stored_side(slug, args.repeat)
+        stored = stored_side(slug, args.repeat, args.resamples)
         best_copy = min(copy_times)
         overall = report["multiple_choice"]["overall"]
         result = {

@@ -1,6 +1,7 @@
 """Training throughput: the training run's step loop versus a plain `transformers.Trainer`.
 
     python perf/training_vs_trainer.py [--examples 160] [--layers 2] [--max-length 64] [--threads 1] [--rounds 2]
+    python perf/training_vs_trainer.py --examples 16 --layers 1 --max-length 16 --rounds 1   # tiny: does it run
 
 Both sides train the same classification head on the packaged SmolLM2-135M (its first `--layers`
 blocks, float32, CPU, the same torch thread count) on the same DiQAD-shaped examples, rendered as
@@ -100,8 +101,10 @@ def main():
     from modeleval.scorers import loading
 
     torch.set_num_threads(args.threads)
-    base = loading.get_model("packaged").info.loaded_from
-    loading.clear_model_cache()
+    # The folder a training run reads the base checkpoint from (modeleval.training.base_folder), with the GGUF
+    # converted on first use. load_model, not get_model: no process-wide cached copy stays in memory beside the
+    # two sides' models.
+    base = loading.load_model("packaged").info.loaded_from
     rows = examples(args.examples)
     best = {"ours": float("inf"), "Trainer": float("inf")}
     for _ in range(args.rounds):
