@@ -82,28 +82,30 @@ def lease_view(assignment, now=None, progress=True):
 
 
 def labeller_progress(batch, user, campaign):
-    """What a labeller's page shows after each item: the batch's worker_progress and the campaign's items
-    left for them (left_for), counted as those two count them but in one statement: the page asks after every
-    submission, and one round trip costs the server less than three."""
+    """What a labeller's page shows after each item: the batch's worker_progress (with its hand-in readiness) and
+    the campaign's items left for them (left_for), counted as those count them but in one statement: the page asks
+    after every submission, and one round trip costs the server less than three."""
     batch_id, user_id = getattr(batch, "pk", batch), getattr(user, "pk", user)
     left_text, left_params = _left_for_sql(campaign, user)
     row = sql.fetch_one(
         "WITH head AS (SELECT b.id, b.number, b.round, b.state, COALESCE(NULLIF(s.overlap, 0), 1) AS overlap "
-        "FROM annotation_batch b LEFT OUTER JOIN annotation_campaignsettings s ON b.settings_id = s.id WHERE b.id = %s) "
+        "FROM annotation_batch b LEFT OUTER JOIN annotation_campaignsettings s ON b.settings_id = s.id WHERE b.id = %s), "
+        "counted AS (SELECT COUNT(*) AS total, COUNT(*) FILTER (WHERE labels >= (SELECT h.overlap FROM head h)) AS done, "
+        f"COUNT(*) FILTER (WHERE NOT status IN ({sql.marks(FINAL_STATUSES)})) AS unsettled "
+        "FROM (SELECT COUNT(a.id) AS labels, bi.status AS status FROM annotation_batchitem bi "
+        "LEFT OUTER JOIN annotation_annotation a ON a.batch_item_id = bi.id AND a.round = (SELECT h.round FROM head h) "
+        "WHERE bi.batch_id = %s GROUP BY bi.id) per_item) "
         "SELECT head.number, head.round, head.state, (SELECT COUNT(a.id) FROM annotation_annotation a "
         "INNER JOIN annotation_batchitem bi ON a.batch_item_id = bi.id WHERE bi.batch_id = head.id "
-        "AND a.round = head.round AND a.annotator_id = %s), "
-        "(SELECT COUNT(*) FROM annotation_batchitem bi WHERE bi.batch_id = head.id), "
-        "(SELECT COUNT(*) FROM (SELECT bi.id FROM annotation_batchitem bi LEFT OUTER JOIN annotation_annotation a "
-        "ON a.batch_item_id = bi.id AND a.round = (SELECT h.round FROM head h) WHERE bi.batch_id = %s GROUP BY bi.id "
-        "HAVING COUNT(a.id) >= (SELECT h.overlap FROM head h)) counted), "
-        f"({left_text}) FROM head",
-        [batch_id, user_id, batch_id, *left_params])
+        "AND a.round = head.round AND a.annotator_id = %s), counted.total, counted.done, counted.unsettled, "
+        f"({left_text}) FROM head, counted",
+        sql.params(batch_id, *FINAL_STATUSES, batch_id, user_id, *left_params))
     if row is None:  # no such batch: answered as worker_progress answers it
         return {**worker_progress(batch_id, user_id), "left_for_you": left_for(campaign, user)}
-    number, round_, state, mine, total, done, left = row
+    number, round_, state, mine, total, done, unsettled, left = row
     return {"batch": number, "batch_id": batch_id, "round": round_, "state": state, "done": done, "total": total,
-            "left": total - done, "mine": mine or 0, "left_for_you": left}
+            "left": total - done, "mine": mine or 0, **hand_in_readiness(state, total, done, unsettled),
+            "left_for_you": left}
 
 
 def campaign_disagreements(campaign):
