@@ -5,7 +5,7 @@
 // While the page waits for the server (a label on its way, the next item loading) the form is locked and a key
 // pressed meanwhile is refused on the page: it was pressed on the item then on screen, so it is never used on
 // the item that shows next. The keys of the form itself are form.js's.
-import { api, ApiError, isNetworkError, say } from "./api.js";
+import { api, ApiError, composing, isNetworkError, say } from "./api.js";
 import { ask, asking } from "./ask.js";
 import { languageOf, renderDialogue, renderFields } from "./dialogue.js";
 import { buildForm } from "./form.js";
@@ -321,6 +321,7 @@ function toggleGuidelines() {
 }
 
 document.addEventListener("keydown", (event) => {
+  if (composing(event)) return;  // the input method's key: Enter ends the composition, never submits
   if (guidelines.open || asking()) return;  // the dialogs handle their own keys (Escape closes them)
   if (waiting) { refuseKey(event); return; }
   if (event.ctrlKey || event.metaKey || event.altKey) {

@@ -1,6 +1,6 @@
 // One modal question at a time: a confirmation, or a text to type (a reason, a comment). Resolves with the
 // text ("" when no text is asked) on confirm, null on cancel or Escape.
-import { el } from "./api.js";
+import { composing, el } from "./api.js";
 
 let dialog = null;
 
@@ -29,6 +29,7 @@ export function ask({ title, text = "", label = null, required = false, confirm 
     });
     no.addEventListener("click", () => dialog.close());
     field?.addEventListener("keydown", (event) => {
+      if (composing(event)) return;  // Enter ends the input method's composition
       if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); form.requestSubmit(); }
     });
     dialog.addEventListener("close", () => { resolve(answer); dialog.remove(); dialog = null; });

@@ -4,7 +4,7 @@
 // next undecided one comes at once. A decision is bound to its item when it is made, sent once (its form is
 // locked until the server has answered) and after the decisions made before it; the other items stay as they
 // are on screen while it is on its way.
-import { api, config, el, inOrder, say } from "./api.js";
+import { api, composing, config, el, inOrder, say } from "./api.js";
 import { renderItem } from "./dialogue.js";
 import { showFlags } from "./flags.js";
 import { choiceIndex, choiceLabel, choicesOf, describeAnswers } from "./form.js";
@@ -110,7 +110,7 @@ function resolve(card) {
 // Keys: the chip's key chooses on the item you are on (the focused one, else the first undecided); Enter decides
 // the focused item.
 document.addEventListener("keydown", (event) => {
-  if (!canResolve || event.ctrlKey || event.metaKey || event.altKey) return;
+  if (composing(event) || !canResolve || event.ctrlKey || event.metaKey || event.altKey) return;
   const target = event.target;
   if (["TEXTAREA", "BUTTON", "A", "SELECT"].includes(target.tagName) || (target.tagName === "INPUT" && target.type !== "radio")) return;
   const all = cards();

@@ -4,7 +4,7 @@
 // to its item when it is given (a key labels the item on screen and the next one comes at once), shown as
 // being saved, and sent after the labels given before it: typing faster than the server answers never moves a
 // label to another item.
-import { api, apiAll, ApiError, el, inOrder, pct, say } from "./api.js";
+import { api, apiAll, ApiError, composing, el, inOrder, pct, say } from "./api.js";
 import { ask, asking } from "./ask.js";
 import { renderItem } from "./dialogue.js";
 import { choiceIndex, choiceLabel, choicesOf } from "./form.js";
@@ -151,7 +151,7 @@ function currentEntry() {
 // Keys as in the workspace: the chip's key labels the item on screen (the focused one, else the first without a
 // label), and the next item without a label comes at once, so the next key is for that one.
 document.addEventListener("keydown", (event) => {
-  if (!editable || asking() || event.ctrlKey || event.metaKey || event.altKey) return;
+  if (composing(event) || !editable || asking() || event.ctrlKey || event.metaKey || event.altKey) return;
   const tag = event.target.tagName;
   if (tag === "TEXTAREA" || (tag === "INPUT" && !["radio", "checkbox"].includes(event.target.type))) return;
   const li = currentEntry();
