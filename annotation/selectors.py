@@ -523,3 +523,16 @@ def annotator_estimates(campaign, batch=None, uncertain=20):
                           for i in ranked]})
     return {"method": method, "method_text": ANNOTATOR_METHODS[method], "rule": settings.get_aggregation_display(),
             "tasks": tasks}
+
+
+def campaign_language(user) -> str:
+    """The language of the campaign the person joined last among their active ones whose current settings name one
+    ("" when none does): their pages' language until they choose one themselves."""
+    from django.db.models import OuterRef, Subquery
+
+    from .models import CampaignSettings, Membership
+
+    latest = CampaignSettings.objects.filter(campaign=OuterRef("campaign")).order_by("-version").values("language")[:1]
+    languages = (Membership.objects.filter(user=user, active=True).annotate(language=Subquery(latest))
+                 .exclude(language="").order_by("-created_at", "-id").values_list("language", flat=True))
+    return languages.first() or ""
