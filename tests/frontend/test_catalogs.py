@@ -21,6 +21,10 @@ LANGUAGES = ("zh_Hans", "ko")
 PAGES = {
     "annotator": (["frontend/base.html", "frontend/home.html", "registration/login.html", "frontend/annotate.html"],
                   ["annotate.js", "form.js", "dialogue.js", "ask.js"]),
+    "qc": (["frontend/base.html", "frontend/home.html", "frontend/review.html"],
+           ["review.js", "form.js", "dialogue.js", "ask.js"]),
+    "expert": (["frontend/base.html", "frontend/home.html", "frontend/disagreements.html"],
+               ["disagreements.js", "flags.js", "form.js", "dialogue.js", "ask.js"]),
 }
 LITERAL = r"""u?'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*\""""
 CALL = re.compile(rf"\b(gettext|ngettext|pgettext)\(\s*((?:(?:{LITERAL})\s*,?\s*)+)")
