@@ -1,4 +1,6 @@
 """What every importer produces, and the refusal that names file, line and field."""
+import re
+
 import orjson
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -213,3 +215,19 @@ def json_records(path, shape):
             yield f"line {number}", record
     else:
         raise ImportFailure(path, "line 1", None, f"expected {shape}: a JSON array of objects, or one JSON object per line")
+
+
+_HANGUL = re.compile(r"[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]")
+_KANA = re.compile(r"[\u3040-\u30ff]")
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def language_of_text(text, default="en"):
+    """The language of an item's text by its script: ko (Hangul), ja (kana), zh (Han characters), else `default`.
+    An importer keeps a record's own language when it gives one and asks this otherwise (never one language for
+    every record of a data set)."""
+    if _HANGUL.search(text):
+        return "ko"
+    if _KANA.search(text):
+        return "ja"
+    return "zh" if _HAN.search(text) else default

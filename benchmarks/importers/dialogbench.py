@@ -10,7 +10,8 @@ One task per DialogBench task; the label becomes the item's source gold.
 """
 import re
 
-from .base import ImportFailure, ItemRecord, ParsedBenchmark, TaskSpec, check_turns, json_lines, parse_speaker_lines, require
+from .base import (ImportFailure, ItemRecord, ParsedBenchmark, TaskSpec, check_turns, json_lines,
+                   parse_speaker_lines, require)
 
 TASKS = {
     # slug: (name, dimension); the dimensions are the paper's Table 2 (Ou et al., 2024).
@@ -164,9 +165,6 @@ def published_options(path, where, record, key):
     return {k: options[k] for k in expected}, label
 
 
-def language_of_text(text):
-    """zh when the text holds CJK characters, else en."""
-    return "zh" if re.search(r"[\u3400-\u9fff]", text) else "en"
 
 
 def published_tasks(tasks_seen):

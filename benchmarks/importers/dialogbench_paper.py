@@ -14,7 +14,8 @@ Items of the same tasks as the `dialogbench` format, the analysis kept in meta.
 from pathlib import Path
 
 from .base import ImportFailure, ItemRecord, json_records, record_id, parse_speaker_lines, require
-from .dialogbench import language_of_text, published_benchmark, published_options, published_task
+from .base import language_of_text
+from .dialogbench import published_benchmark, published_options, published_task
 
 SHAPE = ('a DialogBench item as printed in the paper ("speaker1 personality", "speaker2 personality", '
          '"dialogue", "option", "label")')

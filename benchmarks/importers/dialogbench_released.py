@@ -14,7 +14,7 @@ instruction ("Based on the content of the above dialogue" / "基于以上对话�
 import re
 
 from .base import ImportFailure, require
-from .dialogbench import language_of_text
+from .base import language_of_text
 from .dialogbench_paper import paper_turns, parse_published
 
 SHAPE = 'a DialogBench record of its released code ("prompt_pretrain", "prompt_SFT", "choices", "label")'

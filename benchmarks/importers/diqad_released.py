@@ -14,7 +14,7 @@ as given stays in meta. Items without an `id` are named by file and line.
 """
 from pathlib import Path
 
-from .base import ImportFailure, ItemRecord, ParsedBenchmark, TaskSpec, json_records, record_id, require
+from .base import ImportFailure, ItemRecord, ParsedBenchmark, TaskSpec, json_records, language_of_text, record_id, require
 from .diqad import REASONS, TASK_SLUG, quality_form
 
 SHAPE = 'a DiQAD record as released ("label" 0/1/2, "reason", "turns" separated by "#!#")'
@@ -69,5 +69,5 @@ def parse_items(path):
         if codes:
             gold[f"reasons_{label}"] = codes
         meta = {"domain": require(path, where, record, "domain", str, optional=True, default=""),
-                "language": "zh", "reason": reason}
+                "language": language_of_text(" ".join(t["text"] for t in turns)), "reason": reason}
         yield ItemRecord(TASK_SLUG, external_id, turns, {}, meta, gold, where)
