@@ -3,8 +3,9 @@ import math
 from collections import Counter, defaultdict
 
 from django.db.models import Count, Q
-from django.utils import timezone
+from django.utils import timezone, translation
 
+from benchmarks.formschema import localized
 from benchmarks.models import shown_meta
 from core import sql
 from core.errors import ActionError, Code
@@ -72,7 +73,7 @@ def lease_view(assignment, now=None, progress=True):
         "seconds_until_submit_allowed": seconds_until_submit_allowed(assignment, now),
         "item": item_view(item),
         "task": {"id": task.pk, "slug": task.slug, "name": task.name, "instructions": task.instructions},
-        "form": task.form,
+        "form": localized(task.form, translation.get_language()),
         "guidelines": {"version": settings.version, "markdown": settings.guidelines,
                        "html": render_guidelines(settings.guidelines)},
         **({"progress": labeller_progress(batch_id, assignment.annotator_id, assignment.campaign_id)}
@@ -335,7 +336,7 @@ def last_answer_view(annotation):
                            "submitted_at": annotation.submitted_at},
             "item": item_view(item), "task": {"id": task.pk, "slug": task.slug, "name": task.name,
                                               "instructions": task.instructions},
-            "form": task.form}
+            "form": localized(task.form, translation.get_language())}
 
 
 def qc_blind(batch):

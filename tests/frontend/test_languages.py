@@ -63,3 +63,25 @@ def test_api_refusals_keep_their_codes_and_translate_their_texts(people, chinese
     client.get("/")
     body = client.get(f"/api/v1/campaigns/{chinese_campaign.pk}/last_answer/").json()
     assert body["detail"] == "您在这里没有仍可修改的答案。"
+
+
+def test_question_and_option_names_in_the_persons_language(people, chinese_campaign):
+    """A task's form may name its questions and options per language (`labels`); a person sees their language's,
+    else the form's own label."""
+    from benchmarks.formschema import localized
+    from benchmarks.models import Task
+
+    task = Task.objects.get(campaigns=chinese_campaign)
+    score = next(q for q in task.form["questions"] if q["key"] == "score")
+    score["labels"] = {"zh-hans": "质量", "ko": "품질"}
+    score["options"][0]["labels"] = {"zh": "2：满足所有维度"}
+    task.save(update_fields=["form"])
+    client = Client()
+    client.force_login(people["ann1"])  # the campaign's language: zh-hans
+    client.get("/")
+    lease = client.post(f"/api/v1/campaigns/{chinese_campaign.pk}/next/").json()["assignment"]
+    shown = next(q for q in lease["form"]["questions"] if q["key"] == "score")
+    assert shown["label"] == "质量" and shown["options"][0]["label"] == "2：满足所有维度"
+    assert shown["options"][1]["label"] == score["options"][1]["label"]  # no Chinese name given: the form's own
+    assert next(q for q in localized(task.form, "ko")["questions"] if q["key"] == "score")["label"] == "품질"
+    assert localized(task.form, "en") == task.form and localized(task.form, None) is task.form
