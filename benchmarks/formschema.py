@@ -17,6 +17,8 @@ Shape (stored in Task.form):
     {"key": "reason", "type": "text", "required": false}
   ]
 }
+A question or an option may add "labels": {"zh-hans": "...", "ko": "..."}: its label in those languages
+(`localized` below picks the person's, else `label` stays).
 `required` defaults to true. A question with `shown_if` is asked (and required) only when the
 condition holds, and must be absent otherwise. An option with `"excludes": true` takes the item
 out of the data set while its record is kept.
