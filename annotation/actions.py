@@ -17,6 +17,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import F, Max
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from benchmarks.formschema import excluding_values, is_one_of, primary_values, question, validate_answers
 from benchmarks.models import Benchmark, Item, Task
@@ -601,7 +602,8 @@ def submit_annotation(assignment, *, annotator, answers, client_submission_id, n
             waited = (now - assignment.served_at).total_seconds()
             left = seconds_until_submit_allowed(assignment, now)
             if left > 0:
-                raise ActionError(Code.TOO_EARLY, f"Read the dialogue for {left:g} more seconds before answering.",
+                raise ActionError(Code.TOO_EARLY, gettext("Read the dialogue for %(left)s more seconds before answering.")
+                                  % {"left": f"{left:g}"},
                                   seconds_left=left, min_reading_seconds=settings.min_reading_seconds)
             item, form = assignment.item, assignment.item.task.form
             excluded_by = _checked_answers(form, answers, item)

@@ -7,6 +7,7 @@ from contextlib import contextmanager
 
 from django.db.models import Q
 from django.http import Http404
+from django.utils.translation import gettext as _
 from django_filters import rest_framework as filters
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
@@ -171,10 +172,10 @@ class CampaignViewSet(CampaignScopedMixin, mixins.ListModelMixin, mixins.Retriev
         with refused_as_get_object(self, ActionError):
             lease = actions.lease_next_item(id_or_404(self, pk), annotator=request.user)
         if lease is None:
-            return Response({"status": "no_work", "detail": "No item is waiting for you in this campaign.",
+            return Response({"status": "no_work", "detail": _("No item is waiting for you in this campaign."),
                              "assignment": None})
         return Response({"status": "resumed" if lease.resumed else "leased",
-                         "detail": "Your unfinished item." if lease.resumed else "A new item for you.",
+                         "detail": _("Your unfinished item.") if lease.resumed else _("A new item for you."),
                          "assignment": selectors.lease_view(lease.assignment, progress=wants_progress(request))})
 
     @extend_schema(responses={200: CampaignProgressSerializer, **ERRORS})
@@ -261,7 +262,7 @@ class CampaignViewSet(CampaignScopedMixin, mixins.ListModelMixin, mixins.Retriev
     def last_answer(self, request, pk=None):
         annotation = selectors.last_answer(self.get_object(), request.user)
         if annotation is None:
-            return Response({"annotation": None, "detail": "You have no answer that can still be changed here."})
+            return Response({"annotation": None, "detail": _("You have no answer that can still be changed here.")})
         return Response(selectors.last_answer_view(annotation))
 
 

@@ -167,6 +167,9 @@ class CampaignSettings(models.Model):
     active_judge_run = models.PositiveIntegerField(null=True, blank=True,
                                                    help_text="Active selection: the model run whose uncertainty "
                                                              "draws the items")
+    language = models.CharField(max_length=10, blank=True, default="", choices=settings.LANGUAGES,
+                                help_text="The language its people work in: their pages' language unless they "
+                                          "chose one (empty: the browser's)")
     note = models.CharField(max_length=300, blank=True, help_text="Why this version was made")
     created_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -176,7 +179,7 @@ class CampaignSettings(models.Model):
                 "overall_threshold", "class_threshold", "max_rounds", "disagreement_policy", "tie_rule",
                 "max_extra_annotators", "items_per_task", "seed", "guidelines",
                 "auto_hand_in", "qc_blind", "aggregation", "annotator_kind", "selection_mode", "active_budget",
-                "active_uniform_share", "active_judge_run")
+                "active_uniform_share", "active_judge_run", "language")
 
     class Meta:
         ordering = ["campaign_id", "version"]

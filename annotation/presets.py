@@ -63,6 +63,8 @@ PRESETS = {preset.key: preset for preset in (
 # What each setting means, shown next to it on the settings forms (the model's help text where it has one).
 MEANINGS = {
     "overlap": "k: distinct annotators per item and round (DiQAD 2, DialogBench and KoDialogBench 3).",
+    "language": "The language the campaign's people work in: their pages' language unless they chose one on "
+                "their account (empty: the browser's).",
     "min_reading_seconds": "Seconds an item must be open before a label is accepted; enforced by the server "
                            "from the lease.",
     "lease_minutes": "Minutes an annotator holds an item; an unanswered item goes back to the pool after that.",

@@ -3,8 +3,9 @@ import math
 from collections import Counter, defaultdict
 
 from django.db.models import Count, Q
-from django.utils import timezone
+from django.utils import timezone, translation
 
+from benchmarks.formschema import localized
 from benchmarks.models import shown_meta
 from core import sql
 from core.errors import ActionError, Code
@@ -72,7 +73,7 @@ def lease_view(assignment, now=None, progress=True):
         "seconds_until_submit_allowed": seconds_until_submit_allowed(assignment, now),
         "item": item_view(item),
         "task": {"id": task.pk, "slug": task.slug, "name": task.name, "instructions": task.instructions},
-        "form": task.form,
+        "form": localized(task.form, translation.get_language()),
         "guidelines": {"version": settings.version, "markdown": settings.guidelines,
                        "html": render_guidelines(settings.guidelines)},
         **({"progress": labeller_progress(batch_id, assignment.annotator_id, assignment.campaign_id)}
@@ -368,7 +369,7 @@ def last_answer_view(annotation):
                            "submitted_at": annotation.submitted_at},
             "item": item_view(item), "task": {"id": task.pk, "slug": task.slug, "name": task.name,
                                               "instructions": task.instructions},
-            "form": task.form}
+            "form": localized(task.form, translation.get_language())}
 
 
 def blind_qc_sample(data, blind, hidden):
@@ -567,3 +568,16 @@ def annotator_estimates(campaign, batch=None, uncertain=20):
                           for i in ranked]})
     return {"method": method, "method_text": ANNOTATOR_METHODS[method], "rule": settings.get_aggregation_display(),
             "tasks": tasks}
+
+
+def campaign_language(user) -> str:
+    """The language of the campaign the person joined last among their active ones whose current settings name one
+    ("" when none does): their pages' language until they choose one themselves."""
+    from django.db.models import OuterRef, Subquery
+
+    from .models import CampaignSettings, Membership
+
+    latest = CampaignSettings.objects.filter(campaign=OuterRef("campaign")).order_by("-version").values("language")[:1]
+    languages = (Membership.objects.filter(user=user, active=True).annotate(language=Subquery(latest))
+                 .exclude(language="").order_by("-created_at", "-id").values_list("language", flat=True))
+    return languages.first() or ""

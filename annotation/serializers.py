@@ -2,8 +2,10 @@
 view that uses them is restricted to roles that may see them."""
 from django.contrib.auth import get_user_model
 from drf_spectacular.utils import extend_schema_field
+from django.utils import translation
 from rest_framework import serializers
 
+from benchmarks.formschema import localized
 from benchmarks.models import Benchmark, shown_meta
 
 from . import policy, selectors
@@ -236,7 +238,7 @@ class QCSampleItemSerializer(serializers.ModelSerializer):
     def get_item(self, entry) -> dict:
         item = entry.batch_item.item
         return {"id": item.pk, "external_id": item.external_id, "dialogue": item.dialogue, "fields": item.fields,
-                "form": item.task.form,
+                "form": localized(item.task.form, translation.get_language()),
                 "meta": shown_meta(item)}
 
 

@@ -17,6 +17,8 @@ Shape (stored in Task.form):
     {"key": "reason", "type": "text", "required": false}
   ]
 }
+A question or an option may add "labels": {"zh-hans": "...", "ko": "..."}: its label in those languages
+(`localized` below picks the person's, else `label` stays).
 `required` defaults to true. A question with `shown_if` is asked (and required) only when the
 condition holds, and must be absent otherwise. An option with `"excludes": true` takes the item
 out of the data set while its record is kept.
@@ -195,3 +197,27 @@ def rating_scale(question_spec):
         if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
             return sorted(values)
     return None
+
+
+def localized(form, language):
+    """The form as a person working in `language` reads it: a question's or an option's `labels`
+    ({"zh-hans": ..., "ko": ...}, optional) gives its label in that language (the base language of a regional code,
+    e.g. "zh" for "zh-hans", also counts); without one its `label` stays."""
+    if not language or not isinstance(form, dict):
+        return form
+
+    def label_of(spec):
+        labels = spec.get("labels") if isinstance(spec, dict) else None
+        if not isinstance(labels, dict):
+            return None
+        return labels.get(language) or labels.get(language.split("-")[0])
+
+    questions = []
+    for question in form.get("questions", []):
+        question = dict(question)
+        question["label"] = label_of(question) or question.get("label")
+        if isinstance(question.get("options"), list):
+            question["options"] = [{**o, "label": label_of(o) or o.get("label")} if isinstance(o, dict) else o
+                                   for o in question["options"]]
+        questions.append(question)
+    return {**form, "questions": questions}

@@ -70,9 +70,11 @@ MIDDLEWARE = [
     "config.middleware.BodySizeLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "frontend.middleware.PersonLanguageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "frontend.passwords.PasswordChangeRequiredMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -108,6 +110,7 @@ TEMPLATES = [
         "OPTIONS": {
             "context_processors": [
                 "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
@@ -170,7 +173,12 @@ REPORTS_COMPUTE_IN_REQUEST = env_bool("HB_REPORTS_IN_REQUEST")
 # only, reports.kept_rows): a recompute after a label changed reads only what changed. 0 keeps nothing.
 REPORTS_KEEP_ROWS = env_bool("HB_REPORTS_KEEP_ROWS", True)
 
-LANGUAGE_CODE = "en-us"
+LANGUAGE_CODE = "en"
+# The languages of the pages: English, and those of the people the studies employed (DiQAD's and DialogBench's
+# Chinese annotators, KoDialogBench's Korean raters). A person's choice is kept on their account
+# (frontend.models.Preferences), else their campaign's language (CampaignSettings.language), else the browser's.
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文"), ("ko", "한국어")]
+LOCALE_PATHS = [BASE_DIR / "frontend" / "locale"]  # the pages' and their scripts' catalogs (makemessages from here)
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

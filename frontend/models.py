@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.db import models
 
 
@@ -12,3 +13,16 @@ class SignInAttempts(models.Model):
 
     def __str__(self):
         return f"{self.key}: {self.count} until {self.window_ends:%H:%M:%S}"
+
+
+class Preferences(models.Model):
+    """What a person chose for their own pages: the language (empty: their campaign's, else the browser's)."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="preferences")
+    language = models.CharField(max_length=10, blank=True, default="", choices=settings.LANGUAGES)
+
+    class Meta:
+        verbose_name_plural = "preferences"
+
+    def __str__(self):
+        return f"{self.user}: {self.language or 'campaign language'}"

@@ -1,4 +1,5 @@
 from django.urls import path
+from django.views.i18n import JavaScriptCatalog
 
 from . import manage, passwords, views
 
@@ -7,6 +8,8 @@ urlpatterns = [
     path("accounts/logout/", views.SignOutView.as_view(), name="logout"),
     path("accounts/password/", passwords.PasswordChangeView.as_view(), name="password-change"),
     path("", views.home, name="home"),
+    path("i18n/setlang/", views.set_language, name="set_language"),
+    path("jsi18n/", JavaScriptCatalog.as_view(packages=["frontend"]), name="javascript-catalog"),
     path("campaigns/<int:pk>/annotate/", views.annotate, name="annotate"),
     path("campaigns/<int:pk>/disagreements/", views.disagreements, name="disagreements"),
     path("campaigns/<int:pk>/dashboard/", views.dashboard, name="dashboard"),

@@ -279,3 +279,16 @@ def report_embed(request, slug):
     response = HttpResponse(stored.text("html"), content_type="text/html; charset=utf-8")
     response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
     return response
+
+
+def set_language(request):
+    """The language switcher on every page: Django's set_language (the cookie, back to the page), and for a
+    signed-in person their choice kept on the account."""
+    from django.views.i18n import set_language as django_set_language
+
+    from .preferences import choose_language
+
+    response = django_set_language(request)
+    if request.method == "POST" and request.user.is_authenticated:
+        choose_language(request, request.POST.get("language", ""))
+    return response

@@ -51,8 +51,12 @@ from .ratings import (
     win_tie_lose,
 )
 from .selfchat import length_stats, pass_at_n, pass_at_n_stepwise
+from .text import WORD_RULE, scripts_counted, word_count
 
 __all__ = [
+    "WORD_RULE",
+    "scripts_counted",
+    "word_count",
     "ALT_TEST_EPSILON",
     "ANNOTATOR_METHODS",
     "AnnotatorModel",

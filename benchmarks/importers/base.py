@@ -245,6 +245,7 @@ SCRIPTS = {
     "ko": re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]"),
     "en": re.compile(r"[A-Za-z\u00c0-\u024f]"),
 }
+KANA = re.compile(r"[\u3040-\u30ff]")  # Japanese writes Han characters with kana
 
 
 HAN_WEIGHT = 4
@@ -252,13 +253,15 @@ HAN_WEIGHT = 4
 
 def language_of_text(text, default="en"):
     """The language an item's text is written in, by its script (the one rule of every importer): Hangul is
-    Korean (Korean text may hold Han characters too), else Han (Chinese) or Latin (English), whichever holds more
+    Korean (Korean text may hold Han characters too), kana Japanese, else Han (Chinese) or Latin (English), whichever holds more
     of the text, a Han character counting as a short word of Latin letters (HAN_WEIGHT); `default` for text with
     no letter of these."""
     text = text or ""
     counts = {language: len(pattern.findall(text)) for language, pattern in SCRIPTS.items()}
     if counts["ko"]:
         return "ko"
+    if KANA.search(text):
+        return "ja"
     if not counts["zh"] and not counts["en"]:
         return default
     return "zh" if HAN_WEIGHT * counts["zh"] >= counts["en"] else "en"

@@ -3,7 +3,8 @@
 {"id": "...", "dialogue": [{"speaker": "user", "text": "..."}, ...] or ["user: ...", ...],
  "label": 2 | 1 | 0, "reasons": ["incomplete", ...], "needs_verification": 0 | 1, "domain": "legal"}
 """
-from .base import ImportFailure, ItemRecord, ParsedBenchmark, TaskSpec, check_turns, json_lines, parse_speaker_lines, require
+from .base import (ImportFailure, ItemRecord, ParsedBenchmark, TaskSpec, check_turns, json_lines, language_of_text,
+                   parse_speaker_lines, require)
 
 # The upload page's table of formats (`code` in backticks).
 FORMAT_SHAPE = ('JSON lines: `id, dialogue, label (0/1/2), reasons, needs_verification (0/1), domain`.')
@@ -69,5 +70,6 @@ def parse_items(path):
                 raise ImportFailure(path, where, "needs_verification", f"expected 0 or 1, got {needs!r}")
             gold["needs_verification"] = bool(needs)
         domain = require(path, where, record, "domain", str, optional=True, default="")
-        meta = {"domain": domain, "language": record.get("language", "zh")}
+        # The record's language, else its text's (a DiQAD-shaped file may hold English dialogues too).
+        meta = {"domain": domain, "language": record.get("language") or language_of_text(" ".join(t["text"] for t in turns))}
         yield ItemRecord(TASK_SLUG, str(external_id), turns, {}, meta, gold, where)

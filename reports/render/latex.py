@@ -13,6 +13,17 @@ SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r
 
 
 DAGGER = r"\dag{}"
+# Chinese, Japanese and Korean text (task names, systems, notes): pdflatex cannot set it; xelatex with xeCJK and a
+# CJK font can. Noto Serif CJK has the Han characters and Hangul both (apt fonts-noto-cjk).
+CJK_TEXT = re.compile(r"[\u1100-\u11ff\u2e80-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\uff00-\uffef"
+                      r"\U00020000-\U0003134f]")
+CJK_PREAMBLE = (r"\usepackage{xeCJK}", r"\setCJKmainfont{Noto Serif CJK SC}", r"\setCJKsansfont{Noto Sans CJK SC}")
+
+
+def preamble(latex):
+    """The packages a document needs for this export: booktabs, and xeCJK with a CJK font (compiled with
+    xelatex) when it holds Chinese, Japanese or Korean text."""
+    return [r"\usepackage{booktabs}", *(CJK_PREAMBLE if CJK_TEXT.search(latex) else ())]
 
 
 def escape(text):
@@ -61,4 +72,7 @@ def render_latex(report):
             "% How to read this report:"]
     head += [f"% {part['topic']}: {part['text']}" for part in data.get("how_to_read", [])]
     head.append("")
-    return "\n".join(head) + "\n".join(tabular(t) for t in tables if t is not None)
+    body = "\n".join(tabular(t) for t in tables if t is not None)
+    if CJK_TEXT.search(body):
+        head.insert(2, "% holds Chinese, Japanese or Korean text: compile with xelatex and " + " ".join(CJK_PREAMBLE))
+    return "\n".join(head) + body

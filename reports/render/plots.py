@@ -5,11 +5,25 @@ from collections import defaultdict
 import matplotlib
 
 matplotlib.use("Agg")
-from matplotlib import rc_context  # noqa: E402
+from matplotlib import font_manager, rc_context  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+# Task names, systems and labels may be Chinese or Korean. Latin text keeps DejaVu Sans; a glyph it lacks comes
+# from the first font below that has it (matplotlib's font fallback): Noto Sans CJK (apt fonts-noto-cjk, in the
+# set-up and the image) first, then CJK fonts other systems ship. Only the installed ones are named, so a
+# missing one costs no warning; the SVG names the same list for the browser that shows it.
+CJK_FALLBACKS = ("Noto Sans CJK SC", "Noto Sans CJK KR", "Noto Sans CJK JP", "Source Han Sans SC", "Source Han Sans K",
+                 "WenQuanYi Zen Hei", "WenQuanYi Micro Hei", "Droid Sans Fallback", "NanumGothic",
+                 "Microsoft YaHei", "Malgun Gothic", "PingFang SC", "Apple SD Gothic Neo")
+
+
+def font_families():
+    installed = {font.name for font in font_manager.fontManager.ttflist}
+    return ["DejaVu Sans", *(name for name in CJK_FALLBACKS if name in installed)]
+
+
 # Text stays text (smaller, searchable) and ids are salted so that one report renders the same twice.
-RC = {"svg.fonttype": "none", "svg.hashsalt": "humanbaseline", "font.size": 9}
+RC = {"svg.fonttype": "none", "svg.hashsalt": "humanbaseline", "font.size": 9, "font.family": font_families()}
 MAX_PANELS = 12
 
 

@@ -480,9 +480,10 @@ def utterance_length_table(report):
     figures = [f"{unit}_{figure}" for unit in ("words", "chars", "tokens")
                for figure in ("mean", "std", "median", "min", "max")]
     rows = [[Cell(r["system"], style="text"), Cell(r["n_dialogues"], style="int"), Cell(r["n_utterances"], style="int"),
+             Cell(r.get("words_counted_by") or "spaces", style="text"),
              *[cell(r, key, "int" if key.endswith(("min", "max")) else "number") for key in figures]]
             for r in selfchat["utterance_length"]]
-    header = ["System", "Dialogues", "Utterances", *[key.replace("_", " ") for key in figures]]
+    header = ["System", "Dialogues", "Utterances", "Words counted by", *[key.replace("_", " ") for key in figures]]
     return Table("utterance_length", "Utterance length per system", header, rows, selfchat["note"])
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from metrics import length_stats, pass_at_n, pass_at_n_stepwise
+from metrics import WORD_RULE, length_stats, pass_at_n, pass_at_n_stepwise, scripts_counted, word_count
 
 from ..figures import new_row, put
 
@@ -65,9 +65,9 @@ def selfchat_section(dialogues):
             c for n, counts in zip(indices, counted) for c in counts[dialogues["seed_utterances"][n]:]]
         counters = sorted({str(runs.get(run_of[n], {}).get("token_counter")) for n in indices}) if tokens else []
         row = new_row(system=system, n_dialogues=len(indices), n_utterances=len(after_seed),
-                      token_counter=", ".join(counters) or None)
+                      token_counter=", ".join(counters) or None, words_counted_by=scripts_counted(after_seed))
         for unit, stats, missing in (
-                ("words", length_stats([len(u.split()) for u in after_seed]), "no utterance after the seed"),
+                ("words", length_stats([word_count(u) for u in after_seed]), "no utterance after the seed"),
                 ("chars", length_stats([len(u) for u in after_seed]), "no utterance after the seed"),
                 ("tokens", length_stats(tokens), "no token counts (real dialogues, or runs made before they were "
                                                  "kept)" if None in counted else "no utterance after the seed")):
@@ -79,8 +79,9 @@ def selfchat_section(dialogues):
             "note": "pass@N: share of judgements under which the first N utterances read as human; the loop "
                     "detector (BotChat's DupDetect, whose measure and threshold the study does not publish) is "
                     f"our choice: {'; '.join(rules) or 'no self-chat run named'}; utterance "
-                    "lengths count the utterances after the seed's first two, in words (split on spaces), "
-                    "characters and tokens (BotChat counts GPT-4's CL100K tokens, which cannot be installed here: "
+                    "lengths count the utterances after the seed's first two, in "
+                    f"{WORD_RULE} (each row's words_counted_by says which its utterances needed), characters and "
+                    "tokens (BotChat counts GPT-4's CL100K tokens, which cannot be installed here: "
                     "the tokenizer of each self-chat run's model stands in, named per row); real dialogues are "
                     "counted the same way, in words and characters only"}
 

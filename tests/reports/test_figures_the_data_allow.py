@@ -234,6 +234,47 @@ def test_the_latex_export_compiles(tmp_path):
     assert "Undefined control sequence" not in done.stdout
 
 
+def cjk_latex():
+    """The LaTeX export of a report whose tasks have Chinese and Korean names (DialogBench's, KoDialogBench's)."""
+    d = without_predictions(eight_items(), {4, 5})
+    for task, name in zip(d.tasks, ["情感识别", "意图分类", "对话推理", "감정 인식"]):
+        task["slug"] = task["name"] = name
+    return render(build_report(d, OPTIONS), "latex")
+
+
+def test_a_latex_export_with_chinese_and_korean_text_names_xecjk():
+    from reports.render.latex import preamble
+
+    latex = cjk_latex()
+    assert "情感识别" in latex and "감정 인식" in latex
+    assert "compile with xelatex and \\usepackage{xeCJK}" in latex.split("\n", 5)[2]
+    assert "\\usepackage{xeCJK}" in preamble(latex)
+    assert "xeCJK" not in render(build_report(eight_items(), OPTIONS), "latex")
+
+
+def test_the_latex_export_with_chinese_and_korean_text_compiles_with_xelatex(tmp_path):
+    """The export with Chinese and Korean task names compiles with xelatex and the preamble its header names."""
+    engine, kpsewhich = shutil.which("xelatex"), shutil.which("kpsewhich")
+    if engine is None or kpsewhich is None:
+        print("skipping: no xelatex (apt-get install texlive-xetex texlive-lang-cjk)")
+        pytest.skip("no xelatex: the LaTeX export with CJK text is not compiled here")
+    for package in ("xeCJK.sty", "ctexhook.sty", "booktabs.sty"):  # xeCJK loads ctexhook (texlive-lang-chinese)
+        if not subprocess.run([kpsewhich, package], capture_output=True, text=True).stdout.strip():
+            print(f"skipping: xelatex has no {package} (apt-get install texlive-lang-cjk texlive-lang-chinese "
+                  "texlive-latex-recommended)")
+            pytest.skip(f"no {package}")
+    from reports.render.latex import preamble
+
+    latex = cjk_latex()
+    document = "\n".join(["\\documentclass{article}", *preamble(latex), "\\begin{document}", latex, "\\end{document}", ""])
+    (tmp_path / "report.tex").write_text(document, encoding="utf-8")
+    done = subprocess.run([engine, "-interaction=nonstopmode", "-halt-on-error", "report.tex"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert (tmp_path / "report.pdf").stat().st_size > 0
+    assert "Missing character" not in (tmp_path / "report.log").read_text(errors="replace")
+
+
 # ---------------------------------------------------------------- DiQAD's correlations
 
 

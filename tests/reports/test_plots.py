@@ -68,3 +68,44 @@ def test_a_single_unlabelled_series_gets_no_empty_legend(figures, recwarn):
     assert not [w for w in recwarn if "No artists with labels" in str(w.message)]
     [fig] = figures.values()
     assert not fig.legends and not any(ax.get_legend() for ax in fig.axes)
+
+
+# DialogBench's task names as its Chinese release gives them, and a Korean one (KoDialogBench).
+CJK_TASKS = ["情感识别", "意图分类", "对话推理", "감정 인식"]
+
+
+def cjk_report():
+    data = report()
+    for row in data["multiple_choice"]["models"]:
+        row["task"] = CJK_TASKS[["dialogue_nli", "emotion_detection", "intent_classification"].index(row["task"])]
+    return data
+
+
+def test_chinese_and_korean_task_names_are_drawn_with_a_font_that_has_their_glyphs(figures, tmp_path):
+    from matplotlib import font_manager, ft2font
+
+    if not any("Noto Sans CJK" in font.name for font in font_manager.fontManager.ttflist):
+        print("skipping: no CJK font installed (apt-get install fonts-noto-cjk)")
+        pytest.skip("no CJK font installed (apt-get install fonts-noto-cjk)")
+    assert plots.gap_plot(cjk_report()) is not None
+    [fig] = figures.values()
+    fig.savefig(tmp_path / "gap.png", dpi=100)
+    assert (tmp_path / "gap.png").stat().st_size > 5_000
+    texts = [t for t in fig.findobj(lambda a: hasattr(a, "get_text") and hasattr(a, "get_fontproperties"))
+             if any(ord(ch) > 0x2e80 for ch in t.get_text())]
+    assert {ch for t in texts for ch in t.get_text() if ord(ch) > 0x2e80} >= {ch for n in CJK_TASKS[:3] for ch in n}
+    for text in texts:
+        prop = text.get_fontproperties()
+        # The fonts matplotlib draws this text with: each family of the list it has, in order (its fallback list).
+        paths = font_manager.fontManager._find_fonts_by_props(prop)
+        font = font_manager.get_font(paths)
+        font.set_size(prop.get_size_in_points(), 72)
+        drawn = {item.char: item for item in font._layout(text.get_text(), ft2font.LoadFlags.NO_HINTING)}
+        for ch in {ch for ch in text.get_text() if ord(ch) > 0x2e80}:
+            item = drawn[ch]
+            # Glyph index 0 is the font's missing-glyph box (notdef).
+            assert item.glyph_index != 0, f"{ch!r} in {text.get_text()!r} is drawn as the missing-glyph box"
+            assert item.ft_object.get_char_index(ord(ch)) == item.glyph_index
+            assert "CJK" in item.ft_object.family_name, item.ft_object.family_name
+    # Latin text keeps its font.
+    assert plots.RC["font.family"][0] == "DejaVu Sans"

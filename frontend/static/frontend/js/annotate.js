@@ -5,10 +5,11 @@
 // While the page waits for the server (a label on its way, the next item loading) the form is locked and a key
 // pressed meanwhile is refused on the page: it was pressed on the item then on screen, so it is never used on
 // the item that shows next. The keys of the form itself are form.js's.
-import { api, ApiError, isNetworkError, say } from "./api.js";
+import { api, ApiError, composing, isNetworkError, say } from "./api.js";
 import { ask, asking } from "./ask.js";
 import { languageOf, renderDialogue, renderFields } from "./dialogue.js";
 import { buildForm } from "./form.js";
+import { fill, gettext, ngettext } from "./i18n.js";
 
 const page = document.getElementById("workspace");
 const campaignId = page.dataset.campaign;
@@ -24,16 +25,17 @@ let countdown = null;
 
 // Every string the keys and the waiting rule show.
 const TEXT = {
-  loading: "the page is loading an item",
-  loadingLast: "your last answer is loading",
-  saving: (item) => `your answer on item ${item} is being saved`,
-  savingChange: (item) => `your change on item ${item} is being saved`,
-  skipping: (item) => `item ${item} is being skipped`,
-  keyRefused: (key, what) => `Key ${key} was not used: ${what}. Press it again once the next item shows.`,
-  refusedNote: (n) => (n ? ` ${n === 1 ? "1 key" : `${n} keys`} pressed while it was being saved ${n === 1 ? "was" : "were"} not used.` : ""),
-  answerFirst: (names) => `Not saved: answer ${names.map((n) => `“${n}”`).join(", ")} first.`,
+  loading: gettext("the page is loading an item"),
+  loadingLast: gettext("your last answer is loading"),
+  saving: (item) => fill(gettext("your answer on item %(item)s is being saved"), { item }),
+  savingChange: (item) => fill(gettext("your change on item %(item)s is being saved"), { item }),
+  skipping: (item) => fill(gettext("item %(item)s is being skipped"), { item }),
+  keyRefused: (key, what) => fill(gettext("Key %(key)s was not used: %(what)s. Press it again once the next item shows."), { key, what }),
+  refusedNote: (n) => (n ? " " + fill(ngettext("%(n)s key pressed while it was being saved was not used.",
+    "%(n)s keys pressed while it was being saved were not used.", n), { n }) : ""),
+  answerFirst: (names) => fill(gettext("Not saved: answer %(names)s first."), { names: names.map((n) => `“${n}”`).join(", ") }),
 };
-const keyName = (key) => (key === " " ? "Space" : key.length === 1 ? key.toUpperCase() : key);
+const keyName = (key) => (key === " " ? gettext("Space") : key.length === 1 ? key.toUpperCase() : key);
 
 // Runs `work` while the page waits for the server: the form and the buttons are locked (the answers on screen
 // are the ones sent) and keys are refused (refuseKey) until it is done; then the form has the focus again.
@@ -77,7 +79,7 @@ function startCountdown(seconds) {
   const box = $("countdown");
   const tick = () => {
     const left = Math.max(0, Math.ceil((until - Date.now()) / 1000));
-    box.textContent = left ? `Minimum reading time: ${left} s left` : "Minimum reading time reached";
+    box.textContent = left ? fill(gettext("Minimum reading time: %(left)s s left"), { left }) : gettext("Minimum reading time reached");
     box.classList.toggle("waiting", left > 0);
     if (!left) clearInterval(countdown);
   };
@@ -89,8 +91,8 @@ function startCountdown(seconds) {
 // final label (the server's ready_to_hand_in): until then the button is shown disabled with the reason.
 const complete = (p) => p && p.state === "annotating" && p.total > 0 && p.done === p.total;
 // Where a finished batch goes is the protocol's: to QC (handed in), or nowhere more where there is no QC (complete).
-const handedIn = (p) => (p && p.state === "handed_in" ? ` Batch ${p.batch} is complete and was handed in to QC.`
-  : p && p.state === "accepted" ? ` Batch ${p.batch} is complete.` : "");
+const handedIn = (p) => (p && p.state === "handed_in" ? " " + fill(gettext("Batch %(batch)s is complete and was handed in to QC."), { batch: p.batch })
+  : p && p.state === "accepted" ? " " + fill(gettext("Batch %(batch)s is complete."), { batch: p.batch }) : "");
 
 function showProgress(progress) {
   lastProgress = { ...lastProgress, ...progress };
@@ -98,13 +100,13 @@ function showProgress(progress) {
   const bar = $("progress");
   bar.max = p.total || 1;
   bar.value = p.done;
-  $("progress-text").textContent = `Batch ${p.batch}, round ${p.round}: ${p.done} of ${p.total} items done` +
-    (p.mine !== undefined ? ` · ${p.mine} labelled by you` : "");
-  $("left-for-you").textContent = p.left_for_you === undefined ? "" : `${p.left_for_you} left for you`;
+  $("progress-text").textContent = fill(gettext("Batch %(batch)s, round %(round)s: %(done)s of %(total)s items done"), p) +
+    (p.mine !== undefined ? " · " + fill(gettext("%(mine)s labelled by you"), p) : "");
+  $("left-for-you").textContent = p.left_for_you === undefined ? "" : fill(gettext("%(left)s left for you"), { left: p.left_for_you });
   const blocked = complete(p) && p.ready_to_hand_in === false ? p.hand_in_blocked : null;
   $("hand-in").hidden = !complete(p);
   $("hand-in").disabled = Boolean(blocked);
-  $("hand-in").textContent = `Hand in batch ${p.batch}`;
+  $("hand-in").textContent = fill(gettext("Hand in batch %(batch)s"), p);
   $("hand-in-blocked").hidden = !blocked;
   $("hand-in-blocked").textContent = blocked || "";
 }
@@ -112,7 +114,7 @@ function showProgress(progress) {
 function render(item, task, formSpec) {
   $("task-name").textContent = task.name;
   $("instructions").textContent = task.instructions || "";
-  $("item-id").textContent = `Item ${item.external_id}`;
+  $("item-id").textContent = fill(gettext("Item %(item)s"), { item: item.external_id });
   $("dialogue").replaceChildren(renderDialogue(item.dialogue));
   $("fields").replaceChildren(renderFields(item.fields, item.meta));
   for (const id of ["dialogue", "fields"]) {
@@ -131,7 +133,7 @@ function setEditing(on, externalId = "") {
   $("cancel-edit").hidden = !on;
   $("item-tools").hidden = on;
   $("countdown").hidden = on;
-  $("submit").firstChild.textContent = on ? "Save change " : "Submit ";
+  $("submit").firstChild.textContent = (on ? gettext("Save change") : gettext("Submit")) + " ";
 }
 
 function show(data) {
@@ -140,8 +142,8 @@ function show(data) {
   setEditing(false);
   render(data.item, data.task, data.form);
   // Server-rendered from Markdown with raw HTML escaped (annotation/guidelines.py).
-  $("guidelines-text").innerHTML = data.guidelines.html || "<p>No guidelines for this campaign.</p>";
-  $("guidelines-version").textContent = `Version ${data.guidelines.version}`;
+  $("guidelines-text").innerHTML = data.guidelines.html || `<p>${gettext("No guidelines for this campaign.")}</p>`;
+  $("guidelines-version").textContent = fill(gettext("Version %(version)s"), { version: data.guidelines.version });
   const feedback = data.qc_feedback;
   $("qc-feedback").hidden = !feedback;
   if (feedback) {
@@ -192,12 +194,12 @@ async function submit() {
     try {
       for (let attempt = 0; ; attempt++) {
         try {
-          say(notice, attempt ? `Connection lost; retrying (attempt ${attempt + 1})…` : "Saving…", attempt ? "warn" : "info");
+          say(notice, attempt ? fill(gettext("Connection lost; retrying (attempt %(n)s)…"), { n: attempt + 1 }) : gettext("Saving…"), attempt ? "warn" : "info");
           const result = await api(`/api/v1/assignments/${assignmentId}/submit/`, { method: "POST", body });
           sessionStorage.removeItem(idKey(assignmentId));
           showProgress(result.progress);
           await next(false);
-          say(notice, (result.replayed ? "Saved (your earlier attempt had arrived)." : "Saved.") + handedIn(result.progress) +
+          say(notice, (result.replayed ? gettext("Saved (your earlier attempt had arrived).") : gettext("Saved.")) + handedIn(result.progress) +
             TEXT.refusedNote(wait.refused), "ok");
           return;
         } catch (error) {
@@ -216,7 +218,7 @@ async function refused(error) {
   if (!(error instanceof ApiError)) throw error;
   const body = error.body;
   if (error.code === "too_early") {
-    say(notice, `Too early: ${body.detail} (${body.seconds_left} s left)`, "error");
+    say(notice, fill(gettext("Too early: %(detail)s (%(left)s s left)"), { detail: body.detail, left: body.seconds_left }), "error");
     startCountdown(body.seconds_left);
   } else if (error.code === "invalid_answers") {
     form.showErrors(body.errors);
@@ -225,19 +227,19 @@ async function refused(error) {
     // Another tab or window got there first, or the lease ran out: say so once the next item is shown
     // (showing it clears the notice).
     const done = error.code === "already_submitted"
-      ? "This item was already submitted, in another tab or window; the answers given here were not saved."
-      : error.code === "lease_closed" ? `${body.detail} The answers given here were not saved.` : body.detail;
+      ? gettext("This item was already submitted, in another tab or window; the answers given here were not saved.")
+      : error.code === "lease_closed" ? `${body.detail} ${gettext("The answers given here were not saved.")}` : body.detail;
     await next();
-    say(notice, `${done} Now showing your next item.`, "warn");
+    say(notice, `${done} ${gettext("Now showing your next item.")}`, "warn");
   } else {
-    say(notice, body.detail || `Refused (${error.status}).`, "error");
+    say(notice, body.detail || fill(gettext("Refused (%(status)s)."), { status: error.status }), "error");
   }
 }
 
 async function skip() {
   if (!lease || waiting) return;
-  const reason = await ask({ title: "Skip this item", label: "Why do you skip it? (the trainers read this)",
-    text: "The item goes to someone else and does not come back to you.", required: true, confirm: "Skip item" });
+  const reason = await ask({ title: gettext("Skip this item"), label: gettext("Why do you skip it? (the trainers read this)"),
+    text: gettext("The item goes to someone else and does not come back to you."), required: true, confirm: gettext("Skip item") });
   if (reason === null) return;
   const skipped = lease;
   await whileWaiting(TEXT.skipping(skipped.item.external_id), async () => {
@@ -245,23 +247,23 @@ async function skip() {
       await api(`/api/v1/assignments/${skipped.id}/release/`, { method: "POST", body: { reason } });
       sessionStorage.removeItem(idKey(skipped.id));
       await next();
-      say(notice, `Skipped item ${skipped.item.external_id}.`, "ok");
+      say(notice, fill(gettext("Skipped item %(item)s."), { item: skipped.item.external_id }), "ok");
     } catch (error) {
-      say(notice, error.body?.detail || "Could not skip the item.", "error");
+      say(notice, error.body?.detail || gettext("Could not skip the item."), "error");
     }
   });
 }
 
 async function flag() {
   if (!lease || waiting) return;
-  const comment = await ask({ title: `Flag item ${lease.item.external_id}`, required: true, confirm: "Send flag",
-    label: "What is wrong with it? (for the trainers)" });
+  const comment = await ask({ title: fill(gettext("Flag item %(item)s"), { item: lease.item.external_id }), required: true,
+    confirm: gettext("Send flag"), label: gettext("What is wrong with it? (for the trainers)") });
   if (comment === null) return;
   try {
     await api(`/api/v1/assignments/${lease.id}/flag/`, { method: "POST", body: { comment } });
-    say(notice, "Flag sent to the trainers. You can still label the item.", "ok");
+    say(notice, gettext("Flag sent to the trainers. You can still label the item."), "ok");
   } catch (error) {
-    say(notice, error.body?.detail || "Could not send the flag.", "error");
+    say(notice, error.body?.detail || gettext("Could not send the flag."), "error");
   }
 }
 
@@ -278,7 +280,7 @@ async function changeLast() {
       setEditing(true, last.item.external_id);
       say(notice, "");
     } catch (error) {
-      say(notice, error.body?.detail || "Could not load your last answer.", "error");
+      say(notice, error.body?.detail || gettext("Could not load your last answer."), "error");
     }
   });
 }
@@ -299,12 +301,12 @@ async function saveChange() {
       editing = null;
       if (result.progress) showProgress(result.progress);
       await backToWork();
-      say(notice, `Your answer on item ${item.external_id} was changed.${handedIn(result.progress)}` +
+      say(notice, fill(gettext("Your answer on item %(item)s was changed."), { item: item.external_id }) + handedIn(result.progress) +
         TEXT.refusedNote(wait.refused), "ok");
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       if (error.code === "invalid_answers") form.showErrors(error.body.errors);
-      say(notice, error.body.detail || "Could not change the answer.", "error");
+      say(notice, error.body.detail || gettext("Could not change the answer."), "error");
     }
   });
 }
@@ -315,9 +317,10 @@ async function handIn() {
     const batch = await api(`/api/v1/batches/${p.batch_id}/hand_in/`, { method: "POST" });
     showProgress({ state: batch.state });
     $("hand-in").hidden = true;
-    say(notice, batch.state === "handed_in" ? `Batch ${p.batch} was handed in to QC.` : `Batch ${p.batch} is complete.`, "ok");
+    say(notice, batch.state === "handed_in" ? fill(gettext("Batch %(batch)s was handed in to QC."), p)
+      : fill(gettext("Batch %(batch)s is complete."), p), "ok");
   } catch (error) {
-    say(notice, error.body?.detail || "Could not hand the batch in.", "error");
+    say(notice, error.body?.detail || gettext("Could not hand the batch in."), "error");
   }
 }
 
@@ -327,6 +330,7 @@ function toggleGuidelines() {
 }
 
 document.addEventListener("keydown", (event) => {
+  if (composing(event)) return;  // the input method's key: Enter ends the composition, never submits
   if (guidelines.open || asking()) return;  // the dialogs handle their own keys (Escape closes them)
   if (waiting) { refuseKey(event); return; }
   if (event.ctrlKey || event.metaKey || event.altKey) {
@@ -367,6 +371,6 @@ whileWaiting(TEXT.loading, async () => {
     if (resumed && resumed.status === "leased") show(resumed);
     else await next();
   } catch (error) {
-    say(notice, error.body?.detail || "Could not load an item; reload the page to try again.", "error");
+    say(notice, error.body?.detail || gettext("Could not load an item; reload the page to try again."), "error");
   }
 });

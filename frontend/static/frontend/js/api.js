@@ -10,6 +10,11 @@ export class ApiError extends Error {
   }
 }
 
+// A key pressed while an input method (IME) composition is open belongs to the composition (Chinese or Korean
+// being typed): Enter then finishes the composition and no key is a shortcut. keyCode 229 covers the browsers
+// that send the composition's closing Enter after compositionend (isComposing already false).
+export const composing = (event) => event.isComposing || event.keyCode === 229;
+
 // A TypeError from fetch means no answer at all (offline, server away): callers may retry.
 export const isNetworkError = (error) => !(error instanceof ApiError) || error.status >= 500;
 

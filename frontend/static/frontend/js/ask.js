@@ -1,16 +1,17 @@
 // One modal question at a time: a confirmation, or a text to type (a reason, a comment). Resolves with the
 // text ("" when no text is asked) on confirm, null on cancel or Escape.
-import { el } from "./api.js";
+import { composing, el } from "./api.js";
+import { gettext } from "./i18n.js";
 
 let dialog = null;
 
-export function ask({ title, text = "", label = null, required = false, confirm = "OK", danger = false }) {
+export function ask({ title, text = "", label = null, required = false, confirm = gettext("OK"), danger = false }) {
   dialog?.remove();
   return new Promise((resolve) => {
     const field = label && el("textarea", { id: "ask-text", rows: 3, "aria-required": required ? "true" : null });
-    const error = el("p", { class: "field-error", hidden: true }, "Please write something first.");
+    const error = el("p", { class: "field-error", hidden: true }, gettext("Please write something first."));
     const yes = el("button", { type: "submit", class: danger ? "danger" : "primary", id: "ask-confirm" }, confirm);
-    const no = el("button", { type: "button", id: "ask-cancel" }, "Cancel");
+    const no = el("button", { type: "button", id: "ask-cancel" }, gettext("Cancel"));
     const form = el("form", { method: "dialog" },
       el("h2", { id: "ask-title" }, title), text ? el("p", {}, text) : null,
       field ? [el("label", { for: "ask-text" }, label), field, error] : null,
@@ -29,6 +30,7 @@ export function ask({ title, text = "", label = null, required = false, confirm 
     });
     no.addEventListener("click", () => dialog.close());
     field?.addEventListener("keydown", (event) => {
+      if (composing(event)) return;  // Enter ends the input method's composition
       if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); form.requestSubmit(); }
     });
     dialog.addEventListener("close", () => { resolve(answer); dialog.remove(); dialog = null; });

@@ -2,10 +2,11 @@
 // Every value is shown as readable text, whatever its shape: strings, numbers, lists, objects (options,
 // personalities), a second dialogue; the content carries the item's language.
 import { el } from "./api.js";
+import { gettext } from "./i18n.js";
 
 export function renderDialogue(turns) {
   const speakers = [];
-  const list = el("ol", { class: "dialogue", "aria-label": "Dialogue" });
+  const list = el("ol", { class: "dialogue", "aria-label": gettext("Dialogue") });
   turns.forEach((turn, index) => {
     const speaker = typeof turn === "string" ? "" : turn.speaker;
     const text = typeof turn === "string" ? turn : turn.text;
@@ -41,7 +42,15 @@ function fieldValue(value) {
   return el("p", { class: "text" }, plainText(value));
 }
 
-const label = (key) => key.replaceAll("_", " ");
+// The names of the fields and metadata the importers give items, in the person's language; any other name shows
+// as it is named in the data.
+const FIELD_NAMES = {
+  options: gettext("Options"), question: gettext("Question"), option_description: gettext("Option descriptions"),
+  target_speaker: gettext("Target speaker"), next_speaker: gettext("Next speaker"), domain: gettext("Domain"),
+  context: gettext("Context"), response: gettext("Response"), persona: gettext("Persona"), knowledge: gettext("Knowledge"),
+  task: gettext("Task"), model_a: gettext("Model A"), model_b: gettext("Model B"),
+};
+const label = (key) => FIELD_NAMES[key] ?? key.replaceAll("_", " ");
 
 export function renderFields(fields, meta = {}) {
   const box = el("div", { class: "fields", lang: meta?.language || null });

@@ -4,20 +4,21 @@
 // next undecided one comes at once. A decision is bound to its item when it is made, sent once (its form is
 // locked until the server has answered) and after the decisions made before it; the other items stay as they
 // are on screen while it is on its way.
-import { api, config, el, inOrder, say } from "./api.js";
+import { api, composing, config, el, inOrder, say } from "./api.js";
 import { renderItem } from "./dialogue.js";
 import { showFlags } from "./flags.js";
 import { choiceIndex, choiceLabel, choicesOf, describeAnswers } from "./form.js";
+import { fill, gettext } from "./i18n.js";
 
 // Every string the keys and the decisions on their way show.
 const TEXT = {
-  choose: "Choose a decision first.",
-  saving: "saving…",
-  decided: (item, label) => `Item ${item} decided: ${label}.`,
-  decidedHere: (label) => `Decided: ${label}`,
-  notSaved: (item, detail) => `The decision on item ${item} was not saved: ${detail}`,
-  noAnswer: "the server did not answer.",
-  noneOpen: "No open disagreements.",
+  choose: gettext("Choose a decision first."),
+  saving: gettext("saving…"),
+  decided: (item, label) => fill(gettext("Item %(item)s decided: %(label)s."), { item, label }),
+  decidedHere: (label) => fill(gettext("Decided: %(label)s"), { label }),
+  notSaved: (item, detail) => fill(gettext("The decision on item %(item)s was not saved: %(detail)s"), { item, detail }),
+  noAnswer: gettext("the server did not answer."),
+  noneOpen: gettext("No open disagreements."),
 };
 
 const root = document.getElementById("queue");
@@ -32,7 +33,7 @@ const labelOf = (choices, value) => choices.find((c) => JSON.stringify(c.value) 
 
 function answerList(form, item, given) {
   // A gold panel's voters get no one's answers from the server: they decide without seeing the votes.
-  if (blind && !given.answers.length) return el("p", { class: "muted blind" }, "The panel votes blind: the answers are not shown.");
+  if (blind && !given.answers.length) return el("p", { class: "muted blind" }, gettext("The panel votes blind: the answers are not shown."));
   const primaryChoices = choicesOf(form.questions.find((q) => q.key === form.primary), item);
   return el("ul", { class: "labels" }, given.answers.map((a) => {
     const parts = describeAnswers(form, item, a.answers);
@@ -40,7 +41,7 @@ function answerList(form, item, given) {
     const rest = parts.filter((p) => !p.primary);
     // A label changed once the other answers were in: the change did not settle the item; its first value is shown.
     const amended = a.amended_after_peer && el("em", { class: "amended" },
-      ` (changed after the other answer was in; first answer: ${labelOf(primaryChoices, a.first_value)})`);
+      " " + fill(gettext("(changed after the other answer was in; first answer: %(first)s)"), { first: labelOf(primaryChoices, a.first_value) }));
     return el("li", {}, el("span", { class: "who" }, a.annotator), ": ", el("strong", {}, main ? main.text : "—"), amended || null,
       rest.length ? el("ul", { class: "answer-details" }, rest.map((p) => el("li", {}, `${p.label}: `, el("span", { class: "prewrap" }, p.text)))) : null);
   }));
@@ -48,8 +49,8 @@ function answerList(form, item, given) {
 
 function flagList(flags) {
   if (!flags.length) return null;
-  return [el("h3", {}, "Comments from annotators"), el("ul", { class: "flags" }, flags.map((f) =>
-    el("li", {}, el("span", { class: "who" }, f.author || "An annotator"), `, round ${f.round}: `, el("span", { class: "prewrap" }, f.comment))))];
+  return [el("h3", {}, gettext("Comments from annotators")), el("ul", { class: "flags" }, flags.map((f) =>
+    el("li", {}, el("span", { class: "who" }, f.author || gettext("An annotator")), ", " + fill(gettext("round %(round)s"), f) + ": ", el("span", { class: "prewrap" }, f.comment))))];
 }
 
 async function entry(d) {
@@ -62,13 +63,14 @@ async function entry(d) {
   cardOf.set(d.id, { d, choices });
   const decision = canResolve && el("form", { class: "decision",
     onsubmit: (e) => { e.preventDefault(); resolve(e.target.closest(".disagreement")); } },
-    el("fieldset", { class: "choices" }, el("legend", {}, "Decision"), choices.map((c, i) =>
+    el("fieldset", { class: "choices" }, el("legend", {}, gettext("Decision")), choices.map((c, i) =>
       choiceLabel(c, el("input", { type: "radio", name, id: `${name}-${i}`, value: i, required: true })))),
-    el("label", { for: `${name}-reason` }, "Reason"), reason,
-    el("button", { type: "submit", class: "primary" }, "Decide"), el("span", { class: "entry-status", "aria-live": "polite" }));
+    el("label", { for: `${name}-reason` }, gettext("Reason")), reason,
+    el("button", { type: "submit", class: "primary" }, gettext("Decide")), el("span", { class: "entry-status", "aria-live": "polite" }));
   return el("li", { class: "card disagreement", dataset: { id: d.id } },
-    el("h2", {}, `Item ${d.external_id}`, el("small", { class: "muted" }, ` batch ${d.batch}, round ${d.round}, guidelines v${d.guideline_version}`)),
-    renderItem(item), el("h3", {}, "Answers"), answerList(form, item, given), flagList(given.flags), decision);
+    el("h2", {}, fill(gettext("Item %(item)s"), { item: d.external_id }), el("small", { class: "muted" }, " " +
+      fill(gettext("batch %(batch)s, round %(round)s, guidelines v%(version)s"), { batch: d.batch, round: d.round, version: d.guideline_version }))),
+    renderItem(item), el("h3", {}, gettext("Answers")), answerList(form, item, given), flagList(given.flags), decision);
 }
 
 const cards = () => [...document.querySelectorAll("#disagreements .disagreement")];
@@ -114,7 +116,7 @@ function resolve(card) {
 // Keys: the chip's key chooses on the item you are on (the focused one, else the first undecided); Enter decides
 // the focused item.
 document.addEventListener("keydown", (event) => {
-  if (!canResolve || event.ctrlKey || event.metaKey || event.altKey) return;
+  if (composing(event) || !canResolve || event.ctrlKey || event.metaKey || event.altKey) return;
   const target = event.target;
   if (["TEXTAREA", "BUTTON", "A", "SELECT"].includes(target.tagName) || (target.tagName === "INPUT" && target.type !== "radio")) return;
   const all = cards();
@@ -175,4 +177,4 @@ async function refresh() {
   await showSettled();
 }
 
-load().catch((error) => say(notice, error.body?.detail || "Could not load the queue.", "error"));
+load().catch((error) => say(notice, error.body?.detail || gettext("Could not load the queue."), "error"));

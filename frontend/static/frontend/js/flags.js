@@ -1,6 +1,7 @@
 // The campaign's flags from annotators (item, batch and round, who, comment), for trainers, experts and
 // managers; the card stays hidden for roles that may not read them. The newest page first; older flags on asking.
 import { api, ApiError, el } from "./api.js";
+import { fill, gettext } from "./i18n.js";
 
 const PAGE = 50;
 
@@ -19,7 +20,7 @@ export async function showFlags(campaignId, card, body) {
   }
   card.hidden = false;
   if (!page.results.length) {
-    body.replaceChildren(el("tr", {}, el("td", { colspan: 5, class: "muted" }, "No flags.")));
+    body.replaceChildren(el("tr", {}, el("td", { colspan: 5, class: "muted" }, gettext("No flags."))));
     return;
   }
   body.replaceChildren(...page.results.map(row));
@@ -33,8 +34,8 @@ export async function showFlags(campaignId, card, body) {
   } });
   const footer = el("p", { class: "muted flags-more" });
   function status() {
-    more.textContent = "Show older flags";
-    footer.replaceChildren(`${shown()} of ${page.count} flags shown`, next ? more : "");
+    more.textContent = gettext("Show older flags");
+    footer.replaceChildren(fill(gettext("%(shown)s of %(count)s flags shown"), { shown: shown(), count: page.count }), next ? more : "");
   }
   card.querySelector(".flags-more")?.remove();
   if (page.count > page.results.length) {  // more than one page: say how many, offer the older ones

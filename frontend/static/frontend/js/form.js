@@ -4,16 +4,17 @@
 // first unanswered question that has it, else the first that has it. The primary question (the one the
 // campaign measures) comes first, so a digit answers it before any other question; a choice then moves on.
 import { el } from "./api.js";
+import { fill, gettext } from "./i18n.js";
 
 // Every string this file shows.
 const TEXT = {
-  required: " (required)",
-  yes: "Yes",
-  no: "No",
-  key: (key) => `Key ${key}`,
-  keyElsewhere: (key, question) => `Key ${key} answers “${question}” now`,
-  turnNumber: (last) => `Turn number, 0 to ${last} (shown as #n)`,
-  unanswered: "Not answered yet: answer this question before saving.",
+  required: " " + gettext("(required)"),
+  yes: gettext("Yes"),
+  no: gettext("No"),
+  key: (key) => fill(gettext("Key %(key)s"), { key }),
+  keyElsewhere: (key, question) => fill(gettext("Key %(key)s answers “%(question)s” now"), { key, question }),
+  turnNumber: (last) => fill(gettext("Turn number, 0 to %(last)s (shown as #n)"), { last }),
+  unanswered: gettext("Not answered yet: answer this question before saving."),
 };
 
 const KEYS = "123456789";

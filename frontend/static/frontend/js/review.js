@@ -4,16 +4,17 @@
 // to its item when it is given (a key labels the item on screen and the next one comes at once), shown as
 // being saved, and sent after the labels given before it: typing faster than the server answers never moves a
 // label to another item.
-import { api, apiAll, ApiError, el, inOrder, pct, say } from "./api.js";
+import { api, apiAll, ApiError, composing, el, inOrder, pct, say } from "./api.js";
 import { ask, asking } from "./ask.js";
 import { renderItem } from "./dialogue.js";
 import { choiceIndex, choiceLabel, choicesOf } from "./form.js";
+import { fill, gettext } from "./i18n.js";
 
 // Every string the labels on their way show.
 const TEXT = {
-  saving: "saving…",
-  notSaved: (item, detail) => `Your label on item ${item} was not saved: ${detail}`,
-  noAnswer: "the server did not answer.",
+  saving: gettext("saving…"),
+  notSaved: (item, detail) => fill(gettext("Your label on item %(item)s was not saved: %(detail)s"), { item, detail }),
+  noAnswer: gettext("the server did not answer."),
 };
 
 const root = document.getElementById("review");
@@ -46,7 +47,7 @@ function labelsFrom(entries) {
 }
 
 function finalText(entry) {
-  if (review.blind && entry.qc_value === null) return el("em", { class: "muted" }, "hidden until you give your label");
+  if (review.blind && entry.qc_value === null) return el("em", { class: "muted" }, gettext("hidden until you give your label"));
   return valueLabel(entry.annotator_value);
 }
 
@@ -56,7 +57,7 @@ function sampleEntry(entry) {
   const choices = choicesOf(primary, item);
   choicesByItem.set(entry.batch_item, choices);
   const name = `qc-${entry.batch_item}`;
-  const list = el("fieldset", { class: "choices" }, el("legend", {}, "Your label",
+  const list = el("fieldset", { class: "choices" }, el("legend", {}, gettext("Your label"),
     el("span", { class: "entry-status", "aria-live": "polite" })),
     choices.map((choice, i) => {
       const input = el("input", { type: "radio", name, id: `${name}-${i}`, disabled: !editable,
@@ -67,24 +68,25 @@ function sampleEntry(entry) {
   const agree = entry.qc_value === null || entry.annotator_value === null ? "" : same(entry.qc_value, entry.annotator_value) ? "agrees" : "differs";
   return el("li", { class: `sample-item ${agree}`, dataset: { batchItem: entry.batch_item, externalId: item.external_id },
     tabindex: -1 },
-    el("h3", {}, `Item ${item.external_id}`),
-    el("details", {}, el("summary", {}, `Dialogue (${item.dialogue.length} turns)`), renderItem(item)),
-    el("p", {}, "Final label: ", el("strong", { class: "final" }, finalText(entry))),
+    el("h3", {}, fill(gettext("Item %(item)s"), { item: item.external_id })),
+    el("details", {}, el("summary", {}, fill(gettext("Dialogue (%(turns)s turns)"), { turns: item.dialogue.length })), renderItem(item)),
+    el("p", {}, gettext("Final label:") + " ", el("strong", { class: "final" }, finalText(entry))),
     list);
 }
 
 function showFigures(f) {
   figures = f;
-  const pass = (ok) => el("span", { class: ok ? "pass" : "fail" }, ok ? "meets" : "below");
+  const pass = (ok) => el("span", { class: ok ? "pass" : "fail" }, ok ? gettext("meets") : gettext("below"));
   const rows = Object.values(f.per_class || {}).map((c) => el("tr", {},
     el("th", { scope: "row" }, valueLabel(c.label)), el("td", {}, `${c.correct}/${c.n}`), el("td", {}, pct(c.accuracy)), el("td", {}, pass(c.passed))));
   // Nothing labelled yet: no verdict, no override.
-  const verdict = !f.n ? el("p", { class: "muted", id: "verdict" }, "No verdict yet: label the sampled items first.")
-    : el("p", { class: f.passed ? "pass" : "fail", id: "verdict" }, f.passed ? "The sample passes the rule." : "The sample does not pass the rule.");
+  const verdict = !f.n ? el("p", { class: "muted", id: "verdict" }, gettext("No verdict yet: label the sampled items first."))
+    : el("p", { class: f.passed ? "pass" : "fail", id: "verdict" }, f.passed ? gettext("The sample passes the rule.") : gettext("The sample does not pass the rule."));
   $("figures").replaceChildren(
-    el("p", { class: "big", id: "overall" }, `Overall ${pct(f.overall)} `, f.n ? pass(f.overall_passed) : ""),
-    el("p", { class: "muted" }, `${f.n} of ${f.sample} labelled · thresholds ${pct(f.overall_threshold)} overall, ${pct(f.class_threshold)} per class`),
-    el("table", { class: "table" }, el("thead", {}, el("tr", {}, ["Class (QC label)", "Right", "Accuracy", ""].map((h) => el("th", { scope: "col" }, h)))),
+    el("p", { class: "big", id: "overall" }, fill(gettext("Overall %(share)s"), { share: pct(f.overall) }) + " ", f.n ? pass(f.overall_passed) : ""),
+    el("p", { class: "muted" }, fill(gettext("%(n)s of %(sample)s labelled"), f) + " · " + fill(gettext("thresholds %(overall)s overall, %(class)s per class"),
+      { overall: pct(f.overall_threshold), class: pct(f.class_threshold) })),
+    el("table", { class: "table" }, el("thead", {}, el("tr", {}, [gettext("Class (QC label)"), gettext("Right"), gettext("Accuracy"), ""].map((h) => el("th", { scope: "col" }, h)))),
       el("tbody", {}, rows)),
     verdict);
   $("override-box").hidden = !f.n || f.passed;
@@ -95,7 +97,7 @@ async function refreshFigures() {
     showFigures(await api(`/api/v1/batches/${batchId}/qc_figures/`));
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
-    $("figures").replaceChildren(el("p", { class: "muted" }, error.body.detail || "No figures yet."));
+    $("figures").replaceChildren(el("p", { class: "muted" }, error.body.detail || gettext("No figures yet.")));
   }
 }
 
@@ -151,7 +153,7 @@ function currentEntry() {
 // Keys as in the workspace: the chip's key labels the item on screen (the focused one, else the first without a
 // label), and the next item without a label comes at once, so the next key is for that one.
 document.addEventListener("keydown", (event) => {
-  if (!editable || asking() || event.ctrlKey || event.metaKey || event.altKey) return;
+  if (composing(event) || !editable || asking() || event.ctrlKey || event.metaKey || event.altKey) return;
   const tag = event.target.tagName;
   if (tag === "TEXTAREA" || (tag === "INPUT" && !["radio", "checkbox"].includes(event.target.type))) return;
   const li = currentEntry();
@@ -173,19 +175,19 @@ document.addEventListener("keydown", (event) => {
 
 async function decide(kind) {
   const body = kind === "accept" ? { reason: $("reason").value, override_reason: $("override").value } : { reason: $("reason").value };
-  const overall = figures && figures.n ? ` Overall accuracy ${pct(figures.overall)} on ${figures.n} items.` : "";
+  const overall = figures && figures.n ? " " + fill(gettext("Overall accuracy %(share)s on %(n)s items."), { share: pct(figures.overall), n: figures.n }) : "";
   const sure = await ask(kind === "accept"
-    ? { title: `Accept batch ${batch.number}?`, confirm: "Accept batch",
-      text: `Its labels become final.${overall}${body.override_reason.trim() ? " The acceptance is flagged as an override." : ""}` }
-    : { title: `Reject batch ${batch.number}?`, confirm: "Reject batch", danger: true,
-      text: `It goes back to the annotators for round ${batch.round + 1}, with your reason.${overall}` });
+    ? { title: fill(gettext("Accept batch %(batch)s?"), { batch: batch.number }), confirm: gettext("Accept batch"),
+      text: gettext("Its labels become final.") + overall + (body.override_reason.trim() ? " " + gettext("The acceptance is flagged as an override.") : "") }
+    : { title: fill(gettext("Reject batch %(batch)s?"), { batch: batch.number }), confirm: gettext("Reject batch"), danger: true,
+      text: fill(gettext("It goes back to the annotators for round %(round)s, with your reason."), { round: batch.round + 1 }) + overall });
   if (sure === null) return;
   try {
     // After the labels given before it.
     await send(() => api(`/api/v1/batches/${batchId}/${kind}/`, { method: "POST", body }));
     $("reason").value = $("override").value = "";
     await load();
-    const done = kind === "accept" ? "Batch accepted." : `Batch rejected; it goes back to annotation (round ${batch.round}).`;
+    const done = kind === "accept" ? gettext("Batch accepted.") : fill(gettext("Batch rejected; it goes back to annotation (round %(round)s)."), { round: batch.round });
     say(notice, done, "ok");
     say(decideNotice, done, "ok");
   } catch (error) {
@@ -206,8 +208,9 @@ async function loadHistory() {
 
 async function load() {
   batch = await api(`/api/v1/batches/${batchId}/`);
-  $("batch-state").textContent = `State: ${batch.state.replace("_", " ")} · round ${batch.round} · guidelines v${batch.settings_version}` +
-    (batch.accepted_below_threshold ? " · accepted below threshold" : "");
+  $("batch-state").textContent = fill(gettext("State: %(state)s"), { state: batch.state.replace("_", " ") }) + " · " +
+    fill(gettext("round %(round)s"), batch) + " · " + fill(gettext("guidelines v%(version)s"), { version: batch.settings_version }) +
+    (batch.accepted_below_threshold ? " · " + gettext("accepted below threshold") : "");
   $("start").hidden = !(isQC && batch.state === "handed_in");
   try {
     review = await api(`/api/v1/batches/${batchId}/qc_sample/`);
@@ -218,10 +221,10 @@ async function load() {
   const current = review && review.round === batch.round;
   editable = isQC && batch.state === "in_review" && Boolean(current);
   if (review) labelsFrom(review.sample);
-  $("sample-title").textContent = review ? `Sample of round ${review.round}${review.decision ? ` (${review.decision})` : ""}` : "Sample";
+  $("sample-title").textContent = review ? fill(gettext("Sample of round %(round)s"), review) + (review.decision ? ` (${review.decision})` : "") : gettext("Sample");
   $("blind-note").hidden = !review?.blind;
   $("qc-keys").hidden = !editable;
-  $("sample").replaceChildren(...(review ? review.sample.map(sampleEntry) : [el("li", {}, "No sample: the batch has not been handed in.")]));
+  $("sample").replaceChildren(...(review ? review.sample.map(sampleEntry) : [el("li", {}, gettext("No sample: the batch has not been handed in."))]));
   $("decide").hidden = !(isQC && batch.state === "in_review");
   if (review) await refreshFigures();
   await loadHistory();
@@ -233,9 +236,9 @@ $("start").addEventListener("click", async () => {
     await load();
     focusEntry(currentEntry());  // keys typed meanwhile have moved on already
   } catch (error) {
-    say(notice, error.body?.detail || "Could not start the review.", "error");
+    say(notice, error.body?.detail || gettext("Could not start the review."), "error");
   }
 });
 $("accept").addEventListener("click", () => decide("accept"));
 $("reject").addEventListener("click", () => decide("reject"));
-load().catch((error) => say(notice, error.body?.detail || "Could not load the batch.", "error"));
+load().catch((error) => say(notice, error.body?.detail || gettext("Could not load the batch."), "error"));

@@ -1,0 +1,152 @@
+"""The annotators' own language: a Korean rater whose account says Korean labels a KoDialogBench-style batch with
+the keyboard, and every string the page itself shows (not the items' text) is the Korean catalog's, read from the
+page and matched against the compiled catalogs, never by eye. Screenshots of the page in Korean and in Chinese."""
+import gettext
+import re
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from annotation import actions
+from annotation.models import Annotation
+from frontend.models import Preferences
+from tests.annotation.conftest import make_campaign
+
+from .conftest import expect, make_user, shot, sign_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+LOCALE = Path(settings.LOCALE_PATHS[0])
+# KoDialogBench's dialog-act set (appendix B.2) and a response-selection item, as released.
+ITEMS = [
+    ("kodialogbench_dc_dialog_act_k-tdd.jsonl", {
+        "dialogue": [[2, "잠깐 일시적으로 추워진 거래 키키"], [1, "아 진짜? 다행이다"], [1, "한파라고 해서 진짜 오잉 했잖아!"],
+                     [2, "나도 한파 주의보 문자 와서 당황함"]],
+        "question": "보기 중 대화의 마지막 발화의 의도로 가장 알맞은 것은?", "options": ["지시", "단언", "언약", "표현"],
+        "answer_idx": 3}),
+    ("kodialogbench_dc_dialog_act_k-tdd.jsonl", {
+        "dialogue": [[1, "내일 같이 도서관 갈래?"], [2, "좋아, 열 시에 만나자."]],
+        "question": "보기 중 대화의 마지막 발화의 의도로 가장 알맞은 것은?", "options": ["지시", "단언", "언약", "표현"],
+        "answer_idx": 2}),
+]
+# Not words: key names on chips and in hints, numbers, separators.
+NOT_WORDS = re.compile(r"^[\W\d_]*(Tab|Enter|Esc|Space)?[\W\d_]*$|^[A-Z]$")
+
+
+def catalog_patterns(language):
+    """Every text the Korean (or Chinese) pages may show: each msgstr of the compiled catalogs (Django's and the
+    scripts'), with its placeholders as wildcards and its markup as separate texts."""
+    patterns = []
+    for domain in ("django", "djangojs"):
+        with open(LOCALE / language / "LC_MESSAGES" / f"{domain}.mo", "rb") as mo:
+            catalog = gettext.GNUTranslations(mo)._catalog
+        for key, text in catalog.items():
+            if not key or not text:
+                continue
+            for part in re.split(r"<[^>]+>[^<]*</[^>]+>|<[^>]+>", text):
+                part = part.strip()
+                if part:
+                    patterns.append(re.compile(r"\s*".join(
+                        ".+?" if piece == "%" else re.escape(piece)
+                        for piece in re.split(r"\s+", re.sub(r"%\(\w+\)s", " % ", part).strip()))))
+    return patterns
+
+
+# Runs in the page: the visible text nodes of the page's own interface, outside the item's content (the dialogue,
+# the fields' values, the task's name and instructions, the question labels and option names) and the account's name.
+PAGE_TEXTS = """() => {
+  const data = "#dialogue, #fields, #task-name, #instructions, .brand, .signout > span, #language-select, label.choice, #guidelines-text";
+  const texts = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const parent = node.parentElement;
+    const text = node.textContent.trim();
+    if (!text || parent.closest("script, style, [hidden], dialog:not([open])")) continue;
+    if (parent.closest(data) && !parent.matches("#fields h3")) continue;  // a field's name is the page's own
+    if (!parent.checkVisibility()) continue;
+    if (parent.tagName === "LEGEND" && parent.closest("#answer-form")) continue;  // "1. " + the question's label
+    texts.push(text);
+  }
+  return texts;
+}"""
+
+
+def untranslated(page, patterns):
+    """The page's own texts that are no text of the catalog (each part between the page's · separators)."""
+    left = []
+    for text in page.evaluate(PAGE_TEXTS):
+        for part in re.split(r"\s+·\s+|^·\s*|\s*·$", text):
+            part = part.strip()
+            if part and not NOT_WORDS.match(part) and not any(p.fullmatch(part) for p in patterns):
+                left.append(part)
+    return left
+
+
+@pytest.fixture
+def korean_batch(tmp_path):
+    import json
+
+    from benchmarks.actions import import_items
+
+    path = tmp_path / ITEMS[0][0]
+    path.write_text("\n".join(json.dumps(record, ensure_ascii=False) for _, record in ITEMS), encoding="utf-8")
+    import_items(path, "kodialogbench", "kdb")
+    boss, rater = make_user("boss"), make_user("rater1")
+    campaign = make_campaign(boss, {"rater1": rater}, "kdb", roles={"rater1": "annotator"}, overlap=1, batch_size=10,
+                             qc_sample_size=1, min_reading_seconds=0, seed=1)
+    actions.cut_batches(campaign, actor=boss)
+    return campaign, rater
+
+
+def label_with_keys(page, options):
+    """Answers the item on screen with the key on the chip of `options`' intended option, then Enter."""
+    before = page.text_content("#item-id")
+    text = page.text_content("#dialogue")
+    meant = next(record for _, record in ITEMS if record["dialogue"][0][1] in text)
+    chip = page.locator("label.choice", has_text=options[meant["answer_idx"]]).locator("kbd").text_content()
+    page.keyboard.press(chip.lower())
+    page.keyboard.press("Enter")
+    return before, "ABCD"[meant["answer_idx"]]
+
+
+def test_a_korean_rater_labels_a_kodialogbench_batch_in_korean(page, korean_batch):
+    campaign, rater = korean_batch
+    Preferences.objects.create(user=rater, language="ko")
+    patterns = catalog_patterns("ko")
+    sign_in(page, "rater1")
+    page.goto(f"/campaigns/{campaign.pk}/annotate/")
+    page.wait_for_selector("#item:not([hidden]) .turn")
+    assert page.get_attribute("html", "lang") == "ko"
+    assert page.title().startswith("레이블링 · ")
+    expect(page.locator("#countdown")).to_have_text("최소 읽기 시간이 지났습니다")
+    assert untranslated(page, patterns) == []
+    page.keyboard.press("g")
+    expect(page.locator("#guidelines")).to_be_visible()
+    assert untranslated(page, patterns) == []
+    page.keyboard.press("Escape")
+    options = ITEMS[0][1]["options"]
+    meant = []
+    before, answer = label_with_keys(page, options)
+    meant.append(answer)
+    expect(page.locator("#item-id")).not_to_have_text(before)
+    expect(page.locator("#notice")).to_have_text("저장되었습니다.")
+    assert untranslated(page, patterns) == []
+    _, answer = label_with_keys(page, options)
+    meant.append(answer)
+    page.wait_for_selector("#done:not([hidden])")
+    assert untranslated(page, patterns) == []
+    assert page.text_content("#done-text").startswith("이 캠페인에는 기다리는 항목이 없습니다.")
+    stored = list(Annotation.objects.order_by("id").values_list("answers__answer", flat=True))
+    assert sorted(stored) == sorted(meant) and len(stored) == 2
+
+
+@pytest.mark.parametrize(("language", "catalog", "title"), [("ko", "ko", "레이블링"), ("zh-hans", "zh_Hans", "标注")])
+def test_the_annotation_page_in_korean_and_chinese_at_both_widths(page, korean_batch, language, catalog, title):
+    campaign, rater = korean_batch
+    Preferences.objects.create(user=rater, language=language)
+    sign_in(page, "rater1")
+    page.goto(f"/campaigns/{campaign.pk}/annotate/")
+    page.wait_for_selector("#item:not([hidden]) .turn")
+    assert untranslated(page, catalog_patterns(catalog)) == []
+    shot(page, f"annotate-{language}", title, "#answer-form label.choice")

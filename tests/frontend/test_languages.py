@@ -1,0 +1,87 @@
+"""The pages' language: a person's own choice kept on their account (the switcher on every page), else their
+campaign's language (a campaign setting), else the browser's; the API's refusals keep their codes and translate
+their texts."""
+import json
+
+import pytest
+from django.test import Client
+
+from annotation import actions
+from frontend.models import Preferences
+from tests.annotation.conftest import api, make_campaign
+
+pytestmark = pytest.mark.django_db
+
+
+def lang_of(html):
+    return html.split('<html lang="', 1)[1].split('"', 1)[0]
+
+
+@pytest.fixture
+def chinese_campaign(staff, people, diqad):
+    campaign = make_campaign(staff, people, diqad, overlap=1, batch_size=10, qc_sample_size=1, language="zh-hans")
+    actions.cut_batches(campaign, actor=staff)
+    return campaign
+
+
+def test_the_campaign_language_is_the_default_and_the_switcher_keeps_a_choice_on_the_account(people, chinese_campaign):
+    ann = people["ann1"]
+    client = Client()
+    client.force_login(ann)
+    home = client.get("/").content.decode()
+    assert lang_of(home) == "zh-hans" and "我的工作" in home and "退出登录" in home
+    assert 'action="/i18n/setlang/"' in home and '<option value="ko" lang="ko"' in home
+    # The switcher: back to the page, the choice kept on the account.
+    answer = client.post("/i18n/setlang/", {"language": "ko", "next": "/"})
+    assert answer.status_code == 302 and answer["Location"] == "/"
+    assert Preferences.objects.get(user=ann).language == "ko"
+    assert "내 작업" in client.get("/").content.decode()
+    # Another browser (no cookie): the account's choice still holds.
+    other = Client()
+    other.force_login(ann)
+    page = other.get(f"/campaigns/{chinese_campaign.pk}/annotate/").content.decode()
+    assert lang_of(page) == "ko" and "내 답" in page and "/jsi18n/?l=ko" in page
+    # The scripts' catalog in that language.
+    assert json.dumps("저장되었습니다.") in other.get("/jsi18n/?l=ko").content.decode()
+
+
+def test_without_a_campaign_language_the_browser_decides(people, staff, diqad):
+    make_campaign(staff, people, diqad)
+    client = Client(HTTP_ACCEPT_LANGUAGE="ko")
+    assert "로그인" in client.get("/accounts/login/").content.decode()
+    client.force_login(people["ann2"])
+    assert lang_of(client.get("/").content.decode()) == "ko"
+    assert lang_of(Client().get("/accounts/login/").content.decode()) == "en"
+
+
+def test_api_refusals_keep_their_codes_and_translate_their_texts(people, chinese_campaign):
+    client = api(people["ann1"])
+    answer = client.post(f"/api/v1/campaigns/{chinese_campaign.pk}/next/", HTTP_ACCEPT_LANGUAGE="ko")
+    assert answer.status_code == 200 and answer.json()["detail"] == "새 항목입니다."
+    client = Client()
+    client.force_login(people["ann1"])  # the campaign's language, from the session, for the page's API calls
+    client.get("/")
+    body = client.get(f"/api/v1/campaigns/{chinese_campaign.pk}/last_answer/").json()
+    assert body["detail"] == "您在这里没有仍可修改的答案。"
+
+
+def test_question_and_option_names_in_the_persons_language(people, chinese_campaign):
+    """A task's form may name its questions and options per language (`labels`); a person sees their language's,
+    else the form's own label."""
+    from benchmarks.formschema import localized
+    from benchmarks.models import Task
+
+    task = Task.objects.get(campaigns=chinese_campaign)
+    score = next(q for q in task.form["questions"] if q["key"] == "score")
+    score["labels"] = {"zh-hans": "质量", "ko": "품질"}
+    score["options"][0]["labels"] = {"zh": "2：满足所有维度"}
+    task.save(update_fields=["form"])
+    client = Client()
+    client.force_login(people["ann1"])  # the campaign's language: zh-hans
+    client.get("/")
+    lease = client.post(f"/api/v1/campaigns/{chinese_campaign.pk}/next/").json()["assignment"]
+    shown = next(q for q in lease["form"]["questions"] if q["key"] == "score")
+    assert shown["label"] == "质量" and shown["options"][0]["label"] == "2：满足所有维度"
+    assert shown["options"][1]["label"] == score["options"][1]["label"]  # no Chinese name given: the form's own
+    assert next(q for q in localized(task.form, "ko")["questions"] if q["key"] == "score")["label"] == "품질"
+    assert localized(task.form, "en") == task.form and localized(task.form, None) is task.form
