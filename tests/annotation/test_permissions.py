@@ -36,6 +36,7 @@ MATRIX = {
     ("batch-events", "get"):                          "nnYYnYYYY",
     ("batch-items", "get"):                           "nnYYnYYYY",
     ("batch-qc-sample", "get"):                       "nnYYnYnYY",
+    ("batch-qc-figures", "get"):                      "nnYYnYnYY",
     ("batch-hand-in", "post"):                        "nnYYYnnnn",
     ("batch-start-review", "post"):                   "nnnnnYnnn",
     ("batch-qc-label", "post"):                       "nnnnnYnnn",

@@ -33,7 +33,6 @@ LLAMA_SERVER = "llama-cpp-python[server]"
 NEEDED_WITHOUT_AN_IMPORT = {
     "accelerate": "transformers loads a GGUF checkpoint through it",
     "gguf": "transformers reads a GGUF checkpoint with it",
-    "gunicorn": "a deployment's web server, run as a command (deploy/gunicorn.conf.py)",
     "pytest-django": "a pytest plugin, loaded by pytest",
     "pytest-timeout": "a pytest plugin, loaded by pytest",
     "ruff": "the linter, run as a command by bin/test",

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0008_active_selection'),
+        ('annotation', '0010_one_time_password'),
     ]
 
     operations = [
