@@ -55,11 +55,14 @@ def annotator_reads(campaign, annotator, peer, peer_score):
         changed = client.post(f"/api/v1/annotations/{mine.pk}/amend/",
                               {"answers": DIQAD_ANSWERS[score], "item": mine.item_id}, format="json")
         seen[f"amend {n}"] = (changed.status_code, changed.json())
-    for url in (f"/api/v1/campaigns/{campaign.pk}/last_answer/", "/api/v1/annotations/",
-                f"/api/v1/annotations/{mine.pk}/", "/api/v1/campaigns/", f"/api/v1/campaigns/{campaign.pk}/",
-                f"/api/v1/campaigns/{campaign.pk}/settings/", "/api/v1/assignments/", "/api/v1/memberships/"):
+    # Keyed by what is read, not by the address: the annotation's id differs between the two runs.
+    for name, url in (("last answer", f"/api/v1/campaigns/{campaign.pk}/last_answer/"),
+                      ("my labels", "/api/v1/annotations/"), ("my label", f"/api/v1/annotations/{mine.pk}/"),
+                      ("campaigns", "/api/v1/campaigns/"), ("campaign", f"/api/v1/campaigns/{campaign.pk}/"),
+                      ("settings", f"/api/v1/campaigns/{campaign.pk}/settings/"),
+                      ("assignments", "/api/v1/assignments/"), ("memberships", "/api/v1/memberships/")):
         response = client.get(url)
-        seen[url.replace(str(mine.pk), "mine")] = (response.status_code, response.json())
+        seen[name] = (response.status_code, response.json())
     next_lease = client.post(f"/api/v1/campaigns/{campaign.pk}/next/")
     seen["next"] = (next_lease.status_code, next_lease.json())
     pages = Client()
