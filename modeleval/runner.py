@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from .lifecycle import fail_run, record
 from .models import ChunkState, EvalRun, Mode, Prediction, RunChunk, RunEventKind, RunState
+from .modes import family
 from .training import SYNC_WORKER
 
 RETRY_DELAY_S = 2  # times the attempt number: 2 s, 4 s, ...
@@ -181,8 +182,11 @@ def process_chunk(chunk_id: int, worker: str = "") -> str:
 
 
 def score_in_steps(run, chunk, items, score) -> list[dict]:
-    """`score(run, items)` over the chunk's items a few at a time (each item is asked on its own, so the rows are
-    those of one call), the chunk's `items_scored` committed after each step for the runs page to show."""
+    """`score(run, items)` over the chunk's items a few at a time (the rows are those of one call), the chunk's
+    `items_scored` committed after each step for the runs page to show; in one call for a family whose items share
+    prompts."""
+    if getattr(family(run.mode), "SHARES_PROMPTS_ACROSS_ITEMS", False):
+        return score(run, items)  # a step would generate again the prompts another step shares
     step = max(PROGRESS_MIN_STEP, -(-len(items) // PROGRESS_STEPS))
     rows = []
     for start in range(0, len(items), step):

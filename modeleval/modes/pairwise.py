@@ -20,6 +20,9 @@ from ..scorers.pairwise import BOTH, NEITHER, ONE, TWO
 from .base import NO_FEWSHOT, check_choice, lookup_template, uses_fewshot
 from core.errors import Code
 
+# The two orders of a pair share their prompts with the pair shown the other way round (another item): a chunk is
+# scored in one call so that each prompt is generated once (modeleval.runner.score_in_steps).
+SHARES_PROMPTS_ACROSS_ITEMS = True
 MODES = (Mode.PAIRWISE,)
 ORDERS_OPTIONS = False
 API_NEEDS = {Mode.PAIRWISE: "chat"}
