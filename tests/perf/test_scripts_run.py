@@ -37,7 +37,7 @@ MODULES = {
 }
 SERVICES = {"annotator_load.py", "annotator_load.py --target labelstudio", "cycle_cost.py", "import_vs_copy.py",
             "report_vs_copy.py"}
-MODEL = {"fed_active_replay.py", "scoring_vs_lm_eval.py", "training_vs_trainer.py"}
+MODEL = {"fed_active_replay.py", "scoring_on_accelerator.py", "scoring_vs_lm_eval.py", "training_vs_trainer.py"}
 LOAD = ["--users", "2", "--items", "12", "--k", "2", "--repeat", "1", "--workers", "1", "--threads", "2",
         "--max-seconds", "60", "--database-url", "{db}"]
 # {db}: a scratch database URL; {tmp}: the test's tmp_path; {venv}: the running venv.
@@ -51,6 +51,8 @@ TINY = {
     "first_page.sh": ["--reuse-venv", "{venv}", "{tmp}/clone"],
     "import_vs_copy.py": ["--items", "30", "--repeat", "1", "--database-url", "{db}"],
     "report_vs_copy.py": ["--items", "60", "--repeat", "1", "--resamples", "10", "--database-url", "{db}"],
+    "scoring_on_accelerator.py": ["--device", "cpu", "--tasks", "1", "--items", "2", "--dtypes", "float32",
+                                  "--out", "{tmp}/out"],
     "scoring_vs_lm_eval.py": ["--items", "4", "--chunk", "2", "--repeat", "1", "--profile-items", "0",
                               "--context-tokens", "40", "--out", "{tmp}/out"],
     "training_vs_trainer.py": ["--examples", "16", "--layers", "1", "--max-length", "16", "--rounds", "1"],
