@@ -13,7 +13,7 @@ from django.db.models import Count, Q, Sum
 from . import studies
 from .modes import CLASSIFY_REFUSAL, SELFCHAT_REFUSAL, TRAIN_REFUSAL, mode_unsuited
 from .models import ChunkState, EvalRun, Mode, ParseStatus, Prediction, RunState
-from .scorers.choice_rules import rule_picks
+from .scorers.choice_rules import Rule, rule_picks
 from .scorers.positions import accuracy_by_position
 
 
@@ -58,7 +58,7 @@ def run_summary(run: EvalRun) -> dict:
             figures["accuracy_hard"] = sum(hard == gold for hard, gold in extracted) / len(extracted)
         if graded and run.mode == Mode.LOGLIKELIHOOD:
             picks = [(mc_picks(p.options), p.gold) for p in graded]
-            for rule in ("acc", "acc_norm", "per_token"):
+            for rule in Rule:
                 figures[rule] = sum(pick[rule] == gold for pick, gold in picks) / len(picks)
         if any(p.variant for p in graded):
             positions = accuracy_by_position((p.gold, p.answer or None) for p in graded)

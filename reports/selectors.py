@@ -27,6 +27,7 @@ from annotation.models import (Annotation, Batch, BatchItem, Campaign, CampaignS
 from benchmarks.models import Benchmark, Item, Task
 from core.errors import ActionError, Code
 from modeleval.models import EvalRun, Mode, ParseStatus, Prediction, RunState
+from modeleval.scorers.choice_rules import Rule
 
 from .contract import ReportData
 from .forms import LABEL_TYPES, task_kind
@@ -316,7 +317,7 @@ def prediction_rows(scope, task_ids):
     """Predictions of the runs in scope; `acc_pick` only where the run's own answer is not already
     lm-eval's acc (log-likelihood runs under another rule), as reading options is what costs."""
     runs = run_queryset(scope, task_ids)
-    needs_pick = runs.filter(mode=Mode.LOGLIKELIHOOD).exclude(settings__rule="acc").values("id")
+    needs_pick = runs.filter(mode=Mode.LOGLIKELIHOOD).exclude(settings__rule=Rule.ACC).values("id")
     return (Prediction.objects.filter(run__in=runs, item__in=item_queryset(scope, task_ids).values("id"))
             .order_by()
             .annotate(acc_pick=Case(When(run__in=needs_pick, then=AccPick("options")), default=None,
