@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .modes import multiple_choice
 from .scorers import botchat, dialogbench, diqad, huynh, kodialogbench
 from .scorers.choice_rules import Rule
 from .scorers.prompts import template_hash
@@ -117,8 +118,7 @@ def protocol(mode: str, settings: Mapping | None, position_policy: str | None = 
 def dialogbench_positions(mode: str, settings: Mapping) -> str | None:
     """DialogBench's option order: its released Qwen and Baichuan evaluators ask with the answer at each position;
     its other evaluators and its perplexity scoring take the options as the data gives them."""
-    return "gold_at_each_position" if mode == "generate" and settings.get("evaluator") in dialogbench.EACH_POSITION \
-        else "as_is"
+    return multiple_choice.default_position_policy(mode, {**settings, "preset": dialogbench.PRESET})
 
 
 def presets_for(mode: str) -> list[dict]:

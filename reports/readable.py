@@ -3,6 +3,7 @@ the generated "How to read this report" section. Plain rows in, plain rows out (
 from __future__ import annotations
 
 from metrics import STRATIFIED, small_sample
+from modeleval.modes import reads
 from modeleval.scorers.choice_rules import Rule
 
 # The rule a model figure is scored by: the report option `rule` picks one for every log-likelihood
@@ -23,7 +24,7 @@ RULE_COLUMNS = {Rule.ACC_NORM: "answer_norm", Rule.PER_TOKEN: "answer_per_token"
 
 def run_rule(run, chosen):
     """The rule a run's figures use under the report option `chosen`."""
-    if run["mode"] != "loglikelihood":
+    if not reads(run["mode"]).by_rule:
         return GENERATION
     return run["settings"].get("rule", Rule.PER_TOKEN) if chosen == RUN_RULE else chosen
 

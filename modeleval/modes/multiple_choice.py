@@ -28,6 +28,7 @@ from ..scorers.choice_rules import Rule
 from ..scorers.letters import extract_option_letter
 from ..scorers.positions import circular_permutations, permute_options
 from .base import check_choice, lookup_template, turn_text
+from .plan import Answer, FamilyPlan, Report, Section
 
 MODES = (Mode.LOGLIKELIHOOD, Mode.GENERATE)
 ORDERS_OPTIONS = True  # position policies (the gold answer moved to each position) apply
@@ -86,6 +87,8 @@ PRESETS = {
     },
 }
 RULES = tuple(Rule)
+PLAN = {Mode.LOGLIKELIHOOD: FamilyPlan(Report(Section.MULTIPLE_CHOICE, Answer.OPTION, by_rule=True, stands_in=True)),
+        Mode.GENERATE: FamilyPlan(Report(Section.MULTIPLE_CHOICE, Answer.OPTION, stands_in=True))}
 
 
 def api_need(mode, settings) -> str:

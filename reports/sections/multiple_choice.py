@@ -16,7 +16,7 @@ from metrics import (
     stratified_interval,
 )
 
-from modeleval.modes import multiple_choice
+from modeleval.modes import Section, modes_where, reads
 from modeleval.scorers.choice_rules import Rule
 from modeleval.scorers.kodialogbench import averages as set_and_task_averages
 
@@ -25,7 +25,7 @@ from ..figures import mean_or_none, new_row, note, put
 from ..readable import GENERATION, RULE_COLUMNS, flag, run_rule
 from ..rows import Rows
 
-MC_MODES = multiple_choice.MODES
+MC_MODES = modes_where(section=Section.MULTIPLE_CHOICE)
 
 
 def answer_column(run):
@@ -89,7 +89,7 @@ def mc_task(rows: Rows, task, t_index, options: ReportOptions):
     for run in runs:
         mask = predicted[run["id"]]
         status = rows.aligned(run["id"], "parse_status", positions)
-        loglik = run["mode"] == "loglikelihood"
+        loglik = reads(run["mode"]).by_rule
         n_compared = int(mask.sum())
         mrow = new_row(task=task["slug"], model=rows.run_label[run["id"]], run_id=run["id"], mode=run["mode"],
                        rule=rules[run["id"]], n_items=len(items), n_predictions=n_compared,
