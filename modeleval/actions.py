@@ -202,8 +202,10 @@ def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=Non
     if mode not in Mode.values:
         raise RunError(Code.BAD_MODE, f"mode must be one of {Mode.values}")
     plan = modes.plan(mode, model)
-    if plan.refusal:
-        raise RunError(plan.refusal_code, plan.refusal)
+    if plan.refusal and not plan.scores:  # self-chat, training: started elsewhere
+        raise RunError(Code.BAD_MODE, plan.refusal)
+    if plan.refusal:  # a scoring mode this model cannot run in
+        raise RunError(Code.MODE_UNSUITED, plan.refusal)
     if position_policy is not None and position_policy not in PositionPolicy.values:
         raise RunError(Code.BAD_SETTINGS, f"position policy must be one of {PositionPolicy.values}")
     bounds.check({"limit": limit, "chunk_size": chunk_size, "max_attempts": max_attempts, "seed": seed}, bounds.RUN)

@@ -26,7 +26,6 @@ import dataclasses
 from typing import Mapping
 
 from benchmarks.formschema import question
-from core.errors import Code
 
 from .. import bounds
 from ..models import Mode
@@ -59,16 +58,16 @@ def plan(mode, model=None) -> Plan:
     page offers those)."""
     owner = family(mode)
     declared = owner.PLAN[mode]
-    refusal, code = declared.refusal, Code.BAD_MODE if declared.refusal else None
+    refusal = declared.refusal
     trained = model is not None and model.trained_by_id is not None
     if refusal is None and declared.trained_model and not trained:
-        refusal, code = CLASSIFY_REFUSAL, Code.MODE_UNSUITED
+        refusal = CLASSIFY_REFUSAL
     elif refusal is None and trained and not declared.trained_model:
-        refusal, code = CLASSIFIER_REFUSAL.format(model=model.name), Code.MODE_UNSUITED
+        refusal = CLASSIFIER_REFUSAL.format(model=model.name)
     declared_fields = {f.name: getattr(declared, f.name) for f in dataclasses.fields(declared) if f.name != "refusal"}
     return Plan(**declared_fields, refusal=refusal,
                 mode=mode, family=owner.__name__.rpartition(".")[2],
-                queue=CPU_QUEUE if model is not None and model.is_api else GPU_QUEUE, refusal_code=code)
+                queue=CPU_QUEUE if model is not None and model.is_api else GPU_QUEUE)
 
 
 def modes_where(**wanted) -> tuple[str, ...]:

@@ -58,11 +58,11 @@ class FamilyPlan:
 @dataclass(frozen=True)
 class Plan(FamilyPlan):
     """A run's plan: its mode, the family that owns it and the queue its work goes on, with what the family
-    declares. `refusal` is set, with its `refusal_code`, when start_run refuses this mode for this model."""
+    declares. `refusal` is set when start_run refuses this mode for this model (a mode that does not score, or a
+    scoring mode the model cannot run in)."""
     mode: str = ""
     family: str = ""
     queue: str = GPU_QUEUE
-    refusal_code: str | None = None
 
     @property
     def trains(self) -> bool:

@@ -7,7 +7,6 @@ from types import SimpleNamespace
 
 import pytest
 
-from core.errors import Code
 from modeleval import modes
 from modeleval.models import Backend, Mode
 
@@ -33,18 +32,18 @@ def test_a_run_s_plan_in_one_call():
     assert modes.plan(Mode.GENERATE, prompted(Backend.API)).queue == modes.CPU_QUEUE
     training = modes.plan(Mode.TRAIN, prompted())
     assert training.trains and training.one_chunk_at_a_time and not training.scores
-    assert (training.refusal_code, training.report.section) == (Code.BAD_MODE, None)
+    assert training.refusal == modes.TRAIN_REFUSAL and training.report.section is None
     selfchat = modes.plan(Mode.SELFCHAT, prompted(Backend.API))
-    assert selfchat.writes_dialogues and selfchat.queue == modes.CPU_QUEUE and selfchat.refusal_code == Code.BAD_MODE
+    assert selfchat.writes_dialogues and selfchat.queue == modes.CPU_QUEUE and selfchat.refusal == modes.SELFCHAT_REFUSAL
     assert selfchat.report.section == modes.Section.SELFCHAT
 
 
 def test_only_a_classifier_trained_here_scores_in_classify_mode_and_nothing_else():
     assert modes.plan(Mode.CLASSIFY, classifier()).refusal is None
-    assert modes.plan(Mode.CLASSIFY, prompted()).refusal_code == Code.MODE_UNSUITED
+    assert modes.plan(Mode.CLASSIFY, prompted()).refusal == modes.CLASSIFY_REFUSAL
     assert modes.plan(Mode.CLASSIFY).refusal == modes.CLASSIFY_REFUSAL  # the runs page offers prompted models
     refused = modes.plan(Mode.RATING, classifier())
-    assert refused.refusal_code == Code.MODE_UNSUITED and "classifier trained here" in refused.refusal
+    assert refused.scores and "classifier trained here" in refused.refusal
 
 
 def test_the_reports_read_the_modes_as_their_families_declare():
