@@ -11,7 +11,8 @@ from modeleval import modes
 from modeleval.models import Backend, Mode
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("annotation", "benchmarks", "core", "frontend", "humanbaseline", "metrics", "modeleval", "reports")
+PACKAGES = ("annotation", "benchmarks", "core", "frontend", "humanbaseline", "metrics", "modeleval", "perf",
+            "reports")
 REGISTRY = Path("modeleval/modes")
 SCRIPTS = Path("frontend/static/frontend/js")
 
