@@ -20,13 +20,11 @@ from .errors import RunError
 from .lifecycle import fail_run, record, stop_run
 from .models import (ACTIVE_RUN_STATES, Backend, ChunkState, EvalRun, Mode, ModelSpec, PositionPolicy, RunChunk,
                      RunEventKind, RunState)
-from .modes import CLASSIFY_REFUSAL, SELFCHAT_REFUSAL, TRAIN_REFUSAL, classify
+from .modes import classify
 from .scorers import loading
 from .scorers.prompts import template_hash
 
 PACKAGED_NAME = "smollm2-135m-instruct"
-GPU_QUEUE = "gpu"
-CPU_QUEUE = "cpu"  # models behind an API: the worker waits on the network, not on a GPU
 BROKER_UNAVAILABLE = Code.BROKER_UNAVAILABLE
 RELEASED_REFUSAL = ("model {model} holds a study's released dialogues, not weights: pair and judge its self-chat run "
                     "instead")
@@ -201,16 +199,13 @@ def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=Non
     training run's test split)."""
     if model.is_released:
         raise RunError(Code.MODE_UNSUITED, RELEASED_REFUSAL.format(model=model.name))
-    if mode == Mode.SELFCHAT:
-        raise RunError(Code.BAD_MODE, SELFCHAT_REFUSAL)
-    if mode == Mode.TRAIN:
-        raise RunError(Code.BAD_MODE, TRAIN_REFUSAL)
-    if mode == Mode.CLASSIFY and model.trained_by_id is None:
-        raise RunError(Code.MODE_UNSUITED, CLASSIFY_REFUSAL)
-    if mode != Mode.CLASSIFY and model.trained_by_id is not None:
-        raise RunError(Code.MODE_UNSUITED, f"model {model.name} is a classifier trained here: it scores in classify mode")
-    if not modes.scores(mode):
+    if mode not in Mode.values:
         raise RunError(Code.BAD_MODE, f"mode must be one of {Mode.values}")
+    plan = modes.plan(mode, model)
+    if plan.refusal and not plan.scores:  # self-chat, training: started elsewhere
+        raise RunError(Code.BAD_MODE, plan.refusal)
+    if plan.refusal:  # a scoring mode this model cannot run in
+        raise RunError(Code.MODE_UNSUITED, plan.refusal)
     if position_policy is not None and position_policy not in PositionPolicy.values:
         raise RunError(Code.BAD_SETTINGS, f"position policy must be one of {PositionPolicy.values}")
     bounds.check({"limit": limit, "chunk_size": chunk_size, "max_attempts": max_attempts, "seed": seed}, bounds.RUN)
@@ -227,19 +222,18 @@ def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=Non
         raise RunError(Code.MODE_UNSUPPORTED, f"model {model.name}: {refused}")
     for task in tasks:
         _check_task(task, mode, settings)
-    scorer = modes.family(mode)
     try:
-        resolved = modes.for_model(mode, modes.resolve_settings(mode, prompting.language_of(benchmark.language),
-                                                                settings), model)
-        version, default = modes.default_template(mode, resolved)
+        prepared = modes.prepare(plan, prompting.language_of(benchmark.language), settings, model)
     except ValueError as error:
         raise RunError(Code.BAD_SETTINGS, str(error)) from None
+    resolved, version, default = prepared.settings, prepared.version, prepared.template
     ids = _select_items(tasks, item_ids, limit)
     if not ids:
         raise RunError(Code.NO_ITEMS, "no items match the run's tasks and selection")
+    scorer = modes.family(mode)
     scorer.check_run(mode, resolved, tasks, ids)
     if position_policy is None:
-        position_policy = modes.default_position_policy(mode, resolved)
+        position_policy = prepared.position_policy
     _check_position_policy(scorer, position_policy, ids)
     template = prompt_template or default
     try:
@@ -275,9 +269,13 @@ def enqueue_chunks(run_id, states=(ChunkState.PENDING,)):
     the run is failed (chunks already sent are then skipped by the workers) rather than left queued for ever,
     and RunError(Code.BROKER_UNAVAILABLE) tells the caller to start it again later."""
     chunk_ids = RunChunk.objects.filter(run_id=run_id, state__in=states).order_by("index")
-    if EvalRun.objects.filter(pk=run_id, mode=Mode.TRAIN).exists():
+    run = EvalRun.objects.select_related("model").filter(pk=run_id).first()
+    if run is None:
+        return
+    plan = modes.plan(run.mode, run.model)
+    if plan.one_chunk_at_a_time:
         chunk_ids = chunk_ids[:1]  # each starts from the checkpoint of the one before: one at a time
-    queue = CPU_QUEUE if EvalRun.objects.filter(pk=run_id, model__backend=Backend.API).exists() else GPU_QUEUE
+    queue = plan.queue
     # The task by its registered name: the task calls the runner, which calls back into these actions
     # for a training run's next chunk, so importing the task module here would close a circle.
     score_chunk = current_app.tasks[SCORE_CHUNK_TASK]
@@ -388,9 +386,9 @@ def finish_training(run, *, enqueue=True) -> ModelSpec:
                               revision=f"training run {run.pk}, chunk {best}", trained_by=run,
                               max_length=run.settings["max_length"], user=run.created_by)
         record(run, RunEventKind.MODEL_REGISTERED, model=spec.name, sha256=spec.sha256, best_chunk=best)
-    if not EvalRun.objects.filter(model=spec, mode=Mode.CLASSIFY).exists():
+    if not EvalRun.objects.filter(model=spec, mode=modes.training.SCORES_IN).exists():
         test = run.selection["split"]["test"]
-        start_run(model=spec, benchmark=run.benchmark, mode=Mode.CLASSIFY, item_ids=test,
+        start_run(model=spec, benchmark=run.benchmark, mode=modes.training.SCORES_IN, item_ids=test,
                   settings={"quality": run.settings["question"]}, seed=run.seed, user=run.created_by,
                   chunk_size=max(16, len(test) // 8 or 1), enqueue=enqueue, within_cap=False)
     return spec

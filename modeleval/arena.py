@@ -24,10 +24,10 @@ from benchmarks.actions import add_tasks_and_items
 from benchmarks.importers import ItemRecord, TaskSpec, mutual
 from benchmarks.models import Benchmark, Item
 
-from . import bounds
+from . import bounds, modes
 from .modes.pairwise import SECOND
 from .errors import RunError
-from .models import EvalRun, Mode, RunState
+from .models import EvalRun, RunState
 from .permissions import can_evaluate_models
 from .scorers import botchat
 from .scorers.loops import cut_at_loop, loop_start
@@ -167,7 +167,7 @@ def _real_dialogues(benchmark) -> dict[str, Dialogue]:
 
 def _check_runs(runs):
     for run in runs:
-        if run.mode != Mode.SELFCHAT or run.state != RunState.FINISHED:
+        if not modes.plan(run.mode).writes_dialogues or run.state != RunState.FINISHED:
             raise RunError(Code.NOT_SELFCHAT, f"run {run.pk} is a {run.state} {run.mode} run; pairs are built from "
                                            "finished self-chat runs")
     if len({run.pk for run in runs}) < len(runs):

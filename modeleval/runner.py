@@ -22,7 +22,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from .lifecycle import fail_run, record
-from .models import ChunkState, EvalRun, Mode, Prediction, RunChunk, RunEventKind, RunState
+from .models import ChunkState, EvalRun, Prediction, RunChunk, RunEventKind, RunState
+from . import modes
 from .modes import family
 from .training import SYNC_WORKER
 
@@ -150,8 +151,9 @@ def process_chunk(chunk_id: int, worker: str = "") -> str:
     claim = claim_chunk(chunk_id, worker)
     if claim is None:
         return "skipped"
+    trains = modes.plan(claim.run.mode).trains
     try:
-        if claim.run.mode == Mode.TRAIN:
+        if trains:
             from .training import train_chunk
 
             rows = train_chunk(claim.run, claim.chunk)
@@ -160,7 +162,7 @@ def process_chunk(chunk_id: int, worker: str = "") -> str:
         # Inside the try: rows the database refuses are this chunk's failure too, not a lost message.
         if not complete_chunk(chunk_id, rows):
             return "skipped"
-        if claim.run.mode == Mode.TRAIN:
+        if trains:
             # A training run's chunks run one after the other; after the last, its model scores the test split.
             from . import actions  # deferred: loads the scoring stack only where a training chunk ran
 

@@ -11,9 +11,10 @@ from collections import defaultdict
 from django.db.models import Count, Q, Sum
 
 from . import studies
-from .modes import CLASSIFY_REFUSAL, SELFCHAT_REFUSAL, TRAIN_REFUSAL, mode_unsuited
+from . import modes as registry
+from .modes import Answer, mode_unsuited
 from .models import ChunkState, EvalRun, Mode, ParseStatus, Prediction, RunState
-from .scorers.choice_rules import rule_picks
+from .scorers.choice_rules import Rule, rule_picks
 from .scorers.positions import accuracy_by_position
 
 
@@ -41,6 +42,7 @@ def run_summary(run: EvalRun) -> dict:
     """Per task and overall (unweighted mean of tasks, as DialogBench): accuracy of the run's
     answers (unparsable counted wrong, and counted), the three log-likelihood rules recomputed from
     the options, accuracy by gold position for position variants, mean rating for rating modes."""
+    reading = registry.reads(run.mode)
     by_task = defaultdict(list)
     for p in predictions(run.pk).order_by("item__task__slug", "item_id", "variant"):
         by_task[p.item.task.slug].append(p)
@@ -49,16 +51,16 @@ def run_summary(run: EvalRun) -> dict:
         graded = [p for p in rows if p.gold]
         figures = {"predictions": len(rows), "with_gold": len(graded),
                    "unparsable": sum(p.parse_status == ParseStatus.UNPARSABLE for p in rows)}
-        if graded and run.mode != Mode.RATING:
+        if graded and reading.answer != Answer.RATING:
             figures["accuracy"] = sum(p.answer == p.gold for p in graded) / len(graded)
         extracted = [(p.probabilities["extraction"].get("hard"), p.gold) for p in graded
                      if "extraction" in (p.probabilities or {})]
         if extracted:
             # DialogBench reports both: `accuracy` from its easy extraction, this from the hard one.
             figures["accuracy_hard"] = sum(hard == gold for hard, gold in extracted) / len(extracted)
-        if graded and run.mode == Mode.LOGLIKELIHOOD:
+        if graded and reading.by_rule:
             picks = [(mc_picks(p.options), p.gold) for p in graded]
-            for rule in ("acc", "acc_norm", "per_token"):
+            for rule in Rule:
                 figures[rule] = sum(pick[rule] == gold for pick, gold in picks) / len(picks)
         if any(p.variant for p in graded):
             positions = accuracy_by_position((p.gold, p.answer or None) for p in graded)
@@ -82,18 +84,16 @@ def run_modes(benchmark) -> list[dict]:
     tasks = list(benchmark.tasks.order_by("slug"))
     modes = []
     for mode, label in Mode.choices:
-        if mode == Mode.SELFCHAT:
-            reasons = [SELFCHAT_REFUSAL]
-        elif mode == Mode.TRAIN:
-            reasons = [TRAIN_REFUSAL]
-        elif mode == Mode.CLASSIFY:  # a model matter, and the models offered here are the prompted ones
-            reasons = [CLASSIFY_REFUSAL]
+        # A plan without a model is a prompted model's: the runs page offers those (classify: a classifier's).
+        plan = registry.plan(mode)
+        if plan.refusal:
+            reasons = [plan.refusal]
         elif not tasks:
             reasons = [f"benchmark {benchmark.slug} has no tasks"]
         else:
             reasons = [reason for task in tasks if (reason := mode_unsuited(task, mode))]
         modes.append({"mode": mode, "label": label, "available": not reasons, "reasons": reasons,
-                      "presets": studies.presets_for(mode)})
+                      "presets": studies.presets_for(mode), "writes": plan.writes and plan.writes.value})
     return modes
 
 
@@ -132,19 +132,22 @@ def prediction_uncertainty(prediction) -> float | None:
     2 sqrt(g (1 - g)) of a yes/no run's g, 1 - the largest option probability of a log-likelihood run; None where
     nothing tells (generation)."""
     probabilities = prediction.probabilities or {}
-    if prediction.run.mode == Mode.RATING and probabilities.get("top"):
+    reading = registry.reads(prediction.run.mode)
+    if reading.answer == Answer.RATING and probabilities.get("top"):
         return _spread(probabilities["top"], [float(k) for k in probabilities.get("raw") or probabilities["top"]])
-    if prediction.run.mode == Mode.YES_NO and prediction.rating is not None:
+    if reading.answer == Answer.PROBABILITY and prediction.rating is not None:
         g = prediction.rating
         return 2 * math.sqrt(g * (1 - g))
-    if prediction.run.mode == Mode.LOGLIKELIHOOD and prediction.options:
+    if reading.by_rule and prediction.options:
         logprobs = [o["logprob"] for o in prediction.options]
         weights = [math.exp(lp - max(logprobs)) for lp in logprobs]
         return 1 - max(weights) / sum(weights)
     return None
 
 
-UNCERTAINTY_MODES = (Mode.RATING, Mode.YES_NO, Mode.LOGLIKELIHOOD)  # the modes prediction_uncertainty reads
+# The modes prediction_uncertainty reads: rating probabilities, p(yes), option log-likelihoods.
+UNCERTAINTY_MODES = (*registry.modes_where(answer=Answer.RATING), *registry.modes_where(answer=Answer.PROBABILITY),
+                     *registry.modes_where(by_rule=True))
 
 
 def uncertainty_runs(benchmark):

@@ -41,10 +41,10 @@ from benchmarks.actions import add_tasks_and_items
 from benchmarks.importers import ImportFailure, ItemRecord, TaskSpec, mutual
 from benchmarks.models import Benchmark, Item
 
-from . import bounds
-from .actions import CPU_QUEUE, GPU_QUEUE, RELEASED_REFUSAL, RunError, check_runs_per_person, send_or_fail
+from . import bounds, modes
+from .actions import RELEASED_REFUSAL, RunError, check_runs_per_person, send_or_fail
 from .lifecycle import fail_run, record
-from .models import (ACTIVE_RUN_STATES, Backend, EvalRun, Mode, ModelSpec, ParseStatus, Prediction, RunEventKind,
+from .models import (ACTIVE_RUN_STATES, EvalRun, Mode, ModelSpec, ParseStatus, Prediction, RunEventKind,
                      RunState)
 from .permissions import can_evaluate_models
 from .scorers import botchat, loops, selfchat_generation
@@ -189,12 +189,14 @@ def start_selfchat(*, model: ModelSpec, seeds_path=None, seeds_benchmark=None, l
 
 
 SELFCHAT_TASK = "modeleval.tasks.generate_selfchat"
+SELFCHAT_MODES = modes.modes_where(writes=modes.Writes.DIALOGUES)
 
 
 def enqueue_selfchat(run_id):
     """Put the run's generation on the gpu queue, or the cpu queue for a model behind an API (an unreachable
     broker fails the run: `actions.send_or_fail`)."""
-    queue = CPU_QUEUE if EvalRun.objects.filter(pk=run_id, model__backend=Backend.API).exists() else GPU_QUEUE
+    run = EvalRun.objects.select_related("model").filter(pk=run_id).first()
+    queue = modes.plan(run.mode, run.model).queue if run is not None else modes.GPU_QUEUE
     send_or_fail(run_id, lambda: current_app.tasks[SELFCHAT_TASK].apply_async((run_id,), queue=queue))
 
 
@@ -217,7 +219,7 @@ class _Stopped(Exception):
 def _claim(run_id, worker):
     """The run, moved to running for this delivery; None when there is nothing to do (it is no longer active, or
     earlier deliveries used up its attempts: then it fails)."""
-    run = EvalRun.objects.select_for_update().select_related("model").filter(pk=run_id, mode=Mode.SELFCHAT).first()
+    run = EvalRun.objects.select_for_update().select_related("model").filter(pk=run_id, mode__in=SELFCHAT_MODES).first()
     if run is None or run.state not in ACTIVE_RUN_STATES:
         return None
     attempts = run.events.filter(kind=RunEventKind.STARTED).count()

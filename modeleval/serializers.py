@@ -2,7 +2,7 @@ from rest_framework import serializers
 
 from benchmarks.models import Benchmark
 
-from . import prompting, selfchat_runs, studies
+from . import modes, prompting, selfchat_runs, studies
 from .models import ChunkState, Dtype, EvalRun, Mode, ModelSpec, PositionPolicy, Prediction, RunChunk, RunEvent
 from .scorers import loops, selfchat_generation
 from .scorers.decoding import DECODINGS
@@ -61,16 +61,22 @@ class EvalRunSerializer(serializers.ModelSerializer):
     created_by = serializers.StringRelatedField()
     protocol = serializers.SerializerMethodField(help_text="The study the run's preset follows and every setting "
                                                            "that differs from its published protocol; null for none")
+    writes = serializers.SerializerMethodField(help_text="What the run writes instead of scoring items: dialogues "
+                                                         "(self-chat), classifier (training); null for a scoring run")
 
     class Meta:
         model = EvalRun
         fields = ["id", "model", "benchmark", "tasks", "selection", "mode", "settings", "prompt_template",
                   "prompt_sha256", "prompt_version", "seed", "position_policy", "chunk_size", "max_attempts", "state",
-                  "reason", "progress", "created_by", "created_at", "started_at", "finished_at", "protocol"]
+                  "reason", "progress", "created_by", "created_at", "started_at", "finished_at", "protocol", "writes"]
         read_only_fields = fields
 
     def get_protocol(self, run) -> dict | None:
         return studies.protocol(run.mode, run.settings, run.position_policy)
+
+    def get_writes(self, run) -> str | None:
+        writes = modes.plan(run.mode).writes
+        return writes and writes.value
 
 
 class StartRunSerializer(serializers.Serializer):
@@ -115,6 +121,8 @@ class RunModeSerializer(serializers.Serializer):
     reasons = serializers.ListField(child=serializers.CharField(), help_text="Why the mode cannot score the tasks")
     presets = serializers.ListField(child=serializers.DictField(), help_text="The studies a run of this mode can "
                                                                              "follow: {preset, title}")
+    writes = serializers.CharField(allow_null=True, help_text="What a run of this mode writes instead of scoring: "
+                                                              "dialogues (self-chat), classifier (training); null")
 
 
 class RunChunkSerializer(serializers.ModelSerializer):

@@ -13,7 +13,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .modes import multiple_choice
 from .scorers import botchat, dialogbench, diqad, huynh, kodialogbench
+from .scorers.choice_rules import Rule
 from .scorers.prompts import template_hash
 
 
@@ -116,8 +118,7 @@ def protocol(mode: str, settings: Mapping | None, position_policy: str | None = 
 def dialogbench_positions(mode: str, settings: Mapping) -> str | None:
     """DialogBench's option order: its released Qwen and Baichuan evaluators ask with the answer at each position;
     its other evaluators and its perplexity scoring take the options as the data gives them."""
-    return "gold_at_each_position" if mode == "generate" and settings.get("evaluator") in dialogbench.EACH_POSITION \
-        else "as_is"
+    return multiple_choice.default_position_policy(mode, {**settings, "preset": dialogbench.PRESET})
 
 
 def presets_for(mode: str) -> list[dict]:
@@ -145,7 +146,7 @@ register(Study(
     source="kwai/DialogBench commit 239a5cc: config/prompt.json, src/utils.py, src/baseEval.py, src/evaluate.py and "
            "its evaluators (qwen.py, baichuan.py, llama.py, chat_template.py, ...); the paper, section 4",
     published={
-        "loglikelihood": {"continuation": "text", "rule": "per_token"},
+        "loglikelihood": {"continuation": "text", "rule": Rule.PER_TOKEN},
         "generate": {"max_new_tokens": dialogbench.MAX_NEW_TOKENS, "system": ""},
     },
     standing={
@@ -274,7 +275,7 @@ register(Study(
     source=f"Jang, Lee and Yu, KoDialogBench (LREC-COLING 2024), section 4.1.2 and appendix B; {kodialogbench.SOURCE}: "
            "kodialogbench/utils.py (doc_to_text_*), the task yaml files (each task's method; lm-eval multiple_choice, "
            "zero-shot, acc)",
-    published={"loglikelihood": {"continuation": "text", "rule": "acc", "style": kodialogbench.BY_TASK}},
+    published={"loglikelihood": {"continuation": "text", "rule": Rule.ACC, "style": kodialogbench.BY_TASK}},
     standing={
         "*": (
             Difference("class descriptions", "each item's own option_description in the released data "

@@ -71,16 +71,17 @@ def judge_ratings(refresh=False, rated_so_far=False, work=None, limit=None):
 
     from benchmarks.models import Benchmark
     from modeleval import actions, runner
-    from modeleval.models import ChunkState, EvalRun, Prediction, RunState
+    from modeleval.models import ChunkState, EvalRun, Mode, Prediction, RunState
     from modeleval.selectors import prediction_uncertainty
 
     call_command("migrate", verbosity=0)
     if not Benchmark.objects.filter(slug="fed").exists():
         call_command("import_items", str(FED), format="fed", benchmark="fed")
-    run = EvalRun.objects.filter(benchmark__slug="fed", mode="rating", model__name=MODEL).order_by("-id").first()
+    mode = Mode.RATING  # the judge this replay scores and finds again
+    run = EvalRun.objects.filter(benchmark__slug="fed", mode=mode, model__name=MODEL).order_by("-id").first()
     if run is None or refresh:
         run = actions.start_run(model=actions.model_named(MODEL), benchmark=Benchmark.objects.get(slug="fed"),
-                                mode="rating", tasks=["fed-turn"], limit=limit, enqueue=False)
+                                mode=mode, tasks=["fed-turn"], limit=limit, enqueue=False)
     # Only this script scores this private database: a chunk left running was left by a process that is gone.
     run.chunks.filter(state=ChunkState.RUNNING).update(state=ChunkState.PENDING)
     started = time.perf_counter()

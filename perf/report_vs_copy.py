@@ -52,6 +52,8 @@ def generate(n_items, seed=11):
     from benchmarks.models import Benchmark, Task, canonical_json, hash_of_encoded
     from django.contrib.auth import get_user_model
     from modeleval.models import EvalRun, ModelSpec
+    from modeleval.modes import reads
+    from modeleval.scorers.choice_rules import Rule
 
     rng = random.Random(seed)
     now = timezone.now()
@@ -116,7 +118,8 @@ def generate(n_items, seed=11):
     for name, mode, skill in (("perf-base-a", "loglikelihood", 0.7), ("perf-base-b", "loglikelihood", 0.55),
                               ("perf-chat", "generate", 0.6)):
         model = ModelSpec.objects.create(name=name, sha256=hashlib.sha256(name.encode()).hexdigest())
-        run_settings = {"rule": "per_token", "continuation": "text"} if mode == "loglikelihood" else {}
+        by_rule = reads(mode).by_rule
+        run_settings = {"rule": Rule.PER_TOKEN, "continuation": "text"} if by_rule else {}
         run = EvalRun.objects.create(model=model, benchmark=bench, mode=mode, settings=run_settings,
                                      prompt_template="t", prompt_sha256="0" * 64, prompt_version=f"{mode}/1",
                                      state="finished", items_total=n_items, items_done=n_items, finished_at=now)
@@ -126,7 +129,7 @@ def generate(n_items, seed=11):
             for item, answer in zip(item_ids, gold):
                 # A preference for "A" gives the position-bias figures something to show.
                 pick = answer if rng.random() < skill else ("A" if rng.random() < 0.4 else wrong(answer))
-                if mode == "loglikelihood":
+                if by_rule:
                     options = [{"key": k, "source_key": k, "text": sentence(rng, 8), "context": context,
                                 "continuation": " " + sentence(rng, 8), "logprob": -rng.uniform(5, 30),
                                 "n_tokens": 9, "n_chars": 40, "is_greedy": False} for k in LETTERS]

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from metrics import MIN_ITEMS
 
-from .readable import GAP_RULES
+from .readable import GAP_RULES, RUN_RULE
 
 SCHEMA_VERSION = 1
 
@@ -51,7 +51,7 @@ class ReportOptions:
     confidence: float = 0.95
     seed: int = 0
     item_list_limit: int = 50
-    rule: str = "run"  # how log-likelihood runs are scored for the gap: run (each run's own), acc, acc_norm, per_token
+    rule: str = RUN_RULE  # how log-likelihood runs are scored for the gap: run (each run's own), acc, acc_norm, per_token
     min_items: int = MIN_ITEMS  # figures from fewer items are flagged "small sample"
     min_agreement_items: int = 30  # agreement figures from fewer items are flagged, with no Landis-Koch band
     min_raters: int = 3  # ... and from fewer raters per item

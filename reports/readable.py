@@ -3,26 +3,30 @@ the generated "How to read this report" section. Plain rows in, plain rows out (
 from __future__ import annotations
 
 from metrics import STRATIFIED, small_sample
+from modeleval.modes import reads
+from modeleval.scorers.choice_rules import Rule
 
 # The rule a model figure is scored by: the report option `rule` picks one for every log-likelihood
 # run ("run": each run's own setting); generation runs are always read by extraction.
+GENERATION = "generation"
+RUN_RULE = "run"
 RULES = {
-    "acc": "acc: the option with the highest summed log-likelihood (lm-eval's acc)",
-    "acc_norm": "acc_norm: the option with the highest log-likelihood per character (lm-eval's acc_norm)",
-    "per_token": "per-token: the option with the highest mean log-likelihood per token",
-    "generation": "generation with extraction: the option letter read from the generated text",
+    Rule.ACC: "acc: the option with the highest summed log-likelihood (lm-eval's acc)",
+    Rule.ACC_NORM: "acc_norm: the option with the highest log-likelihood per character (lm-eval's acc_norm)",
+    Rule.PER_TOKEN: "per-token: the option with the highest mean log-likelihood per token",
+    GENERATION: "generation with extraction: the option letter read from the generated text",
 }
-GAP_RULES = ("run", "acc", "acc_norm", "per_token")
+GAP_RULES = (RUN_RULE, *(rule.value for rule in Rule))
 # Prediction column holding each rule's pick for a log-likelihood run ("acc" depends on the run: see
 # reports.sections.multiple_choice.answer_column).
-RULE_COLUMNS = {"acc_norm": "answer_norm", "per_token": "answer_per_token"}
+RULE_COLUMNS = {Rule.ACC_NORM: "answer_norm", Rule.PER_TOKEN: "answer_per_token"}
 
 
 def run_rule(run, chosen):
     """The rule a run's figures use under the report option `chosen`."""
-    if run["mode"] != "loglikelihood":
-        return "generation"
-    return run["settings"].get("rule", "per_token") if chosen == "run" else chosen
+    if not reads(run["mode"]).by_rule:
+        return GENERATION
+    return run["settings"].get("rule", Rule.PER_TOKEN) if chosen == RUN_RULE else chosen
 
 
 def flag(row, counts, why=None, key="small_sample"):
@@ -79,7 +83,7 @@ def how_to_read(report):
     sections.append({"topic": "humans", "text": text})
     rule = options["rule"]
     text = ("Model accuracy, the gap, McNemar, positions and the item lists score each model by "
-            + ("its run's own rule" if rule == "run" else RULES[rule].split(":")[0]) + ", named on every model figure. "
+            + ("its run's own rule" if rule == RUN_RULE else RULES[rule].split(":")[0]) + ", named on every model figure. "
             + " ".join(f"{name}: {label.split(': ', 1)[1]}." for name, label in RULES.items()))
     sections.append({"topic": "rules", "text": text})
     level = f"{options['confidence']:.0%}"

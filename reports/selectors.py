@@ -26,7 +26,9 @@ from annotation.models import (Annotation, Batch, BatchItem, Campaign, CampaignS
                                QCSampleItem)
 from benchmarks.models import Benchmark, Item, Task
 from core.errors import ActionError, Code
-from modeleval.models import EvalRun, Mode, ParseStatus, Prediction, RunState
+from modeleval.models import EvalRun, ParseStatus, Prediction, RunState
+from modeleval.modes import Section, modes_where
+from modeleval.scorers.choice_rules import Rule
 
 from .contract import ReportData
 from .forms import LABEL_TYPES, task_kind
@@ -316,7 +318,7 @@ def prediction_rows(scope, task_ids):
     """Predictions of the runs in scope; `acc_pick` only where the run's own answer is not already
     lm-eval's acc (log-likelihood runs under another rule), as reading options is what costs."""
     runs = run_queryset(scope, task_ids)
-    needs_pick = runs.filter(mode=Mode.LOGLIKELIHOOD).exclude(settings__rule="acc").values("id")
+    needs_pick = runs.filter(mode__in=modes_where(by_rule=True)).exclude(settings__rule=Rule.ACC).values("id")
     return (Prediction.objects.filter(run__in=runs, item__in=item_queryset(scope, task_ids).values("id"))
             .order_by()
             .annotate(acc_pick=Case(When(run__in=needs_pick, then=AccPick("options")), default=None,
@@ -335,7 +337,7 @@ def pairwise_steps(scope, tasks):
     task_ids = [t["id"] for t in tasks if task_kind(t["form"]) == "pairwise"]
     if not task_ids:
         return None
-    runs = run_queryset(scope, task_ids).filter(mode=Mode.PAIRWISE)
+    runs = run_queryset(scope, task_ids).filter(mode__in=modes_where(section=Section.PAIRWISE))
     steps = (Prediction.objects.filter(run__in=runs, item__in=item_queryset(scope, task_ids).values("id"))
              .order_by("run_id", "item_id")
              .annotate(source_a=KeyTextTransform("source_a", "item__meta"),
@@ -386,7 +388,7 @@ def arena_dialogues(scope, tasks):
               .values_list("item_id", "annotator_id", "is_ai", "first_ai_turn"))
     dialogues["labels"] = [row for row in labels if row[2] is not None]
     # Finished single-dialogue judge runs on these dialogues; the verdicts' prompts and replies are not kept.
-    judged = (Prediction.objects.filter(item_id__in=system, run__mode=Mode.SINGLE_JUDGE, run__state=RunState.FINISHED)
+    judged = (Prediction.objects.filter(item_id__in=system, run__mode__in=modes_where(section=Section.SINGLE_JUDGE), run__state=RunState.FINISHED)
               .order_by("run_id", "item_id").values_list("item_id", "run_id", "run__model__name", "options"))
     keys = ("n", "decided_by", "passed", "parsed", "readable")
     dialogues["judge_verdicts"] = [(item_id, run_id, model, [{key: v.get(key) for key in keys} for v in verdicts])

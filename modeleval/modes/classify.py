@@ -8,9 +8,11 @@ from benchmarks.formschema import rating_scale
 from ..models import Mode, ParseStatus
 from ..scorers import classifier
 from .base import label_text
+from .plan import Answer, FamilyPlan, Report, Section
 
 MODES = (Mode.CLASSIFY,)
 ORDERS_OPTIONS = False
+PLAN = {Mode.CLASSIFY: FamilyPlan(Report(Section.RATINGS, Answer.CLASS, stands_in=True), trained_model=True)}
 API_NEEDS = {}  # a classifier is always a local checkpoint
 TEMPLATES = {
     (Mode.CLASSIFY, "en", ""): ("diqad-classifier-input/1",

@@ -24,9 +24,11 @@ from benchmarks.formschema import CHOICE_TYPES
 from ..models import Mode, ParseStatus
 from ..prompting import check_template as check_fields
 from ..scorers import dialogbench, kodialogbench, prompts
+from ..scorers.choice_rules import Rule
 from ..scorers.letters import extract_option_letter
 from ..scorers.positions import circular_permutations, permute_options
 from .base import check_choice, lookup_template, turn_text
+from .plan import Answer, FamilyPlan, Report, Section
 
 MODES = (Mode.LOGLIKELIHOOD, Mode.GENERATE)
 ORDERS_OPTIONS = True  # position policies (the gold answer moved to each position) apply
@@ -65,7 +67,7 @@ TEMPLATE_FIELDS = {"instruction", "dialogue", "extras", "question", "options"}
 
 DEFAULTS = {
     # rule: which pick is the run's `answer` (DialogBench: lowest mean token NLL = "per_token").
-    Mode.LOGLIKELIHOOD: {"continuation": "text", "rule": "per_token"},
+    Mode.LOGLIKELIHOOD: {"continuation": "text", "rule": Rule.PER_TOKEN},
     Mode.GENERATE: {"max_new_tokens": 16, "system": ""},
 }
 # Prompt presets: a study's own evaluation, settings and prompts (settings {"preset": name}).
@@ -73,7 +75,7 @@ DEFAULTS = {
 # perplexity rule over the option text after prompt_pretrain, its 128 greedy tokens and extraction.
 PRESETS = {
     dialogbench.PRESET: {
-        Mode.LOGLIKELIHOOD: {"continuation": "text", "rule": "per_token"},
+        Mode.LOGLIKELIHOOD: {"continuation": "text", "rule": Rule.PER_TOKEN},
         # evaluator: how the released code asks the model (scorers.dialogbench.EVALUATORS), read from the model
         # when the run starts unless given.
         Mode.GENERATE: {"max_new_tokens": dialogbench.MAX_NEW_TOKENS, "evaluator": dialogbench.AUTO},
@@ -81,10 +83,12 @@ PRESETS = {
     # KoDialogBench: zero-shot log-likelihood, the highest summed log-likelihood wins, each task in the paper's
     # prompting method (or one style forced on every item).
     kodialogbench.PRESET: {
-        Mode.LOGLIKELIHOOD: {"continuation": "text", "rule": "acc", "style": kodialogbench.BY_TASK},
+        Mode.LOGLIKELIHOOD: {"continuation": "text", "rule": Rule.ACC, "style": kodialogbench.BY_TASK},
     },
 }
-RULES = ("acc", "acc_norm", "per_token")
+RULES = tuple(Rule)
+PLAN = {Mode.LOGLIKELIHOOD: FamilyPlan(Report(Section.MULTIPLE_CHOICE, Answer.OPTION, by_rule=True, stands_in=True)),
+        Mode.GENERATE: FamilyPlan(Report(Section.MULTIPLE_CHOICE, Answer.OPTION, stands_in=True))}
 
 
 def api_need(mode, settings) -> str:
@@ -314,8 +318,8 @@ def _score_loglikelihood(run, model, requests):
             for key, o in zip(keys, result.options)
         ]
         picks = {rule: keys[index] for rule, index in result.picks.items()}
-        rows.append(_row(item, variant, picks[s["rule"]], options=options, answer_norm=picks["acc_norm"],
-                         answer_per_token=picks["per_token"], parse_status=ParseStatus.SCORED))
+        rows.append(_row(item, variant, picks[s["rule"]], options=options, answer_norm=picks[Rule.ACC_NORM],
+                         answer_per_token=picks[Rule.PER_TOKEN], parse_status=ParseStatus.SCORED))
     return rows
 
 

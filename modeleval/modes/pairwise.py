@@ -18,6 +18,7 @@ from ..prompting import check_template as check_fields
 from ..scorers import botchat, loops, pairwise, prompts, rating
 from ..scorers.pairwise import BOTH, NEITHER, ONE, TWO
 from .base import NO_FEWSHOT, check_choice, lookup_template, uses_fewshot
+from .plan import Answer, FamilyPlan, Report, Section
 from core.errors import Code
 
 # The two orders of a pair share their prompts with the pair shown the other way round (another item): a chunk is
@@ -25,6 +26,7 @@ from core.errors import Code
 SHARES_PROMPTS_ACROSS_ITEMS = True
 MODES = (Mode.PAIRWISE,)
 ORDERS_OPTIONS = False
+PLAN = {Mode.PAIRWISE: FamilyPlan(Report(Section.PAIRWISE, Answer.VERDICT))}
 API_NEEDS = {Mode.PAIRWISE: "chat"}
 LABELS = (ONE, TWO, BOTH, NEITHER)
 SECOND = "conversation_2"  # the field holding an arena item's second conversation

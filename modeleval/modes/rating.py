@@ -18,6 +18,7 @@ from ..errors import RunError
 from ..models import Mode, ParseStatus
 from ..prompting import check_template as check_fields
 from ..scorers import diqad, huynh, prompts, rating
+from .plan import Answer, FamilyPlan, Report, Section
 from .base import NO_FEWSHOT, check_choice, label_text, lookup_template, turn_text, uses_fewshot
 from core.errors import Code
 
@@ -50,6 +51,8 @@ DEFAULTS = {
 # A study's own prompt style, chosen by settings.preset.
 PRESETS = ("", diqad.PRESET, huynh.PRESET)
 READS = ("probabilities", "generation")
+PLAN = {Mode.RATING: FamilyPlan(Report(Section.RATINGS, Answer.RATING, stands_in=True)),
+        Mode.YES_NO: FamilyPlan(Report(Section.RATINGS, Answer.PROBABILITY, stands_in=True))}
 
 
 def api_need(mode, settings) -> str:

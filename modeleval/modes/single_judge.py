@@ -13,9 +13,11 @@ from ..models import Mode, ParseStatus
 from ..prompting import check_template as check_fields
 from ..scorers import botchat, prompts, single
 from .base import check_choice, lookup_template
+from .plan import Answer, FamilyPlan, Report, Section
 
 MODES = (Mode.SINGLE_JUDGE,)
 ORDERS_OPTIONS = False
+PLAN = {Mode.SINGLE_JUDGE: FamilyPlan(Report(Section.SINGLE_JUDGE, Answer.VERDICT))}
 API_NEEDS = {Mode.SINGLE_JUDGE: "chat"}
 INDEX_QUESTION = "first_ai_turn"  # the single-dialogue form's question naming the first machine utterance
 SEED_UTTERANCES = 2  # a self-chat's seed, human-written: never asked about (modeleval.selfchat_runs')

@@ -1,8 +1,17 @@
-"""Which option a log-likelihood run picks, by rule: the one home of the rules (no torch here, so the web
-process's selectors read stored options by the same code the scorer picks with)."""
+"""Which option a log-likelihood run picks, by rule: the one home of the rules and of their names (no torch
+here, so the web process's selectors and the reports read stored options by the same code the scorer picks with)."""
 from __future__ import annotations
 
+import enum
+import math
 from typing import Sequence
+
+
+class Rule(enum.StrEnum):
+    """How a log-likelihood run picks its answer among the options (a run's `rule` setting)."""
+    ACC = "acc"  # highest summed log-likelihood (lm-eval's acc)
+    ACC_NORM = "acc_norm"  # highest log-likelihood per character of the option (lm-eval's acc_norm)
+    PER_TOKEN = "per_token"  # highest mean log-likelihood per token (DialogBench's perplexity rule)
 
 
 def first_argmax(values: Sequence[float]) -> int:
@@ -10,12 +19,17 @@ def first_argmax(values: Sequence[float]) -> int:
     return max(range(len(values)), key=lambda i: (values[i], -i))
 
 
-def rule_picks(logprobs: Sequence[float], n_tokens: Sequence[int], n_chars: Sequence[int]) -> dict[str, int]:
-    """The option index each rule picks: acc (highest summed log-likelihood), acc_norm (per character of the
-    option, lm-eval) and per_token (highest mean log-likelihood per token: DialogBench's perplexity rule).
-    reports.selectors.AccPick is acc in SQL, held equal to this by its test."""
+def per_token(logprob: float, n_tokens: int) -> float:
+    """Mean log-likelihood per token; an option of no tokens has none, so it ranks below every other
+    (never 0, which would beat every option with a likelihood below 1)."""
+    return logprob / n_tokens if n_tokens > 0 else -math.inf
+
+
+def rule_picks(logprobs: Sequence[float], n_tokens: Sequence[int], n_chars: Sequence[int]) -> dict[Rule, int]:
+    """The option index each rule picks (`Rule`). reports.selectors.AccPick is acc in SQL, held equal to this
+    by its test."""
     return {
-        "acc": first_argmax(logprobs),
-        "acc_norm": first_argmax([lp / max(c, 1) for lp, c in zip(logprobs, n_chars)]),
-        "per_token": first_argmax([lp / t for lp, t in zip(logprobs, n_tokens)]),
+        Rule.ACC: first_argmax(logprobs),
+        Rule.ACC_NORM: first_argmax([lp / max(c, 1) for lp, c in zip(logprobs, n_chars)]),
+        Rule.PER_TOKEN: first_argmax([per_token(lp, t) for lp, t in zip(logprobs, n_tokens)]),
     }

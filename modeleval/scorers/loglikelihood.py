@@ -32,7 +32,7 @@ from typing import Sequence
 import torch
 
 from ._batch import model_device, pad_token_id
-from .choice_rules import rule_picks
+from .choice_rules import Rule, per_token, rule_picks
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ class OptionScore:
 
     @property
     def mean_logprob(self) -> float:
-        return self.logprob / self.n_tokens
+        return per_token(self.logprob, self.n_tokens)
 
 
 @dataclass(frozen=True)
@@ -79,17 +79,17 @@ class MCResult:
     @property
     def pred(self) -> int:
         """acc: highest summed log-likelihood."""
-        return self.picks["acc"]
+        return self.picks[Rule.ACC]
 
     @property
     def pred_norm(self) -> int:
         """acc_norm: highest log-likelihood per character of the option (lm-eval)."""
-        return self.picks["acc_norm"]
+        return self.picks[Rule.ACC_NORM]
 
     @property
     def pred_per_token(self) -> int:
         """DialogBench's perplexity rule: lowest mean token NLL, i.e. highest mean logprob."""
-        return self.picks["per_token"]
+        return self.picks[Rule.PER_TOKEN]
 
 
 def mc_accuracy(results: Sequence[MCResult], golds: Sequence[int]) -> dict[str, float]:
@@ -98,8 +98,8 @@ def mc_accuracy(results: Sequence[MCResult], golds: Sequence[int]) -> dict[str, 
         raise ValueError("need one gold index per result, and at least one result")
     n = len(results)
     return {
-        "acc": sum(r.pred == g for r, g in zip(results, golds)) / n,
-        "acc_norm": sum(r.pred_norm == g for r, g in zip(results, golds)) / n,
+        Rule.ACC: sum(r.pred == g for r, g in zip(results, golds)) / n,
+        Rule.ACC_NORM: sum(r.pred_norm == g for r, g in zip(results, golds)) / n,
         "acc_per_token": sum(r.pred_per_token == g for r, g in zip(results, golds)) / n,
     }
 

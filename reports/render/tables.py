@@ -3,6 +3,7 @@ both typeset. A cell is text, or a number with the reason it is missing."""
 from dataclasses import dataclass, field
 
 from modeleval.scorers import dialogbench
+from modeleval.scorers.choice_rules import Rule
 
 # DialogBench's own task abbreviations, in the paper's column order.
 DIALOGBENCH = dialogbench.ABBREVIATIONS
@@ -154,12 +155,12 @@ def mc_detail_table(report):
     mc = report.get("multiple_choice")
     if not mc or not mc["models"]:
         return None
-    header = ["Task", "Model", "Rule", "Items", "Accuracy", "All items", "Accuracy on all", "acc", "acc_norm", "Gap",
+    header = ["Task", "Model", "Rule", "Items", "Accuracy", "All items", "Accuracy on all", Rule.ACC, Rule.ACC_NORM, "Gap",
               "Low", "High", "McNemar p", "Parse failures", "Missing"]
     rows = [[Cell(m["task"], style="text"), Cell(m["model"], style="text"), Cell(m["rule"], style="text"),
              Cell(m["n_items"], style="int"), cell(m, "accuracy", "percent"), cell(m, "n_items_all", "int"),
-             cell(m, "accuracy_all_items", "percent"), cell(m, "acc", "percent"),
-             cell(m, "acc_norm", "percent"),
+             cell(m, "accuracy_all_items", "percent"), cell(m, Rule.ACC, "percent"),
+             cell(m, Rule.ACC_NORM, "percent"),
              cell(m, "gap", "percent"), cell(m, "gap_low", "percent"), cell(m, "gap_high", "percent"),
              cell(m, "mcnemar_p", "p"), cell(m, "parse_failures", "int"), cell(m, "n_missing", "int")]
             for m in mc["models"]]
@@ -169,7 +170,7 @@ def mc_detail_table(report):
             rows.append([Cell(label, style="text"), Cell(m["model"], style="text"), Cell(m["rule"], style="text"),
                          Cell(m["n_items"], style="int"), per_task or cell(m, "accuracy", "percent"),
                          Cell(None, "per task"), per_task or cell(m, "accuracy_all_items", "percent"),
-                         per_task or cell(m, "acc", "percent"), per_task or cell(m, "acc_norm", "percent"),
+                         per_task or cell(m, Rule.ACC, "percent"), per_task or cell(m, Rule.ACC_NORM, "percent"),
                          cell(m, f"{pooled}gap", "percent"), cell(m, f"{pooled}gap_low", "percent"),
                          cell(m, f"{pooled}gap_high", "percent"),
                          cell(m, "pooled_mcnemar_p", "p") if pooled else Cell(None, "see the pooled row"),

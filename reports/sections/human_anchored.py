@@ -18,8 +18,8 @@ from ..readable import flag
 from ..rows import Rows
 from .annotators import label_key
 
-MC_MODES = modes.multiple_choice.MODES
-RATING_MODES = modes.rating.MODES + modes.classify.MODES
+MC_MODES = modes.modes_where(section=modes.Section.MULTIPLE_CHOICE)
+RATING_MODES = modes.modes_where(section=modes.Section.RATINGS)
 # The campaign settings' aggregate rules (annotation.models.Aggregation); majority vote is the default.
 MAJORITY = "majority"
 AGGREGATION_TEXT = {

@@ -16,27 +16,28 @@ from metrics import (
     stratified_interval,
 )
 
-from modeleval.modes import multiple_choice
+from modeleval.modes import Section, modes_where, reads
+from modeleval.scorers.choice_rules import Rule
 from modeleval.scorers.kodialogbench import averages as set_and_task_averages
 
 from ..contract import ReportOptions
 from ..figures import mean_or_none, new_row, note, put
-from ..readable import RULE_COLUMNS, flag, run_rule
+from ..readable import GENERATION, RULE_COLUMNS, flag, run_rule
 from ..rows import Rows
 
-MC_MODES = multiple_choice.MODES
+MC_MODES = modes_where(section=Section.MULTIPLE_CHOICE)
 
 
 def answer_column(run):
     """Which prediction column holds lm-eval's acc pick for a log-likelihood run."""
-    return "answer" if run["settings"].get("rule") == "acc" else "acc_pick"
+    return "answer" if run["settings"].get("rule") == Rule.ACC else "acc_pick"
 
 
 def rule_column(run, rule):
     """The prediction column holding a run's pick under `rule` (reports.readable.run_rule)."""
-    if rule == "generation" or rule == run["settings"].get("rule"):
+    if rule == GENERATION or rule == run["settings"].get("rule"):
         return "answer"
-    return answer_column(run) if rule == "acc" else RULE_COLUMNS[rule]
+    return answer_column(run) if rule == Rule.ACC else RULE_COLUMNS[rule]
 
 
 def mc_task(rows: Rows, task, t_index, options: ReportOptions):
@@ -88,7 +89,7 @@ def mc_task(rows: Rows, task, t_index, options: ReportOptions):
     for run in runs:
         mask = predicted[run["id"]]
         status = rows.aligned(run["id"], "parse_status", positions)
-        loglik = run["mode"] == "loglikelihood"
+        loglik = reads(run["mode"]).by_rule
         n_compared = int(mask.sum())
         mrow = new_row(task=task["slug"], model=rows.run_label[run["id"]], run_id=run["id"], mode=run["mode"],
                        rule=rules[run["id"]], n_items=len(items), n_predictions=n_compared,
@@ -100,7 +101,7 @@ def mc_task(rows: Rows, task, t_index, options: ReportOptions):
         right = rows.aligned(run["id"], rule_column(run, rules[run["id"]]), all_positions) == all_gold
         mrow["n_items_all"] = int(scored.sum())
         put(mrow, "accuracy_all_items", float(right[scored].mean()) if scored.any() else None, "no predictions")
-        picks = (("acc", answer_column(run)), ("acc_norm", "answer_norm"), ("acc_per_token", "answer_per_token"))
+        picks = ((Rule.ACC, answer_column(run)), (Rule.ACC_NORM, "answer_norm"), ("acc_per_token", "answer_per_token"))
         for key, column in picks:
             right = rows.aligned(run["id"], column, positions)[mask] == gold_text[mask]
             put(mrow, key, float(np.mean(right)) if loglik and n_compared else None,
@@ -300,7 +301,7 @@ def mc_section(rows: Rows, options: ReportOptions):
         put(overall, key, mean_or_none([r["row"][key] for r in results])
             if all(r["row"][key] is not None for r in results) else None, f"{key} is undefined on some task")
     flag(overall, [(overall["n_items"], options.min_items, "items")])
-    model_keys = ("human_majority", "accuracy", "accuracy_all_items", "acc", "acc_norm", "acc_per_token", "gap",
+    model_keys = ("human_majority", "accuracy", "accuracy_all_items", Rule.ACC, Rule.ACC_NORM, "acc_per_token", "gap",
                   "gap_mean_of_raters")
     overall["models"] = overall_rows(results, labels, model_keys, options, rows.drawn_per_task())
     model_rules = {label: rule for r in results for label, rule in r["rules"].items()}

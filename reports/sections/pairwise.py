@@ -7,6 +7,7 @@ from itertools import combinations
 
 from metrics import (botchat_outcomes, botchat_versus, bradley_terry_bootstrap, cohen_kappa, elo, elo_over_orders,
                      majority_vote, win_tie_lose)
+from modeleval.modes import Section, reads
 from modeleval.scorers import botchat
 
 from ..contract import ReportOptions
@@ -39,7 +40,7 @@ def pairwise_section(rows: Rows, options: ReportOptions):
             if vote.n_votes and not vote.is_tie:
                 human[i] = vote.label
         judges, per_order, each_order = {}, judged_orders(rows, task_items, systems), {}
-        for run in [r for r in rows.data.runs if r["mode"] == "pairwise" and task["id"] in r["task_ids"]]:
+        for run in [r for r in rows.data.runs if reads(r["mode"]).section == Section.PAIRWISE and task["id"] in r["task_ids"]]:
             where = rows.predictions[run["id"], ""]
             label = rows.run_label[run["id"]]
             judges[label] = {i: PAIRWISE_OUTCOMES.get(pred["answer"][where[i]]) for i in task_items if i in where}

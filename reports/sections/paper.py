@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from modeleval.modes import Answer, modes_where, reads
 from modeleval.scorers import botchat, dialogbench, huynh, kodialogbench
 
 from ..figures import mean_or_none
@@ -42,6 +43,9 @@ def our_row(label, *, names, values, undefined=None, run_id=None, packaged=False
 def run_names(run):
     """What a run's model is known by: our name, the endpoint's model name, the source folder's or file's name."""
     return [run["model__name"], run.get("model__api_model"), run["model__source"]]
+
+
+TRAINED_HERE = modes_where(trained_model=True)  # classifiers trained here (DiQAD's supervised baseline)
 
 
 def is_packaged(run):
@@ -123,7 +127,7 @@ def dialogbench_tables(rows: Rows, report):
             undefined["Overall"] = f"the paper's Overall is the mean of its {len(tasks)} tasks; {len(ran)} ran here"
         ours.append(our_row(h["model"], names=run_names(run), values=values, undefined=undefined, run_id=h["run_id"],
                             packaged=is_packaged(run), figure_text=h["figure"],
-                            kind="pretrained" if h["mode"] == "loglikelihood" else "sft"))
+                            kind="pretrained" if reads(h["mode"]).by_rule else "sft"))
     human = {t["task"]: t for t in mc["tasks"]}
     if any(t.get("human_majority") is not None for t in mc["tasks"]):
         values = {c: scaled((human.get(by_abbr[c]) or {}).get("human_majority"), "percent") for c in tasks}
@@ -201,7 +205,7 @@ DIQAD_KEYS = {"Acc": "gold_accuracy", "UAR": "gold_uar", "Kappa": "gold_kappa", 
 def diqad_tables(rows: Rows, report):
     ratings = report.get("ratings")
     runs = {r["id"]: r for r in rows.data.runs
-            if (r["settings"] or {}).get("preset") == DIQAD_PRESET or r["mode"] == "classify"}
+            if (r["settings"] or {}).get("preset") == DIQAD_PRESET or r["mode"] in TRAINED_HERE}
     models = [m for m in (ratings or {}).get("models", []) if m["run_id"] in runs and m["n_gold"]]
     if not models:
         return []
@@ -254,12 +258,12 @@ def huynh_tables(rows: Rows, report):
         ours = []
         for (name, mode, strategy), mine in groups.items():
             if level is not None:
-                if mode != "rating":
+                if reads(mode).answer != Answer.RATING:
                     continue
                 found = {labels[m["task"], m["quality"]]: m for m in mine if m["task"] == FED_TASKS[level]}
                 pick_of = {c: found.get(QUALITY_NAMES.get(normal(c), normal(c))) for c in table["columns"]}
             else:
-                if mode != "yes_no":
+                if reads(mode).answer != Answer.PROBABILITY:
                     continue
                 pick_of = {c: next((m for m in mine if m["task"] == task and labels[m["task"], m["quality"]] ==
                                     "overall"), None) for c, task in (("FT", "fed-turn"), ("FD", "fed-dialog"))}

@@ -22,7 +22,7 @@ from ..forms import rating_values
 from ..readable import flag
 from ..rows import Rows
 
-RATING_MODES = modes.rating.MODES + modes.classify.MODES  # classify: classifiers trained here (DiQAD)
+RATING_MODES = modes.modes_where(section=modes.Section.RATINGS)  # with classifiers trained here (DiQAD)
 
 
 def rating_class(answer, rating, values):

@@ -15,17 +15,28 @@ CONTRACT = ("MODES", "DEFAULTS", "TEMPLATES", "ORDERS_OPTIONS", "api_need", "uns
             "default_template", "check_run_template", "check_run", "requests", "score")
 
 
-def test_every_scoring_mode_has_one_family_and_writing_modes_none():
+def test_every_mode_has_one_family_and_only_the_writing_ones_do_not_score():
     owners = {mode: [f.__name__ for f in modes.FAMILIES if mode in f.MODES] for mode in Mode.values}
-    assert {mode: len(found) for mode, found in owners.items()} == {
-        mode: 0 if mode in (Mode.SELFCHAT, Mode.TRAIN) else 1 for mode in Mode.values}
+    assert {mode: len(found) for mode, found in owners.items()} == {mode: 1 for mode in Mode.values}
+    assert [mode for mode in Mode.values if not modes.scores(mode)] == [Mode.SELFCHAT, Mode.TRAIN]
+    assert modes.modes_where(writes=modes.Writes.DIALOGUES) == (Mode.SELFCHAT,)
+    assert modes.modes_where(writes=modes.Writes.CLASSIFIER) == (Mode.TRAIN,)
 
 
-@pytest.mark.parametrize("family", modes.FAMILIES, ids=lambda f: f.__name__.rsplit(".", 1)[-1])
-def test_each_family_holds_the_whole_contract(family):
+@pytest.mark.parametrize("family", modes.SCORING, ids=lambda f: f.__name__.rsplit(".", 1)[-1])
+def test_each_scoring_family_holds_the_whole_contract(family):
     assert [name for name in CONTRACT if not hasattr(family, name)] == []
     assert set(family.DEFAULTS) == set(family.MODES)
     assert {mode for mode, _, _ in family.TEMPLATES} <= set(family.MODES)
+
+
+@pytest.mark.parametrize("family", modes.FAMILIES, ids=lambda f: f.__name__.rsplit(".", 1)[-1])
+def test_each_family_declares_each_mode_s_plan_and_report(family):
+    assert set(family.PLAN) == set(family.MODES) and hasattr(family, "unsuited")
+    for mode in family.MODES:
+        declared = family.PLAN[mode]
+        assert declared.scores == (declared.writes is None) == (declared.refusal is None)
+        assert (declared.report.answer == modes.Answer.NONE) == (not declared.scores)
 
 
 @pytest.mark.parametrize("mode", [m for m in Mode.values if modes.scores(m)])

@@ -106,15 +106,15 @@ class Command(BaseCommand):
         queued, never scored here: `serve` answers first and its worker scores it, its progress on the runs page."""
         from benchmarks.models import Benchmark
         from modeleval import actions as runs
-        from modeleval.models import ACTIVE_RUN_STATES, ChunkState, EvalRun, RunState
+        from modeleval.models import ACTIVE_RUN_STATES, ChunkState, EvalRun, Mode, RunState
 
         benchmark = Benchmark.objects.get(slug="diqad-demo")
-        settings = {"preset": "diqad"}
-        earlier = EvalRun.objects.filter(benchmark=benchmark, model__name=name, mode="rating",
+        mode, settings = Mode.RATING, {"preset": "diqad"}  # the run the demo starts, and finds again on a rerun
+        earlier = EvalRun.objects.filter(benchmark=benchmark, model__name=name, mode=mode,
                                          state__in=(*ACTIVE_RUN_STATES, RunState.FINISHED)).order_by("-pk").first()
         try:
             if earlier is None:
-                run = runs.start_run(model=runs.model_named(name), benchmark=benchmark, mode="rating",
+                run = runs.start_run(model=runs.model_named(name), benchmark=benchmark, mode=mode,
                                      settings=settings)
                 say(f"DiQAD quality by {name}: run {run.pk} queued for the model worker")
             elif earlier.is_active:

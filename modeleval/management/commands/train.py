@@ -4,8 +4,8 @@ model's `classify` run on the test split."""
 from django.core.management.base import CommandError
 
 from benchmarks.models import Benchmark
-from modeleval import actions, runner, training
-from modeleval.models import EvalRun, Mode, RunEventKind
+from modeleval import actions, modes, runner, training
+from modeleval.models import EvalRun, RunEventKind
 
 from .score import Command as ScoreCommand
 from .score import setting
@@ -51,7 +51,7 @@ class Command(ScoreCommand):
         for event in run.events.filter(kind=RunEventKind.VALIDATION):
             self.stdout.write(f"  epoch {event.figures['epoch']}: validation accuracy {event.figures['accuracy']:.4f}")
         self.require_finished(run)
-        scored = EvalRun.objects.filter(model__trained_by=run, mode=Mode.CLASSIFY).first()
+        scored = EvalRun.objects.filter(model__trained_by=run, mode=modes.training.SCORES_IN).first()
         self.stdout.write(f"model {scored.model.name} ({scored.model.sha256[:12]}); test split: run {scored.pk}")
         scored = runner.run_sync(scored) if sync else self.poll(scored, lambda r: None)
         self.report(scored)

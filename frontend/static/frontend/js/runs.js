@@ -17,7 +17,7 @@ const scored = (run) => run.progress.items_done + (ACTIVE.includes(run.state) ? 
 
 function progressText(run) {
   const p = run.progress;
-  if (run.mode === "selfchat") {
+  if (run.writes === "dialogues") {
     // A self-chat run's chunks are its steps: one utterance more for every dialogue.
     if (run.state === "finished") return `${p.items_done} dialogues written`;
     if (ACTIVE.includes(run.state)) {
@@ -26,7 +26,7 @@ function progressText(run) {
     }
     return `no dialogues written (stopped at step ${p.chunks_done} of ${p.chunks_total})`;
   }
-  if (run.mode === "train") {
+  if (run.writes === "classifier") {
     return `${p.items_done} / ${p.items_total} examples trained · chunk ${p.chunks_done} of ${p.chunks_total}`;
   }
   if (ACTIVE.includes(run.state) || run.state === "finished") {
@@ -53,7 +53,7 @@ function study(run) {
 function row(run) {
   const p = run.progress;
   const active = ACTIVE.includes(run.state);
-  const steps = run.mode === "selfchat";
+  const steps = run.writes === "dialogues";
   const bar = steps ? { max: p.chunks_total || 1, value: run.state === "finished" ? p.chunks_total || 1 : p.chunks_done }
     : { max: p.items_total || 1, value: scored(run) };
   return el("tr", { dataset: { run: run.id, state: run.state, mode: run.mode } },
@@ -73,9 +73,9 @@ async function refresh() {
   clearTimeout(timer);
   const runs = await api("/api/v1/runs/?limit=20");
   $("runs").replaceChildren(...runs.results.map(row));
-  const finished = runs.results.filter((run) => run.mode === "selfchat" && run.state === "finished"
+  const finished = runs.results.filter((run) => run.writes === "dialogues" && run.state === "finished"
     && selfchatStates.get(run.id) !== "finished");
-  for (const run of runs.results.filter((r) => r.mode === "selfchat")) selfchatStates.set(run.id, run.state);
+  for (const run of runs.results.filter((r) => r.writes === "dialogues")) selfchatStates.set(run.id, run.state);
   if (finished.length) await loadPairRuns();
   if (runs.results.some(moving)) timer = setTimeout(() => refresh().catch(retry), 1000);
 }
@@ -125,7 +125,7 @@ async function loadModes() {
     others.length ? el("ul", { class: "reasons" }, ...others.map((m) => el("li", { dataset: { mode: m.mode } },
       el("strong", {}, m.mode.replace("_", " ")), `: ${m.reasons[0]}`,
       m.reasons.length > 1 ? ` (and ${m.reasons.length - 1} more task${m.reasons.length > 2 ? "s" : ""})` : "",
-      m.mode === "selfchat" ? [" · ", el("a", { href: "#selfchat-title" }, "Start a self-chat run")] : ""))) : "");
+      m.writes === "dialogues" ? [" · ", el("a", { href: "#selfchat-title" }, "Start a self-chat run")] : ""))) : "");
   $("start").disabled = !offered.length;
   if (!offered.length) say(notice, `No mode can score every task of ${benchmark}.`, "warn");
 }
