@@ -92,15 +92,17 @@ def labeller_progress(batch, user, campaign):
         "WITH head AS (SELECT b.id, b.number, b.round, b.state, COALESCE(NULLIF(s.overlap, 0), 1) AS overlap "
         "FROM annotation_batch b LEFT OUTER JOIN annotation_campaignsettings s ON b.settings_id = s.id WHERE b.id = %s), "
         "counted AS (SELECT COUNT(*) AS total, COUNT(*) FILTER (WHERE labels >= (SELECT h.overlap FROM head h)) AS done, "
-        f"COUNT(*) FILTER (WHERE NOT status IN ({sql.marks(FINAL_STATUSES)})) AS unsettled "
-        "FROM (SELECT COUNT(a.id) AS labels, bi.status AS status FROM annotation_batchitem bi "
+        f"COUNT(*) FILTER (WHERE NOT status IN ({sql.marks(FINAL_STATUSES)})) AS unsettled, SUM(mine) AS mine "
+        # The person's own labels are counted in the same pass over the batch's items: counted apart, as a join of
+        # their labels with the batch's items, a planner without fresh statistics (a new campaign) read every item
+        # of the batch once per label of theirs, and the page's cycle slowed with each label.
+        "FROM (SELECT COUNT(a.id) AS labels, COUNT(a.id) FILTER (WHERE a.annotator_id = %s) AS mine, "
+        "bi.status AS status FROM annotation_batchitem bi "
         "LEFT OUTER JOIN annotation_annotation a ON a.batch_item_id = bi.id AND a.round = (SELECT h.round FROM head h) "
         "WHERE bi.batch_id = %s GROUP BY bi.id) per_item) "
-        "SELECT head.number, head.round, head.state, (SELECT COUNT(a.id) FROM annotation_annotation a "
-        "INNER JOIN annotation_batchitem bi ON a.batch_item_id = bi.id WHERE bi.batch_id = head.id "
-        "AND a.round = head.round AND a.annotator_id = %s), counted.total, counted.done, counted.unsettled, "
+        "SELECT head.number, head.round, head.state, counted.mine, counted.total, counted.done, counted.unsettled, "
         f"({left_text}) FROM head, counted",
-        sql.params(batch_id, *FINAL_STATUSES, batch_id, user_id, *left_params))
+        sql.params(batch_id, *FINAL_STATUSES, user_id, batch_id, *left_params))
     if row is None:  # no such batch: answered as worker_progress answers it
         return {**worker_progress(batch_id, user_id), "left_for_you": left_for(campaign, user)}
     number, round_, state, mine, total, done, unsettled, left = row

@@ -8,7 +8,7 @@ from annotation import actions
 from annotation.models import BatchState
 from core import sql
 
-from .conftest import make_campaign
+from .conftest import make_campaign, submit_score
 
 pytestmark = pytest.mark.django_db
 
@@ -65,3 +65,50 @@ def test_the_free_item_statement_keeps_to_the_pending_index_when_prepared(postgr
     # Walked in position order on the partial index, stopping at the first free item: no sort of the batch.
     assert "batch_item_pending" in plan, plan
     assert 'Sort Key: bi."position"' not in plan, plan
+
+
+def rows_read(plan, relation):
+    """Rows the executed plan (EXPLAIN ANALYZE, FORMAT JSON) read from `relation`, over every loop of each node."""
+    own = plan.get("Actual Rows", 0) * plan.get("Actual Loops", 0) if plan.get("Relation Name") == relation else 0
+    return own + sum(rows_read(child, relation) for child in plan.get("Plans", []))
+
+
+@pytest.fixture
+def forty_dialogues(db):
+    """A benchmark of 40 rated dialogues (the demo file has 8: too few for reads that grow with labels x items)."""
+    from benchmarks.importers.diqad import quality_form
+    from benchmarks.models import Benchmark, Item, Task
+
+    task = Task.objects.create(benchmark=Benchmark.objects.create(slug="forty", name="forty"), slug="q", name="q",
+                               form=quality_form())
+    Item.objects.bulk_create([Item(task=task, external_id=f"d{i}", content_hash=f"d{i}",
+                                   dialogue=[{"speaker": "user", "text": f"hello {i}"}]) for i in range(40)])
+    return "forty"
+
+
+def test_the_labellers_progress_reads_the_batch_once_however_many_labels_they_gave(postgresql, staff, people,
+                                                                                   forty_dialogues, monkeypatch):
+    """The page asks for the labeller's progress after every submission. On tables without fresh statistics (a new
+    campaign) its own-labels count was planned as a loop over the batch's items for each of the person's labels:
+    the reads grew with labels x items and the page's cycle slowed as the person worked."""
+    from annotation import selectors
+
+    campaign = make_campaign(staff, people, forty_dialogues, overlap=2)
+    batch = actions.cut_batches(campaign, actor=people["manager"])[0]
+    items = batch.items.count()
+    for _ in range(items):
+        lease = actions.lease_next_item(campaign, annotator=people["ann1"])
+        if lease is None:
+            break
+        submit_score(lease.assignment if hasattr(lease, "assignment") else lease, people["ann1"], 2)
+    statements = []
+    real = sql.fetch_one
+    monkeypatch.setattr(sql, "fetch_one", lambda text, params: statements.append((text, params)) or real(text, params))
+    progress = selectors.labeller_progress(batch.pk, people["ann1"].pk, campaign.pk)
+    assert progress["mine"] == items > 10, progress
+    text, params = statements[-1]
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {text}", params)
+        plan = cursor.fetchone()[0][0]["Plan"]
+    # Each pass over the batch's items reads each once (the counts, and the items left for this person).
+    assert rows_read(plan, "annotation_batchitem") <= 3 * items, (rows_read(plan, "annotation_batchitem"), items)
