@@ -85,3 +85,53 @@ def test_question_and_option_names_in_the_persons_language(people, chinese_campa
     assert shown["options"][1]["label"] == score["options"][1]["label"]  # no Chinese name given: the form's own
     assert next(q for q in localized(task.form, "ko")["questions"] if q["key"] == "score")["label"] == "품질"
     assert localized(task.form, "en") == task.form and localized(task.form, None) is task.form
+
+
+GUIDELINES = "# Guidelines\n\nScore the answer."
+KOREAN = "# 지침\n\n답변의 점수를 매기세요."
+
+
+def test_guidelines_in_the_persons_language_else_the_default(people, staff, diqad):
+    """A campaign may give its guidelines per language: a person whose pages are Korean reads the Korean text in
+    their lease, one in English (no English text given) the default guidelines."""
+    campaign = make_campaign(staff, people, diqad, overlap=2, batch_size=10, qc_sample_size=1,
+                             guidelines=GUIDELINES, guidelines_by_language={"ko": KOREAN})
+    actions.cut_batches(campaign, actor=staff)
+    Preferences.objects.create(user=people["ann1"], language="ko")
+    Preferences.objects.create(user=people["ann2"], language="en")
+    shown = {}
+    for name in ("ann1", "ann2"):
+        client = Client()
+        client.force_login(people[name])
+        client.get("/")  # the account's language, kept in the session, for the page's API calls
+        shown[name] = client.post(f"/api/v1/campaigns/{campaign.pk}/next/").json()["assignment"]["guidelines"]
+    assert shown["ann1"]["language"] == "ko" and shown["ann1"]["markdown"] == KOREAN
+    assert "<h1>지침</h1>" in shown["ann1"]["html"]
+    assert shown["ann2"]["language"] is None and shown["ann2"]["markdown"] == GUIDELINES
+    assert "<h1>Guidelines</h1>" in shown["ann2"]["html"]
+    assert shown["ann1"]["version"] == shown["ann2"]["version"] == 1
+    # Without a preference the browser's language decides, through the API too.
+    answer = api(people["ann3"]).post(f"/api/v1/campaigns/{campaign.pk}/next/", HTTP_ACCEPT_LANGUAGE="ko")
+    assert answer.json()["assignment"]["guidelines"]["markdown"] == KOREAN
+
+
+def test_guidelines_per_language_through_the_api_and_an_unknown_language_refused(people, staff, diqad):
+    campaign = make_campaign(staff, people, diqad, guidelines=GUIDELINES)
+    client = api(staff)
+    url = f"/api/v1/campaigns/{campaign.pk}/settings/"
+    answer = client.post(url, {"guidelines_by_language": {"zh-hans": "# 指南", "ko": KOREAN}}, format="json")
+    assert answer.status_code == 201, answer.json()
+    assert answer.json()["guidelines_by_language"] == {"zh-hans": "# 指南", "ko": KOREAN}
+    assert client.get(url).json()["results"][-1]["guidelines_by_language"]["ko"] == KOREAN
+    before = list(campaign.settings_versions.values_list("version", "guidelines_by_language"))
+    refused = client.post(url, {"guidelines_by_language": {"ko": "x", "fr": "Les consignes"}}, format="json")
+    assert refused.status_code == 400
+    assert "Unknown language 'fr'" in refused.json()["errors"]["guidelines_by_language"][0]
+    assert "en, zh-hans, ko" in refused.json()["errors"]["guidelines_by_language"][0]
+    assert list(campaign.settings_versions.values_list("version", "guidelines_by_language")) == before
+    # The action refuses it too (the one check on the model field), with the field named.
+    with pytest.raises(actions.ActionError) as error:
+        actions.update_settings(campaign, actor=staff, changes={"guidelines_by_language": {"de": "Richtlinien"}})
+    assert error.value.code == "invalid_settings" and "Unknown language 'de'" in \
+        error.value.extra["errors"]["guidelines_by_language"][0]
+    assert list(campaign.settings_versions.values_list("version", "guidelines_by_language")) == before
