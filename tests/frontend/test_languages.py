@@ -8,7 +8,7 @@ from django.test import Client
 
 from annotation import actions
 from frontend.models import Preferences
-from tests.annotation.conftest import api, make_campaign
+from tests.annotation.conftest import DIQAD_ANSWERS, api, make_campaign, sid
 
 pytestmark = pytest.mark.django_db
 
@@ -135,3 +135,48 @@ def test_guidelines_per_language_through_the_api_and_an_unknown_language_refused
     assert error.value.code == "invalid_settings" and "Unknown language 'de'" in \
         error.value.extra["errors"]["guidelines_by_language"][0]
     assert list(campaign.settings_versions.values_list("version", "guidelines_by_language")) == before
+
+
+def test_an_annotator_s_refusals_in_english_and_korean_keep_their_codes(people, chinese_campaign):
+    """The same refusals asked for in English and in Korean: the same status and code, the text translated."""
+    from annotation.models import Annotation
+
+    client = api(people["ann1"])
+    leases = []
+    for _ in range(2):
+        lease = client.post(f"/api/v1/campaigns/{chinese_campaign.pk}/next/").json()["assignment"]
+        client.post(f"/api/v1/assignments/{lease['id']}/submit/",
+                    {"answers": DIQAD_ANSWERS[2], "client_submission_id": sid()}, format="json")
+        leases.append(lease)
+    first = Annotation.objects.get(assignment_id=leases[0]["id"])
+    url = f"/api/v1/assignments/{leases[1]['id']}/"
+    answers = {}
+    for language in ("en", "ko"):
+        again = client.post(url + "submit/", {"answers": DIQAD_ANSWERS[1], "client_submission_id": sid()},
+                            format="json", HTTP_ACCEPT_LANGUAGE=language)
+        earlier = client.post(f"/api/v1/annotations/{first.pk}/amend/",
+                              {"answers": DIQAD_ANSWERS[1], "item": first.item_id}, format="json",
+                              HTTP_ACCEPT_LANGUAGE=language)
+        malformed = client.post(url + "submit/", {"answers": "none"}, format="json", HTTP_ACCEPT_LANGUAGE=language)
+        answers[language] = [(r.status_code, r.json()["code"], r.json()["detail"]) for r in (again, earlier, malformed)]
+    assert [(status, code) for status, code, _ in answers["en"]] == \
+        [(status, code) for status, code, _ in answers["ko"]] == \
+        [(409, "already_submitted"), (409, "not_changeable"), (400, "invalid")]
+    assert [detail for *_, detail in answers["en"]] == [
+        "This item was already submitted.", "Only your last answer can be changed.", "Some fields are not valid."]
+    assert [detail for *_, detail in answers["ko"]] == [
+        "이 항목은 이미 제출되었습니다.", "마지막 답만 바꿀 수 있습니다.", "올바르지 않은 필드가 있습니다."]
+
+
+def test_a_refusal_with_figures_in_chinese(people, chinese_campaign):
+    """A text with figures: the figures go into the translation, and travel beside it unchanged."""
+    from annotation.models import Assignment, LeaseStatus
+
+    client = api(people["ann1"])
+    lease = client.post(f"/api/v1/campaigns/{chinese_campaign.pk}/next/").json()["assignment"]
+    Assignment.objects.filter(pk=lease["id"]).update(status=LeaseStatus.RELEASED)
+    answer = client.post(f"/api/v1/assignments/{lease['id']}/submit/",
+                         {"answers": DIQAD_ANSWERS[2], "client_submission_id": sid()}, format="json",
+                         HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert answer.status_code == 409 and answer.json()["code"] == "lease_closed"
+    assert answer.json()["detail"] == "此分配处于 released 状态；请领取下一条。"
