@@ -187,3 +187,29 @@ def test_guidelines_written_per_language_in_the_browser_and_read_in_korean(page,
     page.wait_for_selector("#item:not([hidden]) .turn")
     page.keyboard.press("g")
     expect(page.locator("#guidelines-text h1")).to_have_text("Guidelines")
+
+
+def test_a_diqad_annotator_reads_the_form_in_chinese(page, tmp_path):
+    """DiQAD's built-in form names its questions and options in Chinese: a Chinese annotator reads them so, and
+    pressing the score's key stores the score's value, not its name."""
+    from benchmarks.actions import import_items
+    from tests.frontend.conftest import diqad_item, write_items
+
+    import_items(write_items(tmp_path / "dq.jsonl", [diqad_item(n) for n in (1, 2)]), "diqad", "dq")
+    boss, ann = make_user("boss"), make_user("ann1")
+    campaign = make_campaign(boss, {"ann1": ann}, "dq", roles={"ann1": "annotator"}, overlap=1, batch_size=10,
+                             qc_sample_size=1, min_reading_seconds=0, seed=1)
+    actions.cut_batches(campaign, actor=boss)
+    Preferences.objects.create(user=ann, language="zh-hans")
+    sign_in(page, "ann1")
+    page.goto(f"/campaigns/{campaign.pk}/annotate/")
+    page.wait_for_selector("#item:not([hidden]) .turn")
+    form = page.locator("#answer-form")
+    expect(form.locator("legend", has_text="质量")).to_be_visible()
+    expect(form.locator("label.choice", has_text="2：满足所有维度")).to_be_visible()
+    expect(form.locator("legend", has_text="回答是否需要借助外部知识核实？")).to_be_visible()
+    assert "meets all dimensions" not in form.text_content()
+    assert untranslated(page, catalog_patterns("zh_Hans")) == []
+    page.keyboard.press("1")
+    expect(form.locator("legend", has_text="为什么是 1？")).to_be_visible()
+    shot(page, "annotate-diqad-zh-hans", "标注", "#answer-form label.choice")

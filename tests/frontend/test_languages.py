@@ -75,6 +75,7 @@ def test_question_and_option_names_in_the_persons_language(people, chinese_campa
     score = next(q for q in task.form["questions"] if q["key"] == "score")
     score["labels"] = {"zh-hans": "质量", "ko": "품질"}
     score["options"][0]["labels"] = {"zh": "2：满足所有维度"}
+    score["options"][1].pop("labels", None)
     task.save(update_fields=["form"])
     client = Client()
     client.force_login(people["ann1"])  # the campaign's language: zh-hans
@@ -180,3 +181,25 @@ def test_a_refusal_with_figures_in_chinese(people, chinese_campaign):
                          HTTP_ACCEPT_LANGUAGE="zh-hans")
     assert answer.status_code == 409 and answer.json()["code"] == "lease_closed"
     assert answer.json()["detail"] == "此分配处于 released 状态；请领取下一条。"
+
+
+def test_the_built_in_forms_name_their_questions_and_options_in_chinese_and_korean():
+    """DiQAD's form (its people worked in Chinese) and the multiple-choice form of DialogBench and KoDialogBench
+    name every question and option in both languages; the English names and the values stay."""
+    from benchmarks.formschema import localized, validate_form
+    from benchmarks.importers.dialogbench import multiple_choice_form
+    from benchmarks.importers.diqad import quality_form
+
+    for form in (quality_form(), multiple_choice_form()):
+        validate_form(form)
+        for language in ("zh-hans", "ko"):
+            shown = localized(form, language)
+            for question, english in zip(shown["questions"], form["questions"]):
+                assert question["label"] != english["label"] and question["key"] == english["key"]
+                if isinstance(english.get("options"), list):  # "item": the item's own options, named by the item
+                    for option, own in zip(question["options"], english["options"], strict=True):
+                        assert option["label"] != own["label"] and option["value"] == own["value"]
+    chinese = localized(quality_form(), "zh-hans")["questions"]
+    assert chinese[1]["label"] == "质量" and chinese[1]["options"][0]["label"] == "2：满足所有维度"
+    assert localized(multiple_choice_form(), "ko")["questions"][0]["label"] == "가장 알맞은 보기를 고르세요"
+    assert localized(quality_form(), "en") == quality_form()
