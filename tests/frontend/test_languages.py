@@ -203,3 +203,41 @@ def test_the_built_in_forms_name_their_questions_and_options_in_chinese_and_kore
     assert chinese[1]["label"] == "质量" and chinese[1]["options"][0]["label"] == "2：满足所有维度"
     assert localized(multiple_choice_form(), "ko")["questions"][0]["label"] == "가장 알맞은 보기를 고르세요"
     assert localized(quality_form(), "en") == quality_form()
+
+
+def test_a_refusal_for_want_of_a_role_in_korean_and_chinese(people, chinese_campaign):
+    """"Only these roles may ...": the same code, the roles and the act in the person's language."""
+    client = api(people["qc"])
+    english = client.post(f"/api/v1/campaigns/{chinese_campaign.pk}/next/", HTTP_ACCEPT_LANGUAGE="en")
+    korean = client.post(f"/api/v1/campaigns/{chinese_campaign.pk}/next/", HTTP_ACCEPT_LANGUAGE="ko")
+    assert english.status_code == korean.status_code == 403
+    assert english.json()["code"] == korean.json()["code"] == "forbidden"
+    assert english.json()["detail"] == "Only an annotator of this campaign may take items."
+    assert korean.json()["detail"] == "이 캠페인의 레이블러만 항목을 받을 수 있습니다."
+    from django.utils import translation
+
+    from annotation import policy
+    with translation.override("zh-hans"):
+        assert policy.refusal({"expert", "manager"}, "hand in a batch") == "只有此项目的专家或管理员可以提交批次。"
+
+
+def test_every_act_a_refusal_names_is_in_the_catalogs():
+    """The acts the actions and pages pass to a refusal (require_role, forbidden, campaign_with_role) are the
+    listed ones, so that each has its translation."""
+    import re
+    from pathlib import Path
+
+    from django.conf import settings as conf
+    from django.utils import translation
+
+    from annotation import policy
+    root = Path(conf.BASE_DIR)
+    call = re.compile(r"(?:require_role|forbidden|campaign_with_role)\((?:[^()\"]|\([^()]*\))*?\"([^\"]+)\"\)")
+    acts = {match for folder in ("annotation", "frontend") for path in (root / folder).rglob("*.py")
+            for match in call.findall(path.read_text(encoding="utf-8"))}
+    assert {"take items", "hand in a batch", "label its items", "manage it"} <= acts
+    assert acts <= set(policy.REFUSED_ACTS), acts - set(policy.REFUSED_ACTS)
+    for language in ("zh-hans", "ko"):
+        with translation.override(language):
+            assert all(translation.gettext(act) != act for act in policy.REFUSED_ACTS)
+            assert all(translation.gettext(name) != name for name in policy.ROLE_NAMES.values())
