@@ -17,7 +17,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import F, Max
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.translation import gettext, ngettext
 
 from benchmarks.formschema import excluding_values, is_one_of, primary_values, question, validate_answers
 from benchmarks.models import Benchmark, Item, Task
@@ -86,7 +86,7 @@ def record_event(campaign, kind, *, batch=None, actor=None, reason="", figures=N
 def _transition(batch, to_state, *, actor, kind, reason="", figures=None):
     """Move a locked batch along the state machine and record the event."""
     if to_state not in TRANSITIONS[batch.state]:
-        raise wrong_state(batch, f"it cannot go to {to_state}")
+        raise wrong_state(batch, gettext("it cannot go to %(state)s") % {"state": to_state})
     from_state, batch.state = batch.state, to_state
     batch.save()
     return record_event(batch.campaign_id, kind, batch=batch, actor=actor, reason=reason, figures=figures,
@@ -94,7 +94,8 @@ def _transition(batch, to_state, *, actor, kind, reason="", figures=None):
 
 
 def wrong_state(batch, expected):
-    return ActionError(Code.INVALID_TRANSITION, f"Batch {batch.number} is {batch.state}; {expected}.",
+    return ActionError(Code.INVALID_TRANSITION, gettext("Batch %(number)s is %(state)s; %(expected)s.")
+                       % {"number": batch.number, "state": batch.state, "expected": expected},
                        state=batch.state)
 
 
@@ -114,8 +115,9 @@ def _review(batch):
 def _check_value(item, value):
     allowed = primary_values(item.task.form, item.fields)
     if allowed is not None and not is_one_of(value, allowed):
-        raise ActionError(Code.INVALID_VALUE, f"Expected one of {allowed} for {item.task.form['primary']!r}, "
-                          f"got {value!r}.", allowed=allowed)
+        raise ActionError(Code.INVALID_VALUE, gettext("Expected one of %(allowed)s for %(question)r, got %(value)r.")
+                          % {"allowed": allowed, "question": item.task.form["primary"], "value": value},
+                          allowed=allowed)
 
 
 # ---------------------------------------------------------------- campaigns, settings, members
@@ -457,9 +459,10 @@ def release_assignment(assignment, *, annotator, now=None, reason=""):
         BatchItem.objects.select_for_update().get(pk=assignment.batch_item_id)
         assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
         if assignment.annotator_id != annotator.pk:
-            raise ActionError(Code.NOT_YOUR_ASSIGNMENT, "This item is leased to someone else.")
+            raise ActionError(Code.NOT_YOUR_ASSIGNMENT, gettext("This item is leased to someone else."))
         if assignment.status != LeaseStatus.LEASED:
-            raise ActionError(Code.LEASE_CLOSED, f"This lease is already {assignment.status}.")
+            raise ActionError(Code.LEASE_CLOSED, gettext("This lease is already %(status)s.")
+                              % {"status": assignment.status})
         _give_back(assignment, LeaseStatus.RELEASED, now)
         if reason.strip():
             record_event(assignment.campaign_id, EventKind.ITEM_SKIPPED, actor=annotator, reason=reason.strip()[:MAX_COMMENT],
@@ -505,7 +508,8 @@ def _replay(client_submission_id, annotator, assignment_id):
     if earlier is None:
         return None
     if earlier.annotator_id != annotator.pk or earlier.assignment_id != assignment_id:
-        raise ActionError(Code.SUBMISSION_ID_REUSED, "This submission id was already used for another submission.")
+        raise ActionError(Code.SUBMISSION_ID_REUSED, gettext("This submission id was already used for another "
+                                                           "submission."))
     return Submission(earlier, replayed=True)
 
 
@@ -514,7 +518,7 @@ def _checked_answers(form, answers, item):
     try:
         return validate_answers(form, answers, item.fields, len(item.dialogue))
     except ValidationError as error:
-        raise ActionError(Code.INVALID_ANSWERS, "Some answers are not valid.",
+        raise ActionError(Code.INVALID_ANSWERS, gettext("Some answers are not valid."),
                           errors=error.message_dict) from None
 
 
@@ -560,17 +564,18 @@ def _closed(assignment, annotator, client_submission_id):
         replay = _replay(client_submission_id, annotator, assignment.pk)
         if replay:
             return replay
-        raise ActionError(Code.ALREADY_SUBMITTED, "This item was already submitted.",
+        raise ActionError(Code.ALREADY_SUBMITTED, gettext("This item was already submitted."),
                           annotation=assignment.annotation.pk)
-    raise ActionError(Code.LEASE_CLOSED, f"This lease is {assignment.status}; ask for the next item.")
+    raise ActionError(Code.LEASE_CLOSED, gettext("This lease is %(status)s; ask for the next item.")
+                      % {"status": assignment.status})
 
 
 def _given_on(item_id, sent_for):
     """A label is stored only on the item it was given on: `sent_for` (when the page names it) must be
     `item_id`, the item the lease, answer or sample entry it was sent to is about."""
     if sent_for is not None and sent_for != item_id:
-        raise ActionError(Code.WRONG_ITEM, "These answers were given on another item than the one they were sent "
-                          "for; nothing was saved. Reload the page.")
+        raise ActionError(Code.WRONG_ITEM, gettext("These answers were given on another item than the one they were "
+                                                   "sent for; nothing was saved. Reload the page."))
 
 
 def submit_annotation(assignment, *, annotator, answers, client_submission_id, now=None, item_id=None):
@@ -585,10 +590,10 @@ def submit_annotation(assignment, *, annotator, answers, client_submission_id, n
         with transaction.atomic():
             assignment = _locked_lease(assignment_id, annotator)
             if assignment is None:
-                raise ActionError(Code.NOT_FOUND, "No such assignment.")
+                raise ActionError(Code.NOT_FOUND, gettext("No such assignment."))
             batch_item, campaign, settings = assignment.batch_item, assignment.campaign, assignment.settings
             if assignment.annotator_id != annotator.pk:
-                raise ActionError(Code.NOT_YOUR_ASSIGNMENT, "This item is leased to someone else.")
+                raise ActionError(Code.NOT_YOUR_ASSIGNMENT, gettext("This item is leased to someone else."))
             if not getattr(assignment, f"as_{campaign.worker_role}"):
                 raise forbidden({campaign.worker_role}, "submit labels")
             _given_on(assignment.item_id, item_id)
@@ -596,8 +601,10 @@ def submit_annotation(assignment, *, annotator, answers, client_submission_id, n
                 return _closed(assignment, annotator, client_submission_id)
             if now >= assignment.expires_at:
                 late = math.ceil((now - assignment.expires_at).total_seconds())
-                raise ActionError(Code.LEASE_EXPIRED, f"Your time on this item ran out {late} s ago (an item is "
-                                  f"kept for you {settings.lease_minutes} min); this answer was not saved.",
+                raise ActionError(Code.LEASE_EXPIRED, gettext("Your time on this item ran out %(late)s s ago (an item "
+                                                              "is kept for you %(minutes)s min); this answer was not "
+                                                              "saved.") % {"late": late,
+                                                                           "minutes": settings.lease_minutes},
                                   seconds_late=late, lease_minutes=settings.lease_minutes)
             waited = (now - assignment.served_at).total_seconds()
             left = seconds_until_submit_allowed(assignment, now)
@@ -677,14 +684,14 @@ def resolve_disagreement(disagreement, *, actor, value, reason=""):
                       .get(pk=disagreement.batch_item_id))
         disagreement = Disagreement.objects.select_for_update().get(pk=disagreement.pk)
         if disagreement.status != DisagreementStatus.OPEN:
-            raise ActionError(Code.ALREADY_RESOLVED, "This disagreement is already resolved.",
+            raise ActionError(Code.ALREADY_RESOLVED, gettext("This disagreement is already resolved."),
                               resolved_value=disagreement.resolved_value)
         if batch_item.status != ItemStatus.DISAGREEMENT:
             # extra_annotator: the item is still waiting for the extra label it was given.
-            raise ActionError(Code.AWAITING_LABELS, "This item is waiting for more labels; decide it once they are "
-                              "in.")
+            raise ActionError(Code.AWAITING_LABELS, gettext("This item is waiting for more labels; decide it once "
+                                                            "they are in."))
         if Annotation.objects.filter(batch_item=batch_item, round=disagreement.round, annotator=actor).exists():
-            raise ActionError(Code.OWN_WORK, "You labelled this item; someone else must decide it.")
+            raise ActionError(Code.OWN_WORK, gettext("You labelled this item; someone else must decide it."))
         _check_value(batch_item.item, value)
         form = batch_item.item.task.form
         excluding = excluding_values(question(form, form["primary"]))
@@ -709,8 +716,8 @@ def _require_batch_labeller(batch, actor):
     if Role.MANAGER in roles_of(actor, batch.campaign_id):
         return
     if not Annotation.objects.filter(batch_item__batch=batch, round=batch.round, annotator=actor).exists():
-        raise ActionError(Code.FORBIDDEN, "Only a manager of this campaign or someone who labelled this batch in "
-                                          "its current round may hand it in.")
+        raise ActionError(Code.FORBIDDEN, gettext("Only a manager of this campaign or someone who labelled this batch "
+                                                  "in its current round may hand it in."))
 
 
 def hand_in_batch(batch, *, actor):
@@ -730,12 +737,14 @@ def _hand_in(batch, *, actor, reason="", by_hand=False):
         if by_hand:
             _require_batch_labeller(batch, actor)
         if batch.state != BatchState.ANNOTATING:
-            raise wrong_state(batch, "only a batch being annotated can be handed in")
+            raise wrong_state(batch, gettext("only a batch being annotated can be handed in"))
         items = batch.items.all()
         status = Counter(items.values_list("status", flat=True))
         unfinished = status[ItemStatus.PENDING] + status[ItemStatus.DISAGREEMENT]
         if unfinished:
-            raise ActionError(Code.NOT_COMPLETE, f"{unfinished} items have no final label yet.",
+            raise ActionError(Code.NOT_COMPLETE, ngettext("%(count)s item has no final label yet.",
+                                                          "%(count)s items have no final label yet.", unfinished)
+                              % {"count": unfinished},
                               pending=status[ItemStatus.PENDING], disagreements=status[ItemStatus.DISAGREEMENT])
         settings = batch.settings
         round_labels = Annotation.objects.filter(batch_item__batch=batch, round=batch.round)
@@ -773,10 +782,10 @@ def start_review(batch, *, actor):
     with transaction.atomic():
         batch = _locked_batch(batch)
         if Annotation.objects.filter(batch_item__batch=batch, round=batch.round, annotator=actor).exists():
-            raise ActionError(Code.OWN_WORK, "You labelled items of this batch; another QC must review it.")
+            raise ActionError(Code.OWN_WORK, gettext("You labelled items of this batch; another QC must review it."))
         review = _review(batch)
         if batch.state != BatchState.HANDED_IN or review is None:
-            raise wrong_state(batch, "only a handed-in batch can be reviewed")
+            raise wrong_state(batch, gettext("only a handed-in batch can be reviewed"))
         review.reviewer, review.started_at = actor, timezone.now()
         review.save()
         _transition(batch, BatchState.IN_REVIEW, actor=actor, kind=EventKind.REVIEW_STARTED,
@@ -789,9 +798,9 @@ def _reviewing(batch, actor):
     batch = _locked_batch(batch)
     review = _review(batch)
     if batch.state != BatchState.IN_REVIEW or review is None:
-        raise wrong_state(batch, "it is not in review")
+        raise wrong_state(batch, gettext("it is not in review"))
     if review.reviewer_id != actor.pk:
-        raise ActionError(Code.NOT_REVIEWER, "Another QC is reviewing this batch.")
+        raise ActionError(Code.NOT_REVIEWER, gettext("Another QC is reviewing this batch."))
     return batch, review
 
 
@@ -801,12 +810,13 @@ def record_qc_label(batch, *, actor, batch_item_id, value, note="", round_=None)
     with transaction.atomic():
         batch, review = _reviewing(batch, actor)
         if round_ is not None and round_ != review.round:
-            raise ActionError(Code.WRONG_ITEM, f"This label was given on the sample of round {round_}; the batch is "
-                              f"in round {review.round} now. Nothing was saved: reload the page.")
+            raise ActionError(Code.WRONG_ITEM, gettext("This label was given on the sample of round %(given)s; the "
+                                                       "batch is in round %(round)s now. Nothing was saved: reload "
+                                                       "the page.") % {"given": round_, "round": review.round})
         entry = (review.sample.select_for_update(of=("self",)).select_related("batch_item__item__task")
                  .filter(batch_item_id=batch_item_id).first())
         if entry is None:
-            raise ActionError(Code.NOT_IN_SAMPLE, "This item is not in the QC sample of the batch.")
+            raise ActionError(Code.NOT_IN_SAMPLE, gettext("This item is not in the QC sample of the batch."))
         _check_value(entry.batch_item.item, value)
         entry.qc_value, entry.qc_note, entry.qc_by, entry.qc_at = value, note, actor, timezone.now()
         entry.save()
@@ -819,12 +829,13 @@ def accept_batch(batch, *, actor, reason="", override_reason=""):
         batch, review = _reviewing(batch, actor)
         decision, labelled, size = qc_figures(review, batch.settings)
         if labelled < size:
-            raise ActionError(Code.SAMPLE_INCOMPLETE, f"{size - labelled} of {size} sampled items have no QC label "
-                              "yet.", labelled=labelled, sample=size)
+            raise ActionError(Code.SAMPLE_INCOMPLETE, gettext("%(missing)s of %(size)s sampled items have no QC label "
+                                                              "yet.") % {"missing": size - labelled, "size": size},
+                              labelled=labelled, sample=size)
         override = not decision.passed
         if override and not override_reason.strip():
-            raise ActionError(Code.BELOW_THRESHOLD, "The sample is below the acceptance thresholds; reject the "
-                              "batch, or accept with an override reason.", figures=jsonable(decision.to_dict()))
+            raise ActionError(Code.BELOW_THRESHOLD, gettext("The sample is below the acceptance thresholds; reject "
+                                                            "the batch, or accept with an override reason."), figures=jsonable(decision.to_dict()))
         # Both texts are kept: the reason typed for the decision and, below the thresholds, the override's.
         reason, override_reason = reason.strip(), override_reason.strip()
         kept = f"{reason}\nOverride: {override_reason}" if override and reason else override_reason or reason
@@ -840,7 +851,7 @@ def accept_batch(batch, *, actor, reason="", override_reason=""):
 def reject_batch(batch, *, actor, reason):
     """in_review -> rejected, and straight back to annotating with round + 1 while rounds are left."""
     if not (reason or "").strip():
-        raise ActionError(Code.REASON_REQUIRED, "Say why the batch is rejected.")
+        raise ActionError(Code.REASON_REQUIRED, gettext("Say why the batch is rejected."))
     with transaction.atomic():
         batch, review = _reviewing(batch, actor)
         decision, labelled, size = qc_figures(review, batch.settings)
@@ -863,7 +874,7 @@ def reopen_batch(batch, *, actor, reason):
     with transaction.atomic():
         batch = _locked_batch(batch)
         if batch.state != BatchState.REJECTED:
-            raise wrong_state(batch, "only a rejected batch can be reopened")
+            raise wrong_state(batch, gettext("only a rejected batch can be reopened"))
         allowed = current_settings(batch.campaign).max_rounds
         if batch.round >= allowed:
             raise ActionError(Code.MAX_ROUNDS, f"Round {batch.round} is the last of {allowed}; "
@@ -1006,16 +1017,17 @@ def amend_annotation(annotation, *, annotator, answers, now=None, item_id=None):
         batch_item = BatchItem.objects.select_for_update().select_related("item__task").get(pk=annotation.batch_item_id)
         annotation = Annotation.objects.select_for_update(of=("self",)).select_related("settings").get(pk=annotation.pk)
         if annotation.annotator_id != annotator.pk:
-            raise ActionError(Code.NOT_YOUR_ASSIGNMENT, "Only the annotator may change their answer.")
+            raise ActionError(Code.NOT_YOUR_ASSIGNMENT, gettext("Only the annotator may change their answer."))
         _given_on(annotation.item_id, item_id)
         require_role(annotator, annotation.campaign, {annotation.campaign.worker_role}, "change labels")
         last = (Annotation.objects.filter(campaign_id=annotation.campaign_id, annotator=annotator)
                 .order_by("-submitted_at", "-id").values_list("pk", flat=True).first())
         if last != annotation.pk:
-            raise ActionError(Code.NOT_CHANGEABLE, "Only your last answer can be changed.")
+            raise ActionError(Code.NOT_CHANGEABLE, gettext("Only your last answer can be changed."))
         if batch.state != BatchState.ANNOTATING or annotation.round != batch.round or annotation.superseded_at:
-            raise ActionError(Code.NOT_CHANGEABLE, f"Batch {batch.number} is {batch.state.replace('_', ' ')}; "
-                              "answers can be changed only until it is handed in.")
+            raise ActionError(Code.NOT_CHANGEABLE, gettext("Batch %(number)s is %(state)s; answers can be changed only "
+                                                           "until it is handed in.")
+                              % {"number": batch.number, "state": batch.state.replace("_", " ")})
         settings = annotation.settings or batch.settings
         item, form = batch_item.item, batch_item.item.task.form
         excluded_by = _checked_answers(form, answers, item)
@@ -1071,15 +1083,17 @@ def _check_flag_limits(assignment, actor):
     get_user_model().objects.select_for_update().filter(pk=actor.pk).first()
     on_lease = ItemFlag.objects.filter(author=actor, batch_item_id=assignment.batch_item_id, round=assignment.round)
     if on_lease.count() >= settings.FLAGS_PER_LEASE:
-        raise ActionError(Code.TOO_MANY_FLAGS, f"This item already has {settings.FLAGS_PER_LEASE} flags from you, "
-                                               "the most one lease may have; add to what you said in the last one.")
+        raise ActionError(Code.TOO_MANY_FLAGS, gettext("This item already has %(count)s flags from you, the most one "
+                                                       "lease may have; add to what you said in the last one.")
+                          % {"count": settings.FLAGS_PER_LEASE})
     since = timezone.now() - timedelta(days=1)
     today = ItemFlag.objects.filter(author=actor, created_at__gte=since).order_by("created_at")
     if (count := today.count()) >= settings.FLAGS_PER_PERSON_PER_DAY:
         oldest = today.values_list("created_at", flat=True)[count - settings.FLAGS_PER_PERSON_PER_DAY]
         wait = max(1, math.ceil((oldest - since).total_seconds()))
-        raise ActionError(Code.TOO_MANY_FLAGS, f"You have sent {count} flags in the last 24 hours, the most one "
-                                               "person may send; tell your trainer what is wrong instead.",
+        raise ActionError(Code.TOO_MANY_FLAGS, gettext("You have sent %(count)s flags in the last 24 hours, the most "
+                                                       "one person may send; tell your trainer what is wrong "
+                                                       "instead.") % {"count": count},
                           retry_after=wait)
 
 
@@ -1087,11 +1101,12 @@ def flag_item(assignment, *, actor, comment):
     """An annotator flags the item of one of their leases (live or done) with a comment for the trainers."""
     comment = (comment or "").strip()
     if not comment:
-        raise ActionError(Code.REASON_REQUIRED, "Say what is wrong with the item.")
+        raise ActionError(Code.REASON_REQUIRED, gettext("Say what is wrong with the item."))
     if len(comment) > MAX_COMMENT:
-        raise ActionError(Code.INVALID_VALUE, f"comment: at most {MAX_COMMENT} characters, got {len(comment)}.")
+        raise ActionError(Code.INVALID_VALUE, gettext("comment: at most %(most)s characters, got %(got)s.")
+                          % {"most": MAX_COMMENT, "got": len(comment)})
     if assignment.annotator_id != actor.pk:
-        raise ActionError(Code.NOT_YOUR_ASSIGNMENT, "You can flag only items you were given.")
+        raise ActionError(Code.NOT_YOUR_ASSIGNMENT, gettext("You can flag only items you were given."))
     require_role(actor, assignment.campaign, {assignment.campaign.worker_role}, "flag items")
     with transaction.atomic():
         _check_flag_limits(assignment, actor)

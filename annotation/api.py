@@ -365,7 +365,7 @@ class BatchViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
                   .prefetch_related("sample__batch_item__item__task", "sample__qc_by").select_related("reviewer")
                   .first())
         if review is None:
-            raise ActionError(Code.NOT_FOUND, "This batch has not been handed in yet.")
+            raise ActionError(Code.NOT_FOUND, _("This batch has not been handed in yet."))
         return Response(self.qc_view(batch, QCReviewSerializer(review).data))
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT, **ERRORS},
@@ -376,8 +376,8 @@ class BatchViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
         batch = self.get_object()
         review = batch.reviews.order_by("-round").first()
         if review is None:
-            raise ActionError(Code.NOT_FOUND, "This batch has not been handed in yet.")
-        decision, _, size = selectors.qc_figures(review, batch.settings)
+            raise ActionError(Code.NOT_FOUND, _("This batch has not been handed in yet."))
+        decision, _labelled, size = selectors.qc_figures(review, batch.settings)
         return Response({"round": review.round, "sample": size, **decision.to_dict()})
 
     def qc_view(self, batch, data):

@@ -125,6 +125,20 @@ class Campaign(models.Model):
         return Role.EXPERT if protocol == Protocol.GOLD_PANEL else Role.ANNOTATOR
 
 
+def validate_guidelines_by_language(value):
+    """Guidelines per language: an object whose keys are codes of settings.LANGUAGES and whose values are texts."""
+    codes = [code for code, _ in settings.LANGUAGES]
+    if not isinstance(value, dict):
+        raise ValidationError("Expected an object {language code: Markdown}, e.g. {\"ko\": \"...\"}.")
+    unknown = sorted(str(key) for key in value if key not in codes)
+    if unknown:
+        raise ValidationError(f"Unknown language {', '.join(map(repr, unknown))}; expected one of "
+                              f"{', '.join(codes)}.")
+    not_text = sorted(key for key, text in value.items() if not isinstance(text, str))
+    if not_text:
+        raise ValidationError(f"The guidelines in {', '.join(not_text)} must be Markdown text.")
+
+
 class CampaignSettings(models.Model):
     """One version of a campaign's settings and guidelines. Frozen once a batch has started with it."""
 
@@ -149,6 +163,10 @@ class CampaignSettings(models.Model):
                                                  help_text="Seeded sample per task (human baseline); empty = all items")
     seed = models.BigIntegerField(default=0)
     guidelines = models.TextField(blank=True, help_text="Markdown shown to every member")
+    guidelines_by_language = models.JSONField(
+        default=dict, blank=True, validators=[validate_guidelines_by_language],
+        help_text="The guidelines in other languages, {language code: Markdown}: a person reads their page "
+                  "language's, else the default guidelines")
     auto_hand_in = models.BooleanField(default=True, help_text="Hand a batch in by itself when its last item gets "
                                                                "its final label")
     qc_blind = models.BooleanField(default=False, help_text="The QC answers each sampled item before seeing its final "
@@ -177,7 +195,7 @@ class CampaignSettings(models.Model):
     # What a settings change may touch; everything else identifies the version.
     EDITABLE = ("overlap", "min_reading_seconds", "lease_minutes", "batch_size", "qc_sample_size", "qc_stratify",
                 "overall_threshold", "class_threshold", "max_rounds", "disagreement_policy", "tie_rule",
-                "max_extra_annotators", "items_per_task", "seed", "guidelines",
+                "max_extra_annotators", "items_per_task", "seed", "guidelines", "guidelines_by_language",
                 "auto_hand_in", "qc_blind", "aggregation", "annotator_kind", "selection_mode", "active_budget",
                 "active_uniform_share", "active_judge_run", "language")
 

@@ -4,6 +4,7 @@ these rules: selectors, permissions, serializers, pages and reports ask these fu
 from collections import defaultdict
 
 from django.db.models import F, Q
+from django.utils.translation import gettext, gettext_noop
 
 from .models import Annotation, BatchState, Campaign, Membership, Role
 
@@ -19,12 +20,32 @@ RESOLVE = frozenset({Role.EXPERT, Role.TRAINER})
 READ_ANNOTATOR_FIGURES = READ_QC
 
 
+# A refusal's words in the person's language: each role with its article, and what the refused person wanted
+# (the `what` the actions and pages pass; one not listed here is shown as given).
+ROLE_NAMES = {Role.MANAGER: gettext_noop("a manager"), Role.ANNOTATOR: gettext_noop("an annotator"),
+              Role.QC: gettext_noop("a quality controller"), Role.EXPERT: gettext_noop("an expert"),
+              Role.TRAINER: gettext_noop("a trainer"), Role.VIEWER: gettext_noop("a viewer (researcher)")}
+REFUSED_ACTS = (gettext_noop("take items"), gettext_noop("submit labels"), gettext_noop("change labels"),
+                gettext_noop("flag items"), gettext_noop("label its items"), gettext_noop("hand in a batch"),
+                gettext_noop("review batches"), gettext_noop("resolve disagreements"),
+                gettext_noop("see QC reviews"), gettext_noop("see its disagreements"),
+                gettext_noop("see its dashboard"), gettext_noop("manage it"), gettext_noop("give roles"),
+                gettext_noop("add members"), gettext_noop("change members"), gettext_noop("reset passwords"),
+                gettext_noop("change settings"), gettext_noop("cut batches"), gettext_noop("reopen batches"),
+                gettext_noop("create gold versions"), gettext_noop("freeze gold versions"),
+                gettext_noop("choose its gold"))
+
+
 def refusal(roles, what):
-    """The one wording of "only these roles may": "Only an annotator or a manager of this campaign may ..."."""
+    """The one wording of "only these roles may": "Only an annotator or a manager of this campaign may ...",
+    in the person's language."""
     def named(role):
+        if role in ROLE_NAMES:
+            return gettext(ROLE_NAMES[role])
         label = str(Role(role).label).lower() if role in Role.values else str(role)
         return f"{'an' if label[:1].lower() in 'aeiou' else 'a'} {label}"
-    return f"Only {' or '.join(named(role) for role in sorted(roles))} of this campaign may {what}."
+    return gettext("Only %(roles)s of this campaign may %(what)s.") % {
+        "roles": gettext(" or ").join(named(role) for role in sorted(roles)), "what": gettext(what)}
 
 
 def roles_by_campaign(user):

@@ -83,6 +83,8 @@ MEANINGS = {
     "seed": "Seeds the batch order, the samples and random tie breaks, so that a campaign can be repeated.",
     "guidelines": "Markdown shown to every member from the workspace (the ? key); a change after work started "
                   "makes a new version.",
+    "guidelines_by_language": "Shown instead of the guidelines above to a person whose pages are in that "
+                              "language (Markdown); empty: the guidelines above.",
     "aggregation": "How the report turns an item's labels into the crowd's one label: majority vote (a study's "
                    "own rule, e.g. DialogBench's 2 of 3), or an annotator model fitted to every label of the "
                    "campaign (Dawid-Skene, one-coin, MACE) that weighs each person by their estimated competence. "

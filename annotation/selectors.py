@@ -53,6 +53,19 @@ def item_view(item):
             "meta": shown_meta(item)}
 
 
+def guidelines_view(settings, language=None):
+    """A settings version's guidelines as a person reads them: the text in their language (`language`, by default
+    the active one: their page's) from `guidelines_by_language`, the base language of a regional code also counting
+    as `localized` counts it, else the default `guidelines`. `language` says which was chosen (None: the default)."""
+    language = (language or translation.get_language() or "").lower()
+    texts = settings.guidelines_by_language or {}
+    chosen = next((code for code in (language, language.split("-")[0]) if code and (texts.get(code) or "").strip()),
+                  None)
+    markdown = texts[chosen] if chosen else settings.guidelines
+    return {"version": settings.version, "language": chosen, "markdown": markdown,
+            "html": render_guidelines(markdown)}
+
+
 # The relations lease_view reads, loaded with the assignment (actions.lease_next_item does).
 LEASE_RELATIONS = ("item__task", "settings", "batch_item")
 
@@ -74,8 +87,7 @@ def lease_view(assignment, now=None, progress=True):
         "item": item_view(item),
         "task": {"id": task.pk, "slug": task.slug, "name": task.name, "instructions": task.instructions},
         "form": localized(task.form, translation.get_language()),
-        "guidelines": {"version": settings.version, "markdown": settings.guidelines,
-                       "html": render_guidelines(settings.guidelines)},
+        "guidelines": guidelines_view(settings),
         **({"progress": labeller_progress(batch_id, assignment.annotator_id, assignment.campaign_id)}
            if progress else {}),
         "qc_feedback": qc_feedback(batch_id, assignment.round),

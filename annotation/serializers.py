@@ -128,7 +128,9 @@ class LeaseSerializer(serializers.Serializer):
     item = serializers.JSONField(help_text="{id, external_id, dialogue, fields, meta}; never gold")
     task = serializers.JSONField(help_text="{id, slug, name, instructions}")
     form = serializers.JSONField(help_text="The task's answer form")
-    guidelines = serializers.JSONField(help_text="{version, markdown}")
+    guidelines = serializers.JSONField(help_text="{version, language, markdown, html}: in the person's language "
+                                                 "where the campaign gives it (language), else the default "
+                                                 "(language null)")
     progress = WorkerProgressSerializer(required=False, help_text="Left out when asked with progress=0")
 
 

@@ -9,6 +9,7 @@ from psycopg.copy import QueuedLibpqWriter
 from django.utils import timezone
 from django.utils.text import slugify
 
+from .formschema import without_names
 from .importers import EXPORT_FORMATS, FORMATS, ImportFailure, detect
 from .importers.jsonl import HEADER_KEYS
 from .models import Benchmark, Item, Task, canonical_json, hash_of_encoded
@@ -95,7 +96,8 @@ def import_items(path, format_name, benchmark_slug, task=None):
 def add_tasks_and_items(benchmark, task_specs, records, *, source):
     """Tasks (TaskSpec) and items (ItemRecord) into `benchmark`, inside the caller's transaction: the one
     way items are written, by the file importers and by the builders of generated benchmarks (self-chat,
-    arena). A task already there must have the same form; an item id already there the same content
+    arena). A task already there must have the same form (its names in other languages aside: the task keeps
+    its own); an item id already there the same content
     (ImportFailure naming `source` otherwise); records may name the benchmark's tasks without a spec.
     (tasks created, {"new": n, "unchanged": n})."""
     tasks, tasks_created = {task.slug: task for task in Task.objects.filter(benchmark=benchmark)}, 0
@@ -105,7 +107,7 @@ def add_tasks_and_items(benchmark, task_specs, records, *, source):
             task = Task.objects.create(benchmark=benchmark, slug=spec.slug, name=spec.name, form=spec.form,
                                        dimension=spec.dimension, instructions=spec.instructions)
             tasks_created += 1
-        elif canonical_json(task.form) != canonical_json(spec.form):
+        elif canonical_json(without_names(task.form)) != canonical_json(without_names(spec.form)):
             raise ImportFailure(source, None, "form", f"task {spec.slug!r} already exists in {benchmark.slug!r} with "
                                                       "a different answer form; import into a new benchmark version")
         tasks[spec.slug] = task

@@ -221,3 +221,17 @@ def localized(form, language):
                                    for o in question["options"]]
         questions.append(question)
     return {**form, "questions": questions}
+
+
+def without_names(form):
+    """The answer form without its names in other languages (`labels`): what an answer means, which a change of
+    names leaves alone (an import into a task whose form differs only by them is the same task)."""
+    if not isinstance(form, dict):
+        return form
+
+    def bare(spec):
+        return {k: v for k, v in spec.items() if k != "labels"} if isinstance(spec, dict) else spec
+
+    questions = [{**bare(q), **({"options": [bare(o) for o in q["options"]]} if isinstance(q.get("options"), list)
+                                else {})} if isinstance(q, dict) else q for q in form.get("questions", [])]
+    return {**form, "questions": questions}

@@ -4,6 +4,7 @@ An ActionError's status is read from STATUS here, the only place where a refusal
 errors (validation, authentication, permission, 404, throttling) keep their status and get a code.
 """
 from django.http import Http404
+from django.utils.translation import gettext
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -48,7 +49,7 @@ def exception_handler(exc, context):
         return None
     data = response.data
     if isinstance(exc, exceptions.ValidationError):
-        response.data = {"code": "invalid", "detail": "Some fields are not valid.", "errors": data}
+        response.data = {"code": "invalid", "detail": gettext("Some fields are not valid."), "errors": data}
     elif isinstance(data, dict) and "detail" in data and "code" not in data:
         code = exc.get_codes() if isinstance(exc, exceptions.APIException) else "error"
         code = "not_found" if isinstance(exc, Http404) else code

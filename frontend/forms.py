@@ -2,7 +2,9 @@
 import re
 
 from django import forms
+from django.conf import settings as conf
 from django.forms.models import fields_for_model
+from django.utils.translation import get_language_info
 
 from annotation.models import WORKER_ROLES, CampaignSettings, Protocol, Role
 from annotation.presets import PRESETS, meaning
@@ -11,27 +13,60 @@ from benchmarks.models import Benchmark
 from modeleval.selectors import uncertainty_runs
 
 
+BY_LANGUAGE = "guidelines_by_language"
+
+
+def guidelines_field_name(code):
+    """The settings forms' field of the guidelines in one language (a code of settings.LANGUAGES)."""
+    return "guidelines_" + code.replace("-", "_")
+
+
+def language_name(code):
+    """A language's English name, with its own name where that differs: 'Korean (한국어)'."""
+    info = get_language_info(code)
+    return info["name"] if info["name"] == info["name_local"] else f"{info['name']} ({info['name_local']})"
+
+
 def settings_fields():
-    """A form field per editable setting, with the model's validators and the setting's meaning as help."""
-    fields = fields_for_model(CampaignSettings, fields=CampaignSettings.EDITABLE)
-    for name, field in fields.items():
+    """A form field per editable setting, with the model's validators and the setting's meaning as help; the
+    guidelines per language are a text field per language of settings.LANGUAGES, after the default guidelines."""
+    fields = {}
+    for name, field in fields_for_model(CampaignSettings, fields=CampaignSettings.EDITABLE).items():
         field.help_text = meaning(name)
         field.label = field.label.replace("Qc ", "QC ")
         if name == "guidelines":
             field.widget = forms.Textarea(attrs={"rows": 4})
+        if name == BY_LANGUAGE:
+            for code, _ in conf.LANGUAGES:
+                fields[guidelines_field_name(code)] = forms.CharField(
+                    required=False, label=f"Guidelines in {language_name(code)}",
+                    help_text=meaning(name).replace("that language", get_language_info(code)["name"]),
+                    widget=forms.Textarea(attrs={"rows": 3, "lang": code}))
+            continue
+        fields[name] = field
     return fields
 
 
+def guidelines_by_language(data):
+    """{language code: text} of the per-language fields filled in (`data`: cleaned data)."""
+    texts = {code: data.get(guidelines_field_name(code)) or "" for code, _ in conf.LANGUAGES}
+    return {code: text for code, text in texts.items() if text.strip()}
+
+
 class SettingsForm(forms.Form):
-    def __init__(self, *args, benchmark=None, **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, *args, benchmark=None, initial=None, **kwargs):
+        initial = dict(initial or {})
+        for code, text in (initial.pop(BY_LANGUAGE, None) or {}).items():
+            initial[guidelines_field_name(code)] = text
+        super().__init__(*args, initial=initial, **kwargs)
         self.fields.update(settings_fields())
         if benchmark is not None:  # active selection's judge: a run of this benchmark, by name
             self.fields["active_judge_run"].widget = forms.Select(choices=[("", "none")] + [
                 (run.pk, f"{run.model.name} · {run.mode} · run {run.pk}") for run in uncertainty_runs(benchmark)])
 
     def settings(self):
-        return {name: self.cleaned_data[name] for name in CampaignSettings.EDITABLE}
+        return {name: guidelines_by_language(self.cleaned_data) if name == BY_LANGUAGE else self.cleaned_data[name]
+                for name in CampaignSettings.EDITABLE}
 
     def add_action_errors(self, error):
         """Put an ActionError's per-field messages next to their fields."""
@@ -49,7 +84,10 @@ class SettingsChangeForm(SettingsForm):
         self.order_fields([name for name in self.fields if name != "note"] + ["note"])  # next to the button
 
     def changes(self):
-        return {name: self.cleaned_data[name] for name in self.changed_data if name in CampaignSettings.EDITABLE}
+        changes = {name: self.cleaned_data[name] for name in self.changed_data if name in CampaignSettings.EDITABLE}
+        if any(guidelines_field_name(code) in self.changed_data for code, _ in conf.LANGUAGES):
+            changes[BY_LANGUAGE] = guidelines_by_language(self.cleaned_data)
+        return changes
 
 
 class PresetChoiceForm(forms.Form):

@@ -21,7 +21,7 @@ class ReportData:
     tasks: list  # {id, slug, name, dimension, form}
     items: dict  # columns: id, task_id, external_id, content_hash, domain, n_options, model_a, model_b[, source_gold]
     gold: dict | None  # item id -> primary gold value (gold version); None: read items["source_gold"]
-    campaigns: list  # {id, name, protocol, source, settings: [{version, overlap, guidelines, note, ...}]}
+    campaigns: list  # {id, name, protocol, source, settings: [{version, overlap, guidelines, guidelines_by_language, note, ...}]}
     batches: list  # {id, campaign_id, number, state, round, settings__version}
     annotations: dict  # columns: campaign_id, batch_id, item_id, annotator_id, round, current, value, excluded,
     #                    dwell_seconds, answers {question key: column}

@@ -252,7 +252,7 @@ def campaign_rows(scope):
     for c in campaigns:
         c["settings"] = []
         c["raters_are_positions"] = c["source"] in RATERS_ARE_POSITIONS
-    for row in settings.values("campaign_id", "version", "overlap", "guidelines", "note", "min_reading_seconds",
+    for row in settings.values("campaign_id", "version", "overlap", "guidelines", "guidelines_by_language", "note", "min_reading_seconds",
                                "aggregation", "annotator_kind", "items_per_task"):
         by_campaign[row.pop("campaign_id")]["settings"].append(row)
     return campaigns

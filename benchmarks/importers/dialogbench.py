@@ -74,7 +74,9 @@ OPTION_LETTERS = "ABCDEFGHIJ"
 def multiple_choice_form():
     return {
         "primary": "answer",
-        "questions": [{"key": "answer", "type": "single_choice", "label": "Choose the best option", "options": "item"}],
+        # Named in the raters' languages too (formschema's `labels`): DialogBench's Chinese items, KoDialogBench's.
+        "questions": [{"key": "answer", "type": "single_choice", "label": "Choose the best option", "options": "item",
+                       "labels": {"zh-hans": "选择最合适的选项", "ko": "가장 알맞은 보기를 고르세요"}}],
     }
 
 

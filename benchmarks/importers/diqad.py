@@ -17,24 +17,57 @@ REASONS = {
 TASK_SLUG = "diqad-quality"
 
 
+# The form's names in the annotators' languages (a question's or an option's `labels`, formschema): DiQAD's crowd
+# workers and QC worked in Chinese.
+NAMES = {
+    "needs_verification": ("回答是否需要借助外部知识核实？", "답변을 외부 지식으로 검증해야 하나요?"),
+    "score": ("质量", "품질"),
+    2: ("2：满足所有维度", "2: 모든 기준을 충족"),
+    1: ("1：作答但缺乏主动性或信息量", "1: 답하지만 적극성이나 정보량이 부족"),
+    0: ("0：未达到某个基本维度（语法、相关性、一致性、共情）", "0: 기본 기준 하나를 충족하지 못함(문법, 관련성, 일관성, 공감)"),
+    -1: ("-1：回答中含有隐私信息", "-1: 답변에 개인 정보가 있음"),
+    -2: ("-2：问题中含有隐私信息", "-2: 질문에 개인 정보가 있음"),
+    "abandon": ("放弃：含电话号码", "제외: 전화번호"),
+    "reasons_1": ("为什么是 1？", "왜 1점인가요?"),
+    "reasons_0": ("为什么是 0？", "왜 0점인가요?"),
+    "incomplete": ("不完整", "불완전함"),
+    "less_informative": ("信息量不足", "정보가 부족함"),
+    "less_proactive": ("主动性不足", "적극성이 부족함"),
+    "none": ("都不是", "해당 없음"),
+    "no_or_wrong_answer": ("没有回答或回答错误", "답이 없거나 틀림"),
+    "not_relevant": ("不相关", "관련이 없음"),
+    "not_empathetic": ("缺乏共情", "공감이 부족함"),
+    "grammatical_error": ("语法错误", "문법 오류"),
+    "not_consistent": ("前后不一致", "일관성이 없음"),
+}
+
+
+def named(spec, name):
+    """`spec` (a question or an option) with its names in Simplified Chinese and Korean from NAMES."""
+    chinese, korean = NAMES[name]
+    return {**spec, "labels": {"zh-hans": chinese, "ko": korean}}
+
+
 def quality_form():
+    score_options = [(2, "2: meets all dimensions", False), (1, "1: answers but lacks proactivity or informativeness",
+                                                                False),
+                     (0, "0: fails a basic dimension (grammar, relevance, consistency, empathy)", False),
+                     (-1, "-1: private data in the response", True), (-2, "-2: private data in the question", True),
+                     ("abandon", "Abandon: phone number", True)]
     return {
         "primary": "score",
         "questions": [
-            {"key": "needs_verification", "type": "boolean",
-             "label": "Does the answer need verification against external knowledge?"},
-            {"key": "score", "type": "single_choice", "label": "Quality", "options": [
-                {"value": 2, "label": "2: meets all dimensions"},
-                {"value": 1, "label": "1: answers but lacks proactivity or informativeness"},
-                {"value": 0, "label": "0: fails a basic dimension (grammar, relevance, consistency, empathy)"},
-                {"value": -1, "label": "-1: private data in the response", "excludes": True},
-                {"value": -2, "label": "-2: private data in the question", "excludes": True},
-                {"value": "abandon", "label": "Abandon: phone number", "excludes": True},
-            ]},
-            {"key": "reasons_1", "type": "multi_choice", "label": "Why 1?", "shown_if": {"key": "score", "in": [1]},
-             "options": [{"value": r, "label": r.replace("_", " ")} for r in REASONS[1]]},
-            {"key": "reasons_0", "type": "multi_choice", "label": "Why 0?", "shown_if": {"key": "score", "in": [0]},
-             "options": [{"value": r, "label": r.replace("_", " ")} for r in REASONS[0]]},
+            named({"key": "needs_verification", "type": "boolean",
+                   "label": "Does the answer need verification against external knowledge?"}, "needs_verification"),
+            named({"key": "score", "type": "single_choice", "label": "Quality", "options": [
+                named({"value": value, "label": label, **({"excludes": True} if excludes else {})}, value)
+                for value, label, excludes in score_options]}, "score"),
+            named({"key": "reasons_1", "type": "multi_choice", "label": "Why 1?",
+                   "shown_if": {"key": "score", "in": [1]},
+                   "options": [named({"value": r, "label": r.replace("_", " ")}, r) for r in REASONS[1]]}, "reasons_1"),
+            named({"key": "reasons_0", "type": "multi_choice", "label": "Why 0?",
+                   "shown_if": {"key": "score", "in": [0]},
+                   "options": [named({"value": r, "label": r.replace("_", " ")}, r) for r in REASONS[0]]}, "reasons_0"),
         ],
     }
 

@@ -34,6 +34,9 @@ def provenance(rows: Rows):
                  "n_labels": len(gold_lines), "sha256": sha256_lines(gold_lines)},
         "guidelines": [{"campaign_id": c["id"], "campaign": c["name"], "version": s["version"],
                         "sha256": hashlib.sha256(s["guidelines"].encode()).hexdigest(), "note": s["note"],
+                        # the texts a person read in their own language, where the campaign gave them
+                        "sha256_by_language": {code: hashlib.sha256(text.encode()).hexdigest() for code, text
+                                               in sorted((s.get("guidelines_by_language") or {}).items())},
                         "overlap": s["overlap"], "min_reading_seconds": s["min_reading_seconds"]}
                        for c in data.campaigns for s in c["settings"]],
         "models": [{"model": rows.run_label[r["id"]], "run_id": r["id"], "name": r["model__name"],

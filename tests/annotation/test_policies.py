@@ -97,7 +97,7 @@ def test_settings_freeze_once_work_starts_and_disagreements_are_listed_per_guide
     batch.refresh_from_db()
     assert (batch.round, batch.settings.version, batch.state) == (2, 2, "annotating")
     lease = api(people["ann1"]).post(f"/api/v1/campaigns/{campaign.pk}/next/").json()["assignment"]
-    assert lease["guidelines"] == {"version": 2, "markdown": "v2 rules: empathy first",
+    assert lease["guidelines"] == {"version": 2, "language": None, "markdown": "v2 rules: empathy first",
                                    "html": "<p>v2 rules: empathy first</p>\n"}
     api(people["ann1"]).post(f"/api/v1/assignments/{lease['id']}/release/")
 

@@ -247,3 +247,20 @@ def test_changed_form_of_existing_task_is_refused(tmp_path):
     with pytest.raises(ImportFailure, match="different answer form"):
         import_items(path, "jsonl", "bench")
     assert Item.objects.count() == 1 and Task.objects.get().form["questions"][0]["type"] == "boolean"
+
+
+@pytest.mark.django_db
+def test_a_form_that_differs_only_by_its_names_in_other_languages_is_the_same_task(tmp_path):
+    """A DiQAD task imported before its form named its questions and options in Chinese and Korean takes new items
+    of the same format; the task keeps the form it has."""
+    from benchmarks.formschema import without_names
+    from benchmarks.importers.diqad import quality_form
+    from tests.frontend.conftest import diqad_item, write_items
+
+    import_items(write_items(tmp_path / "v1.jsonl", [diqad_item(1)]), "diqad", "dq")
+    task = Task.objects.get()
+    task.form = without_names(quality_form())
+    task.save(update_fields=["form"])
+    import_items(write_items(tmp_path / "v2.jsonl", [diqad_item(1), diqad_item(2)]), "diqad", "dq")
+    assert Item.objects.count() == 2 and Task.objects.get().form == without_names(quality_form())
+    assert "labels" in json.dumps(quality_form()) and "labels" not in json.dumps(Task.objects.get().form)

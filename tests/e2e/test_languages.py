@@ -150,3 +150,66 @@ def test_the_annotation_page_in_korean_and_chinese_at_both_widths(page, korean_b
     page.wait_for_selector("#item:not([hidden]) .turn")
     assert untranslated(page, catalog_patterns(catalog)) == []
     shot(page, f"annotate-{language}", title, "#answer-form label.choice")
+
+
+def test_guidelines_written_per_language_in_the_browser_and_read_in_korean(page, second_page, korean_batch):
+    """The manager writes Korean guidelines next to the default ones on the settings page; the Korean rater's
+    guidelines (the ? or G key) are the Korean text, an English rater's the default."""
+    campaign, rater = korean_batch
+    sign_in(page, "boss")
+    page.goto(f"/manage/campaigns/{campaign.pk}/settings/")
+    expect(page.locator("label[for='id_guidelines_ko']")).to_have_text("Guidelines in Korean (한국어):")
+    page.fill("#id_guidelines", "# Guidelines\n\nChoose the intent of the last utterance.")
+    page.fill("#id_guidelines_ko", "# 지침\n\n대화의 마지막 발화의 의도를 고르세요.")
+    page.fill("#id_note", "Korean guidelines")
+    page.click("#save-settings")
+    expect(page.locator(".messages")).to_contain_text("Settings saved as version 1")
+    expect(page.locator("#id_guidelines_ko")).to_have_value("# 지침\n\n대화의 마지막 발화의 의도를 고르세요.")
+    shot(page, "settings-guidelines-by-language", "Settings", "#id_guidelines_ko")
+    stored = campaign.settings_versions.get().guidelines_by_language  # as the browser sent it: CR LF line ends
+    assert {code: text.replace("\r\n", "\n") for code, text in stored.items()} == {
+        "ko": "# 지침\n\n대화의 마지막 발화의 의도를 고르세요."}
+
+    Preferences.objects.create(user=rater, language="ko")
+    sign_in(second_page, "rater1")
+    second_page.goto(f"/campaigns/{campaign.pk}/annotate/")
+    second_page.wait_for_selector("#item:not([hidden]) .turn")
+    second_page.keyboard.press("g")
+    expect(second_page.locator("#guidelines-text h1")).to_have_text("지침")
+    expect(second_page.locator("#guidelines-text")).to_contain_text("대화의 마지막 발화의 의도를 고르세요.")
+    shot(second_page, "annotate-guidelines-ko", "레이블링", "#guidelines-text h1")
+
+    english = make_user("rater2")
+    actions.add_member(campaign, actor=campaign.created_by, user=english, role="annotator")
+    Preferences.objects.create(user=english, language="en")
+    sign_in(page, "rater2")
+    page.goto(f"/campaigns/{campaign.pk}/annotate/")
+    page.wait_for_selector("#item:not([hidden]) .turn")
+    page.keyboard.press("g")
+    expect(page.locator("#guidelines-text h1")).to_have_text("Guidelines")
+
+
+def test_a_diqad_annotator_reads_the_form_in_chinese(page, tmp_path):
+    """DiQAD's built-in form names its questions and options in Chinese: a Chinese annotator reads them so, and
+    pressing the score's key stores the score's value, not its name."""
+    from benchmarks.actions import import_items
+    from tests.frontend.conftest import diqad_item, write_items
+
+    import_items(write_items(tmp_path / "dq.jsonl", [diqad_item(n) for n in (1, 2)]), "diqad", "dq")
+    boss, ann = make_user("boss"), make_user("ann1")
+    campaign = make_campaign(boss, {"ann1": ann}, "dq", roles={"ann1": "annotator"}, overlap=1, batch_size=10,
+                             qc_sample_size=1, min_reading_seconds=0, seed=1)
+    actions.cut_batches(campaign, actor=boss)
+    Preferences.objects.create(user=ann, language="zh-hans")
+    sign_in(page, "ann1")
+    page.goto(f"/campaigns/{campaign.pk}/annotate/")
+    page.wait_for_selector("#item:not([hidden]) .turn")
+    form = page.locator("#answer-form")
+    expect(form.locator("legend", has_text="质量")).to_be_visible()
+    expect(form.locator("label.choice", has_text="2：满足所有维度")).to_be_visible()
+    expect(form.locator("legend", has_text="回答是否需要借助外部知识核实？")).to_be_visible()
+    assert "meets all dimensions" not in form.text_content()
+    assert untranslated(page, catalog_patterns("zh_Hans")) == []
+    page.keyboard.press("1")
+    expect(form.locator("legend", has_text="为什么是 1？")).to_be_visible()
+    shot(page, "annotate-diqad-zh-hans", "标注", "#answer-form label.choice")

@@ -87,7 +87,8 @@ def test_new_campaign_form_shows_every_setting_with_its_meaning_and_the_preset(c
     page = signed_in(client, staff).get(f"/manage/campaigns/new/?benchmark={diqad}&preset={key}").content.decode()
     preset = PRESETS[key]
     for name in CampaignSettings.EDITABLE:
-        assert f'name="{name}"' in page, name
+        fields = ["guidelines_en", "guidelines_zh_hans", "guidelines_ko"] if name == "guidelines_by_language" else [name]
+        assert all(f'name="{field}"' in page for field in fields), name
         assert meaning(name).replace("'", "&#x27;")[:40] in page, name
     for name, value in preset.settings.items():
         if isinstance(value, bool):
@@ -243,8 +244,10 @@ def test_settings_change_makes_a_version_once_a_batch_started(client, staff, cam
     client = signed_in(client, staff)
     page = client.get(url).content.decode()
     for name in CampaignSettings.EDITABLE:
-        assert f'name="{name}"' in page
-    values = {k: ("" if v is None else v) for k, v in campaign.settings.values().items() if not isinstance(v, bool)}
+        if name != "guidelines_by_language":  # a field per language (test_guidelines_per_language_in_the_form)
+            assert f'name="{name}"' in page
+    values = {k: ("" if v is None else v) for k, v in campaign.settings.values().items()
+              if not isinstance(v, (bool, dict))}
     client.post(url, {**values, "qc_sample_size": 3, "note": "smaller sample"})
     assert campaign.settings_versions.count() == 1 and campaign.settings_versions.get().qc_sample_size == 3
     actions.lease_next_item(campaign, annotator=people["ann1"])  # the batch starts under version 1
@@ -253,6 +256,27 @@ def test_settings_change_makes_a_version_once_a_batch_started(client, staff, cam
     assert [v.qc_sample_size for v in campaign.settings_versions.order_by("version")] == [3, 2]
     bad = client.post(url, {**values, "overlap": 0})
     assert bad.status_code == 400 and campaign.settings_versions.count() == 2
+
+
+def test_guidelines_per_language_in_the_form(client, staff, campaign):
+    """A text field per language of the site, labelled with the language's name; the texts filled in become the
+    settings' guidelines_by_language, the empty ones are left out; emptied again, the language is gone."""
+    url = f"/manage/campaigns/{campaign.pk}/settings/"
+    client = signed_in(client, staff)
+    page = client.get(url).content.decode()
+    for name, label in (("guidelines_en", "Guidelines in English"), ("guidelines_zh_hans", "Guidelines in Simplified "
+                        "Chinese (简体中文)"), ("guidelines_ko", "Guidelines in Korean (한국어)")):
+        assert f'name="{name}"' in page and label in page
+    assert 'lang="ko"' in page
+    values = {k: ("" if v is None else v) for k, v in campaign.settings.values().items()
+              if not isinstance(v, (bool, dict))}
+    response = client.post(url, {**values, "guidelines_ko": "# 지침", "guidelines_zh_hans": "", "note": "Korean"},
+                           follow=True)
+    assert "guidelines_by_language" in response.content.decode()
+    assert campaign.settings_versions.get().guidelines_by_language == {"ko": "# 지침"}
+    assert "# 지침</textarea>" in client.get(url).content.decode()  # shown again for the next change
+    client.post(url, {**values, "guidelines_ko": "", "note": "no Korean"})
+    assert campaign.settings_versions.get().guidelines_by_language == {}
 
 
 def test_baseline_preset_sample(client, staff, dialogbench):

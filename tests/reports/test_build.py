@@ -256,3 +256,17 @@ def test_botchat_table_counts_each_order_once_and_judges_are_compared_with_each_
     html = render(report, "html")
     assert "BotChat arena: arena" in html and "Judge against judge" in html and "NotBad" in html
     assert "pairwise.botchat" in render(report, "csv")
+
+
+def test_provenance_digests_the_guidelines_of_every_language():
+    """What people read is in the provenance: the default guidelines' digest and, per language given, that text's."""
+    import hashlib
+
+    d = data([(1, "t1", MC_FORM)], [(1, 1, "A", {"n_options": 2})], [(1, 10, "A", 1, True, 1, 5.0)])
+    d.campaigns[0]["settings"][0]["guidelines_by_language"] = {"ko": "지침", "zh-hans": "指南"}
+    entry = build_report(d, ReportOptions(n_resamples=10))["provenance"]["guidelines"][0]
+    assert entry["sha256"] == hashlib.sha256(b"g").hexdigest()
+    assert entry["sha256_by_language"] == {"ko": hashlib.sha256("지침".encode()).hexdigest(),
+                                           "zh-hans": hashlib.sha256("指南".encode()).hexdigest()}
+    del d.campaigns[0]["settings"][0]["guidelines_by_language"]  # rows from before the field: none
+    assert build_report(d, ReportOptions(n_resamples=10))["provenance"]["guidelines"][0]["sha256_by_language"] == {}
