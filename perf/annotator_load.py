@@ -440,7 +440,7 @@ def make_load_campaign(name, items, k, annotators, *, batch_size=None, min_readi
     if start:
         # The first lease would start it; started here, every side (the psycopg floor too) begins alike.
         with transaction.atomic():
-            actions._start_next_open_batch(campaign, staff)
+            actions.start_next_open_batch(campaign, staff)
     return campaign, staff
 
 

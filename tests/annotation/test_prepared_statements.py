@@ -5,6 +5,7 @@ import pytest
 from django.db import connection
 
 from annotation import actions
+from annotation.actions import leases
 from annotation.models import BatchState
 from core import sql
 
@@ -60,7 +61,7 @@ def test_the_free_item_statement_keeps_to_the_pending_index_when_prepared(postgr
     campaign = make_campaign(staff, people, diqad, overlap=2, batch_size=8)
     batch = actions.cut_batches(campaign, actor=people["manager"])[0]
     actions.lease_next_item(campaign, annotator=people["ann1"])  # starts the batch
-    plan = generic_plan(actions._free_batch_item_sql(),
+    plan = generic_plan(leases._free_batch_item_sql(),
                         sql.params(BatchState.ANNOTATING, batch.pk, people["ann2"].pk))
     # Walked in position order on the partial index, stopping at the first free item: no sort of the batch.
     assert "batch_item_pending" in plan, plan

@@ -7,6 +7,7 @@ import pytest
 from django.test import Client
 
 from annotation import actions
+from core.errors import ActionError
 from frontend.models import Preferences
 from tests.annotation.conftest import DIQAD_ANSWERS, api, make_campaign, sid
 
@@ -131,7 +132,7 @@ def test_guidelines_per_language_through_the_api_and_an_unknown_language_refused
     assert "en, zh-hans, ko" in refused.json()["errors"]["guidelines_by_language"][0]
     assert list(campaign.settings_versions.values_list("version", "guidelines_by_language")) == before
     # The action refuses it too (the one check on the model field), with the field named.
-    with pytest.raises(actions.ActionError) as error:
+    with pytest.raises(ActionError) as error:
         actions.update_settings(campaign, actor=staff, changes={"guidelines_by_language": {"de": "Richtlinien"}})
     assert error.value.code == "invalid_settings" and "Unknown language 'de'" in \
         error.value.extra["errors"]["guidelines_by_language"][0]

@@ -10,6 +10,7 @@ from django.core.management import call_command
 from django.db import connection
 
 from annotation import actions
+from annotation.actions import batches as batch_actions, leases as lease_actions
 from annotation import qc as qc_module
 from core.errors import ActionError
 from annotation.models import Annotation, Assignment, QCReview
@@ -34,7 +35,8 @@ def label_all(campaign, annotator):
 # ---------------------------------------------------------------- finding 4: the QC sample
 
 def test_qc_sample_cannot_be_predicted_from_what_annotators_see(staff, people, diqad, monkeypatch):
-    monkeypatch.setattr(actions, "new_sample_secret", lambda: "a-secret-the-annotators-never-see")
+    # Patched where the hand-in looks it up (annotation/actions/batches.py).
+    monkeypatch.setattr(batch_actions, "new_sample_secret", lambda: "a-secret-the-annotators-never-see")
     campaign = production(staff, people, diqad)
     annotator = people["ann1"]
     label_all(campaign, annotator)
@@ -145,7 +147,7 @@ def test_parallel_next_calls_give_one_live_lease(monkeypatch):
     boss = User.objects.create_user("boss", is_staff=True)
     ann = User.objects.create_user("ann1")
     campaign = production(boss, {"ann1": ann}, "diqad-demo", roles={"ann1": "annotator"}, overlap=2)
-    real_lock_free_batch_item = actions._lock_free_batch_item
+    real_lock_free_batch_item = lease_actions._lock_free_batch_item
     both_looked = threading.Barrier(2, timeout=3)
 
     def look_then_wait(*args, **kwargs):
@@ -156,7 +158,7 @@ def test_parallel_next_calls_give_one_live_lease(monkeypatch):
             pass  # the other request is held back (by a lock) until this one is done
         return real_lock_free_batch_item(*args, **kwargs)
 
-    monkeypatch.setattr(actions, "_lock_free_batch_item", look_then_wait)
+    monkeypatch.setattr(lease_actions, "_lock_free_batch_item", look_then_wait)  # where _lease_next_item looks it up
     leases, failures = [], []
 
     def take():

@@ -1,0 +1,67 @@
+"""Every write of the annotation app. Each action checks who may do it, locks what it must, writes, and
+records an Event, in one transaction.
+
+Lock order, everywhere: campaign, then batch, then batch item, then assignment. Leases lock batch items
+with SKIP LOCKED so that concurrent annotators pass each other instead of queueing; on SQLite the
+locks are no-ops and the immediate transactions of the settings serialise the writers instead.
+
+One module per area: _common (roles, events, the batch state machine), campaigns (settings, members, cutting
+batches), leases, submissions (and item outcomes, disagreements decided), batches (hand-in, QC review, accept,
+reject, reopen), gold (versions, and the gold reports cite), corrections (annotators' own changes and flags).
+Callers use the names re-exported here: `from annotation import actions; actions.submit_annotation(...)`.
+"""
+from ._common import (TRANSITIONS, PROTOCOL_DEFAULTS, forbidden, require_role, jsonable, record_event, wrong_state,
+                      current_settings, MAX_COMMENT)
+from .campaigns import (create_campaign, update_settings, add_member, set_member_active, campaign_items,
+                        next_batch_number, active_draw, cut_batches)
+from .leases import Lease, start_next_open_batch, lease_next_item, release_assignment, reclaim_expired_leases
+from .submissions import Submission, submit_annotation, round_outcome, resolve_disagreement
+from .batches import (hand_in_batch, start_review, record_qc_label, accept_batch, reject_batch, reopen_batch,
+                      auto_hand_in)
+from .gold import (create_gold_version, freeze_gold_version, pin_gold_version, may_choose_benchmark_gold,
+                   choose_benchmark_gold)
+from .corrections import amend_annotation, flag_item
+
+
+__all__ = [
+    "TRANSITIONS",
+    "PROTOCOL_DEFAULTS",
+    "forbidden",
+    "require_role",
+    "jsonable",
+    "record_event",
+    "wrong_state",
+    "current_settings",
+    "MAX_COMMENT",
+    "create_campaign",
+    "update_settings",
+    "add_member",
+    "set_member_active",
+    "campaign_items",
+    "next_batch_number",
+    "active_draw",
+    "cut_batches",
+    "Lease",
+    "start_next_open_batch",
+    "lease_next_item",
+    "release_assignment",
+    "reclaim_expired_leases",
+    "Submission",
+    "submit_annotation",
+    "round_outcome",
+    "resolve_disagreement",
+    "hand_in_batch",
+    "start_review",
+    "record_qc_label",
+    "accept_batch",
+    "reject_batch",
+    "reopen_batch",
+    "auto_hand_in",
+    "create_gold_version",
+    "freeze_gold_version",
+    "pin_gold_version",
+    "may_choose_benchmark_gold",
+    "choose_benchmark_gold",
+    "amend_annotation",
+    "flag_item",
+]

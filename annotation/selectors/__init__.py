@@ -1,0 +1,54 @@
+"""Reads shared by the API, the pages, the reports and the actions.
+
+One module per job: progress (batch and campaign counts, the hand-in offer), leases (what a labeller's page
+shows), review (disagreements, flags, the QC sample), gold (which gold scores whom), scores (the human baseline,
+annotator models, accepted and imported labels), home (what waits for a person, their pages' language).
+Callers use the names re-exported here: `from annotation import selectors; selectors.lease_view(...)`.
+"""
+from .progress import (batch_progress, campaign_progress, labeller_progress, batches_overview, left_for,
+                       worker_progress, hand_in_readiness)
+from .leases import (seconds_until_submit_allowed, item_view, LEASE_RELATIONS, lease_view, live_lease_and_first_batch,
+                     open_lease, qc_feedback, last_answer, last_answer_view)
+from .review import (campaign_disagreements, disagreements_by_guideline, disagreement_answers, qc_figures,
+                     blind_qc_sample, campaign_flags, flag_views)
+from .gold import gold_is_derived, circular_gold
+from .scores import (current_annotations, baseline_scores, accepted_final_labels, imported_ratings,
+                     has_imported_ratings, annotator_estimates)
+from .home import waiting_for, campaign_language
+
+
+__all__ = [
+    "batch_progress",
+    "campaign_progress",
+    "labeller_progress",
+    "batches_overview",
+    "left_for",
+    "worker_progress",
+    "hand_in_readiness",
+    "seconds_until_submit_allowed",
+    "item_view",
+    "LEASE_RELATIONS",
+    "lease_view",
+    "live_lease_and_first_batch",
+    "open_lease",
+    "qc_feedback",
+    "last_answer",
+    "last_answer_view",
+    "campaign_disagreements",
+    "disagreements_by_guideline",
+    "disagreement_answers",
+    "qc_figures",
+    "blind_qc_sample",
+    "campaign_flags",
+    "flag_views",
+    "gold_is_derived",
+    "circular_gold",
+    "current_annotations",
+    "baseline_scores",
+    "accepted_final_labels",
+    "imported_ratings",
+    "has_imported_ratings",
+    "annotator_estimates",
+    "waiting_for",
+    "campaign_language",
+]

@@ -1,0 +1,35 @@
+"""A person's home page: what waits for them in a campaign, and the language of their pages."""
+from ..policy import READ_BATCHES, READ_DISAGREEMENTS
+from ..models import BatchState, DisagreementStatus, Role
+from .leases import open_lease
+from .progress import left_for
+
+
+def waiting_for(user, campaign, roles):
+    """What waits for this person in one campaign (their home page): items to label and their open lease,
+    batches to review, open disagreements, whether they see the dashboard."""
+    waiting = {}
+    if campaign.worker_role in roles:
+        # What this person can take: the leasing rule's count (left_for), not the items others hold or had.
+        waiting["to_label"] = left_for(campaign, user)
+        waiting["lease"] = open_lease(campaign, user)
+    if Role.QC in roles:
+        waiting["to_review"] = list(campaign.batches.filter(state__in=(BatchState.HANDED_IN, BatchState.IN_REVIEW))
+                                    .order_by("number"))
+    if roles & READ_DISAGREEMENTS:
+        waiting["disagreements"] = campaign.disagreements.filter(status=DisagreementStatus.OPEN).count()
+    waiting["dashboard"] = bool(roles & READ_BATCHES)
+    return waiting
+
+
+def campaign_language(user) -> str:
+    """The language of the campaign the person joined last among their active ones whose current settings name one
+    ("" when none does): their pages' language until they choose one themselves."""
+    from django.db.models import OuterRef, Subquery
+
+    from ..models import CampaignSettings, Membership
+
+    latest = CampaignSettings.objects.filter(campaign=OuterRef("campaign")).order_by("-version").values("language")[:1]
+    languages = (Membership.objects.filter(user=user, active=True).annotate(language=Subquery(latest))
+                 .exclude(language="").order_by("-created_at", "-id").values_list("language", flat=True))
+    return languages.first() or ""
