@@ -8,7 +8,8 @@ from collections import defaultdict
 import numpy as np
 
 from benchmarks.formschema import excluding_values, question
-from metrics import ALT_TEST_EPSILON, alt_test, annotator_model, as_number, majority_vote, ppi_mean, width_curve
+from metrics import (ALT_TEST_EPSILON, alt_test, annotator_model, as_number, majority_label, ppi_mean,
+                     width_curve)
 from modeleval import modes
 
 from ..contract import ReportOptions
@@ -90,7 +91,7 @@ def crowd_section(rows: Rows, options: ReportOptions):
         put(row, "typical_person_accuracy", float(np.mean(accuracies)) if accuracies else None,
             "no labelled item has gold")
         row["n_annotators"] = len(accuracies)
-        majority = {i: majority_vote([label_key(v) for v in by.values()]).label for i, by in labels.items()}
+        majority = {i: majority_label([label_key(v) for v in by.values()]) for i, by in labels.items()}
         put(row, "majority_accuracy", float(np.mean([majority[i] == g for i, g in gold.items()])) if gold else None,
             "no labelled item has gold")
         model_method = rule if rule != MAJORITY else "dawid_skene"
@@ -149,7 +150,7 @@ def human_values(rows: Rows, task, labels):
     for item, by in labels.items():
         gold = rows.gold.get(item)
         if gold is not None:
-            out[item] = float(majority_vote([label_key(v) for v in by.values()]).label == label_key(gold))
+            out[item] = float(majority_label([label_key(v) for v in by.values()]) == label_key(gold))
     return out
 
 
