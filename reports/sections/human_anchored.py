@@ -38,7 +38,11 @@ def _settings(rows: Rows, campaign_id):
 
 def campaign_labels(rows: Rows):
     """(campaign, task id) -> {item: {annotator: primary answer}} from the human campaigns' current labels, the
-    excluding answers (-1, -2, abandon) left out."""
+    excluding answers (-1, -2, abandon) left out. Made once per report (three sections read it; none changes it)."""
+    return rows.shared("campaign_labels", lambda: _campaign_labels(rows))
+
+
+def _campaign_labels(rows: Rows):
     ann = rows.data.annotations
     excluding = {t: {label_key(v) for v in excluding_values(question(rows.tasks[t]["form"], rows.primary[t]))}
                  for t in rows.tasks}
@@ -49,12 +53,16 @@ def campaign_labels(rows: Rows):
         if value is None or label_key(value) in excluding[task]:
             continue
         out[ann["campaign_id"][i], task][item][ann["annotator_id"][i]] = value
-    return out
+    return {key: dict(labels) for key, labels in out.items()}  # plain dicts: a look-up of a missing key adds nothing
 
 
 def run_answers(rows: Rows, run_id, column):
     """item -> the run's answer in `column`: the answer as shown (variant ""), or the mean over its variants for a
-    numeric column (Huynh's seeds)."""
+    numeric column (Huynh's seeds). Made once per report and run (two sections read it; none changes it)."""
+    return rows.shared(("run_answers", run_id, column), lambda: _run_answers(rows, run_id, column))
+
+
+def _run_answers(rows: Rows, run_id, column):
     values = rows.data.predictions[column]
     if column != "rating":
         return {item: values[i] for item, i in rows.predictions[run_id, ""].items() if values[i] not in (None, "")}
