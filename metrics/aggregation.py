@@ -9,7 +9,7 @@ from typing import Any, Iterable, Literal, Mapping, Sequence
 
 import numpy as np
 
-from ._common import Result, is_missing, is_number, plain, present
+from ._common import Result, is_missing, is_number, plain, plain_present, present
 
 TieRule = Literal["none", "first", "lowest", "random"]
 TIE_RULES = {
@@ -55,6 +55,16 @@ def majority_vote(labels: Sequence[Any], tie_rule: TieRule = "none", seed: int |
         label = tied[np.random.default_rng(seed).integers(len(tied))]
     return MajorityVote(label, dict(ranked), 0 if is_tie else top - runner_up, is_tie,
                         tie_rule, TIE_RULES[tie_rule], sum(votes.values()))
+
+
+def majority_label(labels: Sequence[Any]) -> Any:
+    """`majority_vote(labels).label` under tie rule "none" (None on a tie or without votes), without the rest of
+    the result: a report asks it once per item, and the full result's counts and frozen dataclass cost more than
+    the vote."""
+    ranked = Counter(plain_present(labels)).most_common(2)  # as majority_vote ranks them
+    if not ranked or (len(ranked) > 1 and ranked[1][1] == ranked[0][1]):
+        return None
+    return ranked[0][0]
 
 
 _PLAIN_LABELS = {str, int, bool, type(None)}

@@ -65,8 +65,40 @@ class AltTestResult(Result):
 
 def _score(prediction, others, scoring):
     if scoring == "accuracy":
-        return float(np.mean([prediction == o for o in others]))
+        # The share of the others matched: a count over their number, the very float np.mean of the flags gives
+        # (an exact integer sum, one division), without an array per call (it runs once per annotator and item).
+        return sum(1 for o in others if prediction == o) / len(others)
     return -math.sqrt(float(np.mean([(float(prediction) - float(o)) ** 2 for o in others])))
+
+
+def _wins(shared, judge, annotators, scoring):
+    """annotator -> (W_f, W_h) over the items they share with others, in the order of `shared`."""
+    wins = {annotator: ([], []) for annotator in annotators}
+    if scoring == "accuracy":
+        # Judge and person are scored against the same others: the judge's share of matches is at least the
+        # person's exactly when its count of matches is, so the counts are compared (one pass per item; the
+        # judge's matches counted once for all of the item's people, less the left-out person's own).
+        for item, by in shared.items():
+            prediction, values = judge[item], list(by.values())
+            judge_matches = [prediction == v for v in values]
+            all_judge = sum(judge_matches)
+            for k, (annotator, mine) in enumerate(by.items()):
+                judge_count = all_judge - judge_matches[k]
+                person_count = sum(1 for j, v in enumerate(values) if j != k and mine == v)
+                won_judge, won_person = wins[annotator]
+                won_judge.append(judge_count >= person_count)
+                won_person.append(person_count >= judge_count)
+        return wins
+    for annotator in annotators:
+        won_judge, won_person = wins[annotator]
+        for item, by in shared.items():
+            if annotator not in by:
+                continue
+            others = [v for a, v in by.items() if a != annotator]
+            judge_score, person_score = _score(judge[item], others, scoring), _score(by[annotator], others, scoring)
+            won_judge.append(judge_score >= person_score)
+            won_person.append(person_score >= judge_score)
+    return wins
 
 
 def _one_sided_p(difference: np.ndarray, epsilon: float) -> tuple[str, float]:
@@ -99,16 +131,10 @@ def alt_test(human: Mapping[Any, Mapping[Any, Any]], judge: Mapping[Any, Any], *
                 labels.setdefault(item, {})[annotator] = value
     shared = {item: by for item, by in labels.items() if len(by) >= 2}
     annotators = sorted({a for by in shared.values() for a in by}, key=str)
+    wins = _wins(shared, judge, annotators, scoring)
     rows, p_values = [], []
     for annotator in annotators:
-        won_judge, won_person = [], []
-        for item, by in shared.items():
-            if annotator not in by:
-                continue
-            others = [v for a, v in by.items() if a != annotator]
-            judge_score, person_score = _score(judge[item], others, scoring), _score(by[annotator], others, scoring)
-            won_judge.append(judge_score >= person_score)
-            won_person.append(person_score >= judge_score)
+        won_judge, won_person = wins[annotator]
         w_f, w_h = np.array(won_judge, dtype=float), np.array(won_person, dtype=float)
         test, p = _one_sided_p(w_h - w_f, epsilon)
         rows.append([annotator, w_f.size, float(w_f.mean()), float(w_h.mean()), test, p])

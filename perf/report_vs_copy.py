@@ -1,6 +1,6 @@
 """The report on N multiple-choice items x 3 raters x 3 models versus PostgreSQL COPY of the rows it reads.
 
-    python perf/report_vs_copy.py [--items 100000] [--database-url postgres://postgres@127.0.0.1:5432/hb_perf_report]
+    python perf/report_vs_copy.py [--items 100000] [--rounds 3] [--database-url postgres://postgres@127.0.0.1:5432/hb_perf_report]
     python perf/report_vs_copy.py --items 60 --repeat 1 --resamples 10   # tiny: does it run (not the report's figures)
 
 The data (DialogBench-shaped: 12 tasks, 4 options; a human-baseline campaign of 3 raters in batches
@@ -12,13 +12,16 @@ tables (items, gold labels, annotations, predictions), read to the end. Sides al
 run of each is compared. Then the stored report (reports.store): its first computation, its serving
 through GET /api/v1/reports/, and its recomputation after one label changes (the items and predictions kept
 from the computation before, reports.kept_rows), after a write that changes nothing, and after one prediction
-changes (every row read again). Prints one JSON line, with the machine's load average.
+changes (every row read again). The recompute after a changed label takes turns with the COPY side `--rounds`
+times (default 3, the order swapped each round); each round is printed as it ends, and the ratio reported is the
+median of the rounds' ratios. Prints one JSON line at the end, with the machine's load average.
 """
 import argparse
 import hashlib
 import json
 import os
 import random
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -187,11 +190,12 @@ def report_side(slug, resamples):
     return time.perf_counter() - started, len(queries), report, len(text)
 
 
-def stored_side(slug, repeat, resamples):
+def stored_side(slug, repeat, resamples, n_rounds):
     """The stored report: computed as the `cpu` worker computes it (reports.store.compute, in this
     process), recomputed after a label changes, recomputed after a write that changes nothing (same
     input hashes: the figures are kept), and served through GET /api/v1/reports/ (Django's test client:
-    authentication, access rules, rate limits, the stored row and its JSON) best of `repeat`."""
+    authentication, access rules, rate limits, the stored row and its JSON) best of `repeat`. The recompute after a
+    changed label alternates with the COPY side `n_rounds` times (each round's pair printed as it ends)."""
     from django.contrib.auth import get_user_model
     from django.db import connection
     from django.test import Client
@@ -240,11 +244,32 @@ def stored_side(slug, repeat, resamples):
         serve.append(seconds)
     times["served"], times["served_bytes"] = serve, len(answer.content)
     label = Annotation.objects.filter(campaign__benchmark__slug=slug).order_by("pk").first()
-    for name, value in (("after_label_change", "D" if label.value != "D" else "C"), ("after_no_change", None)):
-        value = value or Annotation.objects.get(pk=label.pk).value
-        Annotation.objects.filter(pk=label.pk).update(value=value)  # the trigger marks the report stale
+    values = (label.value, "D" if label.value != "D" else "C")
+
+    def change_label(n):
+        # Each round sets the label to the value the round before did not: every recompute sees a changed label.
+        Annotation.objects.filter(pk=label.pk).update(value=values[(n + 1) % 2])  # the trigger marks it stale
         StoredReport.objects.filter(pk=stored.pk).update(state="queued")
-        times[name] = compute()
+
+    # The recompute after a changed label and the COPY floor take turns, the order swapped every round (recompute
+    # first in odd rounds, COPY first in even ones), so that a busy neighbour slows both alike.
+    rounds = []
+    for n in range(1, n_rounds + 1):
+        timed = {}
+        for side in (("recompute", "copy") if n % 2 else ("copy", "recompute")):
+            if side == "recompute":
+                change_label(n)
+                timed[side] = compute()
+            else:
+                timed[side] = copy_side(slug)[0]
+        timed["ratio"] = timed["recompute"] / timed["copy"]
+        timed["load"] = os.getloadavg()[0]
+        print(f"round {n}: recompute after a label change {timed['recompute']:.2f} s, COPY {timed['copy']:.2f} s, "
+              f"ratio {timed['ratio']:.2f}, load {timed['load']:.2f}", flush=True)
+        rounds.append(timed)
+    times["label_rounds"] = rounds
+    StoredReport.objects.filter(pk=stored.pk).update(state="queued")  # a write that changes nothing
+    times["after_no_change"] = compute()
     # A changed prediction: the kept items and predictions (reports.kept_rows) are read again.
     from modeleval.models import Prediction
     prediction = Prediction.objects.filter(run__benchmark__slug=slug).order_by("pk").first()
@@ -259,6 +284,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3, help="alternate the two sides this many times; best of each")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="rounds of the recompute after a changed label alternating with COPY; median ratio")
     parser.add_argument("--keep", action="store_true", help="keep the database afterwards")
     parser.add_argument("--resamples", type=int, default=1000,
                         help="bootstrap resamples (the report's default: 1000; fewer only for a smoke run)")
@@ -290,8 +317,9 @@ def main():
             report_times.append(seconds)
             seconds, copied = copy_side(slug)
             copy_times.append(seconds)
-        stored = stored_side(slug, args.repeat, args.resamples)
+        stored = stored_side(slug, args.repeat, args.resamples, args.rounds)
         best_copy = min(copy_times)
+        rounds = stored["label_rounds"]
         overall = report["multiple_choice"]["overall"]
         result = {
             "items": args.items,
@@ -313,8 +341,10 @@ def main():
             "stored_served_runs_ms": [round(1000 * t, 1) for t in stored["served"]],
             "stored_served_kb": round(stored["served_bytes"] / 1e3),
             "stored_first_compute_seconds": round(stored["first_compute"], 2),
-            "recompute_after_label_seconds": round(stored["after_label_change"], 2),
-            "ratio_recompute_over_copy": round(stored["after_label_change"] / best_copy, 2),
+            "recompute_after_label_seconds": round(statistics.median(r["recompute"] for r in rounds), 2),
+            "label_round_copy_seconds": round(statistics.median(r["copy"] for r in rounds), 2),
+            "ratio_recompute_over_copy": round(statistics.median(r["ratio"] for r in rounds), 2),
+            "label_rounds": [{k: round(v, 2) for k, v in r.items()} for r in rounds],
             "recompute_same_inputs_seconds": round(stored["after_no_change"], 2),
             "recompute_after_prediction_seconds": round(stored["after_prediction_change"], 2),
             "kept_rows_rss_mb": round(stored["kept_rows_mb"]),

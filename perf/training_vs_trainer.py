@@ -1,12 +1,13 @@
 """Training throughput: the training run's step loop versus a plain `transformers.Trainer`.
 
-    python perf/training_vs_trainer.py [--examples 160] [--layers 2] [--max-length 64] [--threads 1] [--rounds 2]
+    python perf/training_vs_trainer.py [--examples 160] [--layers 2] [--max-length 64] [--threads 1] [--rounds 3]
     python perf/training_vs_trainer.py --examples 16 --layers 1 --max-length 16 --rounds 1   # tiny: does it run
 
 Both sides train the same classification head on the packaged SmolLM2-135M (its first `--layers`
 blocks, float32, CPU, the same torch thread count) on the same DiQAD-shaped examples, rendered as
-DiQAD does, with the same settings: batch 16, AdamW at 1e-5 with weight decay 0.01, gradients
-clipped at 1.0, a constant learning rate, one epoch, inputs cut from the left to `--max-length`:
+DiQAD does, with the same settings: batch 16, AdamW at 1e-5 with weight decay 0.01 (torch's fused kernel
+on both sides, Trainer's default), gradients clipped at 1.0, a constant learning rate, one epoch,
+inputs cut from the left to `--max-length`:
 
 * ours: `modeleval.scorers.classifier.train_step` over the batches in order, as a training chunk
   runs them (tokenised per batch, padded to the batch's longest), plus one checkpoint save at the end
@@ -14,8 +15,9 @@ clipped at 1.0, a constant learning rate, one epoch, inputs cut from the left to
 * Trainer: `transformers.Trainer` on the same examples (pre-tokenised, padded per batch by
   `DataCollatorWithPadding`, no evaluation, no saving, no logging).
 
-The sides take turns `--rounds` times and the best time of each is kept, so a busy neighbour on the
-shared cores slows both alike. Prints a markdown section for perf/RESULTS.md.
+The sides take turns `--rounds` times (default 3), the order swapped each round, so a busy neighbour on the
+shared cores slows both alike; each round is printed as it ends, and the ratio given is the median of the rounds'
+ratios. Prints a markdown section for perf/RESULTS.md.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ import datetime
 import os
 import platform
 import random
+import statistics
 import sys
 import tempfile
 import time
@@ -79,7 +82,8 @@ def trainer(base, rows, args):
             output_dir=out, per_device_train_batch_size=SETTINGS["batch_size"], learning_rate=SETTINGS["learning_rate"],
             weight_decay=SETTINGS["weight_decay"], max_grad_norm=SETTINGS["max_grad_norm"], num_train_epochs=1,
             lr_scheduler_type="constant", save_strategy="no", eval_strategy="no", report_to=[], logging_strategy="no",
-            use_cpu=True, seed=0, dataloader_num_workers=0, disable_tqdm=True)
+            use_cpu=True, seed=0, dataloader_num_workers=0, disable_tqdm=True,
+            optim="adamw_torch_fused")
         run = Trainer(model=model, args=training_args, train_dataset=data,
                       data_collator=DataCollatorWithPadding(tokenizer))
         start = time.perf_counter()
@@ -93,7 +97,7 @@ def main():
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--max-length", type=int, default=64)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
 
     import torch
@@ -106,27 +110,50 @@ def main():
     # two sides' models.
     base = loading.load_model("packaged").info.loaded_from
     rows = examples(args.examples)
-    best = {"ours": float("inf"), "Trainer": float("inf")}
-    for _ in range(args.rounds):
-        best["ours"] = min(best["ours"], ours(base, rows, args))
-        best["Trainer"] = min(best["Trainer"], trainer(base, rows, args))
-    rate = {side: args.examples / seconds for side, seconds in best.items()}
+    rounds = []
+    for n in range(1, args.rounds + 1):
+        # The order swaps every round (ours first in odd rounds), so that a busy neighbour slows both alike.
+        timed = {}
+        for side in (("ours", "Trainer") if n % 2 else ("Trainer", "ours")):
+            timed[side] = (ours if side == "ours" else trainer)(base, rows, args)
+        timed["ratio"] = timed["Trainer"] / timed["ours"]  # our speed over Trainer's
+        timed["load"] = os.getloadavg()[0]
+        print(f"round {n}: ours {timed['ours']:.2f} s, Trainer {timed['Trainer']:.2f} s, "
+              f"ours / Trainer speed {timed['ratio']:.2f}, load {timed['load']:.2f}", flush=True)
+        rounds.append(timed)
+    median = {key: statistics.median(r[key] for r in rounds) for key in ("ours", "Trainer", "ratio")}
     import transformers
 
     command = " ".join(["python perf/training_vs_trainer.py", *sys.argv[1:]])
+    table = "\n".join(f"| {n} | {r['ours']:.2f} | {r['Trainer']:.2f} | {r['ratio']:.2f} | {r['load']:.2f} |"
+                      for n, r in enumerate(rounds, start=1))
     print(f"""
 ## Training throughput: the training run's loop versus transformers.Trainer
 
-{datetime.date.today().isoformat()}, `{command}` on {platform.machine()} ({os.cpu_count()} cores, shared),
-torch {torch.__version__}, transformers {transformers.__version__}, {args.threads} thread(s); packaged
-SmolLM2-135M, first {args.layers} blocks, {args.examples} examples, max length {args.max_length}, batch 16,
-AdamW 1e-5, clipping 1.0, one epoch; best of {args.rounds} alternating rounds.
+{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, `{command}` on {processor()}
+({os.cpu_count()} cores, shared), torch {torch.__version__}, transformers {transformers.__version__},
+{args.threads} thread(s); packaged SmolLM2-135M, first {args.layers} blocks, {args.examples} examples, max length
+{args.max_length}, batch 16, AdamW 1e-5 (fused kernel on both sides), clipping 1.0, one epoch; {args.rounds}
+rounds, the order swapped each round.
 
-| side | seconds | examples/s | ratio to Trainer |
-| --- | --- | --- | --- |
-| ours (`classifier.train_step` loop + one checkpoint) | {best['ours']:.1f} | {rate['ours']:.2f} | {rate['ours'] / rate['Trainer']:.2f} |
-| `transformers.Trainer` | {best['Trainer']:.1f} | {rate['Trainer']:.2f} | 1.00 |
+| round | ours (s, `classifier.train_step` loop + one checkpoint) | `transformers.Trainer` (s) | speed, ours / Trainer | load (1 min) |
+| --- | --- | --- | --- | --- |
+{table}
+
+Median: ours {median['ours']:.2f} s ({args.examples / median['ours']:.2f} examples/s), Trainer
+{median['Trainer']:.2f} s ({args.examples / median['Trainer']:.2f} examples/s); median speed ratio
+{median['ratio']:.2f}x Trainer's. Load average at the end: {" ".join(f"{x:.2f}" for x in os.getloadavg())}.
 """)
+
+
+def processor():
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.machine()
 
 
 if __name__ == "__main__":

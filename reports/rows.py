@@ -66,6 +66,7 @@ class Rows:
             self.human[ann["item_id"][i]][ann["annotator_id"][i]] = ann["value"][i]
         self._by_position = {}  # (run, column, variant) -> the column over all item positions
         self._arrays = {}  # annotation column -> numpy array
+        self._shared = {}  # key -> a value several sections derive alike (Rows.shared)
         self.runs = {r["id"]: r for r in data.runs}
         self.run_label = run_labels(data.runs)
         pred = data.predictions
@@ -85,6 +86,13 @@ class Rows:
                 full[list(map(self.position.__getitem__, where))] = column_values
             self._by_position[key] = full
         return self._by_position[key][positions]
+
+    def shared(self, key, make):
+        """`make()`, made once per report under `key`: for what several sections derive from the rows alike. The
+        value is shared: readers must not change it."""
+        if key not in self._shared:
+            self._shared[key] = make()
+        return self._shared[key]
 
     def annotation_array(self, column):
         """An annotation column of ids, numbers or flags as a numpy array (made once, shared by the sections):

@@ -66,8 +66,13 @@ def load_classifier(folder: str | Path):
 def optimizer_for(model, settings):
     import torch
 
+    # The fused kernel (transformers.Trainer's default since torch 2.8): one pass over each parameter instead of a
+    # chain of elementwise ops. On CPU the optimiser step is about 4x faster (0.5 s against 2.2 s over ten steps of
+    # a 2-block model, whose embedding's 28M weights it updates in full each step; perf/RESULTS.md). The same AdamW:
+    # it differs from the unfused loop by float rounding only (1.2e-7 at most after a few steps), and it is
+    # deterministic, so a chunk redone from its checkpoint still ends with the same weights bit for bit.
     return torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=settings["learning_rate"],
-                             weight_decay=settings["weight_decay"])
+                             weight_decay=settings["weight_decay"], fused=True)
 
 
 @dataclass

@@ -8,7 +8,8 @@ from collections import defaultdict
 import numpy as np
 
 from benchmarks.formschema import excluding_values, question
-from metrics import ALT_TEST_EPSILON, alt_test, annotator_model, as_number, majority_vote, ppi_mean, width_curve
+from metrics import (ALT_TEST_EPSILON, alt_test, annotator_model, as_number, majority_label, ppi_mean,
+                     width_curve)
 from modeleval import modes
 
 from ..contract import ReportOptions
@@ -37,7 +38,11 @@ def _settings(rows: Rows, campaign_id):
 
 def campaign_labels(rows: Rows):
     """(campaign, task id) -> {item: {annotator: primary answer}} from the human campaigns' current labels, the
-    excluding answers (-1, -2, abandon) left out."""
+    excluding answers (-1, -2, abandon) left out. Made once per report (three sections read it; none changes it)."""
+    return rows.shared("campaign_labels", lambda: _campaign_labels(rows))
+
+
+def _campaign_labels(rows: Rows):
     ann = rows.data.annotations
     excluding = {t: {label_key(v) for v in excluding_values(question(rows.tasks[t]["form"], rows.primary[t]))}
                  for t in rows.tasks}
@@ -48,12 +53,16 @@ def campaign_labels(rows: Rows):
         if value is None or label_key(value) in excluding[task]:
             continue
         out[ann["campaign_id"][i], task][item][ann["annotator_id"][i]] = value
-    return out
+    return {key: dict(labels) for key, labels in out.items()}  # plain dicts: a look-up of a missing key adds nothing
 
 
 def run_answers(rows: Rows, run_id, column):
     """item -> the run's answer in `column`: the answer as shown (variant ""), or the mean over its variants for a
-    numeric column (Huynh's seeds)."""
+    numeric column (Huynh's seeds). Made once per report and run (two sections read it; none changes it)."""
+    return rows.shared(("run_answers", run_id, column), lambda: _run_answers(rows, run_id, column))
+
+
+def _run_answers(rows: Rows, run_id, column):
     values = rows.data.predictions[column]
     if column != "rating":
         return {item: values[i] for item, i in rows.predictions[run_id, ""].items() if values[i] not in (None, "")}
@@ -90,7 +99,7 @@ def crowd_section(rows: Rows, options: ReportOptions):
         put(row, "typical_person_accuracy", float(np.mean(accuracies)) if accuracies else None,
             "no labelled item has gold")
         row["n_annotators"] = len(accuracies)
-        majority = {i: majority_vote([label_key(v) for v in by.values()]).label for i, by in labels.items()}
+        majority = {i: majority_label([label_key(v) for v in by.values()]) for i, by in labels.items()}
         put(row, "majority_accuracy", float(np.mean([majority[i] == g for i, g in gold.items()])) if gold else None,
             "no labelled item has gold")
         model_method = rule if rule != MAJORITY else "dawid_skene"
@@ -149,7 +158,7 @@ def human_values(rows: Rows, task, labels):
     for item, by in labels.items():
         gold = rows.gold.get(item)
         if gold is not None:
-            out[item] = float(majority_vote([label_key(v) for v in by.values()]).label == label_key(gold))
+            out[item] = float(majority_label([label_key(v) for v in by.values()]) == label_key(gold))
     return out
 
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from metrics.aggregation import majority_vote, m_of_k_correct, mean_of_raters_accuracy, mean_rating_per_item
+from metrics.aggregation import majority_label, majority_vote, m_of_k_correct, mean_of_raters_accuracy, mean_rating_per_item
 
 FAST = settings(max_examples=50, deadline=None)
 votes_strategy = st.lists(st.one_of(st.none(), st.sampled_from(["A", "B", "C", "D"])), max_size=9)
@@ -37,6 +37,19 @@ def test_majority_vote_against_counting(labels, rule):
     else:
         assert result.label in tied
         assert majority_vote(labels, tie_rule=rule, seed=1).label == result.label
+
+
+@FAST
+@given(st.lists(st.one_of(st.none(), st.just(float("nan")), st.sampled_from(["A", "B", 1, 2, True]),
+                          st.sampled_from([np.int64(1), np.str_("A")])), max_size=9))
+def test_majority_label_is_the_majority_votes_label(labels):
+    assert majority_label(labels) == majority_vote(labels).label
+    assert type(majority_label(labels)) is type(majority_vote(labels).label)
+
+
+def test_majority_label_on_a_tie_and_without_votes():
+    assert majority_label(["A", "B"]) is None and majority_label([None, float("nan")]) is None
+    assert majority_label(["B", "A", "B"]) == "B"
 
 
 def test_majority_vote_rejects_unknown_rule():

@@ -85,6 +85,28 @@ def test_each_annotator_left_out_against_a_test_written_out():
     assert result.advantage_probability == pytest.approx(np.mean([c.rho_judge for c in result.annotators]))
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_people_on_some_items_each_scored_against_the_others_written_out(seed):
+    """Each person labels some items (one, two or more people per item, the judge silent on some): W_f and W_h
+    from each item's shares of the others matched, as the paper defines them."""
+    rng = np.random.default_rng(seed)
+    people = [f"p{n}" for n in range(5)]
+    human = {p: {i: str(rng.choice(list("ABC"))) for i in range(80) if rng.random() < 0.6} for p in people}
+    judge = {i: (None if rng.random() < 0.1 else str(rng.choice(list("ABC")))) for i in range(80)}
+    result = alt_test(human, judge, annotator_kind="crowd")
+    for row in result.annotators:
+        w_f, w_h = [], []
+        for i in range(80):
+            others = [h[i] for name, h in human.items() if name != row.annotator and i in h]
+            if judge[i] is None or i not in human[row.annotator] or not others:
+                continue
+            judge_share = sum(judge[i] == o for o in others) / len(others)
+            own_share = sum(human[row.annotator][i] == o for o in others) / len(others)
+            w_f.append(float(judge_share >= own_share))
+            w_h.append(float(own_share >= judge_share))
+        assert row.n_items == len(w_f) and row.rho_judge == np.mean(w_f) and row.rho_annotator == np.mean(w_h)
+
+
 def test_fewer_than_thirty_items_take_the_rank_test_and_say_so():
     human, judge = small_study(20, n_people=2, seed=3)
     result = alt_test(human, judge, annotator_kind="crowd")
