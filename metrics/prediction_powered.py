@@ -254,6 +254,8 @@ def inclusion_probabilities(uncertainty: Sequence[float], budget: float, uniform
     capped = np.zeros(n, dtype=bool)
     for _ in range(n):
         free = ~capped
+        if not free.any():  # every item drawn for sure (the budget is the whole pool)
+            break
         left = budget - capped.sum()
         pi[free] = left * weight[free] / weight[free].sum() if weight[free].sum() > 0 else left / free.sum()
         over = free & (pi >= 1)
