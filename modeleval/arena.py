@@ -24,7 +24,7 @@ from benchmarks.actions import add_tasks_and_items
 from benchmarks.importers import ItemRecord, TaskSpec, mutual
 from benchmarks.models import Benchmark, Item
 
-from . import bounds, modes
+from . import bounds, modes, selectors
 from .modes.pairwise import SECOND
 from .errors import RunError
 from .models import EvalRun, RunState
@@ -134,10 +134,8 @@ def evaluated(pair: Pair) -> tuple[list[str], list[str], int | None, int | None]
 
 
 def run_labels(runs) -> dict[int, str]:
-    """A system name per run: its model's name, with the run id when a model ran more than once."""
-    names = [run.model.name for run in runs]
-    return {run.pk: run.model.name if names.count(run.model.name) == 1 else f"{run.model.name}#{run.pk}"
-            for run in runs}
+    """A system name per run (`selectors.run_labels`)."""
+    return selectors.run_labels((run.pk, run.model.name, run.mode) for run in runs)
 
 
 def _run_dialogues(run, label, min_source_utterances=None) -> dict[str, Dialogue]:
