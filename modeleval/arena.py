@@ -31,7 +31,6 @@ from .models import EvalRun, RunState
 from .permissions import can_evaluate_models
 from .scorers import botchat
 from .scorers.loops import cut_at_loop, loop_start
-from .selfchat_runs import SEED_UTTERANCES
 from .selfchat_runs import TASK_SLUG as SELFCHAT_TASK
 from core.errors import Code
 
@@ -152,8 +151,7 @@ def _run_dialogues(run, label, min_source_utterances=None) -> dict[str, Dialogue
             and "loop_threshold" in settings else None)
     return {item.meta["seed_id"]: Dialogue(label, item.pk, tuple(t["text"] for t in item.dialogue),
                                            item.meta.get("loop_start"),
-                                           None if rule is None else (*rule, item.meta.get("seed_utterances",
-                                                                                           SEED_UTTERANCES)))
+                                           None if rule is None else (*rule, botchat.seed_utterances(item.meta)))
             for item in items}
 
 
@@ -213,7 +211,7 @@ def make_pairs(*, runs, reference=None, ground_truth=None, seed=0, both_orders=T
     if not pairs:
         raise RunError(Code.NO_ITEMS, "the runs share no seed")
     for pair in pairs:
-        if pair.first.utterances[:SEED_UTTERANCES] != pair.second.utterances[:SEED_UTTERANCES]:
+        if pair.first.utterances[:botchat.SEED_UTTERANCES] != pair.second.utterances[:botchat.SEED_UTTERANCES]:
             raise RunError(Code.SEEDS_DIFFER, f"seed {pair.seed_id}: {pair.first.system} and {pair.second.system} "
                                            "start from different utterances; pair runs made from the same seeds")
 

@@ -31,6 +31,13 @@ from .single import NO, YES
 PRESET = "botchat"
 SOURCE = "open-compass/BotChat@70e1e63"
 CHAT_END = "<chat_end>"
+SEED_UTTERANCES = 2  # a self-chat's seed: the first two utterances of a real dialogue, human-written
+
+
+def seed_utterances(meta) -> int:
+    """How many utterances of a self-chat item (from its meta) are its human-written seed: what the run kept, else
+    BotChat's two (items written before runs kept it)."""
+    return (meta or {}).get("seed_utterances", SEED_UTTERANCES)
 
 # README.md lines 76-83, verbatim: the system prompt every model generated its chats under.
 SELFCHAT_SYSTEM_PROMPT = """

@@ -1,7 +1,14 @@
 """The names the model side shows things under, each written once (modeleval.selectors, modeleval.scorers)."""
 from modeleval import selectors
+from modeleval.scorers import botchat
 
 
 def test_a_run_is_shown_under_its_model_name_with_its_id_only_when_the_model_ran_twice_in_that_mode():
     runs = [(1, "gpt2", "loglik"), (2, "gpt2", "loglik"), (3, "gpt2", "generation"), (4, "qwen", "loglik")]
     assert selectors.run_labels(runs) == {1: "gpt2#1", 2: "gpt2#2", 3: "gpt2", 4: "qwen"}
+
+
+def test_a_self_chat_items_seed_is_what_its_run_kept_else_botchats_two():
+    assert botchat.seed_utterances({"seed_utterances": 3}) == 3
+    assert botchat.seed_utterances({"loop_start": 5}) == botchat.SEED_UTTERANCES == 2
+    assert botchat.seed_utterances(None) == 2
