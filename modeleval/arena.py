@@ -29,7 +29,7 @@ from .modes.pairwise import SECOND
 from .errors import RunError
 from .models import EvalRun, RunState
 from .permissions import can_evaluate_models
-from .scorers import botchat
+from .scorers import botchat, pairwise
 from .scorers.loops import cut_at_loop, loop_start
 from .selfchat_runs import TASK_SLUG as SELFCHAT_TASK
 from core.errors import Code
@@ -48,8 +48,7 @@ PAIRWISE_FORM = {
     "primary": "involves_ai",
     "questions": [
         {"key": "involves_ai", "type": "single_choice", "label": "Which conversation involves a machine?",
-         "options": [{"value": "1", "label": "Conversation 1"}, {"value": "2", "label": "Conversation 2"},
-                     {"value": "both", "label": "Both"}, {"value": "neither", "label": "Neither"}]},
+         "options": [{"value": label, "label": pairwise.ANSWER_TEXT[label]} for label in pairwise.LABELS]},
         {"key": "reason", "type": "text", "label": "Why?", "required": False},
     ],
 }

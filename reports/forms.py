@@ -3,11 +3,7 @@ which questions agreement is computed on."""
 from __future__ import annotations
 
 from benchmarks.formschema import question
-
-# Outcome of conversation A from a pairwise label: win/tie/lose as such; BotChat's "which one
-# involves an AI" labels make the picked conversation lose.
-PAIRWISE_OUTCOMES = {"win": "win", "tie": "tie", "lose": "lose", "1": "lose", "2": "win", "both": "tie",
-                     "neither": "tie"}
+from modeleval.scorers.pairwise import OUTCOMES as PAIRWISE_OUTCOMES
 # Question types whose answers agreement and ratings are computed on (text and multi-choice are not).
 LABEL_TYPES = {"single_choice", "scale", "boolean", "index"}
 

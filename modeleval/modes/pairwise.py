@@ -16,7 +16,6 @@ from ..errors import RunError
 from ..models import Mode, ParseStatus
 from ..prompting import check_template as check_fields
 from ..scorers import botchat, loops, pairwise, prompts, rating
-from ..scorers.pairwise import BOTH, NEITHER, ONE, TWO
 from .base import NO_FEWSHOT, check_choice, lookup_template, uses_fewshot
 from .plan import Answer, FamilyPlan, Report, Section
 from core.errors import Code
@@ -28,7 +27,7 @@ MODES = (Mode.PAIRWISE,)
 ORDERS_OPTIONS = False
 PLAN = {Mode.PAIRWISE: FamilyPlan(Report(Section.PAIRWISE, Answer.VERDICT))}
 API_NEEDS = {Mode.PAIRWISE: "chat"}
-LABELS = (ONE, TWO, BOTH, NEITHER)
+LABELS = pairwise.LABELS
 SECOND = "conversation_2"  # the field holding an arena item's second conversation
 
 TEMPLATES = {
