@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+from benchmarks.formschema import option_values
 from benchmarks.models import Item
 
 from ..errors import RunError
@@ -48,7 +49,7 @@ def api_need(mode, settings) -> str:
 
 def unsuited(task, mode, spec, settings=None) -> str | None:
     if spec["type"] == "single_choice" and isinstance(spec.get("options"), list) \
-            and {str(o["value"]) for o in spec["options"]} == set(LABELS):
+            and {str(v) for v in option_values(spec)} == set(LABELS):
         return None
     return (f"task {task}: pairwise mode needs BotChat's question (which conversation "
             f"involves a machine: {', '.join(LABELS)}) as primary question")
