@@ -1,6 +1,6 @@
 """The names the model side shows things under, each written once (modeleval.selectors, modeleval.scorers)."""
 from modeleval import arena, selectors
-from modeleval.scorers import botchat, pairwise
+from modeleval.scorers import botchat, pairwise, prompts
 
 
 def test_a_run_is_shown_under_its_model_name_with_its_id_only_when_the_model_ran_twice_in_that_mode():
@@ -20,3 +20,9 @@ def test_a_pairwise_answer_reads_as_the_outcome_for_the_conversation_shown_first
                                  "neither": "tie"}
     assert [o["value"] for o in arena.PAIRWISE_FORM["questions"][0]["options"]] == list(pairwise.LABELS)
     assert botchat.LOOP_OUTCOME == {"win": "win", "lose": "lose", "tie": "neither"}
+
+
+def test_a_system_prompt_leads_the_chat_only_when_there_is_one():
+    user = prompts.chat_messages("hi")
+    assert prompts.with_system("Be brief.", user) == [{"role": "system", "content": "Be brief."}, *user]
+    assert prompts.with_system("", user) == prompts.with_system(None, user) == user
