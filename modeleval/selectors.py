@@ -28,6 +28,11 @@ def run_labels(runs: Iterable[tuple[int, str, str]]) -> dict[int, str]:
     return {pk: name if counts[name, mode] == 1 else f"{name}#{pk}" for pk, name, mode in runs}
 
 
+def run_choice(run: EvalRun) -> str:
+    """A run as an entry of a list to pick one from: its model, mode and id."""
+    return f"{run.model.name} · {run.mode} · run {run.pk}"
+
+
 def runs():
     return (EvalRun.objects.select_related("model", "benchmark", "created_by").prefetch_related("tasks")
             .annotate(chunks_running=Count("chunks", filter=Q(chunks__state=ChunkState.RUNNING)),
