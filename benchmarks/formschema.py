@@ -106,16 +106,29 @@ def option_values(question_spec, item_fields=None):
     return [option["value"] for option in options]
 
 
-def primary_values(form, item_fields=None):
-    """The values the primary question can take for one item (None for free scales)."""
-    spec = question(form, form["primary"])
-    if spec["type"] in CHOICE_TYPES:
-        return option_values(spec, item_fields)
-    if spec["type"] == "scale":
-        return list(range(spec["scale"]["min"], spec["scale"]["max"] + 1))
-    if spec["type"] == "boolean":
-        return [True, False]
+BOOLEAN_VALUES = [False, True]  # a yes/no question's answers, low to high
+
+
+def scale_values(question_spec):
+    """A scale question's integers, low to high."""
+    return list(range(question_spec["scale"]["min"], question_spec["scale"]["max"] + 1))
+
+
+def question_values(question_spec, item_fields=None):
+    """The values a question can take for one item, in the form's order (a scale's and yes/no's low to high),
+    excluding options included; None for free answers (text, index)."""
+    if question_spec["type"] in CHOICE_TYPES:
+        return option_values(question_spec, item_fields)
+    if question_spec["type"] == "scale":
+        return scale_values(question_spec)
+    if question_spec["type"] == "boolean":
+        return list(BOOLEAN_VALUES)
     return None
+
+
+def primary_values(form, item_fields=None):
+    """The values the primary question can take for one item (None for free answers)."""
+    return question_values(question(form, form["primary"]), item_fields)
 
 
 def excluding_values(question_spec):
@@ -186,17 +199,27 @@ def validate_answers(form, answers, item_fields=None, dialogue_length=None):
     return excluded_by
 
 
-def rating_scale(question_spec):
-    """The values a question can be rated on, low to high: a scale's integers, or the numeric options of
-    a single choice with its exclusion codes left out (DiQAD's quality: 0, 1, 2); None otherwise."""
-    if question_spec["type"] == "scale":
-        return list(range(question_spec["scale"]["min"], question_spec["scale"]["max"] + 1))
+def rating_values(question_spec):
+    """The values a question's answers are ratings on, in the form's order, or None when it is not a rating: a
+    scale's integers, yes/no as [False, True], or the numeric options of a single choice with its exclusion
+    codes left out (DiQAD's quality: 0, 1, 2)."""
+    if question_spec["type"] in ("scale", "boolean"):
+        return question_values(question_spec)
     options = question_spec.get("options")
     if question_spec["type"] == "single_choice" and isinstance(options, list):
         values = [o["value"] for o in options if not o.get("excludes")]
-        if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-            return sorted(values)
+        if values and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            return values
     return None
+
+
+def rating_scale(question_spec):
+    """The values a model rates a question on, low to high: rating_values' integers (a scale, or a single
+    choice's integer options); None for yes/no, non-integer options and questions that are no rating."""
+    values = rating_values(question_spec)
+    if values is None or question_spec["type"] == "boolean" or not all(isinstance(v, int) for v in values):
+        return None
+    return sorted(values)
 
 
 def localized(form, language):

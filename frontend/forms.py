@@ -10,7 +10,7 @@ from annotation.models import WORKER_ROLES, CampaignSettings, Protocol, Role
 from annotation.presets import PRESETS, meaning
 from benchmarks.importers import FORMATS
 from benchmarks.models import Benchmark
-from modeleval.selectors import uncertainty_runs
+from modeleval.selectors import run_choice, uncertainty_runs
 
 
 BY_LANGUAGE = "guidelines_by_language"
@@ -62,7 +62,7 @@ class SettingsForm(forms.Form):
         self.fields.update(settings_fields())
         if benchmark is not None:  # active selection's judge: a run of this benchmark, by name
             self.fields["active_judge_run"].widget = forms.Select(choices=[("", "none")] + [
-                (run.pk, f"{run.model.name} · {run.mode} · run {run.pk}") for run in uncertainty_runs(benchmark)])
+                (run.pk, run_choice(run)) for run in uncertainty_runs(benchmark)])
 
     def settings(self):
         return {name: guidelines_by_language(self.cleaned_data) if name == BY_LANGUAGE else self.cleaned_data[name]
@@ -200,4 +200,4 @@ class PlannerForm(forms.Form):
     def __init__(self, *args, judges, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["judge"].queryset = judges
-        self.fields["judge"].label_from_instance = lambda run: f"{run.model.name} · {run.mode} · run {run.pk}"
+        self.fields["judge"].label_from_instance = run_choice

@@ -43,6 +43,7 @@ from .comparison import (
 )
 from .prediction_powered import classical_mean, plan_labels, ppi_mean, width_curve
 from .ratings import (
+    BOTCHAT_MIRROR,
     botchat_outcomes,
     botchat_versus,
     bradley_terry,
@@ -55,6 +56,7 @@ from .selfchat import length_stats, pass_at_n, pass_at_n_stepwise
 from .text import WORD_RULE, scripts_counted, word_count
 
 __all__ = [
+    "BOTCHAT_MIRROR",
     "WORD_RULE",
     "scripts_counted",
     "word_count",

@@ -55,7 +55,7 @@ def win_tie_lose(outcomes: Sequence[Match]) -> list[PairRecord]:
 
 BOTCHAT_OUTCOMES = ("win", "both", "neither", "lose", "unknown")
 # BotChat's outcome for the other model of the same comparison (analyze.py simple_count's cp_map).
-_BOTCHAT_MIRROR = {"win": "lose", "lose": "win", "both": "both", "neither": "neither", "unknown": "unknown"}
+BOTCHAT_MIRROR = {"win": "lose", "lose": "win", "both": "both", "neither": "neither", "unknown": "unknown"}
 BOTCHAT_SCORE = {"win": 3, "both": 1, "neither": -1, "lose": -3, "unknown": 0}
 
 
@@ -78,7 +78,7 @@ class BotChatRecord(Result):
 
 
 def _check_botchat(outcome):
-    if outcome not in _BOTCHAT_MIRROR:
+    if outcome not in BOTCHAT_MIRROR:
         raise ValueError(f"outcome must be one of {BOTCHAT_OUTCOMES}, got {outcome!r}")
 
 
@@ -93,7 +93,7 @@ def botchat_outcomes(judgements: Sequence[Match]) -> list[BotChatRecord]:
     for first, second, outcome in judgements:
         _check_botchat(outcome)
         counts[plain(first)][outcome] += 1
-        counts[plain(second)][_BOTCHAT_MIRROR[outcome]] += 1
+        counts[plain(second)][BOTCHAT_MIRROR[outcome]] += 1
     records = []
     for model, c in counts.items():
         n = sum(c.values())
@@ -132,7 +132,7 @@ def botchat_versus(judgements: Sequence[Match]) -> list[BotChatVersus]:
         _check_botchat(outcome)
         first, second = plain(first), plain(second)
         counts[first, second][tie.get(outcome, outcome)] += 1
-        counts[second, first][tie.get(_BOTCHAT_MIRROR[outcome], _BOTCHAT_MIRROR[outcome])] += 1
+        counts[second, first][tie.get(BOTCHAT_MIRROR[outcome], BOTCHAT_MIRROR[outcome])] += 1
     rows = []
     for (model, opponent), c in sorted(counts.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]))):
         read = c["win"] + c["tie"] + c["lose"]

@@ -18,7 +18,7 @@ from typing import Callable, Mapping, Sequence
 
 import httpx
 
-from .scorers.prompts import chat_messages
+from .scorers.prompts import chat_messages, with_system
 
 # Worth asking again: rate limited, or the server (or a proxy in front of it) failed or is restarting.
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
@@ -137,7 +137,7 @@ class Endpoint:
 
 def chat_body(model: str, user, *, system: str = "", max_tokens: int = 16, **extra) -> dict:
     """`user`: one user message's text, or a chat of (role, content) pairs ending with the user's turn."""
-    messages = ([{"role": "system", "content": system}] if system else []) + chat_messages(user)
+    messages = with_system(system, chat_messages(user))
     return messages_body(model, messages, max_tokens=max_tokens, **extra)
 
 

@@ -24,14 +24,13 @@ from benchmarks.actions import add_tasks_and_items
 from benchmarks.importers import ItemRecord, TaskSpec, mutual
 from benchmarks.models import Benchmark, Item
 
-from . import bounds, modes
+from . import bounds, modes, selectors
 from .modes.pairwise import SECOND
 from .errors import RunError
 from .models import EvalRun, RunState
 from .permissions import can_evaluate_models
-from .scorers import botchat
+from .scorers import botchat, pairwise
 from .scorers.loops import cut_at_loop, loop_start
-from .selfchat_runs import SEED_UTTERANCES
 from .selfchat_runs import TASK_SLUG as SELFCHAT_TASK
 from core.errors import Code
 
@@ -49,8 +48,7 @@ PAIRWISE_FORM = {
     "primary": "involves_ai",
     "questions": [
         {"key": "involves_ai", "type": "single_choice", "label": "Which conversation involves a machine?",
-         "options": [{"value": "1", "label": "Conversation 1"}, {"value": "2", "label": "Conversation 2"},
-                     {"value": "both", "label": "Both"}, {"value": "neither", "label": "Neither"}]},
+         "options": [{"value": label, "label": pairwise.ANSWER_TEXT[label]} for label in pairwise.LABELS]},
         {"key": "reason", "type": "text", "label": "Why?", "required": False},
     ],
 }
@@ -134,10 +132,8 @@ def evaluated(pair: Pair) -> tuple[list[str], list[str], int | None, int | None]
 
 
 def run_labels(runs) -> dict[int, str]:
-    """A system name per run: its model's name, with the run id when a model ran more than once."""
-    names = [run.model.name for run in runs]
-    return {run.pk: run.model.name if names.count(run.model.name) == 1 else f"{run.model.name}#{run.pk}"
-            for run in runs}
+    """A system name per run (`selectors.run_labels`)."""
+    return selectors.run_labels((run.pk, run.model.name, run.mode) for run in runs)
 
 
 def _run_dialogues(run, label, min_source_utterances=None) -> dict[str, Dialogue]:
@@ -154,8 +150,7 @@ def _run_dialogues(run, label, min_source_utterances=None) -> dict[str, Dialogue
             and "loop_threshold" in settings else None)
     return {item.meta["seed_id"]: Dialogue(label, item.pk, tuple(t["text"] for t in item.dialogue),
                                            item.meta.get("loop_start"),
-                                           None if rule is None else (*rule, item.meta.get("seed_utterances",
-                                                                                           SEED_UTTERANCES)))
+                                           None if rule is None else (*rule, botchat.seed_utterances(item.meta)))
             for item in items}
 
 
@@ -215,7 +210,7 @@ def make_pairs(*, runs, reference=None, ground_truth=None, seed=0, both_orders=T
     if not pairs:
         raise RunError(Code.NO_ITEMS, "the runs share no seed")
     for pair in pairs:
-        if pair.first.utterances[:SEED_UTTERANCES] != pair.second.utterances[:SEED_UTTERANCES]:
+        if pair.first.utterances[:botchat.SEED_UTTERANCES] != pair.second.utterances[:botchat.SEED_UTTERANCES]:
             raise RunError(Code.SEEDS_DIFFER, f"seed {pair.seed_id}: {pair.first.system} and {pair.second.system} "
                                            "start from different utterances; pair runs made from the same seeds")
 

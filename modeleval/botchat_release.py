@@ -29,7 +29,8 @@ from .errors import RunError
 from .models import ModelSpec
 from .permissions import can_evaluate_models
 from .scorers import botchat, loops, selfchat_generation
-from .selfchat_runs import SEED_UTTERANCES, _record, resolve_settings
+from .scorers.botchat import SEED_UTTERANCES
+from .selfchat_runs import _record, resolve_settings
 from core.errors import Code
 
 SOURCE = f"{botchat.SOURCE} MuTualTest-convs.tsv"

@@ -70,20 +70,16 @@ def score_items(run, items) -> list[dict]:
 
 
 def chat_text(tokenizer, spec: ModelSpec, user, system: str = "") -> str:
-    """The prompt as the model reads it: in the chat template (the spec's own text when set, which
-    `generation.chat_prompt` has no argument for), or plain when the spec or tokenizer has none. `user` is
-    one user message's text, or a chat as (role, content) pairs ending with the user's turn, which only a
-    chat template can render."""
+    """The prompt as the model reads it: in the chat template (the spec's own text when set, else the
+    tokenizer's), or plain when the spec or tokenizer has none. `user` is one user message's text, or a chat
+    as (role, content) pairs ending with the user's turn, which only a chat template can render."""
     template = spec.chat_template or None
-    if not spec.use_chat_template or not (template or getattr(tokenizer, "chat_template", None)):
+    if not spec.use_chat_template or not (template or prompts.has_chat_template(tokenizer)):
         if isinstance(user, str):
             return user
         raise ValueError(f"model {spec.name}: a prompt of several chat turns needs the model's chat template, and "
                          "it is read without one")
-    if template is None and isinstance(user, str):
-        return generation.chat_prompt(tokenizer, user, system or None)
-    messages = ([{"role": "system", "content": system}] if system else []) + prompts.chat_messages(user)
-    return tokenizer.apply_chat_template(messages, chat_template=template, tokenize=False, add_generation_prompt=True)
+    return prompts.render_chat(tokenizer, prompts.with_system(system, prompts.chat_messages(user)), template)
 
 
 class ModelCalls:

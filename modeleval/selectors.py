@@ -6,7 +6,8 @@ report can show that the rows alone give the run's accuracy.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
+from collections.abc import Iterable
 
 from django.db.models import Count, Q, Sum
 
@@ -16,6 +17,20 @@ from .modes import Answer, mode_unsuited
 from .models import ChunkState, EvalRun, Mode, ParseStatus, Prediction, RunState
 from .scorers.choice_rules import Rule, rule_picks
 from .scorers.positions import accuracy_by_position
+
+
+def run_labels(runs: Iterable[tuple[int, str, str]]) -> dict[int, str]:
+    """The name each run is shown under, from its (id, model name, mode): the model's name, with `#` and the run id
+    when that model ran more than once in that mode, so that a name is unique among runs of one mode (the arena's
+    runs are all self-chat; a report's tables are by mode)."""
+    runs = list(runs)
+    counts = Counter((name, mode) for _, name, mode in runs)
+    return {pk: name if counts[name, mode] == 1 else f"{name}#{pk}" for pk, name, mode in runs}
+
+
+def run_choice(run: EvalRun) -> str:
+    """A run as an entry of a list to pick one from: its model, mode and id."""
+    return f"{run.model.name} · {run.mode} · run {run.pk}"
 
 
 def runs():

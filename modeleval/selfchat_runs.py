@@ -48,12 +48,12 @@ from .models import (ACTIVE_RUN_STATES, EvalRun, Mode, ModelSpec, ParseStatus, P
                      RunState)
 from .permissions import can_evaluate_models
 from .scorers import botchat, loops, selfchat_generation
+from .scorers.botchat import SEED_UTTERANCES
 from .scorers.decoding import DECODINGS
 from .scorers.prompts import template_hash
 from .training import SYNC_WORKER
 from core.errors import Code
 
-SEED_UTTERANCES = 2  # BotChat: the first two utterances of a real dialogue
 TASK_SLUG = "selfchat"
 # System prompt text -> its version (change the text, change the version); any other text is "custom".
 PROMPT_VERSIONS = {selfchat_generation.DEFAULT_SYSTEM_PROMPT: "selfchat-system-en/1",

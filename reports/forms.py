@@ -2,12 +2,9 @@
 which questions agreement is computed on."""
 from __future__ import annotations
 
-from benchmarks.formschema import question
+from benchmarks.formschema import BOOLEAN_VALUES, option_values, question, rating_values, scale_values
+from modeleval.scorers.pairwise import OUTCOMES as PAIRWISE_OUTCOMES
 
-# Outcome of conversation A from a pairwise label: win/tie/lose as such; BotChat's "which one
-# involves an AI" labels make the picked conversation lose.
-PAIRWISE_OUTCOMES = {"win": "win", "tie": "tie", "lose": "lose", "1": "lose", "2": "win", "both": "tie",
-                     "neither": "tie"}
 # Question types whose answers agreement and ratings are computed on (text and multi-choice are not).
 LABEL_TYPES = {"single_choice", "scale", "boolean", "index"}
 
@@ -17,7 +14,7 @@ def task_kind(form):
     options = spec.get("options")
     if spec["type"] == "single_choice" and options == "item":
         return "multiple_choice"
-    values = [str(o["value"]) for o in options] if isinstance(options, list) else []
+    values = [str(v) for v in option_values(spec)] if isinstance(options, list) else []
     if spec["type"] == "single_choice" and values and set(values) <= set(PAIRWISE_OUTCOMES):
         return "pairwise"
     if rating_values(spec) is not None:
@@ -25,27 +22,14 @@ def task_kind(form):
     return "other"
 
 
-def rating_values(spec):
-    """The valid ratings of a question, or None when it is not a rating (scale, yes/no, numeric choice)."""
-    if spec["type"] == "scale":
-        return list(range(spec["scale"]["min"], spec["scale"]["max"] + 1))
-    if spec["type"] == "boolean":
-        return [False, True]
-    if spec["type"] == "single_choice" and isinstance(spec.get("options"), list):
-        values = [o["value"] for o in spec["options"] if not o.get("excludes")]
-        if values and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-            return values
-    return None
-
-
 def agreement_spec(spec):
     """(categories for Fleiss, Krippendorff level, value domain) of a label question."""
     if spec["type"] == "scale":
-        values = list(range(spec["scale"]["min"], spec["scale"]["max"] + 1))
+        values = scale_values(spec)
         return values, "ordinal", values
     if spec["type"] == "boolean":
-        return [False, True], "nominal", None
+        return list(BOOLEAN_VALUES), "nominal", None
     if spec["type"] == "single_choice" and isinstance(spec.get("options"), list):
-        return [o["value"] for o in spec["options"]], "nominal", None
+        return option_values(spec), "nominal", None
     return None, "nominal", None
 

@@ -8,9 +8,9 @@ from benchmarks.models import Item
 from metrics import plan_labels, ppi_mean
 from modeleval.models import EvalRun, Prediction, RunState
 
-from benchmarks.formschema import question
+from benchmarks.formschema import question, rating_values
 
-from .forms import rating_values, task_kind
+from .forms import task_kind
 from .sections.human_anchored import MC_MODES, RATING_MODES
 
 

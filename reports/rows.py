@@ -1,11 +1,13 @@
 """The index over a report's plain rows that every section shares (no ORM here)."""
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from itertools import compress
 from operator import and_
 
 import numpy as np
+
+from modeleval import selectors
 
 from .contract import ReportData
 from .forms import task_kind
@@ -146,8 +148,6 @@ class Rows:
 
 
 def run_labels(runs):
-    """A readable, unique name per run: the model name, with the run id when a model ran twice."""
-    counts = Counter((r["model__name"], r["mode"]) for r in runs)
-    return {r["id"]: r["model__name"] if counts[r["model__name"], r["mode"]] == 1 else f"{r['model__name']}#{r['id']}"
-            for r in runs}
+    """The name each run is shown under (`modeleval.selectors.run_labels`)."""
+    return selectors.run_labels((r["id"], r["model__name"], r["mode"]) for r in runs)
 

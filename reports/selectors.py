@@ -28,13 +28,14 @@ from benchmarks.models import Benchmark, Item, Task
 from core.errors import ActionError, Code
 from modeleval.models import EvalRun, ParseStatus, Prediction, RunState
 from modeleval.modes import Section, modes_where
+from modeleval.scorers import botchat
 from modeleval.scorers.choice_rules import Rule
 
 from .contract import ReportData
 from .forms import LABEL_TYPES, task_kind
 from .gold import GoldChoice, GoldRefused, resolve_gold
 from .provenance import code_version
-from .sections.selfchat import SEED_UTTERANCES, SELFCHAT_SETTINGS_SHOWN
+from .sections.selfchat import SELFCHAT_SETTINGS_SHOWN
 
 
 @dataclass(frozen=True)
@@ -374,7 +375,7 @@ def arena_dialogues(scope, tasks):
         for key, value in (("item_id", item_id), ("system", system[item_id]),
                            ("utterances", [turn["text"] for turn in dialogue]),
                            # Real dialogues are measured after the two utterances a seed would take.
-                           ("seed_utterances", meta.get("seed_utterances", SEED_UTTERANCES)),
+                           ("seed_utterances", botchat.seed_utterances(meta)),
                            ("loop_start", meta.get("loop_start")),
                            # Token counts of each utterance, kept by the self-chat run with its model's tokenizer.
                            ("tokens", meta.get("utterance_tokens")), ("run", meta.get("run"))):

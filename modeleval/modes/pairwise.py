@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 
+from benchmarks.formschema import option_values
 from benchmarks.models import Item
 
 from ..errors import RunError
 from ..models import Mode, ParseStatus
 from ..prompting import check_template as check_fields
 from ..scorers import botchat, loops, pairwise, prompts, rating
-from ..scorers.pairwise import BOTH, NEITHER, ONE, TWO
 from .base import NO_FEWSHOT, check_choice, lookup_template, uses_fewshot
 from .plan import Answer, FamilyPlan, Report, Section
 from core.errors import Code
@@ -28,7 +28,7 @@ MODES = (Mode.PAIRWISE,)
 ORDERS_OPTIONS = False
 PLAN = {Mode.PAIRWISE: FamilyPlan(Report(Section.PAIRWISE, Answer.VERDICT))}
 API_NEEDS = {Mode.PAIRWISE: "chat"}
-LABELS = (ONE, TWO, BOTH, NEITHER)
+LABELS = pairwise.LABELS
 SECOND = "conversation_2"  # the field holding an arena item's second conversation
 
 TEMPLATES = {
@@ -49,7 +49,7 @@ def api_need(mode, settings) -> str:
 
 def unsuited(task, mode, spec, settings=None) -> str | None:
     if spec["type"] == "single_choice" and isinstance(spec.get("options"), list) \
-            and {str(o["value"]) for o in spec["options"]} == set(LABELS):
+            and {str(v) for v in option_values(spec)} == set(LABELS):
         return None
     return (f"task {task}: pairwise mode needs BotChat's question (which conversation "
             f"involves a machine: {', '.join(LABELS)}) as primary question")

@@ -20,7 +20,6 @@ ORDERS_OPTIONS = False
 PLAN = {Mode.SINGLE_JUDGE: FamilyPlan(Report(Section.SINGLE_JUDGE, Answer.VERDICT))}
 API_NEEDS = {Mode.SINGLE_JUDGE: "chat"}
 INDEX_QUESTION = "first_ai_turn"  # the single-dialogue form's question naming the first machine utterance
-SEED_UTTERANCES = 2  # a self-chat's seed, human-written: never asked about (modeleval.selfchat_runs')
 
 TEMPLATES = {
     (Mode.SINGLE_JUDGE, "en", ""): ("single-ai-judge-en/1", prompts.SINGLE_AI_JUDGE),
@@ -85,7 +84,7 @@ def requests(run, items):
         if run.settings.get("judging") == "whole":
             built.append((item, [(length, _prompt(run, item, length))]))
             continue
-        seed = (item.meta or {}).get("seed_utterances", SEED_UTTERANCES)
+        seed = botchat.seed_utterances(item.meta)
         asked, looped = single.asked_range(length, seed, (item.meta or {}).get("loop_start"))
         steps = [(n, _prompt(run, item, n)) for n in asked]
         built.append((item, steps + [(n, None) for n in looped]))

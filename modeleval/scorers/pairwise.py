@@ -18,6 +18,8 @@ _BARE = re.compile(r"(?<![\w.])([12])(?![\w.])")
 _NUMBER = {"1": ONE, "one": ONE, "一": ONE, "2": TWO, "two": TWO, "二": TWO}
 
 
+LABELS = (ONE, TWO, BOTH, NEITHER)  # a verdict: which conversation the judge picks (involves an AI, is better)
+# How a verdict is written out: in solved examples, the arena's human form and BotChat's Choice line.
 ANSWER_TEXT = {ONE: "Conversation 1", TWO: "Conversation 2", BOTH: "Both", NEITHER: "Neither"}
 
 
@@ -68,6 +70,11 @@ def outcome(label: str | None, a_position: int, picked_loses: bool = True) -> st
         return TIE
     a_picked = label == (ONE if a_position == 1 else TWO)
     return LOSE if a_picked == picked_loses else WIN
+
+
+# The outcome for the conversation shown first of a pairwise answer: win / tie / lose as such, and a verdict as
+# `outcome` reads it where the picked conversation loses (BotChat's "which one involves an AI").
+OUTCOMES = {WIN: WIN, TIE: TIE, LOSE: LOSE, **{label: outcome(label, 1) for label in LABELS}}
 
 
 def combine_orders(label_ab: str | None, label_ba: str | None, rule: str = "consistent", picked_loses: bool = True):

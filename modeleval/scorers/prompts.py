@@ -32,6 +32,23 @@ def chat_messages(prompt: str | Sequence[tuple[str, str]]) -> list[dict]:
     return [{"role": role, "content": content} for role, content in prompt]
 
 
+def with_system(system: str | None, messages: Sequence[Mapping]) -> list:
+    """Chat messages after a system message holding `system`, when there is one."""
+    return ([{"role": "system", "content": system}] if system else []) + list(messages)
+
+
+def has_chat_template(tokenizer) -> bool:
+    """Whether the tokenizer brings a chat template of its own."""
+    return bool(getattr(tokenizer, "chat_template", None))
+
+
+def render_chat(tokenizer, messages: Sequence[Mapping], chat_template: str | None = None) -> str:
+    """Chat messages as the model reads them: rendered as text by `chat_template`, else by the tokenizer's own,
+    ending where the assistant's reply starts."""
+    return tokenizer.apply_chat_template(messages, chat_template=chat_template, tokenize=False,
+                                         add_generation_prompt=True)
+
+
 def prompt_text(prompt: str | Sequence[tuple[str, str]]) -> str:
     """How a prediction shows a prompt: a text as it is, a chat as its messages in JSON."""
     return prompt if isinstance(prompt, str) else json.dumps(chat_messages(prompt), ensure_ascii=False)

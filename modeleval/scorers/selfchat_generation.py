@@ -24,6 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from .prompts import has_chat_template, render_chat, with_system
+
 DEFAULT_SYSTEM_PROMPT = (
     "You are chatting with another person. Reply with one short, natural utterance, as people talk "
     "in everyday conversation. Do not mention that you are an AI, and do not write the other person's lines."
@@ -58,13 +60,12 @@ def messages(dialogue: Sequence[str], system: str = "", dropped: int = 0) -> lis
     speaker = len(dialogue) % 2
     turns = [{"role": "assistant" if i % 2 == speaker else "user", "content": text}
              for i, text in enumerate(dialogue) if i >= dropped]
-    return ([{"role": "system", "content": system}] if system else []) + turns
+    return with_system(system, turns)
 
 
 def _render(tokenizer, dialogue, system, dropped, chat_template, use_chat):
     if use_chat:
-        return tokenizer.apply_chat_template(messages(dialogue, system, dropped), chat_template=chat_template,
-                                             tokenize=False, add_generation_prompt=True)
+        return render_chat(tokenizer, messages(dialogue, system, dropped), chat_template)
     # Without a chat template: labelled lines, ending on the label of the speaker to come.
     lines = [f"{SPEAKERS[i % 2]}: {text}" for i, text in enumerate(dialogue) if i >= dropped]
     return "\n".join(([system, ""] if system else []) + lines + [f"{SPEAKERS[len(dialogue) % 2]}:"])
@@ -75,7 +76,7 @@ def render_prompt(tokenizer, dialogue: Sequence[str], *, system: str = "", max_p
     """(prompt, turns dropped) for the utterance after `dialogue`: the oldest turns are left out
     until the prompt is at most `max_prompt_tokens` long; the last turn is always kept."""
     if use_chat is None:
-        use_chat = bool(chat_template or getattr(tokenizer, "chat_template", None))
+        use_chat = bool(chat_template) or has_chat_template(tokenizer)
     for dropped in range(max(len(dialogue), 1)):
         text = _render(tokenizer, dialogue, system, dropped, chat_template, use_chat)
         if max_prompt_tokens is None or len(tokenizer.encode(text, add_special_tokens=False)) <= max_prompt_tokens:

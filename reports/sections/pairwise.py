@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from metrics import (botchat_outcomes, botchat_versus, bradley_terry_bootstrap, cohen_kappa, elo, elo_over_orders,
+from metrics import (BOTCHAT_MIRROR, botchat_outcomes, botchat_versus, bradley_terry_bootstrap, cohen_kappa, elo, elo_over_orders,
                      majority_vote, win_tie_lose)
 from modeleval.modes import Section, reads
 from modeleval.scorers import botchat
@@ -102,10 +102,6 @@ def judge_agreement(judges):
     return out
 
 
-# A pair the loop detector decided, as BotChat counts it for the conversation shown first: the looping one loses,
-# both looping is a tie in which both are machine-made (the judge's "Both": BotChat's "neither").
-LOOP_OUTCOME = {"win": "win", "lose": "lose", "tie": "neither"}
-MIRROR = {"win": "lose", "lose": "win", "both": "both", "neither": "neither", "unknown": "unknown"}
 
 
 def judged_orders(rows, task_items, systems):
@@ -130,9 +126,9 @@ def judged_orders(rows, task_items, systems):
                 2: (steps["source_b"][k] or f"item {item} B", model_b)}
         found = judgements.setdefault(run_id, {})
         if decided[k] is not None:
-            outcome = LOOP_OUTCOME[decided[k]]
+            outcome = botchat.LOOP_OUTCOME[decided[k]]
             found[side[1][0], side[2][0]] = (side[1][1], side[2][1], outcome)
-            found[side[2][0], side[1][0]] = (side[2][1], side[1][1], MIRROR[outcome])
+            found[side[2][0], side[1][0]] = (side[2][1], side[1][1], BOTCHAT_MIRROR[outcome])
             continue
         for order in ("1", "2"):
             label, a_position = steps[f"label_{order}"][k], steps[f"a_position_{order}"][k]

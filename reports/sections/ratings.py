@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchmarks.formschema import excluding_values
+from benchmarks.formschema import excluding_values, rating_values
 from metrics import (
     as_number,
     classification_metrics,
@@ -18,7 +18,6 @@ from modeleval.scorers.huynh import seed_variant
 
 from ..contract import ReportOptions
 from ..figures import mean_or_none, new_row, put
-from ..forms import rating_values
 from ..readable import flag
 from ..rows import Rows
 

@@ -7,7 +7,6 @@ from metrics import WORD_RULE, length_stats, pass_at_n, pass_at_n_stepwise, scri
 
 from ..figures import new_row, put
 
-SEED_UTTERANCES = 2  # BotChat's seeds: a real dialogue's first two utterances
 LENGTH_FIGURES = ("mean", "std", "median", "min", "max")
 # Settings of the self-chat runs behind the dialogues that the figures name.
 SELFCHAT_SETTINGS_SHOWN = ("token_counter", "loop_similarity", "loop_threshold")

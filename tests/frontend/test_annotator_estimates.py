@@ -93,6 +93,7 @@ def test_the_planner_says_how_many_more_labels_reach_the_width(client, staff, pe
     assert "No number of labels up to all 8 items reaches a width of 0.5" in narrow.content.decode()
     form = client.get(f"/manage/campaigns/{campaign.pk}/").content.decode()
     assert 'id="planner-form"' in form and f'value="{run.pk}"' in form
+    assert f"{run.model.name} · {run.mode} · run {run.pk}</option>" in form  # the judge shown as a run to pick
 
 
 def test_the_campaign_form_offers_the_aggregate_rule_and_the_annotators_kind_with_their_meaning(client, staff,

@@ -14,7 +14,8 @@ from modeleval.actions import RunError, start_run
 from modeleval.models import Mode, ModelSpec, ParseStatus, Prediction
 from modeleval.scorers import selfchat_generation as selfchat, single
 from modeleval.scorers.prompts import template_hash
-from modeleval.selfchat_runs import SEED_UTTERANCES, _record, run_selfchat
+from modeleval.scorers.botchat import SEED_UTTERANCES
+from modeleval.selfchat_runs import _record, run_selfchat
 from reports.contract import ReportOptions
 from reports.render import render
 from reports.service import make_report
