@@ -169,11 +169,6 @@ def reads_all_gold(user):
     return bool(user and user.is_authenticated and user.is_staff)
 
 
-def can_read_gold(user, campaign):
-    """Gold and the report of a campaign (CampaignAccess.reads_gold)."""
-    return access_of(user, campaign).reads_gold
-
-
 def campaigns_with_readable_gold(user, campaigns):
     """The ids among `campaigns` (a Campaign queryset) whose gold and report the user may read."""
     if reads_all_gold(user):

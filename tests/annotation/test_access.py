@@ -125,7 +125,7 @@ def test_policy_has_no_second_per_user_test_of_the_access_rules():
     tree = ast.parse((ROOT / "annotation/policy.py").read_text())
     functions = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
     assert not functions & {"can_read_labels", "votes_blind", "reads", "reviews_blind", "reads_as_blind_qc",
-                            "qc_blind_batch"}, "ask policy.access_of / access_for instead"
+                            "qc_blind_batch", "can_read_gold"}, "ask policy.access_of / access_for instead"
 
 
 def test_templates_and_scripts_read_flags_not_roles():
