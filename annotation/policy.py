@@ -259,6 +259,8 @@ class CampaignAccess:
     user: object
     campaign: Campaign
     roles: frozenset
+    # Whether the person labels (annotator, QC, blind voter) in some campaign of this benchmark; None: not read yet.
+    labels_benchmark: bool | None = None
 
     def holds(self, roles):
         """Whether the person holds one of `roles` here."""
@@ -347,15 +349,25 @@ class CampaignAccess:
             return False
         if reads_all_gold(self.user):
             return True
-        return (self.reads(READ_GOLD)
-                and not _labelling(self.user).filter(campaign__benchmark_id=self.campaign.benchmark_id).exists())
+        if not self.reads(READ_GOLD):
+            return False
+        if self.labels_benchmark is not None:
+            return not self.labels_benchmark
+        return not _labelling(self.user).filter(campaign__benchmark_id=self.campaign.benchmark_id).exists()
 
 
 def access_of(user, campaign, roles=None):
-    """The CampaignAccess of `user` in `campaign` (`roles`: their membership roles when already read, for lists)."""
-    if roles is None:
-        return CampaignAccess(user, campaign, roles_of(user, campaign))
-    return CampaignAccess(user, campaign, frozenset(roles) | staff_roles(user))
+    """The CampaignAccess of `user` in `campaign` (`roles`: their membership roles when already read, for lists).
+    One query reads their memberships on the campaign's benchmark: their roles here, and whether they label on it."""
+    if roles is not None:
+        return CampaignAccess(user, campaign, frozenset(roles) | staff_roles(user))
+    if not user or not user.is_authenticated:
+        return CampaignAccess(user, campaign, frozenset(), labels_benchmark=False)
+    rows = list(Membership.objects.filter(user=user, active=True, campaign__benchmark_id=campaign.benchmark_id)
+                .order_by().values_list("campaign_id", "role", "campaign__worker_role"))
+    roles = frozenset(role for campaign_id, role, _ in rows if campaign_id == campaign.pk) | staff_roles(user)
+    labels = any(role in LABELLING or role == BLIND_ROLE == worker_role for _, role, worker_role in rows)
+    return CampaignAccess(user, campaign, roles, labels_benchmark=labels)
 
 
 def access_for(request, campaign):

@@ -122,9 +122,7 @@ def disagreements(request, pk):
 @login_required
 def dashboard(request, pk):
     campaign, access = campaign_with_role(request, pk, policy.READ_BATCHES, "see its dashboard")
-    return render(request, "frontend/dashboard.html", {"campaign": campaign,
-                                                       "with_report": campaign.pk in readable_report_campaigns(
-                                                           request.user, [campaign.benchmark_id]),
+    return render(request, "frontend/dashboard.html", {"campaign": campaign, "with_report": access.reads_gold,
                                                        "can_export": access.reads_labels})
 
 

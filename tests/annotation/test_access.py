@@ -141,14 +141,14 @@ def test_templates_and_scripts_read_flags_not_roles():
 
 @pytest.mark.django_db
 def test_the_access_object_and_the_cross_campaign_queries_agree_on_every_role_set(staff, diqad):
-    """The blind QC and the blind voter are asked per campaign of CampaignAccess (from the roles) and across
-    campaigns in SQL (labels_visible, qc_hidden_items): for every set of roles in a campaign where annotators label
-    and one where experts do, both give one answer."""
+    """The blind QC, the blind voter and who reads a campaign's gold are asked per campaign of CampaignAccess (from
+    the roles) and across campaigns in SQL (labels_visible, qc_hidden_items, campaigns_with_readable_gold): for
+    every set of roles in a campaign where annotators label and one where experts do, both give one answer."""
     from itertools import combinations
 
     from django.contrib.auth.models import User
 
-    from annotation.models import Membership, Role
+    from annotation.models import Campaign, Membership, Role
 
     labelled = make_campaign(staff, {}, diqad, roles={})
     panel = make_campaign(staff, {}, diqad, protocol="gold_panel", roles={})
@@ -165,10 +165,12 @@ def test_the_access_object_and_the_cross_campaign_queries_agree_on_every_role_se
         blind_qc = set(policy._blind_qc_campaigns(user).values_list("campaign_id", flat=True))
         readers = policy.campaigns_reading(user, policy.READ_LABELS)
         readers = None if readers is None else set(readers.values_list("campaign_id", flat=True))
+        gold = policy.campaigns_with_readable_gold(user, Campaign.objects.all())
         for campaign in (labelled, panel):
             access = policy.access_of(user, campaign)
             assert access.reads_as_blind_qc == (campaign.pk in blind_qc), (user, campaign.worker_role)
             assert access.reads_labels == (readers is None or campaign.pk in readers), (user, campaign.worker_role)
+            assert access.reads_gold == (campaign.pk in gold), (user, campaign.worker_role)
 
 
 @pytest.mark.django_db
@@ -179,3 +181,13 @@ def test_the_home_page_offers_manage_from_the_access_flag(in_review, people, sta
         response, _queries = page(who, "/")
         assert response.status_code == 200
         assert (link in response.content.decode()) is shown, who
+
+
+@pytest.mark.django_db
+def test_the_dashboard_offers_the_report_to_who_reads_the_campaigns_gold(in_review, people, staff):
+    campaign, _ = in_review
+    for who, shown in (("manager", True), ("viewer", True), ("expert", True), ("qc", False), ("trainer", False)):
+        response, _queries = page(people[who], f"/campaigns/{campaign.pk}/dashboard/")
+        assert response.status_code == 200
+        assert (f'data-report="{"1" if shown else ""}"' in response.content.decode()) is True, who
+        assert (campaign.pk in policy.campaigns_with_readable_gold(people[who], type(campaign).objects.all())) is shown
