@@ -252,8 +252,8 @@ class CampaignViewSet(CampaignScopedMixin, mixins.ListModelMixin, mixins.Retriev
     def flags(self, request, pk=None):
         campaign = self.get_object()
         rows = self.paginate_queryset(selectors.campaign_flags(campaign))
-        return self.get_paginated_response(selectors.flag_views(rows, blind=policy.votes_blind(request.user,
-                                                                                                campaign)))
+        return self.get_paginated_response(selectors.flag_views(rows,
+                                                                blind=policy.access_for(request, campaign).votes_blind))
 
     @extend_schema(responses={200: LastAnswerSerializer, **ERRORS},
                    description="Your last answer in this campaign with its item, while it can still be changed "
@@ -330,7 +330,7 @@ class BatchViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
     def events(self, request, pk=None):
         batch = self.get_object()
         events = batch.events.select_related("actor").order_by("id")
-        hidden = policy.qc_blind_batch(request.user, batch)
+        hidden = policy.access_for(request, batch.campaign).qc_blind_batch(batch)
         if hidden is None:
             return self.page(events, EventSerializer)
         # A blind QC: no event about a hidden item's labels, and no labeller's name, until their own label.
@@ -347,7 +347,7 @@ class BatchViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
     def items(self, request, pk=None):
         batch = self.get_object()
         response = self.page(batch.items.select_related("item").order_by("position"), BatchItemSerializer)
-        hidden = policy.qc_blind_batch(request.user, batch)
+        hidden = policy.access_for(request, batch.campaign).qc_blind_batch(batch)
         if hidden is not None:
             # A blind QC: nothing of a hidden item's outcome (its final label, and what its status, method and
             # slots tell of its labels) until their own label.
@@ -381,9 +381,11 @@ class BatchViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
         return Response({"round": review.round, "sample": size, **decision.to_dict()})
 
     def qc_view(self, batch, data):
-        """A blind review hides each final label from the QC until the QC has given theirs (policy.qc_blind_batch)."""
-        blind = policy.reviews_blind(self.request.user, batch)
-        hidden = policy.qc_blind_batch(self.request.user, batch) if blind else None
+        """A blind review hides each final label from the QC until the QC has given theirs
+        (CampaignAccess.qc_blind_batch)."""
+        access = policy.access_for(self.request, batch.campaign)
+        blind = access.reviews_blind(batch)
+        hidden = access.qc_blind_batch(batch) if blind else None
         return selectors.blind_qc_sample(data, blind, hidden["batch_items"] if hidden else ())
 
     @extend_schema(request=None, responses={200: BatchSerializer, **ERRORS},
@@ -542,12 +544,7 @@ class AnnotationViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
         labels = Annotation.objects.select_related("annotator", "item", "settings").order_by("id")
         if self.action == "list":
             return labels.filter(pk__in=policy.labels_visible(self.request.user).values("pk"))
-        ids = policy.campaigns_with_role(self.request.user)
-        if ids is None:
-            return labels
-        # A label a blind QC may not read yet is not found (404), as a label of another campaign.
-        return labels.filter(Q(campaign_id__in=ids) & ~Q(batch_item_id__in=policy.qc_hidden_items(self.request.user))
-                             | Q(annotator=self.request.user))
+        return policy.labels_found(self.request.user, labels)
 
 
 class DisagreementFilter(filters.FilterSet):
@@ -586,7 +583,7 @@ class DisagreementViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
     @action(detail=True, methods=["get"], permission_classes=[CanReadDisagreements])
     def answers(self, request, pk=None):
         disagreement = self.get_object()
-        blind = policy.votes_blind(request.user, disagreement.campaign)
+        blind = policy.access_for(request, disagreement.campaign).votes_blind
         return Response(selectors.disagreement_answers(disagreement, blind))
 
 

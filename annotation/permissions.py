@@ -9,20 +9,12 @@ from rest_framework.permissions import SAFE_METHODS, BasePermission
 from benchmarks.permissions import staff_or_holder
 
 from .models import Campaign, Role
-from .policy import (READ_BATCHES, READ_DISAGREEMENTS, READ_GOLD, READ_LABELS, READ_QC, RESOLVE, reading_roles,
-                        roles_of)
+from .policy import (READ_BATCHES, READ_DISAGREEMENTS, READ_GOLD, READ_LABELS, READ_QC, RESOLVE, access_for,
+                     reading_roles)
 
 
 def campaign_of(obj):
     return obj if isinstance(obj, Campaign) else obj.campaign
-
-
-def request_roles(request, campaign):
-    """Roles of the request's user in a campaign, looked up once per request."""
-    cache = request.__dict__.setdefault("_campaign_roles", {})
-    if campaign.pk not in cache:
-        cache[campaign.pk] = roles_of(request.user, campaign)
-    return cache[campaign.pk]
 
 
 class CampaignRole(BasePermission):
@@ -33,7 +25,7 @@ class CampaignRole(BasePermission):
         return bool(request.user and request.user.is_authenticated)
 
     def has_object_permission(self, request, view, obj):
-        return bool(request_roles(request, campaign_of(obj)) & self.allowed(campaign_of(obj)))
+        return access_for(request, campaign_of(obj)).holds(self.allowed(campaign_of(obj)))
 
     def allowed(self, campaign):
         return reading_roles(campaign, self.roles) if self.blind else self.roles

@@ -1,7 +1,12 @@
 """Who may see and do what in a campaign: the roles that read each kind of data, staff's roles everywhere,
 the gold panel's blind voters, the blind QC, and the campaigns, labels and benchmarks a person reads. The one home of
-these rules: selectors, permissions, serializers, pages and reports ask these functions."""
+these rules: selectors, permissions, serializers, pages and reports ask these functions. Within one campaign they
+ask CampaignAccess (at the end), resolved once per request by access_for, as Sentry's request.access: the
+permissions, the API's blindness, the serializers, the pages and the flags the pages hand their templates and
+scripts all read its answers."""
 from collections import defaultdict
+from dataclasses import dataclass
+from functools import cached_property
 
 from django.db.models import F, Q
 from django.utils.translation import gettext, gettext_noop
@@ -105,6 +110,16 @@ def labels_visible(user):
                                      | Q(annotator=user))
 
 
+def labels_found(user, labels):
+    """Of `labels`, those the user may open by id (the role is then checked on the label's campaign): any of the
+    campaigns they are a member of, less what a blind QC may not read yet (not found, as another campaign's),
+    and always their own."""
+    ids = campaigns_with_role(user)
+    if ids is None:
+        return labels
+    return labels.filter(Q(campaign_id__in=ids) & ~Q(batch_item_id__in=qc_hidden_items(user)) | Q(annotator=user))
+
+
 # ---------------------------------------------------------------- blindness and read scope
 # One home for "experts vote blind": the experts who label a campaign (its worker role: a gold panel's voters,
 # DialogBench's 3 experts) read nobody's labels, votes, names or gold (not through labels, disagreements,
@@ -126,22 +141,6 @@ def role_votes_blind(role, campaign):
 def reading_roles(campaign, roles):
     """`roles` less the one that votes blind in this campaign: the roles that read others' work there."""
     return frozenset(role for role in roles if not role_votes_blind(role, campaign))
-
-
-def votes_blind(user, campaign, roles=None):
-    """Whether this person sees the campaign's answers without names: a labelling expert (a gold panel's voter)
-    who holds no other role that reads everyone's labels there."""
-    roles = roles_of(user, campaign) if roles is None else roles
-    return campaign.worker_role == BLIND_ROLE and not reading_roles(campaign, roles) & READ_LABELS
-
-
-def reads(user, campaign, roles):
-    """Whether the user reads what `roles` read in the campaign (blind voters do not)."""
-    return bool(roles_of(user, campaign) & reading_roles(campaign, roles))
-
-
-def can_read_labels(user, campaign):
-    return reads(user, campaign, READ_LABELS)
 
 
 def _blind_memberships():
@@ -168,17 +167,6 @@ def labelling_benchmarks(user):
 def reads_all_gold(user):
     """Staff read every campaign's gold, report and people."""
     return bool(user and user.is_authenticated and user.is_staff)
-
-
-def can_read_gold(user, campaign):
-    """Gold and the report of a campaign: staff, and those who read its gold (managers, viewers, experts;
-    not blind voters) and label nowhere on its benchmark."""
-    if not user or not user.is_authenticated:
-        return False
-    if reads_all_gold(user):
-        return True
-    return (reads(user, campaign, READ_GOLD)
-            and not _labelling(user).filter(campaign__benchmark_id=campaign.benchmark_id).exists())
 
 
 def campaigns_with_readable_gold(user, campaigns):
@@ -218,39 +206,39 @@ def member_scope(user):
 QC_UNDECIDED = (BatchState.ANNOTATING, BatchState.HANDED_IN, BatchState.IN_REVIEW)  # the round's QC decision to come
 
 
+# The roles that, held beside QC, let a QC read the campaign's labels (a blind voter's expert role does not).
+# Asked in SQL across campaigns here and from the roles in CampaignAccess.reads_as_blind_qc; tests/annotation/
+# test_access.py holds the two forms to one answer.
+QC_SIGHTED_BY = READ_LABELS - {Role.QC}
+
+
 def _blind_qc_campaigns(user):
     """Ids of the campaigns where the user is a QC and holds no other role that reads labels there."""
     if not user or not user.is_authenticated or staff_roles(user):
         return Membership.objects.none().values("campaign_id")
-    others = (Membership.objects.filter(user=user, active=True, role__in=READ_LABELS - {Role.QC})
+    others = (Membership.objects.filter(user=user, active=True, role__in=QC_SIGHTED_BY)
               .exclude(_blind_memberships()).values("campaign_id"))
     return (Membership.objects.filter(user=user, active=True, role=Role.QC).exclude(campaign_id__in=others)
             .values("campaign_id"))
 
 
-def reads_as_blind_qc(user, campaign):
-    """Whether the user reads this campaign as a blind QC would (before qc_blind and the batch are asked)."""
-    return _blind_qc_campaigns(user).filter(campaign_id=getattr(campaign, "pk", campaign)).exists()
+def _qc_hidden(items):
+    """Of `items` (BatchItems of campaigns where the user reads as a blind QC), the ids hidden from them now."""
+    from .models import QCSampleItem
 
-
-def reviews_blind(user, batch):
-    """Whether the user reviews this batch blind: its settings say qc_blind and they read as a blind QC."""
-    return bool(batch.settings and batch.settings.qc_blind) and reads_as_blind_qc(user, batch.campaign_id)
-
-
-def qc_hidden_items(user, campaign=None):
-    """The batch items whose labels, labellers' names and label events the user may not read yet (a queryset of
-    BatchItem ids; `campaign`: only that campaign's): the items of the batches of a qc_blind round not decided
-    yet, in the campaigns where the user reads as a blind QC, less the items of the round's sample that have
-    their QC label."""
-    from .models import BatchItem, QCSampleItem
-
-    items = BatchItem.objects.filter(campaign_id__in=_blind_qc_campaigns(user), batch__settings__qc_blind=True,
-                                     batch__state__in=QC_UNDECIDED)
-    if campaign is not None:
-        items = items.filter(campaign_id=getattr(campaign, "pk", campaign))
+    items = items.filter(batch__settings__qc_blind=True, batch__state__in=QC_UNDECIDED)
     shown = QCSampleItem.objects.filter(review__round=F("review__batch__round"), qc_at__isnull=False)
     return items.exclude(pk__in=shown.values("batch_item_id")).values("pk")
+
+
+def qc_hidden_items(user):
+    """The batch items, in every campaign, whose labels, labellers' names and label events the user may not read
+    yet (a queryset of BatchItem ids): the items of the batches of a qc_blind round not decided yet, in the
+    campaigns where the user reads as a blind QC, less the items of the round's sample that have their QC label.
+    For one campaign: CampaignAccess.qc_hidden_items."""
+    from .models import BatchItem
+
+    return _qc_hidden(BatchItem.objects.filter(campaign_id__in=_blind_qc_campaigns(user)))
 
 
 # Events about one item's labels: left out for a blind QC while the item is hidden (their figures carry values,
@@ -258,17 +246,135 @@ def qc_hidden_items(user, campaign=None):
 LABEL_EVENTS = ("label_changed", "disagreement_resolved", "item_flagged", "item_skipped")
 
 
-def qc_blind_batch(user, batch):
-    """What of one batch a blind QC may not read yet: None when the user reads all of it; else a dict with the
-    hidden batch items' ids (`batch_items`), their items' external ids (`items`) and the usernames of everyone
-    who labelled the batch (`labellers`, whose names the batch's other events leave out meanwhile)."""
-    from .models import Annotation, BatchItem
 
-    hidden = BatchItem.objects.filter(pk__in=qc_hidden_items(user, batch.campaign_id), batch_id=batch.pk)
-    rows = list(hidden.values_list("pk", "item__external_id"))
-    if not rows:
-        return None
-    labellers = set(Annotation.objects.filter(batch_item__batch_id=batch.pk)
-                    .values_list("annotator__username", flat=True).distinct())
-    return {"batch_items": {pk for pk, _ in rows}, "items": {external for _, external in rows},
-            "labellers": labellers}
+
+# ---------------------------------------------------------------- the access object
+@dataclass(frozen=True)
+class CampaignAccess:
+    """What one person may see and do in one campaign, resolved once (one query for their memberships) and read by
+    the permissions, serializers, views, templates (as context flags) and scripts (as the page's data): the one
+    home of each answer below. Build it with access_of(user, campaign), or access_for(request, campaign) for the
+    request's user (memoised on the request)."""
+
+    user: object
+    campaign: Campaign
+    roles: frozenset
+    # Whether the person labels (annotator, QC, blind voter) in some campaign of this benchmark; None: not read yet.
+    labels_benchmark: bool | None = None
+
+    def holds(self, roles):
+        """Whether the person holds one of `roles` here."""
+        return bool(self.roles & set(roles))
+
+    def reads(self, roles):
+        """Whether the person reads what `roles` read here (a gold panel's blind voters do not)."""
+        return bool(self.roles & reading_roles(self.campaign, roles))
+
+    @property
+    def reads_labels(self):
+        """Everyone's labels, with the labellers' names."""
+        return self.reads(READ_LABELS)
+
+    @property
+    def votes_blind(self):
+        """Sees the campaign's answers without names: a labelling expert (a gold panel's voter) who holds no other
+        role that reads everyone's labels here."""
+        return self.campaign.worker_role == BLIND_ROLE and not self.reads_labels
+
+    @property
+    def labels(self):
+        """Takes leases: holds the campaign's worker role (annotators, or a gold panel's experts)."""
+        return self.campaign.worker_role in self.roles
+
+    @property
+    def may_manage(self):
+        return Role.MANAGER in self.roles
+
+    @property
+    def reviews(self):
+        """Takes the QC's part in reviews (starts them, labels the sample, decides)."""
+        return Role.QC in self.roles
+
+    @property
+    def may_resolve(self):
+        return self.holds(RESOLVE)
+
+    @property
+    def reads_as_blind_qc(self):
+        """Reads this campaign as a blind QC would (before qc_blind and the batch are asked): a QC who holds no
+        other role that reads labels here, and not staff."""
+        return (not staff_roles(self.user) and Role.QC in self.roles
+                and not self.reads(QC_SIGHTED_BY))
+
+    def reviews_blind(self, batch):
+        """Reviews this batch blind: its settings say qc_blind and the person reads as a blind QC."""
+        return bool(batch.settings and batch.settings.qc_blind) and self.reads_as_blind_qc
+
+    def qc_hidden_items(self):
+        """This campaign's batch items the person may not read yet (policy.qc_hidden_items, for one campaign)."""
+        from .models import BatchItem
+
+        if not self.reads_as_blind_qc:
+            return BatchItem.objects.none().values("pk")
+        return _qc_hidden(BatchItem.objects.filter(campaign_id=self.campaign.pk))
+
+    def qc_blind_batch(self, batch):
+        """What of one batch a blind QC may not read yet: None when the person reads all of it; else a dict with
+        the hidden batch items' ids (`batch_items`), their items' external ids (`items`) and the usernames of
+        everyone who labelled the batch (`labellers`, whose names the batch's other events leave out meanwhile)."""
+        from .models import BatchItem
+
+        if not self.reads_as_blind_qc:
+            return None
+        rows = list(BatchItem.objects.filter(pk__in=self.qc_hidden_items(), batch_id=batch.pk)
+                    .values_list("pk", "item__external_id"))
+        if not rows:
+            return None
+        labellers = set(Annotation.objects.filter(batch_item__batch_id=batch.pk)
+                        .values_list("annotator__username", flat=True).distinct())
+        return {"batch_items": {pk for pk, _ in rows}, "items": {external for _, external in rows},
+                "labellers": labellers}
+
+    @property
+    def reads_annotator_figures(self):
+        """The annotator model's estimates, which read every label: the QC's figures, not while a label is hidden
+        from a blind QC."""
+        return self.holds(READ_ANNOTATOR_FIGURES) and not self.qc_hidden_items().exists()
+
+    @cached_property
+    def reads_gold(self):
+        """Gold and the report: staff (reads_all_gold), and those who read its gold (managers, viewers, experts;
+        not blind voters) and label nowhere on its benchmark."""
+        if not self.user or not self.user.is_authenticated:
+            return False
+        if reads_all_gold(self.user):
+            return True
+        if not self.reads(READ_GOLD):
+            return False
+        if self.labels_benchmark is not None:
+            return not self.labels_benchmark
+        return not _labelling(self.user).filter(campaign__benchmark_id=self.campaign.benchmark_id).exists()
+
+
+def access_of(user, campaign, roles=None):
+    """The CampaignAccess of `user` in `campaign` (`roles`: their membership roles when already read, for lists).
+    One query reads their memberships on the campaign's benchmark: their roles here, and whether they label on it."""
+    if roles is not None:
+        return CampaignAccess(user, campaign, frozenset(roles) | staff_roles(user))
+    if not user or not user.is_authenticated:
+        return CampaignAccess(user, campaign, frozenset(), labels_benchmark=False)
+    rows = list(Membership.objects.filter(user=user, active=True, campaign__benchmark_id=campaign.benchmark_id)
+                .order_by().values_list("campaign_id", "role", "campaign__worker_role"))
+    roles = frozenset(role for campaign_id, role, _ in rows if campaign_id == campaign.pk) | staff_roles(user)
+    labels = any(role in LABELLING or role == BLIND_ROLE == worker_role for _, role, worker_role in rows)
+    return CampaignAccess(user, campaign, roles, labels_benchmark=labels)
+
+
+def access_for(request, campaign):
+    """The request user's CampaignAccess in `campaign`, resolved once per request (a DRF request and the page's
+    request share it)."""
+    request = getattr(request, "_request", request)
+    cache = request.__dict__.setdefault("_campaign_access", {})
+    if campaign.pk not in cache:
+        cache[campaign.pk] = access_of(request.user, campaign)
+    return cache[campaign.pk]

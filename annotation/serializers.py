@@ -49,8 +49,8 @@ class CampaignSerializer(serializers.ModelSerializer):
         if request is None:
             return []
         if "roles" in self.context:
-            return sorted(set(self.context["roles"].get(campaign.pk, set())) | policy.staff_roles(request.user))
-        return sorted(policy.roles_of(request.user, campaign))
+            return sorted(policy.access_of(request.user, campaign, self.context["roles"].get(campaign.pk, ())).roles)
+        return sorted(policy.access_for(request, campaign).roles)
 
 
 class CampaignCreateSerializer(serializers.Serializer):
@@ -299,11 +299,7 @@ class DisagreementSerializer(serializers.ModelSerializer):
         voting experts decide ties blind."""
         data = super().to_representation(disagreement)
         request = self.context.get("request")
-        readers = self.context.setdefault("_reads_labels", {})
-        if disagreement.campaign_id not in readers:
-            readers[disagreement.campaign_id] = bool(request) and policy.can_read_labels(request.user,
-                                                                                            disagreement.campaign)
-        if not readers[disagreement.campaign_id]:
+        if not (request and policy.access_for(request, disagreement.campaign).reads_labels):
             data["labels"], data["resolved_by"] = [], None
         return data
 

@@ -9,16 +9,17 @@ from annotation.permissions import can_create_campaigns
 from benchmarks.permissions import can_import_items
 
 
-def campaign_with_role(user, pk, allowed, what):
-    """The campaign when the user holds one of `allowed` there; the 403 page otherwise (members and
-    outsiders alike, so the refusal says nothing about the campaign). `allowed` may be a function of the
-    campaign (its worker role, say), so that the campaign is read once."""
+def campaign_with_role(request, pk, allowed, what):
+    """The campaign and the person's access there (policy.CampaignAccess, resolved once for the request) when they
+    hold one of `allowed` there; the 403 page otherwise (members and outsiders alike, so the refusal says nothing
+    about the campaign). `allowed` may be a function of the campaign (its worker role, say), so that the campaign
+    is read once."""
     campaign = get_object_or_404(Campaign.objects.select_related("benchmark"), pk=pk)
     allowed = allowed(campaign) if callable(allowed) else allowed
-    roles = policy.roles_of(user, campaign)
-    if not roles & set(allowed):
+    access = policy.access_for(request, campaign)
+    if not access.holds(allowed):
         raise PermissionDenied(policy.refusal(allowed, what))
-    return campaign, roles
+    return campaign, access
 
 
 def managed_campaigns(user):

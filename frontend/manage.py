@@ -34,7 +34,7 @@ from .access import campaign_with_role, managed_campaigns, may_manage
 
 
 def managed(request, pk):
-    campaign, _ = campaign_with_role(request.user, pk, {Role.MANAGER}, "manage it")
+    campaign, _ = campaign_with_role(request, pk, {Role.MANAGER}, "manage it")
     return campaign
 
 

@@ -12,8 +12,8 @@ from django.urls import reverse
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 
 from annotation import policy, selectors
-from annotation.models import Assignment, Batch, Role
-from annotation.permissions import CanReadLabels, can_create_campaigns
+from annotation.models import Assignment, Batch
+from annotation.permissions import can_create_campaigns
 from benchmarks.models import Benchmark
 from benchmarks.permissions import can_see_gold
 from core.api import http_status
@@ -73,8 +73,9 @@ def home(request):
     campaigns = []
     with_report = readable_report_campaigns(user)
     for campaign in policy.visible_campaigns(user).order_by("name"):
-        roles = frozenset(roles_by.get(campaign.pk, ())) | policy.staff_roles(user)
-        campaigns.append({"campaign": campaign, "roles": sorted(roles), "waiting": selectors.waiting_for(user, campaign, roles),
+        access = policy.access_of(user, campaign, roles_by.get(campaign.pk, ()))
+        campaigns.append({"campaign": campaign, "roles": sorted(access.roles), "may_manage": access.may_manage,
+                          "waiting": selectors.waiting_for(access),
                           "report": campaign.pk in with_report})
     reports = Benchmark.objects.order_by("slug") if can_see_gold(user) else Benchmark.objects.none()
     return render(request, "frontend/home.html", {"campaigns": campaigns, "reports": reports,
@@ -83,7 +84,7 @@ def home(request):
 
 @login_required
 def annotate(request, pk):
-    campaign, _ = campaign_with_role(request.user, pk, lambda c: {c.worker_role}, "label its items")
+    campaign, _ = campaign_with_role(request, pk, lambda c: {c.worker_role}, "label its items")
     return render(request, "frontend/annotate.html", {"campaign": campaign, "assignment_id": ""})
 
 
@@ -99,35 +100,30 @@ def assignment(request, pk):
 @login_required
 def review(request, pk):
     batch = get_object_or_404(Batch.objects.select_related("campaign", "settings"), pk=pk)
-    campaign, roles = campaign_with_role(request.user, batch.campaign_id, policy.READ_QC, "see QC reviews")
-    # The annotator model reads every label (names, aggregates of uncertain items): not for a blind QC while a
-    # label is hidden from them.
-    estimates = (selectors.annotator_estimates(campaign, batch=batch) if roles & policy.READ_ANNOTATOR_FIGURES
-                 and not policy.qc_hidden_items(request.user, campaign).exists() else None)
-    return render(request, "frontend/review.html", {"batch": batch, "campaign": campaign, "is_qc": Role.QC in roles,
+    campaign, access = campaign_with_role(request, batch.campaign_id, policy.READ_QC, "see QC reviews")
+    estimates = selectors.annotator_estimates(campaign, batch=batch) if access.reads_annotator_figures else None
+    return render(request, "frontend/review.html", {"batch": batch, "campaign": campaign, "reviews": access.reviews,
                                                     "estimates": estimates})
 
 
 @login_required
 def disagreements(request, pk):
-    campaign, roles = campaign_with_role(request.user, pk, policy.READ_DISAGREEMENTS, "see its disagreements")
+    campaign, access = campaign_with_role(request, pk, policy.READ_DISAGREEMENTS, "see its disagreements")
     # A gold panel's experts vote blind: they may decide disagreements but the queue shows no names.
-    blind = not policy.can_read_labels(request.user, campaign)
+    blind = access.votes_blind
     # The most uncertain items under the annotator model, on request; never for blind voters (it reads labels).
     uncertain_first = request.GET.get("order") == "uncertain" and not blind
     return render(request, "frontend/disagreements.html", {
-        "campaign": campaign, "can_resolve": bool(roles & policy.RESOLVE), "blind": blind,
+        "campaign": campaign, "can_resolve": access.may_resolve, "blind": blind,
         "tasks": {t.pk: t.form for t in campaign.tasks.all()},
         "estimates": selectors.annotator_estimates(campaign) if uncertain_first else None})
 
 
 @login_required
 def dashboard(request, pk):
-    campaign, roles = campaign_with_role(request.user, pk, policy.READ_BATCHES, "see its dashboard")
-    return render(request, "frontend/dashboard.html", {"campaign": campaign,
-                                                       "with_report": campaign.pk in readable_report_campaigns(
-                                                           request.user, [campaign.benchmark_id]),
-                                                       "can_export": bool(roles & CanReadLabels().allowed(campaign))})
+    campaign, access = campaign_with_role(request, pk, policy.READ_BATCHES, "see its dashboard")
+    return render(request, "frontend/dashboard.html", {"campaign": campaign, "with_report": access.reads_gold,
+                                                       "can_export": access.reads_labels})
 
 
 @login_required

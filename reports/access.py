@@ -2,7 +2,7 @@
 
 - A campaign's report: staff, and those who read that campaign's labels and gold (its managers, viewers
   and experts; not a gold panel's voting experts, not people who label on the benchmark):
-  annotation.policy.can_read_gold.
+  annotation.policy.CampaignAccess.reads_gold.
 - A benchmark-wide report: staff and researchers (benchmarks.permissions.can_see_gold), without the
   names and per-person figures of the annotators of campaigns they cannot read.
 """
@@ -25,9 +25,10 @@ def check_report_access(user, benchmark_slug, campaign_id=None):
                               "read their campaigns' reports.")
         return
     campaign = Campaign.objects.filter(pk=campaign_id, benchmark__slug=benchmark_slug).first()
-    if campaign is None or not policy.roles_of(user, campaign):
+    access = policy.access_of(user, campaign) if campaign is not None else None
+    if access is None or not access.roles:
         raise ActionError(Code.NOT_FOUND, f"no campaign {campaign_id} in benchmark {benchmark_slug!r}")
-    if not policy.can_read_gold(user, campaign):
+    if not access.reads_gold:
         raise ActionError(Code.FORBIDDEN, "A campaign's report is for staff and the campaign's managers, viewers "
                           "and experts (not the voting experts of a gold panel, nor people who label on the benchmark).")
 

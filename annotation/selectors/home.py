@@ -1,24 +1,25 @@
 """A person's home page: what waits for them in a campaign, and the language of their pages."""
 from ..policy import READ_BATCHES, READ_DISAGREEMENTS
-from ..models import BatchState, DisagreementStatus, Role
+from ..models import BatchState, DisagreementStatus
 from .leases import open_lease
 from .progress import left_for
 
 
-def waiting_for(user, campaign, roles):
-    """What waits for this person in one campaign (their home page): items to label and their open lease,
-    batches to review, open disagreements, whether they see the dashboard."""
+def waiting_for(access):
+    """What waits for this person in one campaign (their home page; `access`: their policy.CampaignAccess there):
+    items to label and their open lease, batches to review, open disagreements, whether they see the dashboard."""
+    user, campaign = access.user, access.campaign
     waiting = {}
-    if campaign.worker_role in roles:
+    if access.labels:
         # What this person can take: the leasing rule's count (left_for), not the items others hold or had.
         waiting["to_label"] = left_for(campaign, user)
         waiting["lease"] = open_lease(campaign, user)
-    if Role.QC in roles:
+    if access.reviews:
         waiting["to_review"] = list(campaign.batches.filter(state__in=(BatchState.HANDED_IN, BatchState.IN_REVIEW))
                                     .order_by("number"))
-    if roles & READ_DISAGREEMENTS:
+    if access.holds(READ_DISAGREEMENTS):
         waiting["disagreements"] = campaign.disagreements.filter(status=DisagreementStatus.OPEN).count()
-    waiting["dashboard"] = bool(roles & READ_BATCHES)
+    waiting["dashboard"] = access.holds(READ_BATCHES)
     return waiting
 
 

@@ -73,7 +73,7 @@ def qc_figures(review, settings):
 
 def blind_qc_sample(data, blind, hidden):
     """A serialized QC review for a blind reader (`blind`): the final label of each sampled item among `hidden`
-    (batch item ids, policy.qc_blind_batch) left out."""
+    (batch item ids, CampaignAccess.qc_blind_batch) left out."""
     data["blind"] = blind
     for entry in data["sample"]:
         if entry["batch_item"] in hidden:

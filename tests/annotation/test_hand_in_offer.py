@@ -4,7 +4,7 @@ import pytest
 
 from annotation import actions, selectors
 from annotation.models import Disagreement
-from annotation.policy import roles_of
+from annotation.policy import access_of
 from core.errors import ActionError, Code
 
 from .conftest import make_campaign, submit_score
@@ -53,8 +53,8 @@ def test_home_counts_only_the_items_this_person_can_take(client, staff, people, 
     campaign = campaign_of(staff, people, diqad)
     label_all(campaign, people["ann1"], 2)
     # Every item still waits for a second label, which only someone else can give.
-    assert selectors.waiting_for(people["ann1"], campaign, roles_of(people["ann1"], campaign))["to_label"] == 0
-    assert selectors.waiting_for(people["ann2"], campaign, roles_of(people["ann2"], campaign))["to_label"] == 8
+    assert selectors.waiting_for(access_of(people["ann1"], campaign))["to_label"] == 0
+    assert selectors.waiting_for(access_of(people["ann2"], campaign))["to_label"] == 8
     # The count is the leasing rule's: the person is given nothing more.
     assert actions.lease_next_item(campaign, annotator=people["ann1"]) is None
     client.force_login(people["ann1"])

@@ -42,7 +42,7 @@ def test_people_added_as_experts_label_the_dialogbench_preset_and_the_batch_skip
                                {"client_submission_id": sid(), "answers": {"answer": answer}}, format="json")
             assert sent.status_code == 201, sent.json()
             # Experts who label work blind: nobody's labels but their own.
-            assert policy.votes_blind(people[name], campaign)
+            assert policy.access_of(people[name], campaign).votes_blind
             seen = client.get(f"/api/v1/annotations/?batch={batch.pk}").json()
             assert {row["annotator"] for row in seen.get("results", [])} <= {name}
     assert Annotation.objects.filter(campaign=campaign).count() == 3 * n_items

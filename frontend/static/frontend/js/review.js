@@ -19,7 +19,7 @@ const TEXT = {
 
 const root = document.getElementById("review");
 const batchId = root.dataset.batch;
-const isQC = Boolean(root.dataset.qc);
+const takesQC = Boolean(root.dataset.reviews);  // the server's answer (CampaignAccess.reviews)
 const $ = (id) => document.getElementById(id);
 const notice = $("notice");
 const decideNotice = $("decide-notice");
@@ -211,7 +211,7 @@ async function load() {
   $("batch-state").textContent = fill(gettext("State: %(state)s"), { state: batch.state.replace("_", " ") }) + " · " +
     fill(gettext("round %(round)s"), batch) + " · " + fill(gettext("guidelines v%(version)s"), { version: batch.settings_version }) +
     (batch.accepted_below_threshold ? " · " + gettext("accepted below threshold") : "");
-  $("start").hidden = !(isQC && batch.state === "handed_in");
+  $("start").hidden = !(takesQC && batch.state === "handed_in");
   try {
     review = await api(`/api/v1/batches/${batchId}/qc_sample/`);
   } catch (error) {
@@ -219,13 +219,13 @@ async function load() {
     review = null;
   }
   const current = review && review.round === batch.round;
-  editable = isQC && batch.state === "in_review" && Boolean(current);
+  editable = takesQC && batch.state === "in_review" && Boolean(current);
   if (review) labelsFrom(review.sample);
   $("sample-title").textContent = review ? fill(gettext("Sample of round %(round)s"), review) + (review.decision ? ` (${review.decision})` : "") : gettext("Sample");
   $("blind-note").hidden = !review?.blind;
   $("qc-keys").hidden = !editable;
   $("sample").replaceChildren(...(review ? review.sample.map(sampleEntry) : [el("li", {}, gettext("No sample: the batch has not been handed in."))]));
-  $("decide").hidden = !(isQC && batch.state === "in_review");
+  $("decide").hidden = !(takesQC && batch.state === "in_review");
   if (review) await refreshFigures();
   await loadHistory();
 }
