@@ -222,6 +222,15 @@ def rating_scale(question_spec):
     return sorted(values)
 
 
+def language_choice(texts, language):
+    """Which key of `texts` ({language code: text}) serves a person working in `language`: the language itself, else
+    the base language of a regional code ("zh" for "zh-hans"); None when neither holds a text that is not blank."""
+    if not language or not isinstance(texts, dict):
+        return None
+    return next((code for code in (language, language.split("-")[0])
+                 if isinstance(texts.get(code), str) and texts[code].strip()), None)
+
+
 def localized(form, language):
     """The form as a person working in `language` reads it: a question's or an option's `labels`
     ({"zh-hans": ..., "ko": ...}, optional) gives its label in that language (the base language of a regional code,
@@ -231,9 +240,8 @@ def localized(form, language):
 
     def label_of(spec):
         labels = spec.get("labels") if isinstance(spec, dict) else None
-        if not isinstance(labels, dict):
-            return None
-        return labels.get(language) or labels.get(language.split("-")[0])
+        code = language_choice(labels, language)
+        return labels[code] if code else None
 
     questions = []
     for question in form.get("questions", []):

@@ -3,7 +3,7 @@ import math
 
 from django.utils import timezone, translation
 
-from benchmarks.formschema import localized
+from benchmarks.formschema import language_choice, localized
 from benchmarks.models import shown_meta
 from core import sql
 
@@ -25,12 +25,10 @@ def item_view(item):
 
 def guidelines_view(settings, language=None):
     """A settings version's guidelines as a person reads them: the text in their language (`language`, by default
-    the active one: their page's) from `guidelines_by_language`, the base language of a regional code also counting
-    as `localized` counts it, else the default `guidelines`. `language` says which was chosen (None: the default)."""
-    language = (language or translation.get_language() or "").lower()
+    the active one: their page's) from `guidelines_by_language`, chosen as the form's names are (language_choice:
+    the base language of a regional code also counts), else the default `guidelines`. `language` says which was chosen (None: the default)."""
     texts = settings.guidelines_by_language or {}
-    chosen = next((code for code in (language, language.split("-")[0]) if code and (texts.get(code) or "").strip()),
-                  None)
+    chosen = language_choice(texts, (language or translation.get_language() or "").lower())
     markdown = texts[chosen] if chosen else settings.guidelines
     return {"version": settings.version, "language": chosen, "markdown": markdown,
             "html": render_guidelines(markdown)}
