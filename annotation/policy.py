@@ -45,9 +45,9 @@ def refusal(roles, what):
     """The one wording of "only these roles may": "Only an annotator or a manager of this campaign may ...",
     in the person's language."""
     def named(role):
-        if role in ROLE_NAMES:
+        if role in ROLE_NAMES:  # every Role
             return gettext(ROLE_NAMES[role])
-        label = str(Role(role).label).lower() if role in Role.values else str(role)
+        label = str(role)
         return f"{'an' if label[:1].lower() in 'aeiou' else 'a'} {label}"
     return gettext("Only %(roles)s of this campaign may %(what)s.") % {
         "roles": gettext(" or ").join(named(role) for role in sorted(roles)), "what": gettext(what)}
