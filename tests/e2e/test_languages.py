@@ -152,6 +152,14 @@ def test_the_annotation_page_in_korean_and_chinese_at_both_widths(page, korean_b
     shot(page, f"annotate-{language}", title, "#answer-form label.choice")
 
 
+def open_guidelines(page, username, campaign):
+    """Signs `username` in, opens their workspace on `campaign` and its guidelines with the G key."""
+    sign_in(page, username)
+    page.goto(f"/campaigns/{campaign.pk}/annotate/")
+    page.wait_for_selector("#item:not([hidden]) .turn")
+    page.keyboard.press("g")
+
+
 def test_guidelines_written_per_language_in_the_browser_and_read_in_korean(page, second_page, korean_batch):
     """The manager writes Korean guidelines next to the default ones on the settings page; the Korean rater's
     guidelines (the ? or G key) are the Korean text, an English rater's the default."""
@@ -171,10 +179,7 @@ def test_guidelines_written_per_language_in_the_browser_and_read_in_korean(page,
         "ko": "# 지침\n\n대화의 마지막 발화의 의도를 고르세요."}
 
     Preferences.objects.create(user=rater, language="ko")
-    sign_in(second_page, "rater1")
-    second_page.goto(f"/campaigns/{campaign.pk}/annotate/")
-    second_page.wait_for_selector("#item:not([hidden]) .turn")
-    second_page.keyboard.press("g")
+    open_guidelines(second_page, "rater1", campaign)
     expect(second_page.locator("#guidelines-text h1")).to_have_text("지침")
     expect(second_page.locator("#guidelines-text")).to_contain_text("대화의 마지막 발화의 의도를 고르세요.")
     shot(second_page, "annotate-guidelines-ko", "레이블링", "#guidelines-text h1")
@@ -182,10 +187,7 @@ def test_guidelines_written_per_language_in_the_browser_and_read_in_korean(page,
     english = make_user("rater2")
     actions.add_member(campaign, actor=campaign.created_by, user=english, role="annotator")
     Preferences.objects.create(user=english, language="en")
-    sign_in(page, "rater2")
-    page.goto(f"/campaigns/{campaign.pk}/annotate/")
-    page.wait_for_selector("#item:not([hidden]) .turn")
-    page.keyboard.press("g")
+    open_guidelines(page, "rater2", campaign)
     expect(page.locator("#guidelines-text h1")).to_have_text("Guidelines")
 
 
