@@ -35,7 +35,7 @@ def majority_vote(labels: Sequence[Any], tie_rule: TieRule = "none", seed: int |
     """Most frequent label among the non-missing ones, with the tie rule stated."""
     if tie_rule not in TIE_RULES:
         raise ValueError(f"tie_rule must be one of {sorted(TIE_RULES)}")
-    votes = Counter(plain(v) for v in present(labels))
+    votes = Counter(plain_present(labels))
     ranked = votes.most_common()  # stable: equal counts keep the order first given
     if not ranked:
         return MajorityVote(None, {}, 0, False, tie_rule, TIE_RULES[tie_rule], 0)
