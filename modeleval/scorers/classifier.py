@@ -88,7 +88,8 @@ def train_step(model, optimizer, tokenizer, texts, targets, settings, *, seed: i
     torch.manual_seed(seed)  # dropout, where the architecture has any, draws the same masks on a redo
     model.train()
     batch = encode(tokenizer, texts, settings["max_length"])
-    out = model(**batch, labels=torch.tensor(list(targets)))
+    # No key-value cache: one pass over whole inputs reads none back (transformers.Trainer turns it off too).
+    out = model(**batch, labels=torch.tensor(list(targets)), use_cache=False)
     out.loss.backward()
     norm = torch.nn.utils.clip_grad_norm_(model.parameters(), settings["max_grad_norm"])
     optimizer.step()
@@ -105,7 +106,7 @@ def predict(model, tokenizer, texts, *, max_length, batch_size=16) -> list[list[
     with torch.inference_mode():
         for start in range(0, len(texts), batch_size):
             batch = encode(tokenizer, texts[start:start + batch_size], max_length)
-            probs += torch.softmax(model(**batch).logits.float(), dim=-1).tolist()
+            probs += torch.softmax(model(**batch, use_cache=False).logits.float(), dim=-1).tolist()
     return probs
 
 
