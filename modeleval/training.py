@@ -201,8 +201,11 @@ def train_chunk(run, chunk) -> list:
         state["validation"].append({"epoch": part["epoch"] + 1, "chunk": chunk.index, "accuracy": accuracy})
         record(run, RunEventKind.VALIDATION, chunk=chunk, epoch=part["epoch"] + 1, accuracy=accuracy)
     folder = checkpoint_dir(run, chunk.index)
+    # The next chunk goes on from this checkpoint with its optimiser moments; after the last chunk only the
+    # weights are read (the best epoch's become the run's model), so the last one keeps no moments.
+    moments = optimizer if chunk.index < len(steps) - 1 else None
     if not folder.is_dir():
-        loading.save_atomically(folder, lambda tmp: classifier.save_checkpoint(tmp, model, tokenizer, optimizer,
+        loading.save_atomically(folder, lambda tmp: classifier.save_checkpoint(tmp, model, tokenizer, moments,
                                                                               state))
     record(run, RunEventKind.CHECKPOINT, chunk=chunk, path=str(folder),
            sha256=loading.folder_sha256(folder / classifier.MODEL_FOLDER))

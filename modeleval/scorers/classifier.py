@@ -112,12 +112,15 @@ def predict(model, tokenizer, texts, *, max_length, batch_size=16) -> list[list[
 
 def save_checkpoint(folder: Path, model, tokenizer, optimizer, state: dict) -> None:
     """Weights and tokenizer under `model/` (hashed on their own), the optimiser's moments and the
-    training state beside them: all a redo needs to go on exactly where this one stopped."""
+    training state beside them: all a redo needs to go on exactly where this one stopped. With no
+    `optimizer` the moments are left out: where nothing trains on from this checkpoint, they are the
+    largest file (twice the weights) and nobody reads them."""
     import torch
 
     model.save_pretrained(folder / MODEL_FOLDER)
     tokenizer.save_pretrained(folder / MODEL_FOLDER)
-    torch.save(optimizer.state_dict(), folder / OPTIMIZER_FILE)
+    if optimizer is not None:
+        torch.save(optimizer.state_dict(), folder / OPTIMIZER_FILE)
     (folder / STATE_FILE).write_text(json.dumps(state, indent=1, sort_keys=True))
 
 

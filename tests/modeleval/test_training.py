@@ -13,7 +13,8 @@ from benchmarks.actions import import_items
 from benchmarks.models import Benchmark, Item
 from modeleval import actions, runner
 from modeleval.models import ChunkState, EvalRun, Mode, ModelSpec, Prediction, RunState
-from modeleval.scorers.classifier import render_dialogue
+from modeleval.scorers.classifier import OPTIMIZER_FILE, render_dialogue
+from modeleval.training import checkpoint_dir
 from reports.build import public
 from reports.render.tables import diqad_tables
 from reports.service import make_report
@@ -143,6 +144,8 @@ def test_trained_classifier_beats_the_majority_class(packaged, trainable, capsys
     steps = run.events.filter(kind="step")
     assert [e.figures["step"] for e in steps] == list(range(1, 12))
     assert run.events.filter(kind="validation").count() == 1 and run.events.filter(kind="checkpoint").count() == 3
+    # The optimiser moments are kept for the next chunk to go on from; after the last, nothing trains on.
+    assert [(checkpoint_dir(run, n) / OPTIMIZER_FILE).is_file() for n in range(3)] == [True, True, False]
     spec = ModelSpec.objects.get(trained_by=run)
     scored = classify_run(run)
     assert scored.state == RunState.FINISHED
