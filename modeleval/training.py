@@ -187,14 +187,15 @@ def train_chunk(run, chunk) -> list:
     else:
         model, tokenizer, optimizer, state = classifier.load_checkpoint(checkpoint_dir(run, chunk.index - 1), s)
     size, ids = s["batch_size"], part["ids"]
+    texts, targets = _texts(ids), _targets(run, ids)  # the chunk's examples in one query, not one a step
     for n, start in enumerate(range(0, len(ids), size)):
         if EvalRun.objects.filter(pk=run.pk, state=RunState.CANCELLED).exists():
             return []  # cancelled: the run stays as it is, this chunk saves nothing
-        batch = ids[start:start + size]
+        batch = slice(start, start + size)
         step = part["first_step"] + n
-        result = classifier.train_step(model, optimizer, tokenizer, _texts(batch), _targets(run, batch), s,
+        result = classifier.train_step(model, optimizer, tokenizer, texts[batch], targets[batch], s,
                                        seed=run.seed * 1_000_003 + step)
-        record(run, RunEventKind.STEP, chunk=chunk, step=step + 1, epoch=part["epoch"] + 1, examples=len(batch),
+        record(run, RunEventKind.STEP, chunk=chunk, step=step + 1, epoch=part["epoch"] + 1, examples=len(texts[batch]),
                loss=result.loss, grad_norm=result.grad_norm)
     if part["ends_epoch"] and run.selection["split"]["validation"]:
         accuracy = evaluate(model, tokenizer, run, run.selection["split"]["validation"])
