@@ -9,6 +9,7 @@ import numpy as np
 
 from modeleval import selectors
 
+from . import parts
 from .contract import ReportData
 from .forms import task_kind
 
@@ -69,6 +70,7 @@ class Rows:
         self._by_position = {}  # (run, column, variant) -> the column over all item positions
         self._arrays = {}  # annotation column -> numpy array
         self._shared = {}  # key -> a value several sections derive alike (Rows.shared)
+        self.parts = None  # reports.parts.Parts: the figures per task a computation before made (Rows.per_task)
         self.runs = {r["id"]: r for r in data.runs}
         self.run_label = run_labels(data.runs)
         pred = data.predictions
@@ -95,6 +97,16 @@ class Rows:
         if key not in self._shared:
             self._shared[key] = make()
         return self._shared[key]
+
+    def per_task(self, name, task_id, make, *key):
+        """`make()`, the figures of section part `name` on one task (`key`: what else tells the parts of a task
+        apart), or the same figures kept from the computation before when nothing they read has changed
+        (reports.parts). `make` must read only the task's labels and gold and what reports.parts.base_digest
+        covers."""
+        if self.parts is None:
+            return make()
+        digests = self.shared("task_digests", lambda: parts.task_digests(self))
+        return self.parts.get((name, task_id, *key, digests[task_id]), make)
 
     def annotation_array(self, column):
         """An annotation column of ids, numbers or flags as a numpy array (made once, shared by the sections):

@@ -292,7 +292,9 @@ def mc_section(rows: Rows, options: ReportOptions):
     tasks = [t for t in rows.data.tasks if rows.kind[t["id"]] == "multiple_choice"]
     if not tasks:
         return None
-    results = [mc_task(rows, task, n, options) for n, task in enumerate(tasks)]
+    # The task's place among the tasks seeds its bootstrap: it is part of what the kept figures are kept under.
+    results = [rows.per_task("multiple_choice", task["id"], lambda: mc_task(rows, task, n, options), n)
+               for n, task in enumerate(tasks)]
     labels = list(dict.fromkeys(m["model"] for res in results for m in res["models"]))
     human_keys = ("human_majority", "human_mean_of_raters", "chance")
     overall = new_row(n_tasks=len(results), rule="unweighted mean of the tasks",
