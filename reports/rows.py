@@ -108,6 +108,13 @@ class Rows:
         digests = self.shared("task_digests", lambda: parts.task_digests(self))
         return self.parts.get((name, task_id, *key, digests[task_id]), make)
 
+    def by_inputs(self, name, make, *inputs):
+        """`make()`, or the figures a computation before made under `name` from the same `inputs` (reports.parts):
+        for figures that are a function of `inputs` and of what reports.parts.base_digest covers."""
+        if self.parts is None:
+            return make()
+        return self.parts.get((name, parts.sha256_of(*inputs)), make)
+
     def annotation_array(self, column):
         """An annotation column of ids, numbers or flags as a numpy array (made once, shared by the sections):
         `item_position` is the position of each label's item among the items."""
