@@ -20,7 +20,6 @@ import hashlib
 import pickle
 import threading
 
-import numpy as np
 import orjson
 
 DIGEST_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
@@ -42,23 +41,12 @@ def base_digest(data, inputs, options):
 def task_digests(rows):
     """task id -> the digest of its share of the people's labels (the human campaigns' current rows in the order
     read: campaign, item, annotator, primary answer), of its items' gold and of which campaigns are the people."""
-    ann = rows.data.annotations
-    human = np.array(rows.human_rows, dtype=np.int64)
-    task_ids = list(rows.tasks)
-    task_index = {t: n for n, t in enumerate(task_ids)}
-    item_task = np.fromiter((task_index.get(t, -1) for t in rows.data.items["task_id"]), dtype=np.int64,
-                            count=len(rows.data.items["task_id"]))
-    task_of_row = item_task[rows.annotation_array("item_position")[human]] if human.size else human
-    order = np.argsort(task_of_row, kind="stable")
-    bounds = np.searchsorted(task_of_row[order], np.arange(len(task_ids) + 1))
-    columns = {name: rows.annotation_array(name)[human] for name in ("campaign_id", "item_id", "annotator_id")}
-    values = ann["value"]
+    values = rows.data.annotations["value"]
+    columns = [rows.annotation_array(name) for name in ("campaign_id", "item_id", "annotator_id")]
     human_campaigns = sorted(rows.human_campaigns)  # whose labels count (the gold's choice leaves some out)
     out = {}
-    for n, task_id in enumerate(task_ids):
-        where = human[order[bounds[n]:bounds[n + 1]]]
-        picked = order[bounds[n]:bounds[n + 1]]
-        out[task_id] = sha256_of(*(columns[name][picked] for name in columns), [values[i] for i in where],
+    for task_id, where in rows.human_rows_by_task().items():
+        out[task_id] = sha256_of(*(column[where] for column in columns), [values[i] for i in where.tolist()],
                                  [rows.gold[i] for i in rows.items_of[task_id]], human_campaigns)
     return out
 
@@ -74,6 +62,11 @@ class KeptParts:
     def clear(self):
         with self._lock:
             self._kept = {}
+
+    def size_bytes(self):
+        """The bytes the kept parts hold (perf/report_vs_copy.py)."""
+        with self._lock:
+            return sum(len(raw) for raw in self._kept.values())
 
     def session(self, base):
         with self._lock:

@@ -98,6 +98,22 @@ class Rows:
             self._shared[key] = make()
         return self._shared[key]
 
+    def human_rows_by_task(self):
+        """task id -> the indices of the human campaigns' current labels on its items, in the order read (made once
+        per report)."""
+        return self.shared("human_rows_by_task", self._human_rows_by_task)
+
+    def _human_rows_by_task(self):
+        human = np.array(self.human_rows, dtype=np.int64)
+        task_ids = list(self.tasks)
+        task_index = {t: n for n, t in enumerate(task_ids)}
+        item_task = np.fromiter((task_index.get(t, -1) for t in self.data.items["task_id"]), dtype=np.int64,
+                                count=len(self.data.items["task_id"]))
+        task_of_row = item_task[self.annotation_array("item_position")[human]] if human.size else human
+        order = np.argsort(task_of_row, kind="stable")
+        bounds = np.searchsorted(task_of_row[order], np.arange(len(task_ids) + 1))
+        return {task_id: human[order[bounds[n]:bounds[n + 1]]] for n, task_id in enumerate(task_ids)}
+
     def per_task(self, name, task_id, make, *key):
         """`make()`, the figures of section part `name` on one task (`key`: what else tells the parts of a task
         apart), or the same figures kept from the computation before when nothing they read has changed

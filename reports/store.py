@@ -6,7 +6,8 @@ cut (reports.access) is applied when it is served, so one stored report serves e
 scope. The database marks a stored report stale the moment a row it reads changes (triggers of
 migration 0002); a new code version makes it stale too. The computing process keeps the items and predictions it
 read for the next computation of the same benchmark, re-read only when the database says they changed
-(reports.kept_rows). A stale report is still served, marked
+(reports.kept_rows), and the figures per task of its latest computation, taken again for the tasks whose labels
+and gold did not change (reports.parts). A stale report is still served, marked
 as such, while the new one is computed; a recompute whose inputs hash as before keeps the figures.
 """
 import hashlib

@@ -35,24 +35,24 @@ def _settings(rows: Rows, campaign_id):
     return versions[-1] if versions else {}
 
 
-def campaign_labels(rows: Rows):
-    """(campaign, task id) -> {item: {annotator: primary answer}} from the human campaigns' current labels, the
-    excluding answers (-1, -2, abandon) left out. Made once per report (three sections read it; none changes it)."""
-    return rows.shared("campaign_labels", lambda: _campaign_labels(rows))
+def campaign_labels(rows: Rows, task_id):
+    """campaign id -> {item: {annotator: primary answer}} on one task from the human campaigns' current labels, the
+    excluding answers (-1, -2, abandon) left out. Made once per report and task (three sections read it; none
+    changes it)."""
+    return rows.shared(("campaign_labels", task_id), lambda: _campaign_labels(rows, task_id))
 
 
-def _campaign_labels(rows: Rows):
+def _campaign_labels(rows: Rows, task_id):
     ann = rows.data.annotations
-    excluding = {t: {label_key(v) for v in excluding_values(question(rows.tasks[t]["form"], rows.primary[t]))}
-                 for t in rows.tasks}
-    out = defaultdict(lambda: defaultdict(dict))
-    for i in rows.human_rows:
-        value, item = ann["value"][i], ann["item_id"][i]
-        task = rows.item_task[item]
-        if value is None or label_key(value) in excluding[task]:
+    values, items, annotators, campaigns = ann["value"], ann["item_id"], ann["annotator_id"], ann["campaign_id"]
+    excluding = {label_key(v) for v in excluding_values(question(rows.tasks[task_id]["form"], rows.primary[task_id]))}
+    out = defaultdict(dict)
+    for i in rows.human_rows_by_task()[task_id].tolist():
+        value = values[i]
+        if value is None or label_key(value) in excluding:
             continue
-        out[ann["campaign_id"][i], task][item][ann["annotator_id"][i]] = value
-    return {key: dict(labels) for key, labels in out.items()}  # plain dicts: a look-up of a missing key adds nothing
+        out[campaigns[i]].setdefault(items[i], {})[annotators[i]] = value
+    return dict(out)  # a plain dict: a look-up of a missing key adds nothing
 
 
 def run_answers(rows: Rows, run_id, column):
@@ -80,13 +80,18 @@ def crowd_section(rows: Rows, options: ReportOptions):
     """Per campaign and task with gold: the accuracy of a typical person (the mean of the annotators'
     accuracies) and of the aggregated crowd under the campaign's rule, named, with majority vote beside a
     model's figure; each annotator's competence under the model."""
-    out = []
-    for (campaign_id, task_id), labels in sorted(campaign_labels(rows).items()):
-        if campaign_id in rows.position_campaigns or rows.kind[task_id] == "pairwise":
-            continue
-        out.append(rows.per_task("crowd", task_id, lambda: crowd_row(rows, campaign_id, task_id, labels, options),
-                                 campaign_id))
-    return out
+    parts = []
+    for task_id in rows.tasks:
+        if rows.kind[task_id] != "pairwise":
+            parts += rows.per_task("crowd", task_id, lambda: crowd_rows(rows, task_id, options))
+    return [row for _, _, row in sorted(parts, key=lambda part: part[:2])]  # by campaign, then task
+
+
+def crowd_rows(rows: Rows, task_id, options: ReportOptions):
+    """(campaign id, task id, the crowd's row) of each campaign that labelled the task (raters who are people)."""
+    return [(campaign_id, task_id, crowd_row(rows, campaign_id, task_id, labels, options))
+            for campaign_id, labels in campaign_labels(rows, task_id).items()
+            if campaign_id not in rows.position_campaigns]
 
 
 def crowd_row(rows: Rows, campaign_id, task_id, labels, options: ReportOptions):
@@ -204,11 +209,10 @@ def anchored_task(rows: Rows, task, options: ReportOptions):
         column = "answer"
     else:
         return [], [], []
-    labels = {}
-    for (_, task_id), by_item in campaign_labels(rows).items():
-        if task_id == task["id"]:
-            for item, by in by_item.items():
-                labels.setdefault(item, {}).update(by)
+    labels = {}  # item -> {annotator: answer}, over the campaigns
+    for by_item in campaign_labels(rows, task["id"]).values():
+        for item, by in by_item.items():
+            labels.setdefault(item, {}).update(by)
     humans, models, gaps = [], [], []
     items = rows.items_of[task["id"]]
     human = human_values(rows, task, labels)
@@ -277,12 +281,15 @@ def anchored_task(rows: Rows, task, options: ReportOptions):
 def alt_test_section(rows: Rows, options: ReportOptions):
     """Per campaign, task and judge run: the alternative annotator test with the epsilon of the campaign's
     annotators (their `annotator_kind`), accuracy for labels and -RMSE for ratings."""
-    out = []
-    for (campaign_id, task_id), labels in sorted(campaign_labels(rows).items()):
+    parts = []
+    for task_id in rows.tasks:
         if rows.kind[task_id] in ("rating", "multiple_choice"):
-            out += rows.per_task("alt_test", task_id,
-                                 lambda: alt_test_rows(rows, campaign_id, task_id, labels, options), campaign_id)
-    return {"tests": out, "epsilon": ALT_TEST_EPSILON}
+            parts += rows.per_task("alt_test", task_id, lambda: [
+                (campaign_id, task_id, alt_test_rows(rows, campaign_id, task_id, labels, options))
+                for campaign_id, labels in campaign_labels(rows, task_id).items()])
+    # by campaign, then task
+    return {"tests": [row for _, _, out in sorted(parts, key=lambda part: part[:2]) for row in out],
+            "epsilon": ALT_TEST_EPSILON}
 
 
 def alt_test_rows(rows: Rows, campaign_id, task_id, labels, options: ReportOptions):
