@@ -12,9 +12,10 @@ tables (items, gold labels, annotations, predictions), read to the end. Sides al
 run of each is compared. Then the stored report (reports.store): its first computation, its serving
 through GET /api/v1/reports/, and its recomputation after one label changes (the items and predictions kept
 from the computation before, reports.kept_rows), after a write that changes nothing, and after one prediction
-changes (every row read again). The recompute after a changed label takes turns with the COPY side `--rounds`
-times (default 3, the order swapped each round); each round is printed as it ends, and the ratio reported is the
-median of the rounds' ratios. Prints one JSON line at the end, with the machine's load average.
+changes (every row read again). A recompute after a changed label also takes the figures of the tasks it did not
+touch from the computation before (reports.parts; `kept_parts_reused` counts them). It takes turns with the COPY
+side `--rounds` times (default 3, the order swapped each round); each round is printed as it ends, and the ratio
+reported is the median of the rounds' ratios. Prints one JSON line at the end, with the machine's load average.
 """
 import argparse
 import hashlib
@@ -268,6 +269,8 @@ def stored_side(slug, repeat, resamples, n_rounds):
               f"ratio {timed['ratio']:.2f}, load {timed['load']:.2f}", flush=True)
         rounds.append(timed)
     times["label_rounds"] = rounds
+    from reports.parts import kept_parts
+    times["kept_parts_mb"], times["kept_parts_reused"] = kept_parts.size_bytes() / 2**20, kept_parts.reused
     StoredReport.objects.filter(pk=stored.pk).update(state="queued")  # a write that changes nothing
     times["after_no_change"] = compute()
     # A changed prediction: the kept items and predictions (reports.kept_rows) are read again.
@@ -348,6 +351,8 @@ def main():
             "recompute_same_inputs_seconds": round(stored["after_no_change"], 2),
             "recompute_after_prediction_seconds": round(stored["after_prediction_change"], 2),
             "kept_rows_rss_mb": round(stored["kept_rows_mb"]),
+            "kept_parts_mb": round(stored["kept_parts_mb"], 1),
+            "kept_parts_reused": stored["kept_parts_reused"],
             "ratio_recompute_prediction_over_copy": round(stored["after_prediction_change"] / best_copy, 2),
             "ratio_same_inputs_over_copy": round(stored["after_no_change"] / best_copy, 2),
             "load_average": [round(x, 2) for x in os.getloadavg()],

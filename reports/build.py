@@ -25,10 +25,12 @@ from .sections.ratings import rating_section
 
 
 def build_report(data: ReportData, options: ReportOptions = ReportOptions(), generated_at=None,
-                 progress=None) -> dict:
-    """`progress(fraction, step)`, when given, hears how far the sections have got."""
+                 progress=None, parts=None) -> dict:
+    """`progress(fraction, step)`, when given, hears how far the sections have got; `parts`
+    (reports.parts.Parts), when given, holds the figures per task a computation before made from the same rows."""
     progress = progress or (lambda fraction, step: None)
     rows = Rows(data)
+    rows.parts = parts
     progress(0.35, "multiple choice")
     mc = mc_section(rows, options)
     progress(0.6, "ratings")

@@ -9,6 +9,7 @@ import numpy as np
 
 from modeleval import selectors
 
+from . import parts
 from .contract import ReportData
 from .forms import task_kind
 
@@ -69,6 +70,7 @@ class Rows:
         self._by_position = {}  # (run, column, variant) -> the column over all item positions
         self._arrays = {}  # annotation column -> numpy array
         self._shared = {}  # key -> a value several sections derive alike (Rows.shared)
+        self.parts = None  # reports.parts.Parts: the figures per task a computation before made (Rows.per_task)
         self.runs = {r["id"]: r for r in data.runs}
         self.run_label = run_labels(data.runs)
         pred = data.predictions
@@ -95,6 +97,39 @@ class Rows:
         if key not in self._shared:
             self._shared[key] = make()
         return self._shared[key]
+
+    def human_rows_by_task(self):
+        """task id -> the indices of the human campaigns' current labels on its items, in the order read (made once
+        per report)."""
+        return self.shared("human_rows_by_task", self._human_rows_by_task)
+
+    def _human_rows_by_task(self):
+        human = np.array(self.human_rows, dtype=np.int64)
+        task_ids = list(self.tasks)
+        task_index = {t: n for n, t in enumerate(task_ids)}
+        item_task = np.fromiter((task_index.get(t, -1) for t in self.data.items["task_id"]), dtype=np.int64,
+                                count=len(self.data.items["task_id"]))
+        task_of_row = item_task[self.annotation_array("item_position")[human]] if human.size else human
+        order = np.argsort(task_of_row, kind="stable")
+        bounds = np.searchsorted(task_of_row[order], np.arange(len(task_ids) + 1))
+        return {task_id: human[order[bounds[n]:bounds[n + 1]]] for n, task_id in enumerate(task_ids)}
+
+    def per_task(self, name, task_id, make, *key):
+        """`make()`, the figures of section part `name` on one task (`key`: what else tells the parts of a task
+        apart), or the same figures kept from the computation before when nothing they read has changed
+        (reports.parts). `make` must read only the task's labels and gold and what reports.parts.base_digest
+        covers."""
+        if self.parts is None:
+            return make()
+        digests = self.shared("task_digests", lambda: parts.task_digests(self))
+        return self.parts.get((name, task_id, *key, digests[task_id]), make)
+
+    def by_inputs(self, name, make, *inputs):
+        """`make()`, or the figures a computation before made under `name` from the same `inputs` (reports.parts):
+        for figures that are a function of `inputs` and of what reports.parts.base_digest covers."""
+        if self.parts is None:
+            return make()
+        return self.parts.get((name, parts.sha256_of(*inputs)), make)
 
     def annotation_array(self, column):
         """An annotation column of ids, numbers or flags as a numpy array (made once, shared by the sections):

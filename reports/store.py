@@ -6,13 +6,13 @@ cut (reports.access) is applied when it is served, so one stored report serves e
 scope. The database marks a stored report stale the moment a row it reads changes (triggers of
 migration 0002); a new code version makes it stale too. The computing process keeps the items and predictions it
 read for the next computation of the same benchmark, re-read only when the database says they changed
-(reports.kept_rows). A stale report is still served, marked
+(reports.kept_rows), and the figures per task of its latest computation, taken again for the tasks whose labels
+and gold did not change (reports.parts). A stale report is still served, marked
 as such, while the new one is computed; a recompute whose inputs hash as before keeps the figures.
 """
 import hashlib
 from dataclasses import asdict
 
-import orjson
 from celery import current_app
 from django.conf import settings
 from django.db import connection, transaction
@@ -26,6 +26,7 @@ from .contract import ReportOptions
 from .kept_rows import kept_rows
 from .limits import BUSY_RETRY_AFTER_S, ReportBusy
 from .models import ReportText, StoredReport
+from .parts import base_digest, kept_parts, sha256_of
 from .provenance import code_version
 from .render import render
 from .selectors import report_data, resolve_scope
@@ -47,14 +48,6 @@ def report_key(scope, options: ReportOptions):
 
 def code_sha256():
     return hashlib.sha256(canonical_json(code_version()).encode()).hexdigest()
-
-
-def sha256_of(*parts):
-    digest = hashlib.sha256()
-    for part in parts:
-        digest.update(orjson.dumps(part, option=orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY
-                                   | orjson.OPT_NON_STR_KEYS, default=str))
-    return digest.hexdigest()
 
 
 def input_hashes(data):
@@ -141,6 +134,7 @@ def compute(stored_id):
     if not started:
         return "nothing to do"
     stored = StoredReport.objects.select_related("benchmark").get(pk=stored_id)
+    parts = None
     try:
         # Every row read from one snapshot, no label half in, half out (when this is the outermost transaction).
         snapshot = connection.vendor == "postgresql" and not connection.in_atomic_block
@@ -158,9 +152,14 @@ def compute(stored_id):
             else:
                 progress = progress_of(stored_id)
                 progress(0.3, "computing the statistics")
-                report = build_report(data, ReportOptions(**stored.options), progress=progress)
+                options = ReportOptions(**stored.options)
+                parts = kept_parts.session(base_digest(data, inputs, options)) if settings.REPORTS_KEEP_ROWS \
+                    else None
+                report = build_report(data, options, progress=progress, parts=parts)
                 if report.get("multiple_choice"):
                     report["multiple_choice"].pop("_results", None)  # working arrays, not part of the report
+        if not same_figures and parts is not None:
+            parts.keep()
     except Exception as error:
         StoredReport.objects.filter(pk=stored_id).update(state=State.FAILED, error=repr(error)[:2000], step="failed")
         raise

@@ -94,8 +94,10 @@ def agreement_section(rows: Rows, options: ReportOptions):
             column = ann["answers"][spec["key"]]
             values = [column[i] for i in label_rows]
             by_question[spec["key"]] = ratings = [values[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
-            campaign_rows.append(agreement_row(ratings, spec, options, **keys, question=spec["key"],
-                                               primary=spec is primary))
+            question_keys = dict(keys, question=spec["key"], primary=spec is primary)
+            campaign_rows.append(rows.by_inputs("agreement", lambda: agreement_row(ratings, spec, options,
+                                                                                   **question_keys),
+                                                ratings, spec, question_keys))
         if primary["key"] not in by_question:
             continue
         by_batch = defaultdict(list)
@@ -105,6 +107,9 @@ def agreement_section(rows: Rows, options: ReportOptions):
         for batch_id, ratings in sorted(by_batch.items(), key=lambda kv: batches[kv[0]]["number"]):
             batch = batches[batch_id]
             # Batches are many (a 100,000-item campaign has 50): their rows carry Fleiss' kappa, the QC's figure.
-            batch_rows.append(agreement_row(ratings, primary, options, full=False, **keys, batch=batch["number"],
-                                            round=batch["round"], state=batch["state"], question=primary["key"]))
+            batch_keys = dict(keys, batch=batch["number"], round=batch["round"], state=batch["state"],
+                              question=primary["key"])
+            batch_rows.append(rows.by_inputs("agreement_batch", lambda: agreement_row(ratings, primary, options,
+                                                                                      full=False, **batch_keys),
+                                             ratings, primary, batch_keys))
     return {"campaigns": campaign_rows, "batches": batch_rows, "groups": GROUPS}

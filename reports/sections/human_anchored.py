@@ -35,24 +35,24 @@ def _settings(rows: Rows, campaign_id):
     return versions[-1] if versions else {}
 
 
-def campaign_labels(rows: Rows):
-    """(campaign, task id) -> {item: {annotator: primary answer}} from the human campaigns' current labels, the
-    excluding answers (-1, -2, abandon) left out. Made once per report (three sections read it; none changes it)."""
-    return rows.shared("campaign_labels", lambda: _campaign_labels(rows))
+def campaign_labels(rows: Rows, task_id):
+    """campaign id -> {item: {annotator: primary answer}} on one task from the human campaigns' current labels, the
+    excluding answers (-1, -2, abandon) left out. Made once per report and task (three sections read it; none
+    changes it)."""
+    return rows.shared(("campaign_labels", task_id), lambda: _campaign_labels(rows, task_id))
 
 
-def _campaign_labels(rows: Rows):
+def _campaign_labels(rows: Rows, task_id):
     ann = rows.data.annotations
-    excluding = {t: {label_key(v) for v in excluding_values(question(rows.tasks[t]["form"], rows.primary[t]))}
-                 for t in rows.tasks}
-    out = defaultdict(lambda: defaultdict(dict))
-    for i in rows.human_rows:
-        value, item = ann["value"][i], ann["item_id"][i]
-        task = rows.item_task[item]
-        if value is None or label_key(value) in excluding[task]:
+    values, items, annotators, campaigns = ann["value"], ann["item_id"], ann["annotator_id"], ann["campaign_id"]
+    excluding = {label_key(v) for v in excluding_values(question(rows.tasks[task_id]["form"], rows.primary[task_id]))}
+    out = defaultdict(dict)
+    for i in rows.human_rows_by_task()[task_id].tolist():
+        value = values[i]
+        if value is None or label_key(value) in excluding:
             continue
-        out[ann["campaign_id"][i], task][item][ann["annotator_id"][i]] = value
-    return {key: dict(labels) for key, labels in out.items()}  # plain dicts: a look-up of a missing key adds nothing
+        out[campaigns[i]].setdefault(items[i], {})[annotators[i]] = value
+    return dict(out)  # a plain dict: a look-up of a missing key adds nothing
 
 
 def run_answers(rows: Rows, run_id, column):
@@ -80,46 +80,57 @@ def crowd_section(rows: Rows, options: ReportOptions):
     """Per campaign and task with gold: the accuracy of a typical person (the mean of the annotators'
     accuracies) and of the aggregated crowd under the campaign's rule, named, with majority vote beside a
     model's figure; each annotator's competence under the model."""
-    out = []
-    for (campaign_id, task_id), labels in sorted(campaign_labels(rows).items()):
-        task = rows.tasks[task_id]
-        if campaign_id in rows.position_campaigns or rows.kind[task_id] == "pairwise":
-            continue
-        rule = _settings(rows, campaign_id).get("aggregation") or MAJORITY
-        gold = {i: label_key(g) for i in labels if (g := rows.gold.get(i)) is not None}
-        row = new_row(campaign_id=campaign_id, campaign=rows.campaigns[campaign_id]["name"], task=task["slug"],
-                      rule=rule, rule_text=AGGREGATION_TEXT.get(rule, rule), n_items=len(labels), n_gold=len(gold))
-        people = defaultdict(lambda: [0, 0])
-        for item, g in gold.items():
-            for annotator, value in labels[item].items():
-                people[annotator][0] += label_key(value) == g
-                people[annotator][1] += 1
-        accuracies = [right / n for right, n in people.values() if n]
-        put(row, "typical_person_accuracy", float(np.mean(accuracies)) if accuracies else None,
+    parts = []
+    for task_id in rows.tasks:
+        if rows.kind[task_id] != "pairwise":
+            parts += rows.per_task("crowd", task_id, lambda: crowd_rows(rows, task_id, options))
+    return [row for _, _, row in sorted(parts, key=lambda part: part[:2])]  # by campaign, then task
+
+
+def crowd_rows(rows: Rows, task_id, options: ReportOptions):
+    """(campaign id, task id, the crowd's row) of each campaign that labelled the task (raters who are people)."""
+    return [(campaign_id, task_id, crowd_row(rows, campaign_id, task_id, labels, options))
+            for campaign_id, labels in campaign_labels(rows, task_id).items()
+            if campaign_id not in rows.position_campaigns]
+
+
+def crowd_row(rows: Rows, campaign_id, task_id, labels, options: ReportOptions):
+    """The crowd's row of one campaign and task."""
+    task = rows.tasks[task_id]
+    rule = _settings(rows, campaign_id).get("aggregation") or MAJORITY
+    gold = {i: label_key(g) for i in labels if (g := rows.gold.get(i)) is not None}
+    row = new_row(campaign_id=campaign_id, campaign=rows.campaigns[campaign_id]["name"], task=task["slug"],
+                  rule=rule, rule_text=AGGREGATION_TEXT.get(rule, rule), n_items=len(labels), n_gold=len(gold))
+    people = defaultdict(lambda: [0, 0])
+    for item, g in gold.items():
+        for annotator, value in labels[item].items():
+            people[annotator][0] += label_key(value) == g
+            people[annotator][1] += 1
+    accuracies = [right / n for right, n in people.values() if n]
+    put(row, "typical_person_accuracy", float(np.mean(accuracies)) if accuracies else None,
+        "no labelled item has gold")
+    row["n_annotators"] = len(accuracies)
+    majority = {i: majority_label([label_key(v) for v in by.values()]) for i, by in labels.items()}
+    put(row, "majority_accuracy", float(np.mean([majority[i] == g for i, g in gold.items()])) if gold else None,
+        "no labelled item has gold")
+    model_method = rule if rule != MAJORITY else "dawid_skene"
+    answers = [(i, a, label_key(v)) for i, by in labels.items() for a, v in by.items()]
+    model = annotator_model(model_method, answers) if answers else None
+    if model is not None:
+        aggregate = dict(zip(model.items, model.aggregate))
+        put(row, f"{model_method}_accuracy",
+            float(np.mean([aggregate[i] == g for i, g in gold.items()])) if gold else None,
             "no labelled item has gold")
-        row["n_annotators"] = len(accuracies)
-        majority = {i: majority_label([label_key(v) for v in by.values()]) for i, by in labels.items()}
-        put(row, "majority_accuracy", float(np.mean([majority[i] == g for i, g in gold.items()])) if gold else None,
-            "no labelled item has gold")
-        model_method = rule if rule != MAJORITY else "dawid_skene"
-        answers = [(i, a, label_key(v)) for i, by in labels.items() for a, v in by.items()]
-        model = annotator_model(model_method, answers) if answers else None
-        if model is not None:
-            aggregate = dict(zip(model.items, model.aggregate))
-            put(row, f"{model_method}_accuracy",
-                float(np.mean([aggregate[i] == g for i, g in gold.items()])) if gold else None,
-                "no labelled item has gold")
-            row["model"] = model_method
-            row["model_iterations"], row["model_converged"] = model.iterations, model.converged
-            row["annotators"] = [
-                {"annotator": rows.data.users.get(a, str(a)), "competence": model.competence[a],
-                 "gold_accuracy": (people[a][0] / people[a][1]) if people[a][1] else None, "n_gold": people[a][1]}
-                for a in sorted(model.annotators, key=lambda a: rows.data.users.get(a, str(a)))]
-        crowd = "majority_accuracy" if rule == MAJORITY else f"{rule}_accuracy"
-        put(row, "crowd_accuracy", row.get(crowd), "no labelled item has gold")
-        flag(row, [(len(gold), options.min_items, "items with gold")] if gold else [])
-        out.append(row)
-    return out
+        row["model"] = model_method
+        row["model_iterations"], row["model_converged"] = model.iterations, model.converged
+        row["annotators"] = [
+            {"annotator": rows.data.users.get(a, str(a)), "competence": model.competence[a],
+             "gold_accuracy": (people[a][0] / people[a][1]) if people[a][1] else None, "n_gold": people[a][1]}
+            for a in sorted(model.annotators, key=lambda a: rows.data.users.get(a, str(a)))]
+    crowd = "majority_accuracy" if rule == MAJORITY else f"{rule}_accuracy"
+    put(row, "crowd_accuracy", row.get(crowd), "no labelled item has gold")
+    flag(row, [(len(gold), options.min_items, "items with gold")] if gold else [])
+    return row
 
 
 # ---------------------------------------------------------------- human-anchored intervals
@@ -173,80 +184,12 @@ def human_anchored_section(rows: Rows, options: ReportOptions):
     labelled with each judge run's answer on every item; each model's accuracy with gold on the items that have
     it and a judge's verdict on all; the human-versus-model gap on the per-item difference. Each beside the
     classical interval from the labelled items alone."""
-    labels_by_task = defaultdict(dict)
-    for (campaign_id, task_id), labels in campaign_labels(rows).items():
-        for item, by in labels.items():
-            labels_by_task[task_id].setdefault(item, {}).update(by)
     humans, models, gaps = [], [], []
     for task in rows.data.tasks:
-        kind = rows.kind[task["id"]]
-        if kind == "rating":
-            judges = rows.runs_for(task["id"], RATING_MODES)
-            column = "rating"
-        elif kind == "multiple_choice":
-            judges = rows.runs_for(task["id"], MC_MODES)
-            column = "answer"
-        else:
-            continue
-        items = rows.items_of[task["id"]]
-        human = human_values(rows, task, labels_by_task.get(task["id"], {}))
-        gold = {i: g for i in items if (g := rows.gold.get(i)) is not None}
-        answers = {r["id"]: run_answers(rows, r["id"], column) for r in judges}
-        for judge in judges:
-            j = answers[judge["id"]]
-            judged = [i for i in items if i in j]
-            if kind == "rating":
-                proxy = {i: float(j[i]) for i in judged}
-            else:  # the judge's answer stands in for gold: is it the people's majority's "right"?
-                proxy = {}
-            labelled = [i for i in judged if i in human]
-            keys = dict(task=task["slug"], judge=rows.run_label[judge["id"]], judge_run_id=judge["id"])
-            if kind == "rating" and labelled:
-                humans.append(_anchored([human[i] for i in labelled], [proxy[i] for i in labelled],
-                                        [proxy[i] for i in judged], options,
-                                        inclusion_of(rows, labelled), estimand="mean human rating", **keys))
-            for model in judges:
-                if model["id"] == judge["id"]:
-                    continue
-                m = answers[model["id"]]
-                both = [i for i in judged if i in m]
-                model_keys = dict(keys, model=rows.run_label[model["id"]], model_run_id=model["id"])
-                if kind == "multiple_choice":
-                    with_gold = [i for i in both if i in gold]
-                    if with_gold:
-                        models.append(_anchored(
-                            [float(m[i] == gold[i]) for i in with_gold], [float(m[i] == j[i]) for i in with_gold],
-                            [float(m[i] == j[i]) for i in both], options, curve=False,
-                            estimand="model accuracy", **model_keys))
-                    # the gap: people right minus model right; the judge's agreement with the model's answer
-                    # stands in for the model being right where gold is missing
-                    gap_items = [i for i in with_gold if i in human]
-                    if gap_items:
-                        correct = {i: float(m[i] == gold[i]) for i in with_gold}
-                        gaps.append(_anchored(
-                            [human[i] - correct[i] for i in gap_items],
-                            [float(j[i] == gold[i]) - correct[i] for i in gap_items],
-                            [float(j[i] == gold[i]) - correct[i] for i in with_gold], options, curve=False,
-                            estimand="human minus model accuracy", **model_keys))
-                else:
-                    gap_items = [i for i in both if i in human]
-                    if gap_items:
-                        gaps.append(_anchored(
-                            [human[i] - m[i] for i in gap_items], [proxy[i] - m[i] for i in gap_items],
-                            [proxy[i] - m[i] for i in both], options, curve=False,
-                            estimand="human minus model rating", **model_keys))
-        if kind == "multiple_choice":
-            labelled = [i for i in human]
-            for judge in judges:
-                j = answers[judge["id"]]
-                with_gold = [i for i in items if i in j and i in gold]
-                both = [i for i in labelled if i in j and i in gold]
-                if both:
-                    humans.append(_anchored(
-                        [human[i] for i in both], [float(j[i] == gold[i]) for i in both],
-                        [float(j[i] == gold[i]) for i in with_gold], options, inclusion_of(rows, both),
-                        estimand="human majority accuracy", task=task["slug"], judge=rows.run_label[judge["id"]],
-                        judge_run_id=judge["id"]))
+        if rows.kind[task["id"]] in ("rating", "multiple_choice"):
+            parts = rows.per_task("human_anchored", task["id"], lambda: anchored_task(rows, task, options))
+            for out, part in zip((humans, models, gaps), parts):
+                out += part
     for row in humans + models + gaps:
         flag(row, [(row["n"], options.min_items, "labelled items")])
     return {"humans": humans, "models": models, "gaps": gaps, "confidence": options.confidence,
@@ -255,39 +198,127 @@ def human_anchored_section(rows: Rows, options: ReportOptions):
                       "need for the human-anchored width"}
 
 
+def anchored_task(rows: Rows, task, options: ReportOptions):
+    """The human-anchored section's (humans, models, gaps) rows of one rating or multiple-choice task."""
+    kind = rows.kind[task["id"]]
+    if kind == "rating":
+        judges = rows.runs_for(task["id"], RATING_MODES)
+        column = "rating"
+    elif kind == "multiple_choice":
+        judges = rows.runs_for(task["id"], MC_MODES)
+        column = "answer"
+    else:
+        return [], [], []
+    labels = {}  # item -> {annotator: answer}, over the campaigns
+    for by_item in campaign_labels(rows, task["id"]).values():
+        for item, by in by_item.items():
+            labels.setdefault(item, {}).update(by)
+    humans, models, gaps = [], [], []
+    items = rows.items_of[task["id"]]
+    human = human_values(rows, task, labels)
+    gold = {i: g for i in items if (g := rows.gold.get(i)) is not None}
+    answers = {r["id"]: run_answers(rows, r["id"], column) for r in judges}
+    for judge in judges:
+        j = answers[judge["id"]]
+        judged = [i for i in items if i in j]
+        if kind == "rating":
+            proxy = {i: float(j[i]) for i in judged}
+        else:  # the judge's answer stands in for gold: is it the people's majority's "right"?
+            proxy = {}
+        labelled = [i for i in judged if i in human]
+        keys = dict(task=task["slug"], judge=rows.run_label[judge["id"]], judge_run_id=judge["id"])
+        if kind == "rating" and labelled:
+            humans.append(_anchored([human[i] for i in labelled], [proxy[i] for i in labelled],
+                                    [proxy[i] for i in judged], options,
+                                    inclusion_of(rows, labelled), estimand="mean human rating", **keys))
+        for model in judges:
+            if model["id"] == judge["id"]:
+                continue
+            m = answers[model["id"]]
+            both = [i for i in judged if i in m]
+            model_keys = dict(keys, model=rows.run_label[model["id"]], model_run_id=model["id"])
+            if kind == "multiple_choice":
+                with_gold = [i for i in both if i in gold]
+                if with_gold:
+                    models.append(_anchored(
+                        [float(m[i] == gold[i]) for i in with_gold], [float(m[i] == j[i]) for i in with_gold],
+                        [float(m[i] == j[i]) for i in both], options, curve=False,
+                        estimand="model accuracy", **model_keys))
+                # the gap: people right minus model right; the judge's agreement with the model's answer
+                # stands in for the model being right where gold is missing
+                gap_items = [i for i in with_gold if i in human]
+                if gap_items:
+                    correct = {i: float(m[i] == gold[i]) for i in with_gold}
+                    gaps.append(_anchored(
+                        [human[i] - correct[i] for i in gap_items],
+                        [float(j[i] == gold[i]) - correct[i] for i in gap_items],
+                        [float(j[i] == gold[i]) - correct[i] for i in with_gold], options, curve=False,
+                        estimand="human minus model accuracy", **model_keys))
+            else:
+                gap_items = [i for i in both if i in human]
+                if gap_items:
+                    gaps.append(_anchored(
+                        [human[i] - m[i] for i in gap_items], [proxy[i] - m[i] for i in gap_items],
+                        [proxy[i] - m[i] for i in both], options, curve=False,
+                        estimand="human minus model rating", **model_keys))
+    if kind == "multiple_choice":
+        labelled = [i for i in human]
+        for judge in judges:
+            j = answers[judge["id"]]
+            with_gold = [i for i in items if i in j and i in gold]
+            both = [i for i in labelled if i in j and i in gold]
+            if both:
+                humans.append(_anchored(
+                    [human[i] for i in both], [float(j[i] == gold[i]) for i in both],
+                    [float(j[i] == gold[i]) for i in with_gold], options, inclusion_of(rows, both),
+                    estimand="human majority accuracy", task=task["slug"], judge=rows.run_label[judge["id"]],
+                    judge_run_id=judge["id"]))
+    return humans, models, gaps
+
+
 # ---------------------------------------------------------------- may this judge replace these people?
 
 def alt_test_section(rows: Rows, options: ReportOptions):
     """Per campaign, task and judge run: the alternative annotator test with the epsilon of the campaign's
     annotators (their `annotator_kind`), accuracy for labels and -RMSE for ratings."""
+    parts = []
+    for task_id in rows.tasks:
+        if rows.kind[task_id] in ("rating", "multiple_choice"):
+            parts += rows.per_task("alt_test", task_id, lambda: [
+                (campaign_id, task_id, alt_test_rows(rows, campaign_id, task_id, labels, options))
+                for campaign_id, labels in campaign_labels(rows, task_id).items()])
+    # by campaign, then task
+    return {"tests": [row for _, _, out in sorted(parts, key=lambda part: part[:2]) for row in out],
+            "epsilon": ALT_TEST_EPSILON}
+
+
+def alt_test_rows(rows: Rows, campaign_id, task_id, labels, options: ReportOptions):
+    """The alternative annotator test's rows of one campaign and task, one per judge run."""
     out = []
-    for (campaign_id, task_id), labels in sorted(campaign_labels(rows).items()):
-        task, kind = rows.tasks[task_id], rows.kind[task_id]
-        if kind not in ("rating", "multiple_choice"):
+    task, kind = rows.tasks[task_id], rows.kind[task_id]
+    annotator_kind = _settings(rows, campaign_id).get("annotator_kind") or "skilled"
+    human = defaultdict(dict)
+    for item, by in labels.items():
+        for annotator, value in by.items():
+            human[annotator][item] = as_number(value) if kind == "rating" else label_key(value)
+    spec = question(task["form"], task["form"]["primary"])
+    for judge in rows.runs_for(task_id, RATING_MODES if kind == "rating" else MC_MODES):
+        answers = run_answers(rows, judge["id"], "rating" if kind == "rating" else "answer")
+        if kind == "rating" and rating_values(spec) is None:
             continue
-        annotator_kind = _settings(rows, campaign_id).get("annotator_kind") or "skilled"
-        human = defaultdict(dict)
-        for item, by in labels.items():
-            for annotator, value in by.items():
-                human[annotator][item] = as_number(value) if kind == "rating" else label_key(value)
-        spec = question(task["form"], task["form"]["primary"])
-        for judge in rows.runs_for(task_id, RATING_MODES if kind == "rating" else MC_MODES):
-            answers = run_answers(rows, judge["id"], "rating" if kind == "rating" else "answer")
-            if kind == "rating" and rating_values(spec) is None:
-                continue
-            result = alt_test(human, answers, annotator_kind=annotator_kind,
-                              scoring="neg_rmse" if kind == "rating" else "accuracy",
-                              alpha=round(1 - options.confidence, 10))
-            row = new_row(campaign_id=campaign_id, campaign=rows.campaigns[campaign_id]["name"], task=task["slug"],
-                          judge=rows.run_label[judge["id"]], judge_run_id=judge["id"], annotator_kind=annotator_kind,
-                          epsilon=result.epsilon, scoring=result.scoring, alpha=result.alpha,
-                          n_items=result.n_items, n_annotators=result.n_annotators,
-                          raters_are_positions=campaign_id in rows.position_campaigns)
-            put(row, "winning_rate", result.winning_rate, result.undefined_reason)
-            put(row, "advantage_probability", result.advantage_probability, result.undefined_reason)
-            put(row, "passed", result.passed, result.undefined_reason)
-            row["checks"] = result.checks
-            row["per_annotator"] = [{**c.to_dict(), "annotator": rows.data.users.get(c.annotator, str(c.annotator))}
-                                    for c in result.annotators]
-            out.append(row)
-    return {"tests": out, "epsilon": ALT_TEST_EPSILON}
+        result = alt_test(human, answers, annotator_kind=annotator_kind,
+                          scoring="neg_rmse" if kind == "rating" else "accuracy",
+                          alpha=round(1 - options.confidence, 10))
+        row = new_row(campaign_id=campaign_id, campaign=rows.campaigns[campaign_id]["name"], task=task["slug"],
+                      judge=rows.run_label[judge["id"]], judge_run_id=judge["id"], annotator_kind=annotator_kind,
+                      epsilon=result.epsilon, scoring=result.scoring, alpha=result.alpha,
+                      n_items=result.n_items, n_annotators=result.n_annotators,
+                      raters_are_positions=campaign_id in rows.position_campaigns)
+        put(row, "winning_rate", result.winning_rate, result.undefined_reason)
+        put(row, "advantage_probability", result.advantage_probability, result.undefined_reason)
+        put(row, "passed", result.passed, result.undefined_reason)
+        row["checks"] = result.checks
+        row["per_annotator"] = [{**c.to_dict(), "annotator": rows.data.users.get(c.annotator, str(c.annotator))}
+                                for c in result.annotators]
+        out.append(row)
+    return out

@@ -195,10 +195,11 @@ def compared(res, m):
     return res["predicted"][m["run_id"]]
 
 
-def pooled_gaps(per_label, options: ReportOptions):
+def pooled_gaps(per_label, options: ReportOptions, rows: Rows | None = None):
     """label -> ((gap, low, high), human flags, model flags) over the pooled items that both the people and the
     label's runs answered, for the labels with human answers on every task: paired_bootstrap_gap of each, with one
-    set of resamples for the labels compared on the same items (the same seed draws the same indices)."""
+    set of resamples for the labels compared on the same items (the same seed draws the same indices); with `rows`,
+    kept from the computation before when the flags are the same (a changed label that moves no majority)."""
     groups = defaultdict(list)
     for label, per_task in per_label.items():
         if per_task and all(res["human"].size for res, _ in per_task) and any(compared(*p).any() for p in per_task):
@@ -208,7 +209,9 @@ def pooled_gaps(per_label, options: ReportOptions):
         human = np.concatenate([res["human"][compared(res, m)] for res, m in per_label[members[0]]])
         models = [np.concatenate([res["flags"][m["run_id"]][compared(res, m)] for res, m in per_label[label]])
                   for label in members]
-        gaps = paired_bootstrap_gaps(human, models, options.n_resamples, options.seed, options.confidence).gaps
+        def gaps_of(human=human, models=models):
+            return paired_bootstrap_gaps(human, models, options.n_resamples, options.seed, options.confidence).gaps
+        gaps = rows.by_inputs("pooled_gaps", gaps_of, human, models) if rows is not None else gaps_of()
         out.update((label, (gap, human, model)) for label, gap, model in zip(members, gaps, models))
     return out
 
@@ -238,7 +241,7 @@ def interval_lead(row, per_task, drawn_per_task, options: ReportOptions):
                          "resamples them inside each task as they were drawn")
 
 
-def overall_rows(results, labels, keys, options: ReportOptions, drawn_per_task=False):
+def overall_rows(results, labels, keys, options: ReportOptions, drawn_per_task=False, rows: Rows | None = None):
     """Unweighted mean over task results of each model's figures; the gap's interval two ways (within
     tasks, and over the pooled items), the one matching how the items were drawn named as the lead
     (`interval_lead`), and the exact McNemar test on the pooled items. People and each model are compared on
@@ -246,7 +249,7 @@ def overall_rows(results, labels, keys, options: ReportOptions, drawn_per_task=F
     out = []
     per_label = {label: [(res, m) for res in results for m in res["models"] if m["model"] == label]
                  for label in labels}
-    pooled = pooled_gaps(per_label, options)
+    pooled = pooled_gaps(per_label, options, rows)
     for label, per_task in per_label.items():
         rules = sorted({m["rule"] for _, m in per_task})
         row = new_row(model=label, rule=", ".join(rules), n_tasks=len(per_task),
@@ -292,7 +295,9 @@ def mc_section(rows: Rows, options: ReportOptions):
     tasks = [t for t in rows.data.tasks if rows.kind[t["id"]] == "multiple_choice"]
     if not tasks:
         return None
-    results = [mc_task(rows, task, n, options) for n, task in enumerate(tasks)]
+    # The task's place among the tasks seeds its bootstrap: it is part of what the kept figures are kept under.
+    results = [rows.per_task("multiple_choice", task["id"], lambda: mc_task(rows, task, n, options), n)
+               for n, task in enumerate(tasks)]
     labels = list(dict.fromkeys(m["model"] for res in results for m in res["models"]))
     human_keys = ("human_majority", "human_mean_of_raters", "chance")
     overall = new_row(n_tasks=len(results), rule="unweighted mean of the tasks",
@@ -303,7 +308,7 @@ def mc_section(rows: Rows, options: ReportOptions):
     flag(overall, [(overall["n_items"], options.min_items, "items")])
     model_keys = ("human_majority", "accuracy", "accuracy_all_items", Rule.ACC, Rule.ACC_NORM, "acc_per_token", "gap",
                   "gap_mean_of_raters")
-    overall["models"] = overall_rows(results, labels, model_keys, options, rows.drawn_per_task())
+    overall["models"] = overall_rows(results, labels, model_keys, options, rows.drawn_per_task(), rows)
     model_rules = {label: rule for r in results for label, rule in r["rules"].items()}
 
     dimensions = []

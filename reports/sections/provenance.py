@@ -20,16 +20,11 @@ def sha256_lines(lines):
 
 def provenance(rows: Rows):
     data = rows.data
-    items = data.items
-    per_task = defaultdict(list)
-    for task_id, ext, digest in zip(items["task_id"], items["external_id"], items["content_hash"]):
-        per_task[task_id].append(f"{ext}:{digest}")
     gold_lines = sorted(f"{rows.external_id[i]}:{canonical_json(g)}" for i, g in rows.gold.items() if g is not None)
     return {
         "benchmark": data.benchmark,
-        "items": [{"task": rows.tasks[t]["slug"], "n_items": len(lines), "sha256": sha256_lines(sorted(lines)),
-                   "form_sha256": hashlib.sha256(canonical_json(rows.tasks[t]["form"]).encode()).hexdigest()}
-                  for t, lines in sorted(per_task.items(), key=lambda kv: rows.tasks[kv[0]]["slug"])],
+        # of the items and tasks alone (reports.parts.base_digest covers both)
+        "items": rows.by_inputs("provenance_items", lambda: item_digests(rows)),
         "gold": {"source": "gold_version" if data.gold_version else "source_gold", "version": data.gold_version,
                  "n_labels": len(gold_lines), "sha256": sha256_lines(gold_lines)},
         "guidelines": [{"campaign_id": c["id"], "campaign": c["name"], "version": s["version"],
@@ -48,3 +43,14 @@ def provenance(rows: Rows):
                     "tasks": [rows.tasks[t]["slug"] for t in r["task_ids"] if t in rows.tasks]} for r in data.runs],
         "code": data.code,
     }
+
+
+def item_digests(rows: Rows):
+    """Per task: its items' external ids and content hashes, and its form, digested."""
+    items = rows.data.items
+    per_task = defaultdict(list)
+    for task_id, ext, digest in zip(items["task_id"], items["external_id"], items["content_hash"]):
+        per_task[task_id].append(f"{ext}:{digest}")
+    return [{"task": rows.tasks[t]["slug"], "n_items": len(lines), "sha256": sha256_lines(sorted(lines)),
+             "form_sha256": hashlib.sha256(canonical_json(rows.tasks[t]["form"]).encode()).hexdigest()}
+            for t, lines in sorted(per_task.items(), key=lambda kv: rows.tasks[kv[0]]["slug"])]

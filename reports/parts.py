@@ -1,0 +1,103 @@
+"""Figures per task kept by the process that computes stored reports, for the next computation of the same report.
+
+After one label changes, the statistics of every other task are what they were. A section's per-task (or per
+campaign x task) figures are kept under a key made of the section's name, the task (and campaign), a digest of
+everything the report reads that is not split by task (the items, the predictions and runs, the code, the
+campaigns with their settings, the people's names, the inclusion probabilities, the options: `base_digest`) and a
+digest of the task's own share of the labels and gold with the campaigns whose labels count (`task_digests`): a new
+gold version that changes one task's gold leaves the other tasks' figures kept. A later computation
+whose key is the same takes the kept figures instead of computing them again; what mixes the tasks (the overall
+and per-dimension means, the pooled intervals, agreement and the annotators' tables) is computed from them as in a
+computation from scratch. The figures are the same either way: each part reads only its task's rows and the
+inputs in the base digest, and every bootstrap or subsample draws from a generator seeded per call from the
+options and the task's place among the tasks (in the key), never from a stream shared across tasks.
+
+Kept as pickled bytes (each reader gets its own copy to change), the parts of the latest computation only.
+"""
+from __future__ import annotations
+
+import hashlib
+import pickle
+import threading
+
+import orjson
+
+DIGEST_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
+
+
+def sha256_of(*parts):
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(orjson.dumps(part, option=DIGEST_OPTIONS, default=str))
+    return digest.hexdigest()
+
+
+def base_digest(data, inputs, options):
+    """What every kept part depends on beside its task's labels and gold (`inputs`: reports.store.input_hashes)."""
+    return sha256_of(inputs["items"], inputs["predictions"], inputs["code"], data.benchmark, data.campaign_id,
+                     data.campaigns, data.users, data.inclusion, options)
+
+
+def task_digests(rows):
+    """task id -> the digest of its share of the people's labels (the human campaigns' current rows in the order
+    read: campaign, item, annotator, primary answer), of its items' gold and of which campaigns are the people."""
+    values = rows.data.annotations["value"]
+    columns = [rows.annotation_array(name) for name in ("campaign_id", "item_id", "annotator_id")]
+    human_campaigns = sorted(rows.human_campaigns)  # whose labels count (the gold's choice leaves some out)
+    out = {}
+    for task_id, where in rows.human_rows_by_task().items():
+        out[task_id] = sha256_of(*(column[where] for column in columns), [values[i] for i in where.tolist()],
+                                 [rows.gold[i] for i in rows.items_of[task_id]], human_campaigns)
+    return out
+
+
+class KeptParts:
+    """The parts of this process's latest computation ({key: pickled figures}), for the next one."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._kept = {}
+        self.reused = 0  # parts taken instead of computed (for tests and perf)
+
+    def clear(self):
+        with self._lock:
+            self._kept = {}
+
+    def size_bytes(self):
+        """The bytes the kept parts hold (perf/report_vs_copy.py)."""
+        with self._lock:
+            return sum(len(raw) for raw in self._kept.values())
+
+    def session(self, base):
+        with self._lock:
+            return Parts(self, base, self._kept)
+
+    def _keep(self, made):
+        with self._lock:
+            self._kept = made
+
+
+class Parts:
+    """One computation's parts: those kept from the computation before under the same key, the rest made now.
+    `keep()` once the report is built makes them the ones the next computation finds."""
+
+    def __init__(self, owner, base, previous):
+        self._owner, self._base, self._previous = owner, base, previous
+        self._made = {}
+
+    def get(self, key, make):
+        key = (self._base, *key)
+        raw = self._previous.get(key)
+        if raw is not None:
+            self._made[key] = raw
+            self._owner.reused += 1
+            return pickle.loads(raw)
+        value = make()
+        self._made[key] = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        return value
+
+    def keep(self):
+        self._owner._keep(self._made)
+
+
+kept_parts = KeptParts()
