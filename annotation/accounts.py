@@ -20,13 +20,12 @@ from django.core.validators import validate_email
 from django.db import transaction
 from django.db.models.signals import pre_save
 from django.dispatch import receiver
-
 from rest_framework.authtoken.models import Token
 
 from benchmarks.permissions import can_see_gold, staff_or_holder
+from core.errors import ActionError, Code
 
 from .actions import add_member, record_event, require_role, set_member_active
-from core.errors import ActionError, Code
 from .models import EventKind, Membership, OneTimePassword, Role
 from .policy import campaigns_with_role
 

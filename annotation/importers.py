@@ -19,7 +19,6 @@ from benchmarks.models import Benchmark, Item
 from . import actions
 from .models import FINAL_STATUSES, Annotation, Batch, BatchItem, BatchState, Campaign, EventKind, Protocol
 
-
 # Imported campaigns whose "raters" are positions in a file, not people: rater i is whoever gave the
 # i-th rating of each item (FED has no worker ids). Reports mark them and keep them out of per-person tables.
 FED_SOURCE = "import:fed"

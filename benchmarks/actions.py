@@ -5,9 +5,9 @@ from pathlib import Path
 
 from django.core.exceptions import PermissionDenied
 from django.db import connection, transaction
-from psycopg.copy import QueuedLibpqWriter
 from django.utils import timezone
 from django.utils.text import slugify
+from psycopg.copy import QueuedLibpqWriter
 
 from .formschema import without_names
 from .importers import EXPORT_FORMATS, FORMATS, ImportFailure, detect

@@ -1,7 +1,6 @@
 import hashlib
 
 import orjson
-
 from django.core.exceptions import ValidationError
 from django.db import models
 

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any, Iterable, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 import numpy as np
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import warnings
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
 
 import krippendorff
 import numpy as np

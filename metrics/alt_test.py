@@ -15,8 +15,9 @@ probability that the judge is as good as or better than a randomly chosen annota
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 import numpy as np
 from scipy import stats

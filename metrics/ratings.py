@@ -6,8 +6,9 @@ or the score 1, 0.5, 0.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from scipy.sparse.csgraph import connected_components

@@ -18,8 +18,18 @@ from core.errors import Code
 from . import bounds, human_labels, modes, prompting
 from .errors import RunError
 from .lifecycle import fail_run, record, stop_run
-from .models import (ACTIVE_RUN_STATES, Backend, ChunkState, EvalRun, Mode, ModelSpec, PositionPolicy, RunChunk,
-                     RunEventKind, RunState)
+from .models import (
+    ACTIVE_RUN_STATES,
+    Backend,
+    ChunkState,
+    EvalRun,
+    Mode,
+    ModelSpec,
+    PositionPolicy,
+    RunChunk,
+    RunEventKind,
+    RunState,
+)
 from .modes import classify
 from .scorers import loading
 from .scorers.prompts import template_hash

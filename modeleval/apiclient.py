@@ -13,8 +13,8 @@ import math
 import os
 import random
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
 
 import httpx
 

@@ -21,9 +21,9 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from . import modes
 from .lifecycle import fail_run, record
 from .models import ChunkState, EvalRun, Prediction, RunChunk, RunEventKind, RunState
-from . import modes
 from .modes import family
 from .training import SYNC_WORKER
 

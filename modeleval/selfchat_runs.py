@@ -40,19 +40,18 @@ from django.utils.text import slugify
 from benchmarks.actions import add_tasks_and_items
 from benchmarks.importers import ImportFailure, ItemRecord, TaskSpec, mutual
 from benchmarks.models import Benchmark, Item
+from core.errors import Code
 
 from . import bounds, modes
 from .actions import RELEASED_REFUSAL, RunError, check_runs_per_person, send_or_fail
 from .lifecycle import fail_run, record
-from .models import (ACTIVE_RUN_STATES, EvalRun, Mode, ModelSpec, ParseStatus, Prediction, RunEventKind,
-                     RunState)
+from .models import ACTIVE_RUN_STATES, EvalRun, Mode, ModelSpec, ParseStatus, Prediction, RunEventKind, RunState
 from .permissions import can_evaluate_models
 from .scorers import botchat, loops, selfchat_generation
 from .scorers.botchat import SEED_UTTERANCES
 from .scorers.decoding import DECODINGS
 from .scorers.prompts import template_hash
 from .training import SYNC_WORKER
-from core.errors import Code
 
 TASK_SLUG = "selfchat"
 # System prompt text -> its version (change the text, change the version); any other text is "custom".

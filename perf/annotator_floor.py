@@ -11,7 +11,7 @@ annotation.rules); a batch is never handed in during a level (each level's batch
 import json
 import uuid
 from collections import Counter
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import psycopg
 
@@ -96,7 +96,7 @@ class FloorClient:
         self.conn.close()
 
     def next(self):
-        conn, now = self.conn, datetime.now(timezone.utc)
+        conn, now = self.conn, datetime.now(UTC)
         conn.execute(TOKEN, (self.token,)).fetchone()
         conn.execute(CAMPAIGN, (self.user_id, self.campaign_id)).fetchone()
         with conn.transaction():
@@ -128,7 +128,7 @@ class FloorClient:
         return assignment
 
     def submit(self, assignment_id):
-        conn, now = self.conn, datetime.now(timezone.utc)
+        conn, now = self.conn, datetime.now(UTC)
         conn.execute(TOKEN, (self.token,)).fetchone()
         conn.execute(VISIBLE, {"user": self.user_id, "id": assignment_id}).fetchone()
         with conn.transaction():

@@ -519,12 +519,11 @@ def run_humanbaseline(args):
     try:
         import django
         django.setup()
+        from annotator_floor import FloorClient  # noqa: E402 (perf/ is on sys.path when run as a script)
         from django.contrib.auth.models import User
         from django.core.management import call_command
         from django.db import connections
         from rest_framework.authtoken.models import Token
-
-        from annotator_floor import FloorClient  # noqa: E402 (perf/ is on sys.path when run as a script)
 
         call_command("migrate", verbosity=0)
         most = max([*args.users, args.open_users if args.rates else 0])

@@ -116,7 +116,6 @@ class LabelStudio:
 def run_labelstudio(args, *, client_base, levels, run_level):
     """One row per (database, level); a database whose install or start fails gets a row saying why."""
     import requests
-
     from annotator_load import free_port, wait_until_up
 
     class LabelStudioClient(client_base):

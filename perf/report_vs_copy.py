@@ -30,8 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 LETTERS = "ABCD"
-WORDS = ("the a to and of you it is that in we for on have with this be not are do at so but can was what "
-         "about your just like if my me all they know get think there will one would go out up time").split()
+WORDS = ["the", "a", "to", "and", "of", "you", "it", "is", "that", "in", "we", "for", "on", "have", "with", "this", "be", "not", "are", "do", "at", "so", "but", "can", "was", "what", "about", "your", "just", "like", "if", "my", "me", "all", "they", "know", "get", "think", "there", "will", "one", "would", "go", "out", "up", "time"]
 
 
 def sentence(rng, n):
@@ -46,6 +45,7 @@ def copy_rows(cursor, table, columns, rows):
 
 def generate(n_items, seed=11):
     """Write the benchmark, campaign, gold and runs; returns the benchmark slug."""
+    from django.contrib.auth import get_user_model
     from django.db import connection
     from django.utils import timezone
 
@@ -53,7 +53,6 @@ def generate(n_items, seed=11):
     from annotation.models import Batch, GoldVersion
     from benchmarks.importers.dialogbench import TASKS, multiple_choice_form
     from benchmarks.models import Benchmark, Task, canonical_json, hash_of_encoded
-    from django.contrib.auth import get_user_model
     from modeleval.models import EvalRun, ModelSpec
     from modeleval.modes import reads
     from modeleval.scorers.choice_rules import Rule
@@ -196,10 +195,11 @@ def stored_side(slug, repeat, resamples, n_rounds):
     input hashes: the figures are kept), and served through GET /api/v1/reports/ (Django's test client:
     authentication, access rules, rate limits, the stored row and its JSON) best of `repeat`. The recompute after a
     changed label alternates with the COPY side `n_rounds` times (each round's pair printed as it ends)."""
+    from unittest import mock
+
     from django.contrib.auth import get_user_model
     from django.db import connection
     from django.test import Client
-    from unittest import mock
 
     from annotation.models import Annotation
     from reports import store

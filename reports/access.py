@@ -11,8 +11,8 @@ from annotation.models import Campaign
 from benchmarks.permissions import can_see_gold
 from core.errors import ActionError, Code
 
-from .contract import ReportOptions
 from . import store
+from .contract import ReportOptions
 from .render import render
 
 

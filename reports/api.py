@@ -11,7 +11,6 @@ from .limits import report_slot
 from .readable import GAP_RULES
 from .render import FORMATS
 
-
 PENDING_RETRY_AFTER_S = 2
 
 

@@ -22,8 +22,16 @@ from django.db.models import BooleanField, Case, CharField, ExpressionWrapper, F
 from django.db.models.fields.json import KT, KeyTextTransform, KeyTransform
 
 from annotation.importers import RATERS_ARE_POSITIONS
-from annotation.models import (Annotation, Batch, BatchItem, Campaign, CampaignSettings, GoldLabel, GoldVersion,
-                               QCSampleItem)
+from annotation.models import (
+    Annotation,
+    Batch,
+    BatchItem,
+    Campaign,
+    CampaignSettings,
+    GoldLabel,
+    GoldVersion,
+    QCSampleItem,
+)
 from benchmarks.models import Benchmark, Item, Task
 from core.errors import ActionError, Code
 from modeleval.models import EvalRun, ParseStatus, Prediction, RunState

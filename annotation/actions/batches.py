@@ -6,18 +6,37 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext, ngettext
 
-from metrics import median_reading_seconds
-
 from core import sql
 from core.errors import ActionError, Code
+from metrics import median_reading_seconds
 
-from ..models import (FINAL_STATUSES, Annotation, Batch, BatchItem, BatchState, Campaign, CampaignSettings, EventKind,
-                      ItemStatus, QCReview, QCSampleItem, Role)
-from ..qc import draw_sample, new_sample_secret, sample_seed
+from ..models import (
+    FINAL_STATUSES,
+    Annotation,
+    Batch,
+    BatchItem,
+    BatchState,
+    Campaign,
+    CampaignSettings,
+    EventKind,
+    ItemStatus,
+    QCReview,
+    QCSampleItem,
+    Role,
+)
 from ..policy import roles_of
+from ..qc import draw_sample, new_sample_secret, sample_seed
 from ..selectors import qc_figures
-from ._common import (_check_value, current_settings, jsonable, _locked_batch, require_role, _review, _transition,
-                      wrong_state)
+from ._common import (
+    _check_value,
+    _locked_batch,
+    _review,
+    _transition,
+    current_settings,
+    jsonable,
+    require_role,
+    wrong_state,
+)
 
 
 def _require_batch_labeller(batch, actor):

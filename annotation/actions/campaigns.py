@@ -6,14 +6,24 @@ from django.db import transaction
 from django.db.models import Max
 
 from benchmarks.models import Benchmark, Item
+from core.errors import ActionError, Code
 from metrics.prediction_powered import inclusion_probabilities, poisson_draw
 
-from core.errors import ActionError, Code
-
-from ..models import (Batch, BatchItem, BatchState, Campaign, CampaignSettings, EventKind, Membership, Protocol, Role,
-                      Selection, WORKER_ROLES)
 from .. import judges
-from ._common import current_settings, PROTOCOL_DEFAULTS, record_event, require_role
+from ..models import (
+    WORKER_ROLES,
+    Batch,
+    BatchItem,
+    BatchState,
+    Campaign,
+    CampaignSettings,
+    EventKind,
+    Membership,
+    Protocol,
+    Role,
+    Selection,
+)
+from ._common import PROTOCOL_DEFAULTS, current_settings, record_event, require_role
 
 
 def _clean_settings(settings):

@@ -10,14 +10,26 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from benchmarks.models import Item, Task
-
 from core import sql
 from core.errors import ActionError, Code
 
-from ..models import (HOLDS_PERSON, HOLDS_SLOT, Assignment, Batch, BatchItem, BatchState, Campaign, CampaignSettings,
-                      EventKind, ItemStatus, LeaseStatus, Role, WORKER_ROLES)
+from ..models import (
+    HOLDS_PERSON,
+    HOLDS_SLOT,
+    WORKER_ROLES,
+    Assignment,
+    Batch,
+    BatchItem,
+    BatchState,
+    Campaign,
+    CampaignSettings,
+    EventKind,
+    ItemStatus,
+    LeaseStatus,
+    Role,
+)
 from ..selectors import LEASE_RELATIONS, live_lease_and_first_batch
-from ._common import current_settings, forbidden, MAX_COMMENT, record_event, _transition
+from ._common import MAX_COMMENT, _transition, current_settings, forbidden, record_event
 
 
 @dataclass

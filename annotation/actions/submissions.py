@@ -11,14 +11,26 @@ from django.utils.translation import gettext
 
 from benchmarks.formschema import excluding_values, question, validate_answers
 from benchmarks.models import Item, Task
-
 from core import sql
 from core.errors import ActionError, Code
 
-from ..models import (FINAL_STATUSES, Annotation, Assignment, Batch, BatchItem, Campaign, CampaignSettings,
-                      Disagreement, DisagreementStatus, EventKind, ItemStatus, LeaseStatus, WORKER_ROLES)
-from ..rules import item_outcome
+from ..models import (
+    FINAL_STATUSES,
+    WORKER_ROLES,
+    Annotation,
+    Assignment,
+    Batch,
+    BatchItem,
+    Campaign,
+    CampaignSettings,
+    Disagreement,
+    DisagreementStatus,
+    EventKind,
+    ItemStatus,
+    LeaseStatus,
+)
 from ..policy import RESOLVE
+from ..rules import item_outcome
 from ..selectors import seconds_until_submit_allowed
 from ._common import _check_value, forbidden, record_event, require_role
 from .batches import auto_hand_in

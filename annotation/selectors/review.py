@@ -3,8 +3,8 @@ from collections import defaultdict
 
 from django.db.models import Count, Q
 
-from ..qc import evaluate_sample
 from ..models import Annotation, Disagreement, ItemFlag
+from ..qc import evaluate_sample
 
 
 def campaign_disagreements(campaign):

@@ -1,7 +1,16 @@
-from . import (dialogbench, dialogbench_paper, dialogbench_released, diqad, diqad_released, fed, jsonl, kodialogbench,
-               mutual)
-from .detect import detect
+from . import (
+    dialogbench,
+    dialogbench_paper,
+    dialogbench_released,
+    diqad,
+    diqad_released,
+    fed,
+    jsonl,
+    kodialogbench,
+    mutual,
+)
 from .base import ImportFailure, ItemRecord, ParsedBenchmark, TaskSpec
+from .detect import detect
 
 FORMATS = {"dialogbench": dialogbench, "fed": fed, "diqad": diqad, "jsonl": jsonl, "mutual": mutual,
            "dialogbench_paper": dialogbench_paper, "dialogbench_released": dialogbench_released,

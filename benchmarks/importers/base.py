@@ -1,10 +1,9 @@
 """What every importer produces, and the refusal that names file, line and field."""
 import re
-
-import orjson
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import orjson
 from django.conf import settings
 
 from core.errors import ActionError, Code

@@ -10,8 +10,16 @@ One task per DialogBench task; the label becomes the item's source gold.
 """
 import re
 
-from .base import (ImportFailure, ItemRecord, ParsedBenchmark, TaskSpec, check_turns, json_lines,
-                   parse_speaker_lines, require)
+from .base import (
+    ImportFailure,
+    ItemRecord,
+    ParsedBenchmark,
+    TaskSpec,
+    check_turns,
+    json_lines,
+    parse_speaker_lines,
+    require,
+)
 
 # The upload page's table of formats (`code` in backticks).
 FORMAT_SHAPE = ('JSON lines: `id, task, domain, speaker1_personality, speaker2_personality, dialogue, question, '

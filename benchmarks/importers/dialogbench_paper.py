@@ -13,8 +13,7 @@ Items of the same tasks as the `dialogbench` format, the analysis kept in meta.
 """
 from pathlib import Path
 
-from .base import ImportFailure, ItemRecord, json_records, record_id, parse_speaker_lines, require
-from .base import language_of_text
+from .base import ImportFailure, ItemRecord, json_records, language_of_text, parse_speaker_lines, record_id, require
 from .dialogbench import named_task, published_benchmark, published_options, published_task
 
 # The upload page's table of formats (`code` in backticks).

@@ -3,8 +3,17 @@
 {"id": "...", "dialogue": [{"speaker": "user", "text": "..."}, ...] or ["user: ...", ...],
  "label": 2 | 1 | 0, "reasons": ["incomplete", ...], "needs_verification": 0 | 1, "domain": "legal"}
 """
-from .base import (ImportFailure, ItemRecord, ParsedBenchmark, TaskSpec, check_turns, json_lines, language_of_text,
-                   parse_speaker_lines, require)
+from .base import (
+    ImportFailure,
+    ItemRecord,
+    ParsedBenchmark,
+    TaskSpec,
+    check_turns,
+    json_lines,
+    language_of_text,
+    parse_speaker_lines,
+    require,
+)
 
 # The upload page's table of formats (`code` in backticks).
 FORMAT_SHAPE = ('JSON lines: `id, dialogue, label (0/1/2), reasons, needs_verification (0/1), domain`.')

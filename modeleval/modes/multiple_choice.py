@@ -16,8 +16,8 @@ run's template is then the study's prompts per task as JSON (`scorers.dialogbenc
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from benchmarks.formschema import CHOICE_TYPES
 

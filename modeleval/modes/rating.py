@@ -12,15 +12,15 @@ import json
 
 from benchmarks.formschema import question, rating_scale
 from benchmarks.models import Item
+from core.errors import Code
 
 from .. import human_labels
 from ..errors import RunError
 from ..models import Mode, ParseStatus
 from ..prompting import check_template as check_fields
 from ..scorers import diqad, huynh, prompts, rating
-from .plan import Answer, FamilyPlan, Report, Section
 from .base import NO_FEWSHOT, check_choice, label_text, lookup_template, turn_text, uses_fewshot
-from core.errors import Code
+from .plan import Answer, FamilyPlan, Report, Section
 
 MODES = (Mode.RATING, Mode.YES_NO)
 ORDERS_OPTIONS = False

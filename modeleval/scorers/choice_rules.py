@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 
 class Rule(enum.StrEnum):

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Mapping
+from collections.abc import Mapping
 
 from .prompts import render_dialogue
 

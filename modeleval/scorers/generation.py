@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 
-from .prompts import chat_messages, has_chat_template, render_chat, with_system
 from ._batch import model_device, pad_batch, pad_token_id
 from .decoding import DECODINGS
+from .prompts import chat_messages, has_chat_template, render_chat, with_system
 
 
 def chat_prompt(tokenizer, user: str, system: str | None = None) -> str:

@@ -25,9 +25,9 @@ the joint encoding; that quirk is kept so figures match lm-eval's.
 from __future__ import annotations
 
 from collections import Counter
-from itertools import pairwise
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
+from itertools import pairwise
 
 import torch
 

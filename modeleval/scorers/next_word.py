@@ -8,7 +8,7 @@ computed as a log-likelihood continuation (lm-eval's encoding, `scorers.loglikel
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 from .loglikelihood import MCItem, score_shared_context
 from .rating import NO_WORDS, SPELLINGS, YES_WORDS, RatingScore, rating_from_probs, yes_no_from_probs

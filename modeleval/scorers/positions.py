@@ -8,8 +8,9 @@ Options come as a sequence (positions are indices) or as a mapping keyed by lett
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Hashable, Iterable, Mapping, Sequence, TypeVar
+from typing import TypeVar
 
 T = TypeVar("T")
 Options = Sequence[T] | Mapping[str, T]

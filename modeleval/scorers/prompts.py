@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 

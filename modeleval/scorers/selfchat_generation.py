@@ -21,8 +21,8 @@ run without loading it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from .prompts import has_chat_template, render_chat, with_system
 

@@ -8,8 +8,7 @@ from collections import defaultdict
 import numpy as np
 
 from benchmarks.formschema import excluding_values, question, rating_values
-from metrics import (ALT_TEST_EPSILON, alt_test, annotator_model, as_number, majority_label, ppi_mean,
-                     width_curve)
+from metrics import ALT_TEST_EPSILON, alt_test, annotator_model, as_number, majority_label, ppi_mean, width_curve
 from modeleval import modes
 
 from ..contract import ReportOptions

@@ -15,7 +15,6 @@ from metrics import (
     paired_bootstrap_gaps,
     stratified_interval,
 )
-
 from modeleval.modes import Section, modes_where, reads
 from modeleval.scorers.choice_rules import Rule
 from modeleval.scorers.kodialogbench import averages as set_and_task_averages

@@ -5,8 +5,17 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from metrics import (BOTCHAT_MIRROR, botchat_outcomes, botchat_versus, bradley_terry_bootstrap, cohen_kappa, elo, elo_over_orders,
-                     majority_vote, win_tie_lose)
+from metrics import (
+    BOTCHAT_MIRROR,
+    botchat_outcomes,
+    botchat_versus,
+    bradley_terry_bootstrap,
+    cohen_kappa,
+    elo,
+    elo_over_orders,
+    majority_vote,
+    win_tie_lose,
+)
 from modeleval.modes import Section, reads
 from modeleval.scorers import botchat
 

@@ -4,9 +4,9 @@ override reason kept, each rater's whole answer for the expert, guidelines rende
 import pytest
 
 from annotation import actions
-from core.errors import ActionError
 from annotation.guidelines import render_guidelines
 from annotation.models import Annotation, BatchState, Disagreement, Event, ItemFlag
+from core.errors import ActionError
 
 from .conftest import DIQAD_ANSWERS, api, make_campaign, sid, submit_score
 

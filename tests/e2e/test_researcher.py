@@ -2,9 +2,9 @@
 import pytest
 
 from benchmarks.actions import import_items
+from benchmarks.models import Benchmark
 from modeleval import actions as model_actions
 from modeleval import runner
-from benchmarks.models import Benchmark
 from modeleval.models import EvalRun, ModelSpec
 from tests.conftest import DEMO_DATA
 from tests.modeleval.test_runs import fake_rows

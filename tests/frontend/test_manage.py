@@ -10,9 +10,8 @@ from annotation import actions
 from annotation.models import Batch, BatchState, Campaign, CampaignSettings, Event, Membership, Protocol
 from annotation.presets import PRESETS, meaning
 from benchmarks.models import Benchmark, Item
-from tests.conftest import DEMO_DATA
-
 from tests.annotation.conftest import dialogbench  # noqa: F401 (fixture)
+from tests.conftest import DEMO_DATA
 
 from .conftest import diqad_item, production
 

@@ -12,8 +12,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotation import actions, selectors
-from tests.annotation.conftest import (DIQAD_ANSWERS, diqad, make_campaign, people, sid, staff,  # noqa: F401
-                                       submit_score)
+from tests.annotation.conftest import DIQAD_ANSWERS, diqad, make_campaign, people, sid, staff, submit_score  # noqa: F401
 
 # What the page's cycle may send beyond the API's: per request, the session's row and the person's where a token
 # is one statement (2 x 1), and the labeller's progress with the submission (one statement).

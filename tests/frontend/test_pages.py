@@ -59,7 +59,7 @@ def test_annotator_is_refused_other_pages_and_nothing_leaks(client, campaign, pe
     actions.hand_in_batch(batch, actor=staff)
     gold_item = Item.objects.get(external_id="x-003")  # source gold: score 0
     signed_in(client, ann1)
-    for url in (f"/assignments/{other.pk}/", f"/batches/{batch.pk}/review/", 
+    for url in (f"/assignments/{other.pk}/", f"/batches/{batch.pk}/review/",
                 "/reports/hostile/", "/reports/hostile/embed/", "/runs/", f"/campaigns/{campaign.pk}/dashboard/",
                 f"/campaigns/{campaign.pk}/disagreements/"):
         response = client.get(url)

@@ -11,7 +11,6 @@ from rest_framework.authtoken.models import Token
 from annotation import accounts
 from annotation.models import Event, OneTimePassword
 from core.errors import ActionError
-
 from tests.annotation.conftest import diqad, make_campaign  # noqa: F401 (fixture)
 
 NEW = "a-Long-own-passphrase-42"

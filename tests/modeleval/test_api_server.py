@@ -17,7 +17,8 @@ from benchmarks.actions import import_items
 from benchmarks.models import Benchmark
 from modeleval import actions, arena, runner, selectors
 from modeleval.models import ApiResponse, ChunkState, EvalRun, Prediction, RunState
-from modeleval.scorers import loading, selfchat_generation as selfchat
+from modeleval.scorers import loading
+from modeleval.scorers import selfchat_generation as selfchat
 from modeleval.scorers.prompts import template_hash
 from modeleval.selfchat_runs import _record
 from tests.conftest import ROOT

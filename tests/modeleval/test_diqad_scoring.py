@@ -12,8 +12,8 @@ from modeleval import actions, runner, studies
 from modeleval.errors import RunError
 from modeleval.models import EvalRun, ModelSpec, ParseStatus, Prediction, RunState
 from modeleval.scorers import diqad
-from reports.render.tables import diqad_tables
 from reports.build import public
+from reports.render.tables import diqad_tables
 from reports.service import make_report
 from tests.conftest import DEMO_DATA
 

@@ -13,12 +13,12 @@ import pytest
 
 from annotation.importers import import_ratings
 from benchmarks.actions import import_items
-from benchmarks.importers import fed
 from benchmarks.formschema import question
+from benchmarks.importers import fed
 from benchmarks.models import Benchmark, Item
 from modeleval import actions, studies
-from modeleval.modes import rating as rating_family
 from modeleval.models import Prediction
+from modeleval.modes import rating as rating_family
 from modeleval.scorers import huynh
 
 from .test_scoring import sync_run

@@ -6,9 +6,9 @@ import pytest
 from benchmarks.importers.dialogbench import multiple_choice_form
 from benchmarks.models import Benchmark, Item, Task
 from modeleval import actions, studies
-from modeleval.modes import multiple_choice
 from modeleval.actions import RunError
 from modeleval.models import ModelSpec
+from modeleval.modes import multiple_choice
 from modeleval.scorers import kodialogbench
 
 FORM = multiple_choice_form()  # options come from the items

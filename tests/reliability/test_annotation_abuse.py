@@ -10,13 +10,14 @@ from django.core.management import call_command
 from django.db import connection
 
 from annotation import actions
-from annotation.actions import batches as batch_actions, leases as lease_actions
 from annotation import qc as qc_module
-from core.errors import ActionError
+from annotation.actions import batches as batch_actions
+from annotation.actions import leases as lease_actions
 from annotation.models import Annotation, Assignment, QCReview
 from annotation.serializers import QCReviewSerializer
 from benchmarks.formschema import validate_answers
 from benchmarks.models import Task
+from core.errors import ActionError
 from tests.annotation.conftest import api, diqad, make_campaign, people, sid, staff, submit_score  # noqa: F401
 
 

@@ -1,7 +1,7 @@
 """Plot legends never cover data: each legend lies outside its axes (checked on the drawn figure)."""
 import matplotlib.transforms as mtransforms
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from reports.render import plots
 

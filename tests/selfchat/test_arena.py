@@ -12,10 +12,11 @@ from django.utils import timezone
 from annotation import actions as annotation_actions
 from benchmarks.models import Benchmark, Item
 from metrics import cohen_kappa, length_stats, pass_at_n
-from modeleval import arena, runner, inference
+from modeleval import arena, inference, runner
 from modeleval.actions import RunError, start_run
 from modeleval.models import Mode, ModelSpec, ParseStatus, Prediction
-from modeleval.scorers import pairwise, selfchat_generation as selfchat
+from modeleval.scorers import pairwise
+from modeleval.scorers import selfchat_generation as selfchat
 from modeleval.scorers.loops import loop_match
 from modeleval.scorers.prompts import template_hash
 from modeleval.selfchat_runs import _record, run_selfchat

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from metrics import botchat_outcomes
-from modeleval import arena, runner, inference, studies
+from modeleval import arena, inference, runner, studies
 from modeleval.actions import start_run
 from modeleval.models import Mode, Prediction
 from modeleval.scorers import botchat

@@ -12,7 +12,8 @@ from django.core.management import call_command
 from modeleval import inference, studies
 from modeleval.actions import RunError
 from modeleval.models import EvalRun, Mode
-from modeleval.scorers import botchat, generation, selfchat_generation as selfchat
+from modeleval.scorers import botchat, generation
+from modeleval.scorers import selfchat_generation as selfchat
 from modeleval.selfchat_runs import resolve_settings
 
 # sha256 and length of README.md's generation system prompt literal (lines 76-83) as Python evaluates it.

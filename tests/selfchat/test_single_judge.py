@@ -9,12 +9,13 @@ from django.utils import timezone
 
 from benchmarks.models import Item
 from metrics import pass_at_n_stepwise
-from modeleval import arena, runner, inference
+from modeleval import arena, inference, runner
 from modeleval.actions import RunError, start_run
 from modeleval.models import Mode, ModelSpec, ParseStatus, Prediction
-from modeleval.scorers import selfchat_generation as selfchat, single
-from modeleval.scorers.prompts import template_hash
+from modeleval.scorers import selfchat_generation as selfchat
+from modeleval.scorers import single
 from modeleval.scorers.botchat import SEED_UTTERANCES
+from modeleval.scorers.prompts import template_hash
 from modeleval.selfchat_runs import _record, run_selfchat
 from reports.contract import ReportOptions
 from reports.render import render
