@@ -168,7 +168,8 @@ def start_selfchat(*, model: ModelSpec, seeds_path=None, seeds_benchmark=None, l
         raise RunError(Code.MODE_UNSUPPORTED, f"model {model.name}: self-chat needs chat, which the endpoint cannot "
                                            f"serve: {(model.capabilities.get('chat') or {}).get('reason')}")
     if model.trained_by_id is not None:
-        raise RunError(Code.MODE_UNSUITED, f"model {model.name} is a classifier trained here: it cannot write dialogues")
+        raise RunError(Code.MODE_UNSUITED, f"model {model.name} is a classifier trained here: it cannot write "
+                                           "dialogues")
     if model.is_released:
         raise RunError(Code.MODE_UNSUITED, RELEASED_REFUSAL.format(model=model.name))
     settings = resolve_settings(preset=preset, utterances=utterances, system_prompt=system_prompt,

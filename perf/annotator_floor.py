@@ -29,7 +29,8 @@ ME = ("SELECT (SELECT a.id FROM annotation_assignment a WHERE a.annotator_id = %
       "(SELECT b.id FROM annotation_batch b WHERE b.campaign_id = %(c)s AND b.state = 'annotating' "
       "ORDER BY b.number LIMIT 1) AS first_batch FROM annotation_campaign c WHERE c.id = %(c)s LIMIT 21")
 FREE_ITEM = ("SELECT bi.id AS lease_item, bi.campaign_id AS lease_campaign, bi.item_id AS lease_dialogue, "
-             "bi.taken AS lease_taken, b.round AS lease_round, b.settings_id AS lease_settings, bi.*, (SELECT a.slot FROM annotation_assignment a WHERE a.batch_item_id = bi.id "
+             "bi.taken AS lease_taken, b.round AS lease_round, b.settings_id AS lease_settings, bi.*, (SELECT a.slot "
+             "FROM annotation_assignment a WHERE a.batch_item_id = bi.id "
              "AND a.round = b.round AND a.status IN ('leased', 'submitted') ORDER BY 1 DESC LIMIT 1) AS top_slot, "
              "b.*, s.*, i.*, t.* FROM annotation_batchitem bi JOIN annotation_batch b ON bi.batch_id = b.id "
              "LEFT JOIN annotation_campaignsettings s ON b.settings_id = s.id "

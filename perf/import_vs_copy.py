@@ -50,7 +50,8 @@ def dump_rows(work, copies):
                        "WHERE b.slug = 'perf-import-0'")
         source_task = cursor.fetchone()[0]
         for number in range(copies):
-            cursor.execute("INSERT INTO benchmarks_benchmark (slug, name, language, version, source, licence, description, created_at) "
+            cursor.execute("INSERT INTO benchmarks_benchmark (slug, name, language, version, source, licence, "
+                           "description, created_at) "
                            "VALUES (%s, 'copy', '', '', '', '', '', now()) RETURNING id", [f"perf-copy-{number}"])
             benchmark_id = cursor.fetchone()[0]
             cursor.execute("INSERT INTO benchmarks_task (benchmark_id, slug, name, dimension, form, instructions) "

@@ -759,7 +759,8 @@ def main():
                 # The load of the round that gave the kept (best) times is what matters; keep the lowest.
                 chunk_load[c] = load if r == 0 else min(chunk_load[c], load)
                 print(f"round {r + 1}/{args.repeat} chunk {c + 1}/{len(chunks)}: ours {best['ours'][c][0]:.1f} s, "
-                      f"floor {best['floor'][c][0]:.1f} s, lm-eval {best['lm_eval'][c][0]:.1f} s (best so far), load {load:.1f}",
+                      f"floor {best['floor'][c][0]:.1f} s, lm-eval {best['lm_eval'][c][0]:.1f} s (best so far), load "
+                      f"{load:.1f}",
                       file=sys.stderr, flush=True)
     finally:
         worker.close()

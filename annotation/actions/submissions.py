@@ -148,14 +148,16 @@ def submit_annotation(assignment, *, annotator, answers, client_submission_id, n
             waited = (now - assignment.served_at).total_seconds()
             left = seconds_until_submit_allowed(assignment, now)
             if left > 0:
-                raise ActionError(Code.TOO_EARLY, gettext("Read the dialogue for %(left)s more seconds before answering.")
+                raise ActionError(Code.TOO_EARLY, gettext("Read the dialogue for %(left)s more seconds before "
+                                                          "answering.")
                                   % {"left": f"{left:g}"},
                                   seconds_left=left, min_reading_seconds=settings.min_reading_seconds)
             item, form = assignment.item, assignment.item.task.form
             excluded_by = _checked_answers(form, answers, item)
             # Closed only if still live: the status read above may predate the lock (the lock keeps the row
             # from changing from here on).
-            if not sql.execute("UPDATE annotation_assignment SET status = %s, closed_at = %s WHERE id = %s AND status = %s",
+            if not sql.execute("UPDATE annotation_assignment SET status = %s, closed_at = %s WHERE id = %s AND status "
+                               "= %s",
                                sql.params(LeaseStatus.SUBMITTED, now,
                                           assignment.pk, LeaseStatus.LEASED)):
                 assignment.refresh_from_db(fields=["status"])

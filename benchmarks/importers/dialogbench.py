@@ -141,7 +141,8 @@ def _option_text(path, where, key, value):
     if isinstance(value, dict):
         value = next((value[k] for k in OPTION_TEXT_KEYS if value.get(k) is not None), None)
         if value is None:
-            raise ImportFailure(path, where, key, f"expected the option's text, or an object holding it under one of {list(OPTION_TEXT_KEYS)}")
+            raise ImportFailure(path, where, key, "expected the option's text, or an object holding it under one of "
+                                                  f"{list(OPTION_TEXT_KEYS)}")
     if not isinstance(value, str) or not value.strip() or value.strip().lower() == "none":
         raise ImportFailure(path, where, key, "expected a non-empty string")
     return value
@@ -176,7 +177,8 @@ def published_options(path, where, record, key):
     if numeric and label.isdigit() and 0 < int(label) <= len(options):
         label = chr(int(label) + 64)
     if label not in options:
-        raise ImportFailure(path, where, "label", f"expected one of the option keys {expected}, got {record['label']!r}")
+        raise ImportFailure(path, where, "label", f"expected one of the option keys {expected}, got "
+                                                  f"{record['label']!r}")
     return {k: options[k] for k in expected}, label
 
 
@@ -201,13 +203,15 @@ def published_task(path, where, record, stem, named=None):
         slug = named or task_slug(stem)
         if slug is None:
             raise ImportFailure(path, where, "--task", f"no task: the file name {stem!r} names no DialogBench task; "
-                                                       "name the file after its task (e.g. Emotion_Classification.json) "
+                                                       "name the file after its task (e.g. "
+                                                       "Emotion_Classification.json) "
                                                        "or name the task (--task, or Task on the upload page), e.g. "
                                                        "'Emotion Detection'")
         return slug
     slug = task_slug(name)
     if slug is None:
-        raise ImportFailure(path, where, "task", f"expected a DialogBench task name such as 'Emotion Detection' or 'Dialogue NLI', got {name!r}")
+        raise ImportFailure(path, where, "task", "expected a DialogBench task name such as 'Emotion Detection' or "
+                                                 f"'Dialogue NLI', got {name!r}")
     return slug
 
 

@@ -31,7 +31,8 @@ EXTRAS = ("test_question", "knowledge", "commonsense", "premise", "hypothesis", 
 def paper_turns(path, where, dialogue):
     """[{"speaker1": ..., "speaker2": ...}, ...] as {speaker, text} turns; only the last may lack speaker2."""
     if not isinstance(dialogue, list) or not dialogue:
-        raise ImportFailure(path, where, "dialogue", 'expected a non-empty list of {"speaker1": ..., "speaker2": ...} turns')
+        raise ImportFailure(path, where, "dialogue", 'expected a non-empty list of {"speaker1": ..., "speaker2": ...} '
+                                                     'turns')
     if all(isinstance(turn, str) for turn in dialogue):
         return parse_speaker_lines(path, where, dialogue)
     turns = []

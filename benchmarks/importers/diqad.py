@@ -102,7 +102,8 @@ def parse_items(path):
             raise ImportFailure(path, where, "reasons", "expected no reasons for a score of 2")
         for reason in reasons:
             if label in REASONS and reason not in REASONS[label]:
-                raise ImportFailure(path, where, "reasons", f"expected reasons from {REASONS[label]} for score {label}, got {reason!r}")
+                raise ImportFailure(path, where, "reasons", f"expected reasons from {REASONS[label]} for score "
+                                                            f"{label}, got {reason!r}")
         gold = {"score": label}
         if label in REASONS:
             gold[f"reasons_{label}"] = reasons or ["none"]

@@ -52,7 +52,8 @@ def load_records(path):
                                         f"expected an integer rating or a text note, got {json.dumps(rating)}")
         unknown = set(annotations) - set(qualities)
         if unknown:
-            raise ImportFailure(path, where, "annotations", f"unknown qualities {sorted(unknown)}; expected {qualities}")
+            raise ImportFailure(path, where, "annotations", f"unknown qualities {sorted(unknown)}; expected "
+                                                            f"{qualities}")
     return data
 
 

@@ -448,7 +448,8 @@ def pairwise_tables(report):
                  "Tie (%)", "Lose (%)", "Win+Tie (%)", "NotBad (%)", "Score"], rows,
                 "as open-compass/BotChat analyze.py: per comparison the system shown first wins when only the other "
                 "conversation is judged AI-involved; Both = neither judged AI (a good tie), Neither = both judged AI "
-                "(a bad tie); NotBad = Win + Both; Score = (3 Win + Both - Neither - 3 Lose) / comparisons, in [-3, 3]; "
+                "(a bad tie); NotBad = Win + Both; Score = (3 Win + Both - Neither - 3 Lose) / comparisons, in [-3, "
+                "3]; "
                 "unread answers stay in the denominator of Win, Tie, Lose, NotBad and Score, as analyze.py's table "
                 "keeps them, and are left out of Win+Tie's (over the read answers), as its calc_win_rate counts; "
                 "pairs the loop detector decided count in both orders, the looping dialogue losing and both looping "
@@ -531,7 +532,8 @@ def paper_tables(report):
                              *[figure_cell(entry["values"].get(c), entry["undefined"].get(c), style) for c in columns]])
                 said.append(f"{entry['label']}: {entry['note']}; {entry['figure']}")
             note = (f"{study['paper']}, Table {table['table']} ({table['unit']}); {table['note']}; the difference is "
-                    f"ours minus the paper's. Ours: {'; '.join(said)}. {table['paper_rows_without_ours']} row(s) of the "
+                    f"ours minus the paper's. Ours: {'; '.join(said)}. {table['paper_rows_without_ours']} row(s) of "
+                    "the "
                     "paper's table have no run here.")
             tables.append(Table(f"paper_{study['study']}_{table['table']}",
                                 f"{study['study']}: the paper's Table {table['table']} beside ours ({table['title']})",

@@ -40,7 +40,8 @@ def test_each_set_is_a_task_asked_in_the_studys_method(tmp_path):
     settings = {"preset": "kodialogbench", "style": kodialogbench.BY_TASK}
     variant = multiple_choice.variants(act, "answer", "as_is")[0]
     assert multiple_choice.render_mc("", act, variant, settings) == (
-        "[대화]\n화자2: 잠깐 일시적으로 추워진 거래 키키\n화자1: 아 진짜? 다행이다\n화자1: 한파라고 해서 진짜 오잉 했잖아!\n"
+        "[대화]\n화자2: 잠깐 일시적으로 추워진 거래 키키\n화자1: 아 진짜? 다행이다\n화자1: 한파라고 해서 진짜 오잉 "
+        "했잖아!\n"
         "화자2: 나도 한파 주의보 문자 와서 당황함\n\n[보기]\n"
         + "\n".join(f"{label}: {text}" for label, text in kodialogbench.DIALOG_ACT_DESCRIPTIONS.items())
         + "\n\n질문: 보기 중 대화의 마지막 발화의 의도로 가장 알맞은 것은?\n정답:")

@@ -34,7 +34,8 @@ GOOD_RELEASED = {"task": "Emotion Classification",
                  "prompt_pretrain": "Read the following dialogue content, generate the correct answer according to the "
                                     "given question【Dialogue content】speaker1: I passed!\nspeaker2: Well done!"
                                     "【Question】How does speaker1 feel?【Answer】",
-                 "prompt_SFT": "speaker1: I passed!\nspeaker2: Well done!\nBased on the content of the above dialogue, ...",
+                 "prompt_SFT": "speaker1: I passed!\nspeaker2: Well done!\nBased on the content of the above dialogue, "
+                               "...",
                  "choices": {"A": "Joy", "B": "Anger"}, "label": "A"}
 GOOD_DIQAD_RELEASED = {"label": 1, "reason": "incomplete", "turns": "Brakes squeak?#!#Pads."}
 

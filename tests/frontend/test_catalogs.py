@@ -110,7 +110,8 @@ def test_every_string_of_the_page_is_translated(page, language):
 
 def test_the_extraction_reads_templates_and_scripts():
     found = calls(templatize('{% load i18n %}{% translate "Submit" %}{% translate "Change" context "language" %}'
-                             '{% blocktranslate count n=k %}{{ n }} item{% plural %}{{ n }} items{% endblocktranslate %}'))
+                             '{% blocktranslate count n=k %}{{ n }} item{% plural %}{{ n }} items{% endblocktranslate '
+                             '%}'))
     assert found == {(None, "Submit", None), ("language", "Change", None), (None, "%(n)s item", "%(n)s items")}
     assert calls('gettext("Saved.") + fill(ngettext("%(n)s key", "%(n)s keys", n), { n })') == {
         (None, "Saved.", None), (None, "%(n)s key", "%(n)s keys")}

@@ -70,6 +70,8 @@ def test_production_mode_settings_are_hardened(tmp_path):
            "ALLOWED_HOSTS": "hb.example.org"}
     code = ("from django.conf import settings as s; print(s.DEBUG, s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, "
             "s.SECURE_HSTS_SECONDS > 0, s.ALLOWED_HOSTS)")
-    result = subprocess.run([sys.executable, "-c", f"import django, os; os.environ['DJANGO_SETTINGS_MODULE']='config.settings'; django.setup(); {code}"],
+    result = subprocess.run([sys.executable, "-c", "import django, os; "
+                                                   "os.environ['DJANGO_SETTINGS_MODULE']='config.settings'; "
+                                                   f"django.setup(); {code}"],
                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert result.stdout.strip() == "False True True True ['hb.example.org']", result.stderr

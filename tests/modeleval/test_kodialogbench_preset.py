@@ -45,7 +45,8 @@ def test_preset_run_asks_the_korean_prompts(korean):
     assert run.settings["rule"] == "acc" and run.prompt_version == "kodialogbench-option_numbers-ko/2"
     requests = {item.external_id: (variant, prompt) for item, variant, prompt in
                 multiple_choice.requests(run, list(Item.objects.filter(task__benchmark=korean).select_related("task")))}
-    assert requests["e1"][1] == ("[대화]\n화자1: 시험 잘 봤어?\n화자2: 응, 다 맞았어!\n\n[보기]\n1) 기쁨\n2) 슬픔\n3) 분노\n\n"
+    assert requests["e1"][1] == ("[대화]\n화자1: 시험 잘 봤어?\n화자2: 응, 다 맞았어!\n\n[보기]\n1) 기쁨\n2) 슬픔\n3) "
+                                 "분노\n\n"
                                  "질문: 화자2의 감정은?\n정답:")
     protocol = studies.protocol(run.mode, run.settings)
     assert protocol["preset"] == "kodialogbench"

@@ -104,8 +104,10 @@ K_ED = {"A": "불안", "B": "슬픔", "C": "당황", "D": "분노", "E": "상처
 def test_appendix_b1_direct_prompting(paper):
     prompt, continuations = kdb.prompt_and_continuations(
         B1, {"question": "대화에서 화자1이 느끼는 감정은 무엇인가?"}, K_ED, kdb.BY_TASK, "Emotion")
-    assert prompt == ("화자2: 그동안 많이 힘들었겠군요.\n화자1: 맞아. 근데 이젠 가족들에게 속마음을 털어놓을 수 있어 기뻐.\n"
-                      "화자2: 가족들에게 마음을 털어 놓아 편안하시군요.\n\n질문: 대화에서 화자1이 느끼는 감정은 무엇인가?\n정답:")
+    assert prompt == ("화자2: 그동안 많이 힘들었겠군요.\n화자1: 맞아. 근데 이젠 가족들에게 속마음을 털어놓을 수 있어 "
+                      "기뻐.\n"
+                      "화자2: 가족들에게 마음을 털어 놓아 편안하시군요.\n\n질문: 대화에서 화자1이 느끼는 감정은 "
+                      "무엇인가?\n정답:")
     assert continuations == tuple(K_ED.values())
     assert_printed(appendix(paper, "B.1. Direct Prompting", "B.2."), prompt)
 
@@ -132,7 +134,8 @@ def test_appendix_b2_class_descriptions(paper):
     acts = {"A": "지시", "B": "단언", "C": "언약", "D": "표현"}  # K-TDD's dialog acts (Table 8)
     prompt, continuations = kdb.prompt_and_continuations(
         dialogue, {"question": "보기 중 대화의 마지막 발화의 의도로 가장 알맞은 것은?"}, acts, kdb.BY_TASK, "Dialog Act")
-    assert prompt == ("[대화]\n화자2: 잠깐 일시적으로 추워진 거래 키키\n화자1: 아 진짜? 다행이다\n화자1: 한파라고 해서 진짜 오잉 했잖아!\n"
+    assert prompt == ("[대화]\n화자2: 잠깐 일시적으로 추워진 거래 키키\n화자1: 아 진짜? 다행이다\n화자1: 한파라고 해서 "
+                      "진짜 오잉 했잖아!\n"
                       "화자2: 나도 한파 주의보 문자 와서 당황함\n\n[보기]\n"
                       "지시: 상대에게 충고, 제안, 명령, 요구, 질문, 부탁 등을 하는 발화\n"
                       "단언: 자신의 의견을 진술, 주장하거나 상대의 의견을 반박하는 발화\n"

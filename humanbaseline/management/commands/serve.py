@@ -78,7 +78,8 @@ class Command(BaseCommand):
         parser.add_argument("addrport", nargs="?", default=DEFAULT_ADDRPORT)
         parser.add_argument("--no-worker", action="store_true")
         parser.add_argument("--demo", action="store_true",
-                            help="load the demo first (manage.py demo); its model runs wait in the queue for the worker")
+                            help="load the demo first (manage.py demo); its model runs wait in the queue for the "
+                                 "worker")
 
     def stage(self, text):
         """Print what is being done now, flushed at once; returns a function that prints how long it took."""
