@@ -122,7 +122,7 @@ def import_fed_ratings(path, benchmark_slug):
         for item, answers_by_rater in rows:
             bi = batch_items[item.pk]
             primary = item.task.form["primary"]
-            for slot, (rater, answers) in enumerate(zip(raters, answers_by_rater), start=1):
+            for slot, (rater, answers) in enumerate(zip(raters, answers_by_rater, strict=False), start=1):
                 before = existing.get((bi.pk, rater.pk))
                 if before is not None:
                     if before != answers:

@@ -282,7 +282,7 @@ def bradley_terry(
             break
     scores = base + scale * log_p / np.log(10)
     scores += base - (scores[models.index(anchor)] if anchor is not None else scores.mean())
-    return BradleyTerry({m: float(s) for m, s in zip(models, scores)}, anchor_text, len(games),
+    return BradleyTerry({m: float(s) for m, s in zip(models, scores, strict=True)}, anchor_text, len(games),
                         iteration, converged, scale,
                         undefined_reason=None if converged else f"no convergence in {max_iter} iterations")
 

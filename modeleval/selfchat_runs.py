@@ -377,11 +377,11 @@ def _write(run, seeds, chats, loop_starts, tokens, source):
                            **({"utterance_tokens": counts} if counts is not None else {})},
                           # Known by construction: everything after the seed is the model's.
                           {"is_ai": True, "first_ai_turn": chat.seed_length}, f"seed {seed[0]}")
-               for seed, chat, start, counts in zip(seeds, chats, loop_starts, tokens)]
+               for seed, chat, start, counts in zip(seeds, chats, loop_starts, tokens, strict=True)]
     add_tasks_and_items(run.benchmark, [], records, source=source)
     item_ids = dict(Item.objects.filter(task=task).values_list("external_id", "pk"))
     Prediction.objects.bulk_create(
         Prediction(run=run, item_id=item_ids[seed_id], parse_status=ParseStatus.PARSED,
                    raw_output=json.dumps({"utterances": chat.utterances, "loop_start": start}, ensure_ascii=False),
                    options=[asdict(step) for step in chat.steps], answer="no_loop" if start is None else "loop")
-        for (seed_id, *_), chat, start in zip(seeds, chats, loop_starts))
+        for (seed_id, *_), chat, start in zip(seeds, chats, loop_starts, strict=True))

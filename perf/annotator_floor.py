@@ -114,7 +114,7 @@ class FloorClient:
             row = cur.fetchone()
             if row is None:
                 return None
-            item = dict(zip([c.name for c in cur.description], row))
+            item = dict(zip([c.name for c in cur.description], row, strict=True))
             bi_id, campaign_id, item_id, taken = (item["lease_item"], item["lease_campaign"], item["lease_dialogue"],
                                                   item["lease_taken"])
             slot = taken + 1
@@ -134,7 +134,7 @@ class FloorClient:
         conn.execute(VISIBLE, {"user": self.user_id, "id": assignment_id}).fetchone()
         with conn.transaction():
             cur = conn.execute(LOCKED_LEASE, {"user": self.user_id, "id": assignment_id})
-            row = dict(zip([c.name for c in cur.description][:15], cur.fetchone()[:15]))
+            row = dict(zip([c.name for c in cur.description][:15], cur.fetchone()[:15], strict=True))
             if row["annotator_id"] != self.user_id or not row["as_annotator"] or row["status"] != "leased":
                 raise RuntimeError(f"not a live lease of this annotator: {row}")
             if now >= row["expires_at"]:

@@ -136,7 +136,7 @@ def replay(truth, rating, uncertainty, budgets, seeds, share, confidence=0.95):
 def labels_for_width(results, design, estimator, width):
     """The mean labels the design needs for the estimator's mean width, interpolated over the budgets run."""
     points = sorted((r["mean_labels"], r[f"{estimator}_width"]) for r in results if r["design"] == design)
-    labels, widths = zip(*points)
+    labels, widths = zip(*points, strict=True)
     if width < min(widths) or width > max(widths):
         return None
     return float(np.interp(width, widths[::-1], labels[::-1]))

@@ -101,8 +101,8 @@ def generate(n_items, seed=11):
         return rng.choice([k for k in LETTERS if k != letter])
 
     def annotations():
-        for item, answer in zip(item_ids, gold):
-            for slot, (rater, skill) in enumerate(zip(raters, (0.92, 0.87, 0.8)), start=1):
+        for item, answer in zip(item_ids, gold, strict=True):
+            for slot, (rater, skill) in enumerate(zip(raters, (0.92, 0.87, 0.8), strict=True), start=1):
                 value = answer if rng.random() < skill else wrong(answer)
                 yield (campaign.pk, batch_item[item], item, rater.pk, 1, slot, settings.pk,
                        json.dumps({"answer": value}), json.dumps(value), False, "[]", rng.uniform(20, 90), now)
@@ -113,7 +113,8 @@ def generate(n_items, seed=11):
 
     version = GoldVersion.objects.create(benchmark=bench, campaign=campaign, number=1, created_by=boss)
     copy_rows(raw, "annotation_goldlabel", ["version_id", "item_id", "value", "method", "votes", "margin"],
-              ((version.pk, item, json.dumps(answer), "source", "{}", 0) for item, answer in zip(item_ids, gold)))
+              ((version.pk, item, json.dumps(answer), "source", "{}", 0)
+               for item, answer in zip(item_ids, gold, strict=True)))
     actions.freeze_gold_version(version, actor=boss)
 
     context = "Read the dialogue and answer the question.\n\n" + "\n".join(sentence(rng, 12) for _ in range(6))
@@ -128,7 +129,7 @@ def generate(n_items, seed=11):
         run.tasks.set(tasks)
 
         def predictions():
-            for item, answer in zip(item_ids, gold):
+            for item, answer in zip(item_ids, gold, strict=True):
                 # A preference for "A" gives the position-bias figures something to show.
                 pick = answer if rng.random() < skill else ("A" if rng.random() < 0.4 else wrong(answer))
                 if by_rule:

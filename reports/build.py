@@ -45,7 +45,8 @@ def build_report(data: ReportData, options: ReportOptions = ReportOptions(), gen
         "rules": RULES,
         "raters": {"positions": [
             {"campaign_id": c, "n_positions": len({a for cc, a in zip(data.annotations["campaign_id"],
-                                                                     data.annotations["annotator_id"]) if cc == c}),
+                                                                     data.annotations["annotator_id"], strict=True)
+                                                   if cc == c}),
              "note": "raters are positions in an imported file, not people: left out of per-person tables"}
             for c in sorted(rows.position_campaigns)]},
         "tasks": [{"task": t["slug"], "name": t["name"], "dimension": t["dimension"], "kind": rows.kind[t["id"]],

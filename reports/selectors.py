@@ -97,7 +97,8 @@ def read_columns(querysets, copy=None):
         for name, queryset in present.items():
             names = list(queryset.query.selected)  # the values_list order, annotations included
             rows = list(queryset)
-            out[name] = ({field: list(values) for field, values in zip(names, zip(*rows))} if rows
+            out[name] = ({field: list(values)
+                          for field, values in zip(names, zip(*rows, strict=True), strict=True)} if rows
                          else {field: [] for field in names})
         return {name: out.get(name) for name in querysets}
     with ThreadPoolExecutor(max_workers=1) as decoder:
@@ -170,7 +171,7 @@ def _decoded(names, kinds, text):
     # Tabs and newlines inside values are escaped, so one split yields every field in row order.
     fields = text[:-1].replace(b"\n", b"\t").split(b"\t")
     raw_columns = [fields[j::len(names)] for j in range(len(names))]
-    return {name: _decode(kind, raw_column) for name, kind, raw_column in zip(names, kinds, raw_columns)}
+    return {name: _decode(kind, raw_column) for name, kind, raw_column in zip(names, kinds, raw_columns, strict=True)}
 
 
 class AccPick(Func):
@@ -441,7 +442,7 @@ def report_data(scope, kept=None) -> ReportData:
             "frozen_at": gold_version.frozen_at.isoformat(), "note": gold_version.note},
         tasks=tasks,
         items=items,
-        gold=dict(zip(*rows["gold"].values())) if rows["gold"] is not None else None,
+        gold=dict(zip(*rows["gold"].values(), strict=True)) if rows["gold"] is not None else None,
         campaigns=campaign_rows(scope),
         batches=batch_rows(scope),
         annotations=annotation_columns(rows["annotations"], tasks),

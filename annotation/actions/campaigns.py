@@ -157,7 +157,7 @@ def active_draw(campaign, settings, ids):
     pi = inclusion_probabilities([uncertainty.get(pk, mean) for pk in ids], settings.active_budget,
                                  float(settings.active_uniform_share))
     drawn = poisson_draw(pi, f"{settings.seed}:active")
-    return {pk: float(p) for pk, p, chosen in zip(ids, pi, drawn) if chosen}
+    return {pk: float(p) for pk, p, chosen in zip(ids, pi, drawn, strict=True) if chosen}
 
 
 def cut_batches(campaign, *, actor):

@@ -189,7 +189,7 @@ def annotator_estimates(campaign, batch=None, uncertain=20):
                            "uncertainty": float(model.uncertainty[position[i]]),
                            "aggregate": model.aggregate[position[i]],
                            "posterior": {str(label): float(p) for label, p in
-                                         zip(model.labels, model.posteriors[position[i]]) if p >= 0.005}}
+                                         zip(model.labels, model.posteriors[position[i]], strict=True) if p >= 0.005}}
                           for i in ranked]})
     return {"method": method, "method_text": ANNOTATOR_METHODS[method], "rule": settings.get_aggregation_display(),
             "tasks": tasks}

@@ -63,7 +63,7 @@ def fields_of(path, where, record, name):
     options = require(path, where, record, "options", list)
     if not 2 <= len(options) <= len(LETTERS) or not all(isinstance(o, str) for o in options):
         raise ImportFailure(path, where, "options", "expected a list of 2 or more option texts")
-    fields = {"options": dict(zip(LETTERS, options))}
+    fields = {"options": dict(zip(LETTERS, options, strict=False))}
     if name.startswith("rs_"):
         fields["next_speaker"] = str(require(path, where, record, "target_speaker", (str, int)))
     else:

@@ -332,9 +332,10 @@ def _score_rating(run, model, requests):
         group = [r for r in requests if tuple(rating_scale(r[2])) == ratings]
         words = [str(r) for r in ratings]
         probs = model.word_probs([b.text for _, b, _, _, _ in group], words)
-        scores = [rating.rating_from_probs({r: row[w] for r, w in zip(ratings, words)}, run.settings["top_k"])
+        scores = [rating.rating_from_probs({r: row[w] for r, w in zip(ratings, words, strict=True)},
+                                           run.settings["top_k"])
                   for row in probs]
-        for (item, built, _, gold, variant), score in zip(group, scores):
+        for (item, built, _, gold, variant), score in zip(group, scores, strict=True):
             likeliest = max(sorted(score.raw), key=lambda r: score.raw[r])  # ties: the lower rating
             rows.append({"item": item, "variant": variant, "gold": gold, "prompt": built.text, "rating": score.expected,
                          "answer": str(likeliest), "correct": None, "parse_status": ParseStatus.SCORED,
@@ -369,7 +370,7 @@ def _score_yes_no(run, model, requests):
     words = rating.YES_WORDS + rating.NO_WORDS
     probs = model.word_probs([b.text for _, b, _, _, _ in requests], words)
     rows = []
-    for (item, built, _, gold, variant), row in zip(requests, probs):
+    for (item, built, _, gold, variant), row in zip(requests, probs, strict=True):
         p_yes, p_no = sum(row[w] for w in rating.YES_WORDS), sum(row[w] for w in rating.NO_WORDS)
         g = rating.yes_no_from_probs(p_yes, p_no)
         answer = "yes" if g >= 0.5 else "no"

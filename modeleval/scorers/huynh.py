@@ -31,6 +31,7 @@ import math
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import islice
 
 PRESET = "huynh"
 K = 3
@@ -172,7 +173,7 @@ def draw(examples: Sequence[Example], k: int, seed: int, item_turns_: Sequence) 
     item's conversation, so every item outside the drawn ones sees the same k."""
     order = random.Random(seed).sample(range(len(examples)), len(examples))
     allowed = (examples[i] for i in order if not same_conversation(item_turns_, examples[i].turns))
-    return [example for _, example in zip(range(k), allowed)]
+    return list(islice(allowed, k))
 
 
 # --- Table 8 (FED) --------------------------------------------------------------------------------------

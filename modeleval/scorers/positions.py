@@ -28,7 +28,7 @@ def _split(options: Options, gold, target=None):
 
 def _join(options: Options, keys: list, values: list):
     if isinstance(options, Mapping):
-        return dict(zip(keys, values))
+        return dict(zip(keys, values, strict=True))
     return tuple(values) if isinstance(options, tuple) else values
 
 

@@ -345,7 +345,7 @@ def correlation_table(report):
         rows.append([Cell(q["task"], style="text"), Cell(q["label"], style="text"), Cell(q["n_rated"], style="int"),
                      *[cell(f, "spearman") if f else Cell(None, "not run") for f in found],
                      *[cell(f, "spearman_std") if f else Cell(None, "not run")
-                       for m, f in zip(models, found) if m in seeded],
+                       for m, f in zip(models, found, strict=True) if m in seeded],
                      *[cell(f, "spearman_p", "p") if f else Cell(None, "not run") for f in found],
                      cell(q, "human_ceiling_spearman"),
                      Cell(f"{q['n_rating_positions']} positions" if q.get("n_rating_positions") else q.get("n_raters"),

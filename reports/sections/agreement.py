@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from itertools import pairwise
 
 import numpy as np
 
@@ -71,7 +72,7 @@ def item_groups(rows: Rows):
     group_starts = np.r_[np.flatnonzero(new_group), order.size]
     item_starts = np.flatnonzero(new_item)
     label_rows = current[order]
-    for start, end in zip(group_starts[:-1].tolist(), group_starts[1:].tolist()):
+    for start, end in pairwise(group_starts.tolist()):
         bounds = item_starts[(item_starts >= start) & (item_starts < end)] - start
         yield (int(campaigns[campaign_code[start]]), by_slug[task_rank[start]], label_rows[start:end].tolist(),
                np.r_[bounds, end - start].tolist())
@@ -93,14 +94,14 @@ def agreement_section(rows: Rows, options: ReportOptions):
                 continue
             column = ann["answers"][spec["key"]]
             values = [column[i] for i in label_rows]
-            by_question[spec["key"]] = ratings = [values[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+            by_question[spec["key"]] = ratings = [values[a:b] for a, b in pairwise(bounds)]
             campaign_rows.append(agreement_row(ratings, spec, options, **keys, question=spec["key"],
                                                primary=spec is primary))
         if primary["key"] not in by_question:
             continue
         by_batch = defaultdict(list)
         batch_of = ann["batch_id"]
-        for start, ratings in zip(bounds, by_question[primary["key"]]):
+        for start, ratings in zip(bounds, by_question[primary["key"]], strict=False):
             by_batch[batch_of[label_rows[start]]].append(ratings)
         for batch_id, ratings in sorted(by_batch.items(), key=lambda kv: batches[kv[0]]["number"]):
             batch = batches[batch_id]

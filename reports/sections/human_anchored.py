@@ -104,7 +104,7 @@ def crowd_section(rows: Rows, options: ReportOptions):
         answers = [(i, a, label_key(v)) for i, by in labels.items() for a, v in by.items()]
         model = annotator_model(model_method, answers) if answers else None
         if model is not None:
-            aggregate = dict(zip(model.items, model.aggregate))
+            aggregate = dict(zip(model.items, model.aggregate, strict=True))
             put(row, f"{model_method}_accuracy",
                 float(np.mean([aggregate[i] == g for i, g in gold.items()])) if gold else None,
                 "no labelled item has gold")

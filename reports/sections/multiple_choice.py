@@ -208,7 +208,7 @@ def pooled_gaps(per_label, options: ReportOptions):
         models = [np.concatenate([res["flags"][m["run_id"]][compared(res, m)] for res, m in per_label[label]])
                   for label in members]
         gaps = paired_bootstrap_gaps(human, models, options.n_resamples, options.seed, options.confidence).gaps
-        out.update((label, (gap, human, model)) for label, gap, model in zip(members, gaps, models))
+        out.update((label, (gap, human, model)) for label, gap, model in zip(members, gaps, models, strict=True))
     return out
 
 

@@ -37,7 +37,8 @@ def pairwise_section(rows: Rows, options: ReportOptions):
     if not tasks:
         return None
     items = rows.data.items
-    systems = {i: (a, b) for i, a, b in zip(items["id"], items.get("model_a", []), items.get("model_b", [])) if a and b}
+    systems = {i: (a, b) for i, a, b in zip(items["id"], items.get("model_a", []), items.get("model_b", []),
+                                            strict=False) if a and b}
     pred = rows.data.predictions
     out = []
     for task in tasks:
@@ -171,7 +172,7 @@ def loop_decided(rows, run_id):
     decided = steps.get("decided") or [None] * len(steps["run_id"])
     keys = set()
     for run, a, b, item, outcome in zip(steps["run_id"], steps["source_a"], steps["source_b"], steps["item_id"],
-                                        decided):
+                                        decided, strict=True):
         if run == run_id and outcome is not None:
             a, b = a or f"item {item} A", b or f"item {item} B"
             keys |= {(a, b), (b, a)}

@@ -331,7 +331,8 @@ def botchat_tables(rows: Rows, report):
     selfchat = pairwise.get("selfchat") or {}
     if dialogues.get("item_id"):
         rates = {}
-        for system, utterances, start in zip(dialogues["system"], dialogues["utterances"], dialogues["loop_start"]):
+        for system, utterances, start in zip(dialogues["system"], dialogues["utterances"], dialogues["loop_start"],
+                                             strict=True):
             if system != "human" and utterances:
                 kept = len(utterances) if start is None else min(start + 1, len(utterances))
                 rates.setdefault(system, []).append(kept / len(utterances))

@@ -22,7 +22,7 @@ def provenance(rows: Rows):
     data = rows.data
     items = data.items
     per_task = defaultdict(list)
-    for task_id, ext, digest in zip(items["task_id"], items["external_id"], items["content_hash"]):
+    for task_id, ext, digest in zip(items["task_id"], items["external_id"], items["content_hash"], strict=True):
         per_task[task_id].append(f"{ext}:{digest}")
     gold_lines = sorted(f"{rows.external_id[i]}:{canonical_json(g)}" for i, g in rows.gold.items() if g is not None)
     return {

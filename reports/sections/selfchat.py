@@ -61,7 +61,7 @@ def selfchat_section(dialogues):
         # BotChat counts chats in tokens: counted when the dialogues were generated, none for real dialogues.
         counted = [token_counts[n] for n in indices]
         tokens = [] if None in counted else [
-            c for n, counts in zip(indices, counted) for c in counts[dialogues["seed_utterances"][n]:]]
+            c for n, counts in zip(indices, counted, strict=True) for c in counts[dialogues["seed_utterances"][n]:]]
         counters = sorted({str(runs.get(run_of[n], {}).get("token_counter")) for n in indices}) if tokens else []
         row = new_row(system=system, n_dialogues=len(indices), n_utterances=len(after_seed),
                       token_counter=", ".join(counters) or None, words_counted_by=scripts_counted(after_seed))

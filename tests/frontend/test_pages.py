@@ -133,7 +133,7 @@ def test_live_qc_figures_follow_the_rule(client, campaign, people, staff):
     sample = list(batch.reviews.get().sample.order_by("position"))
     signed_in(client, people["qc"])
     assert client.get(f"/batches/{batch.pk}/review/").status_code == 200
-    for entry, value in zip(sample, (2, 2, 2, 1)):
+    for entry, value in zip(sample, (2, 2, 2, 1), strict=False):
         actions.record_qc_label(batch, actor=people["qc"], batch_item_id=entry.batch_item_id, value=value)
     figures = client.get(f"/api/v1/batches/{batch.pk}/qc_figures/").json()
     assert figures["n"] == 4 and figures["correct"] == 3 and figures["passed"] is False

@@ -106,7 +106,7 @@ def test_mean_of_raters_accuracy_worked_example():
                 max_size=10))
 def test_mean_rating_ignores_missing(items):
     result = mean_rating_per_item(items)
-    for item, mean, count in zip(items, result.means, result.counts):
+    for item, mean, count in zip(items, result.means, result.counts, strict=True):
         values = np.array([np.nan if v is None else v for v in item], dtype=float)
         assert count == int(np.sum(~np.isnan(values)))
         assert mean == (pytest.approx(np.nanmean(values)) if count else None)

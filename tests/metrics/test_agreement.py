@@ -90,8 +90,8 @@ def test_fleiss_leaves_out_items_with_missing_ratings(case, data):
     n_raters = len(items[0])
     holes = data.draw(st.lists(st.booleans(), min_size=len(items), max_size=len(items)))
     assume(sum(holes) < len(items) / 2)  # full items stay the modal count
-    ragged = [item[:-1] + [None] if hole else item for item, hole in zip(items, holes)]
-    full = [item for item, hole in zip(items, holes) if not hole]
+    ragged = [item[:-1] + [None] if hole else item for item, hole in zip(items, holes, strict=True)]
+    full = [item for item, hole in zip(items, holes, strict=True) if not hole]
     ours = fleiss_kappa(ragged, categories=list(range(n_cat)), given="labels")
     assert (ours.n_items, ours.n_left_out, ours.n_raters) == (len(full), sum(holes), n_raters)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -122,7 +122,7 @@ K2011 = [  # rows: observers A-D; columns: units 1-12
     [None, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, None],
     [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, None],
 ]
-K2011_BY_ITEM = [list(unit) for unit in zip(*K2011)]
+K2011_BY_ITEM = [list(unit) for unit in zip(*K2011, strict=True)]
 
 
 @pytest.mark.parametrize("level, published", [("nominal", 0.743), ("ordinal", 0.815), ("interval", 0.849)])
@@ -146,7 +146,7 @@ def test_krippendorff_matches_package(by_rater, level):
             expected = krippendorff.alpha(reliability_data=reliability, level_of_measurement=level)
     except ValueError:
         expected = math.nan
-    ours = krippendorff_alpha([list(unit) for unit in zip(*by_rater)], level)
+    ours = krippendorff_alpha([list(unit) for unit in zip(*by_rater, strict=True)], level)
     if math.isnan(expected):
         assert ours.value is None and ours.undefined_reason
     else:
@@ -195,7 +195,7 @@ def test_weighted_cohen_against_formula():
     a = [0, 1, 2, 2, 1, 0, 2, 1]
     b = [0, 2, 2, 1, 1, 1, 2, 0]
     observed = np.zeros((3, 3))
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         observed[x, y] += 1
     expected = np.outer(observed.sum(1), observed.sum(0)) / len(a)
     for weights, w in [("linear", lambda i, j: abs(i - j)), ("quadratic", lambda i, j: (i - j) ** 2)]:
@@ -211,7 +211,7 @@ def test_weighted_cohen_against_formula():
     st.sampled_from([None, "linear", "quadratic"]),
 )
 def test_cohen_matches_sklearn(pairs, weights):
-    a, b = zip(*pairs)
+    a, b = zip(*pairs, strict=True)
     expected = cohen_kappa_score(a, b, weights=weights, labels=[0, 1, 2, 3])
     for ours in (cohen_kappa(a, b, weights, labels=[0, 1, 2, 3]),
                  cohen_kappa(np.array(a), np.array(b), weights, labels=[0, 1, 2, 3])):  # integer codes
@@ -243,7 +243,7 @@ def test_percent_and_per_item_agreement_against_brute_force(items):
     ours = percent_agreement(items)
     assert ours.n_items == len(shares) and ours.n_left_out == len(items) - len(shares)
     assert ours.value == (pytest.approx(np.mean(shares)) if shares else None)
-    for row, item in zip(per_item_agreement(items), present):
+    for row, item in zip(per_item_agreement(items), present, strict=False):
         assert row.n_ratings == len(item)
         if item:
             top = max(item.count(v) for v in item)
@@ -323,7 +323,7 @@ def test_peer_pairs_are_every_ordered_pair_of_labels_on_one_item_in_one_round(ro
     first, second = peer_pairs(campaign, item, rnd, eligible)
     expected = sorted((i, j) for i, j in itertools.permutations(range(len(rows)), 2)
                       if eligible[i] and eligible[j] and rows[i][:3] == rows[j][:3])
-    assert sorted(zip(first.tolist(), second.tolist())) == expected
+    assert sorted(zip(first.tolist(), second.tolist(), strict=True)) == expected
 
 
 @FAST

@@ -243,7 +243,7 @@ def test_diqad_runs_through_an_api_model(db, monkeypatch):
                                       ([-9.6, -10.5, -11.2, -11.8, -8.5], False)])
 def test_probe_trusts_prompt_logprobs_only_when_they_match_the_reference(monkeypatch, echo, ok):
     tokens = ["The", " capital", " of", " France", " is", " Paris"]
-    reference = list(zip(tokens, [None, -11.5, -0.34, -2.4, -0.45, -0.26]))
+    reference = list(zip(tokens, [None, -11.5, -0.34, -2.4, -0.45, -0.26], strict=True))
 
     def handler(request):
         body = json.loads(request.content)

@@ -8,6 +8,7 @@ import re
 import socket
 import sys
 import time
+from itertools import pairwise
 
 import httpx
 import pytest
@@ -192,7 +193,7 @@ SEEDS = [("s1", ["Hi, how are you?", "Fine, thanks. And you?"]),
 def make_arena():
     def fake(name, lines):
         model = actions.ModelSpec.objects.create(name=name, sha256=name[0] * 64)
-        chats = [selfchat.SelfChat(list(u) + list(more), 2) for (_, u), more in zip(SEEDS, lines)]
+        chats = [selfchat.SelfChat(list(u) + list(more), 2) for (_, u), more in zip(SEEDS, lines, strict=False)]
         settings = {"system_prompt": "Be brief.", "system_prompt_sha256": template_hash("Be brief.")}
         return _record(model, "seeds.jsonl", None, settings, SEEDS, chats, [None] * len(SEEDS), timezone.now(),
                        0.0, None)
@@ -219,7 +220,7 @@ def test_generation_rating_pairwise_on_a_cpu_worker_agree_with_in_process(api_mo
         assert run.state == RunState.FINISHED, run.reason
         local_runs.append(run)
     figures = {}
-    for (mode, _, _, _), api_run, local_run in zip(plans, api_runs, local_runs):
+    for (mode, _, _, _), api_run, local_run in zip(plans, api_runs, local_runs, strict=True):
         run = wait_for(lambda: finished(api_run.pk), 900, f"the API {mode} run to end", [api_worker])
         assert run.state == RunState.FINISHED, run.reason
         assert all(c.worker.startswith("api@") for c in run.chunks.all())
@@ -319,7 +320,7 @@ def test_selfchat_through_the_api_on_a_cpu_worker_as_botchats_gpt_py(api_model, 
             sent = json.loads(step["prompt"])
             assert sent == selfchat.messages(utterances[:step["index"]], botchat.SELFCHAT_SYSTEM_PROMPT)
             roles = [m["role"] for m in sent]
-            assert roles[0] == "system" and roles[-1] == "user" and all(a != b for a, b in zip(roles[1:], roles[2:]))
+            assert roles[0] == "system" and roles[-1] == "user" and all(a != b for a, b in pairwise(roles[1:]))
             assert utterances[step["index"]] == step["reply"].strip() == step["text"]
             [answer] = [a for a in asked if a.request["messages"] == sent]
             assert (answer.request["temperature"], answer.request["max_tokens"]) == (0, 40)

@@ -13,7 +13,7 @@ def report():
     rows = [{"task": t, "model": m, "gap": 0.1 * i - 0.2, "gap_low": 0.1 * i - 0.4, "gap_high": 0.1 * i + 0.1}
             for i, (t, m) in enumerate((t, m) for t in tasks for m in MODELS)]
     positions = [{"source": "gold_position", "position": p, "n_items": 10, "human_majority": 0.95,
-                  "models": {m: v for m, v in zip(MODELS, (1.0, 0.9, 0.02))}} for p in "ABCD"]
+                  "models": {m: v for m, v in zip(MODELS, (1.0, 0.9, 0.02), strict=True)}} for p in "ABCD"]
     positions += [{"source": "forced_position", "position": p, "n_items": 10, "accuracy": 1.0, "model": MODELS[0]}
                   for p in "ABCD"]
     return {

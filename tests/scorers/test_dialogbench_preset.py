@@ -231,7 +231,7 @@ def test_perplexity_rule_is_the_released_cross_entropy(smol):
     item = MCItem(context, tuple(choices.values()), delimiter="", add_special_tokens=True)
     for result in (score_one_by_one(model, tokenizer, [item], max_length=dialogbench.MAX_LEN)[0],
                    score_shared_context(model, tokenizer, [item], max_length=dialogbench.MAX_LEN)[0]):
-        for (ppl, _), option in zip(released, result.options):
+        for (ppl, _), option in zip(released, result.options, strict=True):
             assert math.exp(-option.mean_logprob) == pytest.approx(ppl, rel=1e-4)
         assert list(choices)[result.pred_per_token] == pred
 

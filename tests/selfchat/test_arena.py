@@ -35,7 +35,7 @@ def fake_run(name, continuations, loops):
     """A finished self-chat run of model `name` whose dialogues are the seeds plus `continuations`."""
     model = ModelSpec.objects.create(name=name, sha256=name[0] * 64)
     chats = [selfchat.SelfChat(list(utterances) + list(more), 2) for (_, utterances), more in
-             zip(SEED_PAIRS, continuations)]
+             zip(SEED_PAIRS, continuations, strict=False)]
     settings = {"system_prompt": "Be brief.", "system_prompt_sha256": template_hash("Be brief.")}
     return _record(model, "seeds.jsonl", None, settings, SEED_PAIRS, chats, loops, timezone.now(), 0.0, None)
 

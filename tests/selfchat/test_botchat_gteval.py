@@ -21,7 +21,7 @@ GT_ROUNDS = {4: 55, 5: 22, 6: 26, 7: 23, 8: 19, 9: 16, 10: 21, 11: 18, 12: 7, 13
 
 def test_gteval_prompt_changes_one_sentence_of_the_arena_prompt():
     arena_lines, gt_lines = botchat.ARENA_PROMPT.split("\n"), botchat.GT_ARENA_PROMPT.split("\n")
-    changed = [(a, g) for a, g in zip(arena_lines, gt_lines) if a != g]
+    changed = [(a, g) for a, g in zip(arena_lines, gt_lines, strict=True) if a != g]
     assert len(arena_lines) == len(gt_lines) and len(changed) == 1
     assert changed[0] == ("You will be provided with two conversations, and there can be AI-generated utterance "
                           "in each conversation. ", "You will be provided with two conversations, and only one of "

@@ -166,7 +166,7 @@ def test_single_judge_end_to_end(packaged, mutual_path):
     labels = arena.run_labels(runs)
     report = make_report("single-e2e", options=ReportOptions(n_resamples=10))
     curves = {(c["system"], c["judged_by"]): c for c in report["pairwise"]["selfchat"]["pass_at_n"]}
-    for run, judge in zip(runs, judges):
+    for run, judge in zip(runs, judges, strict=True):
         assert judge.state == "finished", judge.reason
         predictions = list(Prediction.objects.filter(run=judge).select_related("item"))
         assert len(predictions) == 2
