@@ -29,9 +29,9 @@ def referred_to_by(model, rows):
     kinds = set()
     for relation in model._meta.get_fields(include_hidden=True):
         other = relation.related_model
-        if relation.auto_created and not relation.concrete and not other._meta.auto_created:
-            if other._base_manager.filter(**{f"{relation.field.name}__in": rows}).exists():
-                kinds.add(str(other._meta.verbose_name_plural))
+        if (relation.auto_created and not relation.concrete and not other._meta.auto_created
+                and other._base_manager.filter(**{f"{relation.field.name}__in": rows}).exists()):
+            kinds.add(str(other._meta.verbose_name_plural))
     return kinds
 
 

@@ -369,7 +369,7 @@ def _run_em(data, params, e_step, m_step, tolerance, max_iterations):
     changes by less than `tolerance` or after `max_iterations` iterations."""
     previous, converged, iterations, log_likelihood = -np.inf, False, 0, -np.inf
     n_answers = data.item.size
-    for iterations in range(1, max_iterations + 1):
+    for iterations in range(1, max_iterations + 1):  # noqa: B007 -- the count is read after the loop
         posteriors, log_likelihood = e_step(params)
         params = m_step(posteriors, params)
         if abs(log_likelihood - previous) / n_answers < tolerance:

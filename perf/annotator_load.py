@@ -29,6 +29,7 @@ costs decides the saturated throughput. The simulated annotators speak plain htt
 connections (requests' own work was 2.5 ms of CPU per cycle, taken from the server's cores).
 """
 import argparse
+import contextlib
 import http.client
 import json
 import os
@@ -167,10 +168,8 @@ class RssSampler(threading.Thread):
             return 0
         rss = 0
         for proc in procs:
-            try:
+            with contextlib.suppress(psutil.NoSuchProcess):
                 rss += proc.memory_info().rss
-            except psutil.NoSuchProcess:
-                pass
         return rss
 
     def run(self):
@@ -382,7 +381,7 @@ class Gunicorn:
                "GUNICORN_THREADS": str(threads), "GUNICORN_ACCESS_LOG": os.devnull,
                # max_requests would recycle workers mid-run and turn a restart into a latency outlier.
                "GUNICORN_MAX_REQUESTS": "0"}
-        self.log = open(self.log_path, "w")
+        self.log = open(self.log_path, "w")  # noqa: SIM115 -- the server writes it until stop() closes it
         self.proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py", "config.wsgi"],
                                      env=env, cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT,
                                      start_new_session=True)

@@ -75,10 +75,10 @@ def copy_rows(database_url, rows_file, table, columns, task_id, expected):
         raw.execute(f"ALTER TABLE {table} ALTER COLUMN task_id SET DEFAULT {int(task_id)}")
         raw.commit()
         started = time.perf_counter()
-        with raw.cursor() as cursor, open(rows_file, "rb") as source_rows:
-            with cursor.copy(f"COPY {table} ({columns.replace('task_id, ', '')}) FROM STDIN") as copy:
-                while block := source_rows.read(1 << 20):
-                    copy.write(block)
+        with (raw.cursor() as cursor, open(rows_file, "rb") as source_rows,
+              cursor.copy(f"COPY {table} ({columns.replace('task_id, ', '')}) FROM STDIN") as copy):
+            while block := source_rows.read(1 << 20):
+                copy.write(block)
         raw.commit()
         seconds = time.perf_counter() - started
         raw.execute(f"ALTER TABLE {table} ALTER COLUMN task_id DROP DEFAULT")

@@ -128,7 +128,7 @@ def generate(n_items, seed=11):
                                      state="finished", items_total=n_items, items_done=n_items, finished_at=now)
         run.tasks.set(tasks)
 
-        def predictions():
+        def predictions(run=run, skill=skill, by_rule=by_rule):
             for item, answer in zip(item_ids, gold, strict=True):
                 # A preference for "A" gives the position-bias figures something to show.
                 pick = answer if rng.random() < skill else ("A" if rng.random() < 0.4 else wrong(answer))

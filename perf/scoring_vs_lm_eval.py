@@ -392,7 +392,7 @@ class LmEvalWorker:
         env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads),
                "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
                "TOKENIZERS_PARALLELISM": "false", "PYTHONPATH": ""}
-        self.log = open(work / "lm_eval_worker.log", "w")
+        self.log = open(work / "lm_eval_worker.log", "w")  # noqa: SIM115 -- open while the worker runs
         self.work, self.calls = work, 0
         started = time.perf_counter()
         self.proc = subprocess.Popen(

@@ -81,7 +81,8 @@ def parse(path):
         level = "turn" if "response" in record else "dialog"
         by_level[level].append(record)
         where = f"item {index}"
-        turns = parse_speaker_lines(path, where, [l for l in record["context"].split("\n") if l.strip()], "context")
+        context_lines = [line for line in record["context"].split("\n") if line.strip()]
+        turns = parse_speaker_lines(path, where, context_lines, "context")
         fields = {}
         if level == "turn":
             speaker, _, text = record["response"].partition(":")

@@ -259,7 +259,7 @@ def option_str(options: Mapping[str, str]) -> str:
     """src/utils.py shuffle_choices: '%s. %s ' per option, stripped."""
     text = ""
     for key, value in options.items():
-        text += "%s. %s " % (key, value)
+        text += f"{key}. {value} "
     return text.strip()
 
 

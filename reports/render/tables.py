@@ -165,7 +165,7 @@ def mc_detail_table(report):
              cell(m, "mcnemar_p", "p"), cell(m, "parse_failures", "int"), cell(m, "n_missing", "int")]
             for m in mc["models"]]
     for m in mc["overall"]["models"]:
-        for kind, label, pooled in overall_gap_kinds(m):
+        for _, label, pooled in overall_gap_kinds(m):
             per_task = Cell(None, "per task") if pooled else None
             rows.append([Cell(label, style="text"), Cell(m["model"], style="text"), Cell(m["rule"], style="text"),
                          Cell(m["n_items"], style="int"), per_task or cell(m, "accuracy", "percent"),

@@ -173,7 +173,7 @@ def human_anchored_section(rows: Rows, options: ReportOptions):
     it and a judge's verdict on all; the human-versus-model gap on the per-item difference. Each beside the
     classical interval from the labelled items alone."""
     labels_by_task = defaultdict(dict)
-    for (campaign_id, task_id), labels in campaign_labels(rows).items():
+    for (_, task_id), labels in campaign_labels(rows).items():
         for item, by in labels.items():
             labels_by_task[task_id].setdefault(item, {}).update(by)
     humans, models, gaps = [], [], []
@@ -194,10 +194,8 @@ def human_anchored_section(rows: Rows, options: ReportOptions):
         for judge in judges:
             j = answers[judge["id"]]
             judged = [i for i in items if i in j]
-            if kind == "rating":
-                proxy = {i: float(j[i]) for i in judged}
-            else:  # the judge's answer stands in for gold: is it the people's majority's "right"?
-                proxy = {}
+            # Other kinds: the judge's answer stands in for gold: is it the people's majority's "right"?
+            proxy = {i: float(j[i]) for i in judged} if kind == "rating" else {}
             labelled = [i for i in judged if i in human]
             keys = dict(task=task["slug"], judge=rows.run_label[judge["id"]], judge_run_id=judge["id"])
             if kind == "rating" and labelled:

@@ -28,7 +28,7 @@ def label_all(campaign, user, score=2):
 def test_the_last_final_label_hands_the_batch_in_by_itself(staff, people, diqad):
     campaign = campaign_of(staff, people, diqad, auto_hand_in=True)
     batch = campaign.batches.get()
-    for n in range(7):
+    for _ in range(7):
         lease = actions.lease_next_item(campaign, annotator=people["ann1"])
         submit_score(lease.assignment, people["ann1"], 2)
     batch.refresh_from_db()

@@ -45,7 +45,7 @@ def test_fed_turn_item_keeps_dialogue_response_and_system(fed_path):
     source = json.loads(fed_path.read_text())[0]
     item = Item.objects.get(external_id="fed-000")
     assert item.dialogue[0] == {"speaker": "User", "text": "Hi!"}
-    assert len(item.dialogue) == len([l for l in source["context"].split("\n") if l.strip()])
+    assert len(item.dialogue) == len([line for line in source["context"].split("\n") if line.strip()])
     assert item.fields["response"]["text"] == source["response"].partition(":")[2].strip()
     assert item.meta["system"] == source["system"]
 

@@ -66,7 +66,7 @@ def test_the_dashboard_and_the_downloads_wait_for_a_report_being_computed(page, 
         csv.click()
     download = info.value
     assert download.suggested_filename == "report-db-demo.csv"
-    text = open(download.path(), encoding="utf-8").read()
+    text = download.path().read_text(encoding="utf-8")
     assert not text.lstrip().startswith("{") and "report_computing" not in text
     shot(page, "report-downloads-ready", "Report", "#download-csv")
 

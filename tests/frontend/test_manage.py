@@ -60,10 +60,11 @@ def test_upload_error_names_file_line_and_field_and_writes_nothing(client, staff
 
 def test_upload_into_an_existing_benchmark_and_an_unrecognised_file(client, staff):
     client = signed_in(client, staff)
-    client.post("/manage/upload/", {"file": open(DEMO_DATA / "dialogbench_sample.jsonl", "rb"), "new_benchmark": "db"})
+    with open(DEMO_DATA / "dialogbench_sample.jsonl", "rb") as upload:
+        client.post("/manage/upload/", {"file": upload, "new_benchmark": "db"})
     assert Item.objects.filter(task__benchmark__slug="db").count() == 12
-    again = client.post("/manage/upload/", {"file": open(DEMO_DATA / "dialogbench_sample.jsonl", "rb"),
-                                             "benchmark": "db"})
+    with open(DEMO_DATA / "dialogbench_sample.jsonl", "rb") as upload:
+        again = client.post("/manage/upload/", {"file": upload, "benchmark": "db"})
     assert again.status_code == 302 and Item.objects.count() == 12
     odd = client.post("/manage/upload/", {"file": SimpleUploadedFile("odd.jsonl", b'{"x": 1}\n'), "benchmark": "db"})
     assert odd.status_code == 400 and "odd.jsonl:line 1" in odd.content.decode()

@@ -221,7 +221,7 @@ def test_generation_rating_pairwise_on_a_cpu_worker_agree_with_in_process(api_mo
         local_runs.append(run)
     figures = {}
     for (mode, _, _, _), api_run, local_run in zip(plans, api_runs, local_runs, strict=True):
-        run = wait_for(lambda: finished(api_run.pk), 900, f"the API {mode} run to end", [api_worker])
+        run = wait_for(lambda pk=api_run.pk: finished(pk), 900, f"the API {mode} run to end", [api_worker])
         assert run.state == RunState.FINISHED, run.reason
         assert all(c.worker.startswith("api@") for c in run.chunks.all())
         rows = list(Prediction.objects.filter(run=run))

@@ -1,5 +1,6 @@
 """Annotators cannot predict the QC sample, cannot store answers outside the form, cannot hold two
 leases or submit on an expired one (issue 18, findings 4, 6 and 10)."""
+import contextlib
 import threading
 from datetime import timedelta
 from io import StringIO
@@ -153,10 +154,10 @@ def test_parallel_next_calls_give_one_live_lease(monkeypatch):
 
     def look_then_wait(*args, **kwargs):
         # Called once a request has seen "no live lease" and before it leases.
-        try:
-            both_looked.wait()  # both requests have seen "no live lease" before either leases
-        except threading.BrokenBarrierError:
-            pass  # the other request is held back (by a lock) until this one is done
+        # Both requests have seen "no live lease" before either leases; a broken barrier: the other request is
+        # held back (by a lock) until this one is done.
+        with contextlib.suppress(threading.BrokenBarrierError):
+            both_looked.wait()
         return real_lock_free_batch_item(*args, **kwargs)
 
     monkeypatch.setattr(lease_actions, "_lock_free_batch_item", look_then_wait)  # where _lease_next_item looks it up

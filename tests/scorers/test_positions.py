@@ -37,7 +37,7 @@ def test_circular_permutations_visit_every_position(options, data):
     gold = data.draw(st.integers(0, len(options) - 1))
     perms = circular_permutations(tuple(options), gold)
     assert [g for _, g in perms] == list(range(len(options)))
-    for j, (perm, g) in enumerate(perms):
+    for perm, g in perms:
         assert isinstance(perm, tuple) and perm[g] == options[gold]
         assert Counter(perm) == Counter(options)
         # a rotation: the cyclic order is kept
