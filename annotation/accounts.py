@@ -207,7 +207,8 @@ def remove_members(campaign, *, actor, usernames, role):
     if not usernames:
         _refuse(["No usernames given."])
     memberships = {m.user.get_username(): m for m in
-                   Membership.objects.filter(campaign=campaign, role=role, active=True).select_related("user", "campaign")}
+                   Membership.objects.filter(campaign=campaign, role=role, active=True)
+                   .select_related("user", "campaign")}
     problems = [f"{name} is not an active {role} of this campaign." for name in usernames
                 if name not in memberships]
     if problems:

@@ -178,7 +178,8 @@ def validate_answers(form, answers, item_fields=None, dialogue_length=None):
                 excluded_by.add(key)
         elif qtype == "multi_choice":
             allowed = option_values(spec, item_fields)
-            if not isinstance(value, list) or any(not is_one_of(v, allowed) for v in value) or len(set(map(repr, value))) != len(value):
+            if (not isinstance(value, list) or any(not is_one_of(v, allowed) for v in value)
+                    or len(set(map(repr, value))) != len(value)):
                 errors[key] = f"expected a list of distinct values from {allowed}"
         elif qtype == "scale":
             low, high = spec["scale"]["min"], spec["scale"]["max"]
@@ -189,7 +190,8 @@ def validate_answers(form, answers, item_fields=None, dialogue_length=None):
                 errors[key] = f"expected true or false, got {value!r}"
         elif qtype == "index":
             upper = dialogue_length - 1 if dialogue_length else None
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0 or (upper is not None and value > upper):
+            if (isinstance(value, bool) or not isinstance(value, int) or value < 0
+                    or (upper is not None and value > upper)):
                 errors[key] = f"expected a turn index from 0 to {upper}, got {value!r}"
         elif qtype == "text" and (not isinstance(value, str) or len(value) > MAX_TEXT_ANSWER):
             errors[key] = f"expected text of at most {MAX_TEXT_ANSWER} characters"

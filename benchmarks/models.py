@@ -15,7 +15,8 @@ def canonical_json(value):
 def hash_of_encoded(dialogue_json, fields_json, meta_json, source_gold_json):
     """The content hash from the canonical JSON of each part: equal to hashing the canonical JSON of
     {"dialogue", "fields", "meta", "source_gold"}, and lets an importer encode each part only once."""
-    payload = f'{{"dialogue":{dialogue_json},"fields":{fields_json},"meta":{meta_json},"source_gold":{source_gold_json}}}'
+    payload = (f'{{"dialogue":{dialogue_json},"fields":{fields_json},"meta":{meta_json},'
+               f'"source_gold":{source_gold_json}}}')
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 

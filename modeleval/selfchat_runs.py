@@ -57,8 +57,10 @@ TASK_SLUG = "selfchat"
 # System prompt text -> its version (change the text, change the version); any other text is "custom".
 PROMPT_VERSIONS = {selfchat_generation.DEFAULT_SYSTEM_PROMPT: "selfchat-system-en/1",
                    botchat.SELFCHAT_SYSTEM_PROMPT: "botchat-selfchat-system-en/1"}
-DEFAULTS = {"utterances": selfchat_generation.DEFAULT_UTTERANCES, "system_prompt": selfchat_generation.DEFAULT_SYSTEM_PROMPT,
-            "max_new_tokens": selfchat_generation.DEFAULT_MAX_NEW_TOKENS, "decoding": selfchat_generation.DEFAULT_DECODING,
+DEFAULTS = {"utterances": selfchat_generation.DEFAULT_UTTERANCES,
+            "system_prompt": selfchat_generation.DEFAULT_SYSTEM_PROMPT,
+            "max_new_tokens": selfchat_generation.DEFAULT_MAX_NEW_TOKENS,
+            "decoding": selfchat_generation.DEFAULT_DECODING,
             "reply_cut": selfchat_generation.DEFAULT_REPLY_CUT}
 PRESETS = {botchat.PRESET: botchat.SELFCHAT_SETTINGS}
 API_PRESETS = {botchat.PRESET: botchat.SELFCHAT_API_SETTINGS}  # over PRESETS for models behind an API

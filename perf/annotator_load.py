@@ -24,9 +24,9 @@ little. Label Studio: its own venv under perf/.envs/labelstudio (see perf/labels
 Per level it prints one JSON line (with the load average of the machine before and after), then a markdown
 table of them all: cycles per second, p50/p99 of a cycle, peak RSS summed over the server's process tree,
 items with more labels than the overlap allows, the number of 5xx answers, and the CPU time per cycle of the
-web server, of the generator itself and of the rest of the machine (PostgreSQL, mostly): on a machine whose cores the three share, what each
-costs decides the saturated throughput. The simulated annotators speak plain http.client over keep-alive
-connections (requests' own work was 2.5 ms of CPU per cycle, taken from the server's cores).
+web server, of the generator itself and of the rest of the machine (PostgreSQL, mostly): on a machine whose cores
+the three share, what each costs decides the saturated throughput. The simulated annotators speak plain http.client
+over keep-alive connections (requests' own work was 2.5 ms of CPU per cycle, taken from the server's cores).
 """
 import argparse
 import contextlib

@@ -20,19 +20,23 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 DOMAINS = ["emotion", "digital", "legal", "education", "car", "finance"]
-WORDS = ["我们", "你好", "请问", "这个", "问题", "可以", "需要", "已经", "因为", "所以", "但是", "如果", "没有", "知道", "时间", "工作", "学习", "汽车", "法律", "财务", "情绪", "数字", "教育", "建议", "考虑", "检查", "保险", "合同", "利息", "孩子", "老师", "手机", "电池", "屏幕", "维修", "费用", "申请", "流程", "材料"]
+WORDS = ["我们", "你好", "请问", "这个", "问题", "可以", "需要", "已经", "因为", "所以", "但是", "如果", "没有",
+         "知道", "时间", "工作", "学习", "汽车", "法律", "财务", "情绪", "数字", "教育", "建议", "考虑", "检查",
+         "保险", "合同", "利息", "孩子", "老师", "手机", "电池", "屏幕", "维修", "费用", "申请", "流程", "材料"]
 
 
 def generate(path, count, seed=7):
     rng = random.Random(seed)
-    reasons = {1: ["incomplete", "less_informative", "less_proactive"], 0: ["not_relevant", "not_empathetic", "grammatical_error"]}
+    reasons = {1: ["incomplete", "less_informative", "less_proactive"],
+               0: ["not_relevant", "not_empathetic", "grammatical_error"]}
     with open(path, "w", encoding="utf-8") as out:
         for index in range(count):
             turns = [{"speaker": "user" if t % 2 == 0 else "expert",
                       "text": "".join(rng.choice(WORDS) for _ in range(rng.randint(8, 30)))} for t in range(8)]
             label = rng.choice([0, 1, 2])
             record = {"id": f"gen-{index:06d}", "domain": rng.choice(DOMAINS), "dialogue": turns, "label": label,
-                      "reasons": rng.sample(reasons[label], 1) if label in reasons else [], "needs_verification": rng.randint(0, 1)}
+                      "reasons": rng.sample(reasons[label], 1) if label in reasons else [],
+                      "needs_verification": rng.randint(0, 1)}
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 

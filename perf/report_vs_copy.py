@@ -30,7 +30,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 LETTERS = "ABCD"
-WORDS = ["the", "a", "to", "and", "of", "you", "it", "is", "that", "in", "we", "for", "on", "have", "with", "this", "be", "not", "are", "do", "at", "so", "but", "can", "was", "what", "about", "your", "just", "like", "if", "my", "me", "all", "they", "know", "get", "think", "there", "will", "one", "would", "go", "out", "up", "time"]
+WORDS = ["the", "a", "to", "and", "of", "you", "it", "is", "that", "in", "we", "for", "on", "have", "with", "this",
+         "be", "not", "are", "do", "at", "so", "but", "can", "was", "what", "about", "your", "just", "like", "if", "my",
+         "me", "all", "they", "know", "get", "think", "there", "will", "one", "would", "go", "out", "up", "time"]
 
 
 def sentence(rng, n):
@@ -148,8 +150,8 @@ def generate(n_items, seed=11):
 
         copy_rows(raw, "modeleval_prediction",
                   ["run_id", "item_id", "variant", "gold", "options", "prompt", "raw_output", "answer", "answer_norm",
-                   "answer_per_token", "parse_status", "correct", "probabilities", "fewshot_ids", "api_calls", "created_at",
-                   "updated_at"], predictions())
+                   "answer_per_token", "parse_status", "correct", "probabilities", "fewshot_ids", "api_calls",
+                   "created_at", "updated_at"], predictions())
     raw.execute("ANALYZE")
     return bench.slug
 

@@ -44,7 +44,8 @@ def examples(n, seed=0):
     from modeleval.scorers.classifier import render_dialogue
 
     rng = random.Random(seed)
-    words = ["the", "car", "rent", "tax", "court", "deposit", "brake", "engine", "refund", "contract", "lawyer", "bank", "loan", "fee"]
+    words = ["the", "car", "rent", "tax", "court", "deposit", "brake", "engine", "refund", "contract", "lawyer", "bank",
+             "loan", "fee"]
     rows = []
     for _ in range(n):
         turns = [{"speaker": "user" if t % 2 == 0 else "expert",
@@ -143,7 +144,7 @@ rounds, the order swapped each round.
 Median: ours {median['ours']:.2f} s ({args.examples / median['ours']:.2f} examples/s), Trainer
 {median['Trainer']:.2f} s ({args.examples / median['Trainer']:.2f} examples/s); median speed ratio
 {median['ratio']:.2f}x Trainer's. Load average at the end: {" ".join(f"{x:.2f}" for x in os.getloadavg())}.
-""")
+""")  # noqa: E501 -- the printed table's header is one line
 
 
 def processor():

@@ -262,8 +262,8 @@ def campaign_rows(scope):
     for c in campaigns:
         c["settings"] = []
         c["raters_are_positions"] = c["source"] in RATERS_ARE_POSITIONS
-    for row in settings.values("campaign_id", "version", "overlap", "guidelines", "guidelines_by_language", "note", "min_reading_seconds",
-                               "aggregation", "annotator_kind", "items_per_task"):
+    for row in settings.values("campaign_id", "version", "overlap", "guidelines", "guidelines_by_language", "note",
+                               "min_reading_seconds", "aggregation", "annotator_kind", "items_per_task"):
         by_campaign[row.pop("campaign_id")]["settings"].append(row)
     return campaigns
 
@@ -398,7 +398,8 @@ def arena_dialogues(scope, tasks):
               .values_list("item_id", "annotator_id", "is_ai", "first_ai_turn"))
     dialogues["labels"] = [row for row in labels if row[2] is not None]
     # Finished single-dialogue judge runs on these dialogues; the verdicts' prompts and replies are not kept.
-    judged = (Prediction.objects.filter(item_id__in=system, run__mode__in=modes_where(section=Section.SINGLE_JUDGE), run__state=RunState.FINISHED)
+    judged = (Prediction.objects.filter(item_id__in=system, run__mode__in=modes_where(section=Section.SINGLE_JUDGE),
+                                        run__state=RunState.FINISHED)
               .order_by("run_id", "item_id").values_list("item_id", "run_id", "run__model__name", "options"))
     keys = ("n", "decided_by", "passed", "parsed", "readable")
     dialogues["judge_verdicts"] = [(item_id, run_id, model, [{key: v.get(key) for key in keys} for v in verdicts])

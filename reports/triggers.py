@@ -34,7 +34,8 @@ ROWS_TABLES = ("benchmarks_task", "benchmarks_item", "modeleval_evalrun", "model
 BUMP = ("INSERT INTO reports_rowsversion (benchmark_id, version) SELECT DISTINCT b, 1 FROM ({benchmarks}) AS "
         "changed(b) "
         "WHERE b IS NOT NULL ON CONFLICT (benchmark_id) DO UPDATE SET version = reports_rowsversion.version + 1")
-MARK = "UPDATE reports_storedreport SET stale_since = {now} WHERE stale_since IS NULL AND benchmark_id IN ({benchmarks})"
+MARK = ("UPDATE reports_storedreport SET stale_since = {now} WHERE stale_since IS NULL "
+        "AND benchmark_id IN ({benchmarks})")
 EVENTS = {"insert": "NEW", "update": "NEW", "delete": "OLD"}
 # The migration that brings the triggers: before it is applied, SQLite gets none.
 MIGRATION = ("reports", "0002_stale_triggers")

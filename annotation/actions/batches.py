@@ -163,11 +163,13 @@ def accept_batch(batch, *, actor, reason="", override_reason=""):
         override = not decision.passed
         if override and not override_reason.strip():
             raise ActionError(Code.BELOW_THRESHOLD, gettext("The sample is below the acceptance thresholds; reject "
-                                                            "the batch, or accept with an override reason."), figures=jsonable(decision.to_dict()))
+                                                            "the batch, or accept with an override reason."),
+                              figures=jsonable(decision.to_dict()))
         # Both texts are kept: the reason typed for the decision and, below the thresholds, the override's.
         reason, override_reason = reason.strip(), override_reason.strip()
         kept = f"{reason}\nOverride: {override_reason}" if override and reason else override_reason or reason
-        review.decision, review.reason, review.override = "accepted", kept if override else reason or override_reason, override
+        review.decision, review.reason, review.override = ("accepted", kept if override else reason or override_reason,
+                                                           override)
         review.figures, review.decided_at = jsonable(decision.to_dict()), timezone.now()
         review.save()
         batch.accepted_below_threshold = override

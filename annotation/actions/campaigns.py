@@ -121,8 +121,8 @@ def set_member_active(membership, *, actor, active):
     with transaction.atomic():
         membership.active = active
         membership.save(update_fields=["active"])
-        record_event(membership.campaign, EventKind.MEMBER_ACTIVATED if active else EventKind.MEMBER_DEACTIVATED, actor=actor,
-                     figures={"user": membership.user.username, "role": membership.role})
+        record_event(membership.campaign, EventKind.MEMBER_ACTIVATED if active else EventKind.MEMBER_DEACTIVATED,
+                     actor=actor, figures={"user": membership.user.username, "role": membership.role})
     return membership
 
 

@@ -73,8 +73,7 @@ def _free_batch_item_sql():
             f"WHERE b.state = %s AND bi.batch_id = %s AND bi.status = {sql.literals([ItemStatus.PENDING])} "
             "AND bi.taken < bi.needed AND NOT EXISTS(SELECT 1 FROM annotation_assignment a WHERE a.annotator_id = %s "
             f"AND a.batch_item_id = bi.id AND a.round = b.round AND a.status IN ({sql.literals(HOLDS_PERSON)}) LIMIT "
-            "1) "
-            "ORDER BY bi.position LIMIT 1" + sql.lock("FOR UPDATE OF bi SKIP LOCKED"))
+            "1) ORDER BY bi.position LIMIT 1" + sql.lock("FOR UPDATE OF bi SKIP LOCKED"))
 
 
 def _free_batch_item(batch_id, annotator):
@@ -160,8 +159,9 @@ def _lock_membership_sql():
 def _lease_next_item(campaign, annotator, now):
     # One live lease per person per campaign: the same person's concurrent calls wait here for each other (their
     # membership rows in a labelling role, locked in id order before any batch item), so the second one finds
-    # the first one's lease. The same statement reads the campaign's worker role, the role that labels. What comes after the lock is read in the next statement: a subquery of the locking statement
-    # would see the database as it was before the wait.
+    # the first one's lease. The same statement reads the campaign's worker role, the role that labels. What comes
+    # after the lock is read in the next statement: a subquery of the locking statement would see the database as it
+    # was before the wait.
     campaign_id = getattr(campaign, "pk", campaign)
     rows = sql.fetch_all(_lock_membership_sql(), sql.params(campaign_id, annotator.pk, *WORKER_ROLES))
     if not any(role == worker_role for role, worker_role in rows):
@@ -200,7 +200,8 @@ def release_assignment(assignment, *, annotator, now=None, reason=""):
                               % {"status": assignment.status})
         _give_back(assignment, LeaseStatus.RELEASED, now)
         if reason.strip():
-            record_event(assignment.campaign_id, EventKind.ITEM_SKIPPED, actor=annotator, reason=reason.strip()[:MAX_COMMENT],
+            record_event(assignment.campaign_id, EventKind.ITEM_SKIPPED, actor=annotator,
+                         reason=reason.strip()[:MAX_COMMENT],
                          figures={"item": assignment.item_id, "round": assignment.round})
     return assignment
 

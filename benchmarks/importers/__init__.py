@@ -23,4 +23,5 @@ def format_shapes() -> list[tuple[str, list[str]]]:
     page's menu offers them: the page's table of formats and its menu are read from FORMATS alike."""
     return [(name, FORMATS[name].FORMAT_SHAPE.split("`")) for name in sorted(FORMATS)]
 
-__all__ = ["FORMATS", "format_shapes", "detect", "EXPORT_FORMATS", "ImportFailure", "ItemRecord", "ParsedBenchmark", "TaskSpec"]
+__all__ = ["FORMATS", "format_shapes", "detect", "EXPORT_FORMATS", "ImportFailure", "ItemRecord", "ParsedBenchmark",
+           "TaskSpec"]

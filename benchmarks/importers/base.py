@@ -117,7 +117,8 @@ def require(path, location, record, key, kind, *, optional=False, default=None):
 
 
 def _kind_name(kind):
-    names = {str: "a string", int: "an integer", float: "a number", list: "a list", dict: "an object", bool: "true or false"}
+    names = {str: "a string", int: "an integer", float: "a number", list: "a list", dict: "an object",
+             bool: "true or false"}
     kinds = kind if isinstance(kind, tuple) else (kind,)
     return " or ".join(names.get(k, k.__name__) for k in kinds)
 
@@ -127,7 +128,8 @@ def check_turns(path, location, turns, key="dialogue"):
     if not isinstance(turns, list) or not turns:
         raise ImportFailure(path, location, key, "expected a non-empty list of {speaker, text} turns")
     for index, turn in enumerate(turns):
-        if not isinstance(turn, dict) or not isinstance(turn.get("speaker"), str) or not isinstance(turn.get("text"), str):
+        if (not isinstance(turn, dict) or not isinstance(turn.get("speaker"), str)
+                or not isinstance(turn.get("text"), str)):
             raise ImportFailure(path, location, f"{key}[{index}]", "expected {\"speaker\": string, \"text\": string}")
         if len(turn) != 2:
             raise ImportFailure(path, location, f"{key}[{index}]", "unexpected keys "
@@ -260,9 +262,9 @@ HAN_WEIGHT = 4
 
 def language_of_text(text, default="en"):
     """The language an item's text is written in, by its script (the one rule of every importer): Hangul is
-    Korean (Korean text may hold Han characters too), kana Japanese, else Han (Chinese) or Latin (English), whichever holds more
-    of the text, a Han character counting as a short word of Latin letters (HAN_WEIGHT); `default` for text with
-    no letter of these."""
+    Korean (Korean text may hold Han characters too), kana Japanese, else Han (Chinese) or Latin (English), whichever
+    holds more of the text, a Han character counting as a short word of Latin letters (HAN_WEIGHT); `default` for
+    text with no letter of these."""
     text = text or ""
     counts = {language: len(pattern.findall(text)) for language, pattern in SCRIPTS.items()}
     if counts["ko"]:

@@ -97,7 +97,8 @@ def parse(path):
         if task not in TASKS:
             raise ImportFailure(path, where, "task", f"expected one of {sorted(TASKS)}, got {task!r}")
         raw_turns = require(path, where, record, "dialogue", list)
-        turns = check_turns(path, where, raw_turns) if raw_turns and isinstance(raw_turns[0], dict) else parse_speaker_lines(path, where, raw_turns)
+        turns = (check_turns(path, where, raw_turns) if raw_turns and isinstance(raw_turns[0], dict)
+                 else parse_speaker_lines(path, where, raw_turns))
         options = require(path, where, record, "options", dict)
         if len(options) < 2:
             raise ImportFailure(path, where, "options", f"expected at least 2 options keyed A.., got {len(options)}")
@@ -111,7 +112,8 @@ def parse(path):
         if label not in options:
             raise ImportFailure(path, where, "label", f"expected one of the option keys {expected_keys}, got {label!r}")
         personality = record.get("personality") or {
-            speaker: record[f"{speaker}_personality"] for speaker in ("speaker1", "speaker2") if f"{speaker}_personality" in record
+            speaker: record[f"{speaker}_personality"]
+            for speaker in ("speaker1", "speaker2") if f"{speaker}_personality" in record
         }
         if not isinstance(personality, dict):
             raise ImportFailure(path, where, "personality", "expected an object keyed by speaker")
@@ -121,7 +123,8 @@ def parse(path):
         for extra in EXTRAS:
             if record.get(extra) is not None:
                 fields[extra] = record[extra]
-        meta = {"domain": require(path, where, record, "domain", str, optional=True, default=""), "personality": personality}
+        meta = {"domain": require(path, where, record, "domain", str, optional=True, default=""),
+                "personality": personality}
         if record.get("language"):
             meta["language"] = require(path, where, record, "language", str)
         tasks_seen.setdefault(task, None)

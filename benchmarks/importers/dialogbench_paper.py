@@ -4,7 +4,7 @@ appendix): a JSON array or JSON lines of
 {"task": "Emotion Detection",                   # display name, or the released code's name; else the file's name
  "id": "...", "domain": "...",                   # optional
  "speaker1 personality": "...", "speaker2 personality": "...",
- "dialogue": [{"speaker1": "...", "speaker2": "..."}, ..., {"speaker1": "..."}],   # the last turn may be speaker1's only
+ "dialogue": [{"speaker1": "...", "speaker2": "..."}, ..., {"speaker1": "..."}],  # the last turn: speaker1's only
  "option": {"A": "...", ...} or {"1": "...", ...} (read as A..) or values {"text": "..."},
  "label": "B" (or "2" with numeric keys), "analysis": "...",
  task extras: test_question, knowledge, commonsense, premise, hypothesis, response, persona, slot, emotion(s)}

@@ -87,8 +87,8 @@ def parse(path):
         if name not in names:
             names.append(name)
         external_id = record_id(path, where, record) if record.get("id") is not None else f"{name}-{where.split()[-1]}"
-        items.append(ItemRecord(name, external_id, turns_of(path, where, record), fields, {"language": "ko", "set": name},
-                                {"answer": LETTERS[answer]}, where))
+        items.append(ItemRecord(name, external_id, turns_of(path, where, record), fields,
+                                {"language": "ko", "set": name}, {"answer": LETTERS[answer]}, where))
     tasks = [TaskSpec(name, name, multiple_choice_form(), dimension_of(name)) for name in names]
     header = {"name": "KoDialogBench", "language": "ko", "source": "KoDialogBench (Jang et al., 2024), as released"}
     return ParsedBenchmark(Path(path), header, tasks, items)

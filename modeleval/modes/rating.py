@@ -374,7 +374,8 @@ def _score_yes_no(run, model, requests):
         p_yes, p_no = sum(row[w] for w in rating.YES_WORDS), sum(row[w] for w in rating.NO_WORDS)
         g = rating.yes_no_from_probs(p_yes, p_no)
         answer = "yes" if g >= 0.5 else "no"
-        rows.append({"item": item, "variant": variant, "gold": gold, "prompt": built.text, "rating": g, "answer": answer,
+        rows.append({"item": item, "variant": variant, "gold": gold, "prompt": built.text, "rating": g,
+                     "answer": answer,
                      "correct": (answer == gold) if gold in ("yes", "no") else None,
                      "parse_status": ParseStatus.SCORED, "probabilities": {"yes": p_yes, "no": p_no, "words": row},
                      "fewshot_ids": list(built.example_ids)})

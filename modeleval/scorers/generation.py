@@ -46,7 +46,8 @@ def generate(
     replies: list[str] = []
     for start in range(0, len(texts), batch_size):
         # A rendered chat text already holds its special tokens, so none are added unless asked.
-        encoded = [tokenizer.encode(t, add_special_tokens=add_special_tokens) for t in texts[start : start + batch_size]]
+        encoded = [tokenizer.encode(t, add_special_tokens=add_special_tokens)
+                   for t in texts[start : start + batch_size]]
         ids, mask = pad_batch(encoded, pad_id, device, left=True)
         out = model.generate(
             input_ids=ids,

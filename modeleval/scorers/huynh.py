@@ -77,7 +77,8 @@ DIALOG_WHAT = {
 }
 # What a run stores as its template: the layouts' strings, by name.
 TEMPLATES = {
-    "fed_task_turn": FED_TASK_TURN, "fed_task_dialog": FED_TASK_DIALOG, "fed_example": FED_EXAMPLE, "fed_turn": FED_TURN,
+    "fed_task_turn": FED_TASK_TURN, "fed_task_dialog": FED_TASK_DIALOG, "fed_example": FED_EXAMPLE,
+    "fed_turn": FED_TURN,
     "fed_response": FED_RESPONSE, "fed_rating": FED_RATING, "fed_query": FED_QUERY, "turn_what": TURN_WHAT,
     "dialog_what": DIALOG_WHAT, "dstc10_instruction": DSTC10_INSTRUCTION, "dstc10_examples": DSTC10_EXAMPLES,
     "dstc10_background": DSTC10_BACKGROUND, "dstc10_conversation": DSTC10_CONVERSATION, "dstc10_turn": DSTC10_TURN,

@@ -117,7 +117,8 @@ def prefix_token_id(tokenizer) -> int:
     return tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
 
 
-def encode_pair(tokenizer, context: str, continuation: str, add_special_tokens: bool = False) -> tuple[list[int], list[int]]:
+def encode_pair(tokenizer, context: str, continuation: str,
+                add_special_tokens: bool = False) -> tuple[list[int], list[int]]:
     """HFLM's _encode_pair; with `add_special_tokens`, DialogBench's (src/baseEval.py), the same split
     with the tokenizer's special tokens in both encodings and no special case for an empty context."""
     if context == "" and not add_special_tokens:

@@ -155,8 +155,8 @@ def mc_detail_table(report):
     mc = report.get("multiple_choice")
     if not mc or not mc["models"]:
         return None
-    header = ["Task", "Model", "Rule", "Items", "Accuracy", "All items", "Accuracy on all", Rule.ACC, Rule.ACC_NORM, "Gap",
-              "Low", "High", "McNemar p", "Parse failures", "Missing"]
+    header = ["Task", "Model", "Rule", "Items", "Accuracy", "All items", "Accuracy on all", Rule.ACC, Rule.ACC_NORM,
+              "Gap", "Low", "High", "McNemar p", "Parse failures", "Missing"]
     rows = [[Cell(m["task"], style="text"), Cell(m["model"], style="text"), Cell(m["rule"], style="text"),
              Cell(m["n_items"], style="int"), cell(m, "accuracy", "percent"), cell(m, "n_items_all", "int"),
              cell(m, "accuracy_all_items", "percent"), cell(m, Rule.ACC, "percent"),
@@ -449,8 +449,7 @@ def pairwise_tables(report):
                 "as open-compass/BotChat analyze.py: per comparison the system shown first wins when only the other "
                 "conversation is judged AI-involved; Both = neither judged AI (a good tie), Neither = both judged AI "
                 "(a bad tie); NotBad = Win + Both; Score = (3 Win + Both - Neither - 3 Lose) / comparisons, in [-3, "
-                "3]; "
-                "unread answers stay in the denominator of Win, Tie, Lose, NotBad and Score, as analyze.py's table "
+                "3]; unread answers stay in the denominator of Win, Tie, Lose, NotBad and Score, as analyze.py's table "
                 "keeps them, and are left out of Win+Tie's (over the read answers), as its calc_win_rate counts; "
                 "pairs the loop detector decided count in both orders, the looping dialogue losing and both looping "
                 f"a Neither (comparisons decided so: {decided})"))
@@ -533,8 +532,7 @@ def paper_tables(report):
                 said.append(f"{entry['label']}: {entry['note']}; {entry['figure']}")
             note = (f"{study['paper']}, Table {table['table']} ({table['unit']}); {table['note']}; the difference is "
                     f"ours minus the paper's. Ours: {'; '.join(said)}. {table['paper_rows_without_ours']} row(s) of "
-                    "the "
-                    "paper's table have no run here.")
+                    "the paper's table have no run here.")
             tables.append(Table(f"paper_{study['study']}_{table['table']}",
                                 f"{study['study']}: the paper's Table {table['table']} beside ours ({table['title']})",
                                 ["Model", "Figure", *columns], rows, note))

@@ -393,7 +393,8 @@ def dimension_means(results, labels, human_keys):
                   rule="unweighted mean of the dimensions, each the unweighted mean of its tasks; models on all "
                        "their items, humans on their sample")
     for key in human_keys:
-        put(out, key, mean_of_means(lambda task, key=key: by_task[task]["row"][key]), f"{key} is undefined on some task")
+        put(out, key, mean_of_means(lambda task, key=key: by_task[task]["row"][key]),
+            f"{key} is undefined on some task")
     accuracy = {(task, m["model"]): m["accuracy_all_items"] for r in results for task in [r["row"]["task"]]
                 for m in r["models"]}
     out["models"] = {label: mean_of_means(lambda task, label=label: accuracy.get((task, label))) for label in labels}

@@ -50,7 +50,8 @@ def pairwise_section(rows: Rows, options: ReportOptions):
             if vote.n_votes and not vote.is_tie:
                 human[i] = vote.label
         judges, per_order, each_order = {}, judged_orders(rows, task_items, systems), {}
-        for run in [r for r in rows.data.runs if reads(r["mode"]).section == Section.PAIRWISE and task["id"] in r["task_ids"]]:
+        for run in [r for r in rows.data.runs
+                    if reads(r["mode"]).section == Section.PAIRWISE and task["id"] in r["task_ids"]]:
             where = rows.predictions[run["id"], ""]
             label = rows.run_label[run["id"]]
             judges[label] = {i: PAIRWISE_OUTCOMES.get(pred["answer"][where[i]]) for i in task_items if i in where}

@@ -31,7 +31,8 @@ def selfchat_section(dialogues):
         judge_runs[f"judge:{model}"][item] = steps
     curves, lengths = [], []
     none = [None] * len(dialogues["item_id"])
-    token_counts, run_of, runs = dialogues.get("tokens") or none, dialogues.get("run") or none, dialogues.get("runs", {})
+    token_counts, run_of = dialogues.get("tokens") or none, dialogues.get("run") or none
+    runs = dialogues.get("runs", {})
     for system in sorted(by_system, key=str):
         indices = by_system[system]
         utterances = [dialogues["utterances"][n] for n in indices]

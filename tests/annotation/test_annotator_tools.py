@@ -208,7 +208,8 @@ def test_submitting_an_item_twice_says_it_was_already_submitted(staff, people, d
     lease = actions.lease_next_item(campaign, annotator=people["ann1"])
     client = api(people["ann1"])
     url = f"/api/v1/assignments/{lease.assignment.pk}/submit/"
-    assert client.post(url, {"client_submission_id": sid(), "answers": DIQAD_ANSWERS[2]}, format="json").status_code == 201
+    submitted = client.post(url, {"client_submission_id": sid(), "answers": DIQAD_ANSWERS[2]}, format="json")
+    assert submitted.status_code == 201
     again = client.post(url, {"client_submission_id": sid(), "answers": DIQAD_ANSWERS[1]}, format="json")
     assert again.status_code == 409 and again.json()["code"] == "already_submitted"
 

@@ -49,8 +49,12 @@ def test_pressing_a_score_stores_that_score(page, boss, tmp_path):
         for key in keys:
             page.keyboard.press(key)
         page.keyboard.press("Enter")
-        expect(page.locator("#item-id")).not_to_have_text(before) if score < 2 else page.wait_for_selector("#done:not([hidden])")
-    scores = list(Annotation.objects.filter(annotator__username="ann1").order_by("id").values_list("answers__score", flat=True))
+        if score < 2:
+            expect(page.locator("#item-id")).not_to_have_text(before)
+        else:
+            page.wait_for_selector("#done:not([hidden])")
+    scores = list(Annotation.objects.filter(annotator__username="ann1").order_by("id")
+                  .values_list("answers__score", flat=True))
     assert scores == [0, 1, 2]
 
 

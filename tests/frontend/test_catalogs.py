@@ -19,8 +19,8 @@ LANGUAGES = ("zh_Hans", "ko")
 
 # The pages an annotator, a QC and an expert see, and every template and script they are made of.
 PAGES = {
-    "annotator": (["frontend/base.html", "frontend/home.html", "registration/login.html", "frontend/password_change.html",
-                   "frontend/annotate.html"],
+    "annotator": (["frontend/base.html", "frontend/home.html", "registration/login.html",
+                   "frontend/password_change.html", "frontend/annotate.html"],
                   ["annotate.js", "form.js", "dialogue.js", "ask.js"]),
     "qc": (["frontend/base.html", "frontend/home.html", "frontend/review.html"],
            ["review.js", "form.js", "dialogue.js", "ask.js"]),

@@ -87,7 +87,8 @@ def test_new_campaign_form_shows_every_setting_with_its_meaning_and_the_preset(c
     page = signed_in(client, staff).get(f"/manage/campaigns/new/?benchmark={diqad}&preset={key}").content.decode()
     preset = PRESETS[key]
     for name in CampaignSettings.EDITABLE:
-        fields = ["guidelines_en", "guidelines_zh_hans", "guidelines_ko"] if name == "guidelines_by_language" else [name]
+        fields = (["guidelines_en", "guidelines_zh_hans", "guidelines_ko"] if name == "guidelines_by_language"
+                  else [name])
         assert all(f'name="{field}"' in page for field in fields), name
         assert meaning(name).replace("'", "&#x27;")[:40] in page, name
     for name, value in preset.settings.items():

@@ -51,11 +51,13 @@ def test_randolph_uses_stated_category_count():
     items = items_from_table(WIKIPEDIA_FLEISS)
     # P-bar = 0.3783 (Wikipedia's per-subject P_i summed / 10); chance = 1 / categories.
     p_bar = sum([1.000, 0.253, 0.308, 0.440, 0.330, 0.462, 0.242, 0.176, 0.286, 0.286]) / 10
-    assert fleiss_kappa(items, "randolph", categories=range(5), given="labels").value == pytest.approx((p_bar - 0.2) / 0.8, abs=1e-3)
+    assert (fleiss_kappa(items, "randolph", categories=range(5), given="labels").value
+            == pytest.approx((p_bar - 0.2) / 0.8, abs=1e-3))
     # Two categories nobody used change Randolph's kappa (chance 1/7), not Fleiss'.
     seven = fleiss_kappa(items, "randolph", categories=range(7), given="labels").value
     assert seven == pytest.approx((p_bar - 1 / 7) / (6 / 7), abs=1e-3)
-    assert fleiss_kappa(items, categories=range(7), given="labels").value == pytest.approx(fleiss_kappa(items, given="labels").value)
+    assert (fleiss_kappa(items, categories=range(7), given="labels").value
+            == pytest.approx(fleiss_kappa(items, given="labels").value))
     with pytest.raises(ValueError, match="categories"):
         fleiss_kappa(items, "randolph", given="labels")
 
@@ -80,7 +82,8 @@ def test_fleiss_and_randolph_match_statsmodels(case):
     else:
         assert ours.value == pytest.approx(expected, abs=1e-12)
     randolph = inter_rater.fleiss_kappa(table, method="randolph")
-    assert fleiss_kappa(items, "randolph", categories=list(range(n_cat)), given="labels").value == pytest.approx(randolph, abs=1e-12)
+    assert (fleiss_kappa(items, "randolph", categories=list(range(n_cat)), given="labels").value
+            == pytest.approx(randolph, abs=1e-12))
 
 
 @FAST

@@ -309,7 +309,8 @@ def test_selfchat_through_the_api_on_a_cpu_worker_as_botchats_gpt_py(api_model, 
     assert run.state == RunState.FINISHED, run.reason
     settings = run.settings
     assert (settings["backend"], settings["decoding"], settings["max_new_tokens"]) == ("api", "greedy", 40)
-    assert settings["system_prompt"] == botchat.SELFCHAT_SYSTEM_PROMPT and api_model.endpoint in settings["token_counter"]
+    assert settings["system_prompt"] == botchat.SELFCHAT_SYSTEM_PROMPT
+    assert api_model.endpoint in settings["token_counter"]
     assert run.events.filter(kind="started", figures__worker__startswith="api@").exists()
     asked = list(ApiResponse.objects.order_by("pk"))
     assert len(asked) == 2 * 3 and server.answered() - before == 6  # 3 chats to write for each of 2 seeds

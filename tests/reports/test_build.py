@@ -178,7 +178,8 @@ def test_diqad_cross_domain_table_against_gold():
     d = data([(1, "quality", SCORE_FORM)], items, annotations,
              [*[(3, n, a, r) for n, (a, r) in enumerate(zip(answers, ratings, strict=True))],
               *[(4, n, a, float(a)) for n, a in zip(range(3, 7), held_out, strict=False)]],
-             [(3, "ernie", "classify", {"question": "score"}, [1]), (4, "ernie-law", "classify", {"question": "score"}, [1])])
+             [(3, "ernie", "classify", {"question": "score"}, [1]),
+              (4, "ernie-law", "classify", {"question": "score"}, [1])])
     d.runs[1]["model__trained_by__settings"] = {"holdout_domain": "law"}
     report = build_report(d, ReportOptions(n_resamples=10, min_items=3))
     by_domain = {d["domain"]: d for d in report["ratings"]["models"][0]["gold_by_domain"]}

@@ -267,7 +267,8 @@ def test_the_latex_export_with_chinese_and_korean_text_compiles_with_xelatex(tmp
     from reports.render.latex import preamble
 
     latex = cjk_latex()
-    document = "\n".join(["\\documentclass{article}", *preamble(latex), "\\begin{document}", latex, "\\end{document}", ""])
+    document = "\n".join(["\\documentclass{article}", *preamble(latex), "\\begin{document}", latex,
+                          "\\end{document}", ""])
     (tmp_path / "report.tex").write_text(document, encoding="utf-8")
     done = subprocess.run([engine, "-interaction=nonstopmode", "-halt-on-error", "report.tex"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=300)

@@ -223,7 +223,8 @@ def test_models_on_the_whole_set_and_the_gap_on_the_human_sample(db):
     Here humans answer the even-numbered items only; a forced-position run pools its positions too."""
     import_items(DEMO_DATA / "dialogbench_sample.jsonl", "dialogbench", "db")
     bench = Benchmark.objects.get(slug="db")
-    items = list(Item.objects.filter(task__benchmark=bench).select_related("task").order_by("task__slug", "external_id"))
+    items = list(Item.objects.filter(task__benchmark=bench).select_related("task")
+                 .order_by("task__slug", "external_id"))
     sample = {item.pk: rater_answers(n, item.source_gold["answer"], len(item.fields["options"]))
               for n, item in enumerate(items) if n % 2 == 0}
     factories.human_campaign(bench, sample)  # the items' published labels are the gold, sampled or not

@@ -24,7 +24,8 @@ def report():
         "agreement": {"campaigns": [{"campaign": 1, "task": t, "question": "answer", "fleiss_kappa": 0.98,
                                      "krippendorff_alpha": 0.97} for t in tasks]},
         "pairwise": {"selfchat": {"pass_at_n": [
-            {"system": m, "judged_by": judge, "points": [{"n": n, "share": 1.0 if j % 2 else 0.0} for n in range(3, 12)]}
+            {"system": m, "judged_by": judge,
+             "points": [{"n": n, "share": 1.0 if j % 2 else 0.0} for n in range(3, 12)]}
             for j, (m, judge) in enumerate((m, judge) for m in MODELS for judge in ("humans", "loop_detector"))]}},
         "ratings": None,
     }

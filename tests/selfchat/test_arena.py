@@ -217,7 +217,8 @@ def test_judge_run_short_circuits_loops_and_reads_both_orders(two_runs, monkeypa
     alpha, beta = two_runs
     benchmark = arena.make_pairs(runs=[alpha, beta], seed=2, benchmark_slug="judged")
     judge = FakeJudge()
-    monkeypatch.setattr(inference, "load", lambda spec: SimpleNamespace(model=None, tokenizer=None))  # no weights needed
+    # No weights needed.
+    monkeypatch.setattr(inference, "load", lambda spec: SimpleNamespace(model=None, tokenizer=None))
     monkeypatch.setattr(inference, "chat_text", lambda tokenizer, spec, user, system="": user)
     monkeypatch.setattr(inference.generation, "generate", judge)
     run = start_run(model=alpha.model, benchmark=benchmark, mode=Mode.PAIRWISE, enqueue=False)

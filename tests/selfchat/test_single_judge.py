@@ -71,7 +71,8 @@ class FakeJudge:
 @pytest.fixture
 def stub_judge(monkeypatch):
     judge = FakeJudge()
-    monkeypatch.setattr(inference, "load", lambda spec: SimpleNamespace(model=None, tokenizer=None))  # no weights needed
+    # No weights needed.
+    monkeypatch.setattr(inference, "load", lambda spec: SimpleNamespace(model=None, tokenizer=None))
     monkeypatch.setattr(inference, "chat_text", lambda tokenizer, spec, user, system="": user)
     monkeypatch.setattr(inference.generation, "generate", judge)
     return judge

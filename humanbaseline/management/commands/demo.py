@@ -41,7 +41,8 @@ class Command(BaseCommand):
             say(self.style.WARNING(f"FED skipped: {fed_path} not found (pass --fed PATH)"))
         researchers, _ = Group.objects.get_or_create(name="researchers")
         for username, (_, staff) in DEMO_USERS.items():
-            user, created = User.objects.get_or_create(username=username, defaults={"is_staff": staff, "is_superuser": staff})
+            user, created = User.objects.get_or_create(username=username,
+                                                       defaults={"is_staff": staff, "is_superuser": staff})
             if created:
                 user.set_password(DEMO_PASSWORD)
                 user.save()
