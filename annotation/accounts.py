@@ -20,13 +20,12 @@ from django.core.validators import validate_email
 from django.db import transaction
 from django.db.models.signals import pre_save
 from django.dispatch import receiver
-
 from rest_framework.authtoken.models import Token
 
 from benchmarks.permissions import can_see_gold, staff_or_holder
+from core.errors import ActionError, Code
 
 from .actions import add_member, record_event, require_role, set_member_active
-from core.errors import ActionError, Code
 from .models import EventKind, Membership, OneTimePassword, Role
 from .policy import campaigns_with_role
 
@@ -208,7 +207,8 @@ def remove_members(campaign, *, actor, usernames, role):
     if not usernames:
         _refuse(["No usernames given."])
     memberships = {m.user.get_username(): m for m in
-                   Membership.objects.filter(campaign=campaign, role=role, active=True).select_related("user", "campaign")}
+                   Membership.objects.filter(campaign=campaign, role=role, active=True)
+                   .select_related("user", "campaign")}
     problems = [f"{name} is not an active {role} of this campaign." for name in usernames
                 if name not in memberships]
     if problems:

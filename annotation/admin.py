@@ -6,8 +6,20 @@ from django.contrib.auth.admin import UserAdmin
 
 from . import actions
 from .accounts import check_username
-from .models import (Annotation, Assignment, Batch, Campaign, CampaignSettings, Disagreement, Event, GoldLabel,
-                     GoldVersion, Membership, QCReview, QCSampleItem)
+from .models import (
+    Annotation,
+    Assignment,
+    Batch,
+    Campaign,
+    CampaignSettings,
+    Disagreement,
+    Event,
+    GoldLabel,
+    GoldVersion,
+    Membership,
+    QCReview,
+    QCSampleItem,
+)
 
 
 class ReadOnlyInline(admin.TabularInline):

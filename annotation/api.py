@@ -20,21 +20,60 @@ from rest_framework.response import Response
 from core.errors import ActionError, Code
 
 from . import actions, policy, selectors
-from .models import (Annotation, Assignment, Batch, Campaign, Disagreement, GoldVersion, Membership,
-                     QCReview, Role)
-from .permissions import (CanCreateCampaign, CanReadBatches, CanReadBatchWork, CanReadDisagreements, CanReadGold,
-                          CanReadLabels, CanReadQC, CanReadVotes, CanResolve, IsManager, IsMember, IsOwner, IsQC,
-                          IsWorker, ReadOnly)
-from .serializers import (AcceptSerializer, AnnotationSerializer, AssignmentSerializer, BatchItemSerializer,
-                          BatchSerializer, CampaignCreateSerializer, CampaignProgressSerializer, CampaignSerializer,
-                          DisagreementSerializer, ErrorSerializer, EventSerializer, GoldLabelSerializer,
-                          GoldVersionCreateSerializer, GoldVersionSerializer, GuidelineDisagreementsSerializer,
-                          LeaseSerializer, MembershipChangeSerializer, MembershipSerializer, NextSerializer,
-                          QCLabelSerializer, QCReviewSerializer, ReasonSerializer, ResolveSerializer,
-                          SettingsChangeSerializer, SettingsSerializer, SubmitResultSerializer, SubmitSerializer)
-from .serializers import AmendSerializer, FlagSerializer, ItemFlagSerializer, LastAnswerSerializer
+from .models import Annotation, Assignment, Batch, Campaign, Disagreement, GoldVersion, Membership, QCReview, Role
+from .permissions import (
+    CanCreateCampaign,
+    CanReadBatches,
+    CanReadBatchWork,
+    CanReadDisagreements,
+    CanReadGold,
+    CanReadLabels,
+    CanReadQC,
+    CanReadVotes,
+    CanResolve,
+    IsManager,
+    IsMember,
+    IsOwner,
+    IsQC,
+    IsWorker,
+    ReadOnly,
+)
 from .policy import READ_BATCHES, READ_DISAGREEMENTS, READ_GOLD
-from .serializers import BenchmarkGoldSerializer, PinGoldSerializer
+from .serializers import (
+    AcceptSerializer,
+    AmendSerializer,
+    AnnotationSerializer,
+    AssignmentSerializer,
+    BatchItemSerializer,
+    BatchSerializer,
+    BenchmarkGoldSerializer,
+    CampaignCreateSerializer,
+    CampaignProgressSerializer,
+    CampaignSerializer,
+    DisagreementSerializer,
+    ErrorSerializer,
+    EventSerializer,
+    FlagSerializer,
+    GoldLabelSerializer,
+    GoldVersionCreateSerializer,
+    GoldVersionSerializer,
+    GuidelineDisagreementsSerializer,
+    ItemFlagSerializer,
+    LastAnswerSerializer,
+    LeaseSerializer,
+    MembershipChangeSerializer,
+    MembershipSerializer,
+    NextSerializer,
+    PinGoldSerializer,
+    QCLabelSerializer,
+    QCReviewSerializer,
+    ReasonSerializer,
+    ResolveSerializer,
+    SettingsChangeSerializer,
+    SettingsSerializer,
+    SubmitResultSerializer,
+    SubmitSerializer,
+)
 
 ERRORS = {code: ErrorSerializer for code in (400, 403, 404, 409)}
 LEASE_VIEW = Assignment.objects.select_related(*selectors.LEASE_RELATIONS)

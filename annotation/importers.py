@@ -19,7 +19,6 @@ from benchmarks.models import Benchmark, Item
 from . import actions
 from .models import FINAL_STATUSES, Annotation, Batch, BatchItem, BatchState, Campaign, EventKind, Protocol
 
-
 # Imported campaigns whose "raters" are positions in a file, not people: rater i is whoever gave the
 # i-th rating of each item (FED has no worker ids). Reports mark them and keep them out of per-person tables.
 FED_SOURCE = "import:fed"
@@ -123,7 +122,7 @@ def import_fed_ratings(path, benchmark_slug):
         for item, answers_by_rater in rows:
             bi = batch_items[item.pk]
             primary = item.task.form["primary"]
-            for slot, (rater, answers) in enumerate(zip(raters, answers_by_rater), start=1):
+            for slot, (rater, answers) in enumerate(zip(raters, answers_by_rater, strict=False), start=1):
                 before = existing.get((bi.pk, rater.pk))
                 if before is not None:
                     if before != answers:

@@ -85,8 +85,8 @@ class Campaign(models.Model):
     source = models.CharField(max_length=100, blank=True, help_text="Set for imported work, e.g. 'import:fed'")
     worker_role = models.CharField(max_length=20, choices=[(role.value, role.label) for role in WORKER_ROLES],
                                    default=Role.ANNOTATOR,
-                                   help_text="Who labels the items: annotators, or experts (a gold panel, DialogBench's "
-                                             "3-expert baseline); experts who label vote blind")
+                                   help_text="Who labels the items: annotators, or experts (a gold panel, "
+                                             "DialogBench's 3-expert baseline); experts who label vote blind")
     created_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     pinned_gold = models.ForeignKey("GoldVersion", null=True, blank=True, on_delete=models.PROTECT, related_name="+",

@@ -9,8 +9,16 @@ from rest_framework.permissions import SAFE_METHODS, BasePermission
 from benchmarks.permissions import staff_or_holder
 
 from .models import Campaign, Role
-from .policy import (READ_BATCHES, READ_DISAGREEMENTS, READ_GOLD, READ_LABELS, READ_QC, RESOLVE, access_for,
-                     reading_roles)
+from .policy import (
+    READ_BATCHES,
+    READ_DISAGREEMENTS,
+    READ_GOLD,
+    READ_LABELS,
+    READ_QC,
+    RESOLVE,
+    access_for,
+    reading_roles,
+)
 
 
 def campaign_of(obj):

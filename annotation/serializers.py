@@ -1,16 +1,33 @@
 """Shapes of the annotation API. Read serializers never carry gold or other people's labels unless the
 view that uses them is restricted to roles that may see them."""
 from django.contrib.auth import get_user_model
-from drf_spectacular.utils import extend_schema_field
 from django.utils import translation
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from benchmarks.formschema import localized
 from benchmarks.models import Benchmark, shown_meta
 
 from . import policy, selectors
-from .models import (Annotation, Assignment, Batch, BatchItem, Campaign, CampaignSettings, Disagreement, Event,
-                     GoldLabel, GoldVersion, ItemFlag, Membership, Protocol, QCReview, QCSampleItem, Role, WORKER_ROLES)
+from .models import (
+    WORKER_ROLES,
+    Annotation,
+    Assignment,
+    Batch,
+    BatchItem,
+    Campaign,
+    CampaignSettings,
+    Disagreement,
+    Event,
+    GoldLabel,
+    GoldVersion,
+    ItemFlag,
+    Membership,
+    Protocol,
+    QCReview,
+    QCSampleItem,
+    Role,
+)
 
 
 class ErrorSerializer(serializers.Serializer):

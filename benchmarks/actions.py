@@ -5,9 +5,9 @@ from pathlib import Path
 
 from django.core.exceptions import PermissionDenied
 from django.db import connection, transaction
-from psycopg.copy import QueuedLibpqWriter
 from django.utils import timezone
 from django.utils.text import slugify
+from psycopg.copy import QueuedLibpqWriter
 
 from .formschema import without_names
 from .importers import EXPORT_FORMATS, FORMATS, ImportFailure, detect
@@ -61,7 +61,8 @@ def parse_file(path, format_name=None, task=None):
     of one task whose format reads it from the file's name (DialogBench's published shapes)."""
     format_name = format_name or detect(path)
     if format_name not in FORMATS:
-        raise ImportFailure(path, None, "--format", f"unknown format {format_name!r}; expected one of {sorted(FORMATS)}")
+        raise ImportFailure(path, None, "--format", f"unknown format {format_name!r}; expected one of "
+                                                    f"{sorted(FORMATS)}")
     importer = FORMATS[format_name]
     if not task:
         return importer.parse(Path(path))
@@ -81,7 +82,8 @@ def import_items(path, format_name, benchmark_slug, task=None):
     on any line rolls the whole import back.
     """
     if not benchmark_slug or slugify(benchmark_slug) != benchmark_slug:
-        raise ImportFailure(path, None, "--benchmark", f"expected a slug (lowercase letters, digits, hyphens), got {benchmark_slug!r}")
+        raise ImportFailure(path, None, "--benchmark", "expected a slug (lowercase letters, digits, hyphens), got "
+                                                       f"{benchmark_slug!r}")
     parsed = parse_file(path, format_name, task)
     with transaction.atomic():
         header = {key: parsed.header.get(key, "") for key in HEADER_KEYS}
@@ -129,7 +131,8 @@ def new_item_rows(path, records, tasks, existing, counts):
     for record in records:
         key = (record.task, record.external_id)
         if key in seen:
-            raise ImportFailure(path, record.location, "id", f"duplicate external id {record.external_id!r} in task {record.task!r} (first at {seen[key]})")
+            raise ImportFailure(path, record.location, "id", f"duplicate external id {record.external_id!r} in task "
+                                                             f"{record.task!r} (first at {seen[key]})")
         seen[key] = record.location
         encoded = [canonical_json(part) for part in (record.dialogue, record.fields, record.meta, record.source_gold)]
         digest = hash_of_encoded(*encoded)
@@ -140,7 +143,9 @@ def new_item_rows(path, records, tasks, existing, counts):
         elif known == digest:
             counts["unchanged"] += 1
         else:
-            raise ImportFailure(path, record.location, "id", f"item {record.external_id!r} of task {record.task!r} already exists with different content; refusing to overwrite it")
+            raise ImportFailure(path, record.location, "id", f"item {record.external_id!r} of task {record.task!r} "
+                                                             "already exists with different content; refusing to "
+                                                             "overwrite it")
 
 
 def insert_items(rows):
@@ -168,7 +173,8 @@ def insert_items(rows):
 def export_items(benchmark_slug, format_name, path):
     """Write the benchmark in an export format; returns the number of items written."""
     if format_name not in EXPORT_FORMATS:
-        raise ImportFailure(path, None, "--format", f"unknown export format {format_name!r}; expected one of {sorted(EXPORT_FORMATS)}")
+        raise ImportFailure(path, None, "--format", f"unknown export format {format_name!r}; expected one of "
+                                                    f"{sorted(EXPORT_FORMATS)}")
     benchmark = Benchmark.objects.filter(slug=benchmark_slug).first()
     if benchmark is None:
         raise ImportFailure(path, None, "--benchmark", f"no benchmark {benchmark_slug!r}")

@@ -74,9 +74,9 @@ def validate_form(form):
             if scale["min"] >= scale["max"]:
                 _fail(f"{path}.scale", "min must be below max")
         condition = question.get("shown_if")
-        if condition is not None:
-            if not isinstance(condition, dict) or condition.get("key") not in keys[:-1] or not isinstance(condition.get("in"), list):
-                _fail(f"{path}.shown_if", "expected {key: an earlier question's key, in: [values]}")
+        if condition is not None and (not isinstance(condition, dict) or condition.get("key") not in keys[:-1]
+                                      or not isinstance(condition.get("in"), list)):
+            _fail(f"{path}.shown_if", "expected {key: an earlier question's key, in: [values]}")
     primary = form.get("primary")
     if primary not in keys:
         _fail(".primary", f"expected the key of one of the questions {keys}, got {primary!r}")
@@ -178,7 +178,8 @@ def validate_answers(form, answers, item_fields=None, dialogue_length=None):
                 excluded_by.add(key)
         elif qtype == "multi_choice":
             allowed = option_values(spec, item_fields)
-            if not isinstance(value, list) or any(not is_one_of(v, allowed) for v in value) or len(set(map(repr, value))) != len(value):
+            if (not isinstance(value, list) or any(not is_one_of(v, allowed) for v in value)
+                    or len(set(map(repr, value))) != len(value)):
                 errors[key] = f"expected a list of distinct values from {allowed}"
         elif qtype == "scale":
             low, high = spec["scale"]["min"], spec["scale"]["max"]
@@ -189,11 +190,11 @@ def validate_answers(form, answers, item_fields=None, dialogue_length=None):
                 errors[key] = f"expected true or false, got {value!r}"
         elif qtype == "index":
             upper = dialogue_length - 1 if dialogue_length else None
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0 or (upper is not None and value > upper):
+            if (isinstance(value, bool) or not isinstance(value, int) or value < 0
+                    or (upper is not None and value > upper)):
                 errors[key] = f"expected a turn index from 0 to {upper}, got {value!r}"
-        elif qtype == "text":
-            if not isinstance(value, str) or len(value) > MAX_TEXT_ANSWER:
-                errors[key] = f"expected text of at most {MAX_TEXT_ANSWER} characters"
+        elif qtype == "text" and (not isinstance(value, str) or len(value) > MAX_TEXT_ANSWER):
+            errors[key] = f"expected text of at most {MAX_TEXT_ANSWER} characters"
     if errors:
         raise ValidationError(errors)
     return excluded_by

@@ -1,7 +1,6 @@
 import hashlib
 
 import orjson
-
 from django.core.exceptions import ValidationError
 from django.db import models
 
@@ -16,7 +15,8 @@ def canonical_json(value):
 def hash_of_encoded(dialogue_json, fields_json, meta_json, source_gold_json):
     """The content hash from the canonical JSON of each part: equal to hashing the canonical JSON of
     {"dialogue", "fields", "meta", "source_gold"}, and lets an importer encode each part only once."""
-    payload = f'{{"dialogue":{dialogue_json},"fields":{fields_json},"meta":{meta_json},"source_gold":{source_gold_json}}}'
+    payload = (f'{{"dialogue":{dialogue_json},"fields":{fields_json},"meta":{meta_json},'
+               f'"source_gold":{source_gold_json}}}')
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
@@ -30,9 +30,9 @@ def referred_to_by(model, rows):
     kinds = set()
     for relation in model._meta.get_fields(include_hidden=True):
         other = relation.related_model
-        if relation.auto_created and not relation.concrete and not other._meta.auto_created:
-            if other._base_manager.filter(**{f"{relation.field.name}__in": rows}).exists():
-                kinds.add(str(other._meta.verbose_name_plural))
+        if (relation.auto_created and not relation.concrete and not other._meta.auto_created
+                and other._base_manager.filter(**{f"{relation.field.name}__in": rows}).exists()):
+            kinds.add(str(other._meta.verbose_name_plural))
     return kinds
 
 

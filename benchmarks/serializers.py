@@ -30,7 +30,8 @@ class ItemSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Item
-        fields = ["id", "task", "external_id", "dialogue", "fields", "meta", "source_gold", "content_hash", "created_at"]
+        fields = ["id", "task", "external_id", "dialogue", "fields", "meta", "source_gold", "content_hash",
+                  "created_at"]
         read_only_fields = ["content_hash", "created_at"]
 
     def validate_dialogue(self, value):

@@ -1,7 +1,7 @@
-from django.contrib import admin
-from django.urls import include, path
 from csp.constants import UNSAFE_INLINE
 from csp.decorators import csp_update
+from django.contrib import admin
+from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
 from frontend.api import ThrottledObtainAuthToken

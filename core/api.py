@@ -24,9 +24,9 @@ _BY_STATUS = {
     404: (Code.NOT_FOUND, Code.NOT_IN_SAMPLE),
     # The request was right but the state of things refuses it now.
     409: (Code.TOO_EARLY, Code.ALREADY_SUBMITTED, Code.LEASE_CLOSED, Code.LEASE_EXPIRED, Code.NOT_CHANGEABLE,
-          Code.SUBMISSION_ID_REUSED, Code.WRONG_ITEM, Code.INVALID_TRANSITION, Code.NOT_COMPLETE, Code.SAMPLE_INCOMPLETE,
-          Code.BELOW_THRESHOLD, Code.MAX_ROUNDS, Code.ALREADY_RESOLVED, Code.AWAITING_LABELS, Code.GOLD_FROZEN,
-          Code.NOTHING_TO_CUT, Code.DUPLICATE, Code.NOT_ACTIVE),
+          Code.SUBMISSION_ID_REUSED, Code.WRONG_ITEM, Code.INVALID_TRANSITION, Code.NOT_COMPLETE,
+          Code.SAMPLE_INCOMPLETE, Code.BELOW_THRESHOLD, Code.MAX_ROUNDS, Code.ALREADY_RESOLVED, Code.AWAITING_LABELS,
+          Code.GOLD_FROZEN, Code.NOTHING_TO_CUT, Code.DUPLICATE, Code.NOT_ACTIVE),
     # Again after Retry-After seconds: over a limit, or a passing outage.
     429: (Code.TOO_MANY_REPORTS, Code.TOO_MANY_RUNS, Code.TOO_MANY_FLAGS),
     503: (Code.BROKER_UNAVAILABLE,),

@@ -89,7 +89,8 @@ def _insert_sql(model):
     fields = [field for field in _fields(model) if not field.primary_key]
     names = ", ".join(f'"{field.column}"' for field in fields)
     marks = ", ".join(["%s"] * len(fields))
-    return f'INSERT INTO "{model._meta.db_table}" ({names}) VALUES ({marks}) RETURNING "{model._meta.pk.column}"', fields
+    return (f'INSERT INTO "{model._meta.db_table}" ({names}) VALUES ({marks}) '
+            f'RETURNING "{model._meta.pk.column}"', fields)
 
 
 def insert(obj):

@@ -12,7 +12,6 @@ from benchmarks.importers import FORMATS
 from benchmarks.models import Benchmark
 from modeleval.selectors import run_choice, uncertainty_runs
 
-
 BY_LANGUAGE = "guidelines_by_language"
 
 

@@ -17,7 +17,6 @@ from django.utils.text import get_valid_filename
 from django.views.decorators.http import require_POST
 
 from annotation import accounts, actions, selectors
-from core.errors import ActionError
 from annotation.models import Batch, Membership, Role
 from annotation.permissions import can_create_campaigns
 from annotation.presets import PRESETS
@@ -25,12 +24,20 @@ from benchmarks.actions import import_upload
 from benchmarks.importers import ImportFailure, format_shapes
 from benchmarks.models import Benchmark
 from benchmarks.permissions import can_import_items
+from core.errors import ActionError
+from reports.planner import campaign_plan
+from reports.planner import judge_runs as planner_judges
 
-from reports.planner import campaign_plan, judge_runs as planner_judges
-
-from .forms import (AccountsForm, CampaignForm, MembersForm, PlannerForm, PresetChoiceForm, SettingsChangeForm,
-                    UploadForm)
 from .access import campaign_with_role, managed_campaigns, may_manage
+from .forms import (
+    AccountsForm,
+    CampaignForm,
+    MembersForm,
+    PlannerForm,
+    PresetChoiceForm,
+    SettingsChangeForm,
+    UploadForm,
+)
 
 
 def managed(request, pk):

@@ -20,16 +20,15 @@ from core.api import http_status
 from core.errors import ActionError
 from modeleval import arena, selfchat_runs, studies, training
 from modeleval.models import Backend, Mode, ModelSpec, PositionPolicy
+from modeleval.permissions import can_evaluate_models
 from modeleval.scorers import botchat, loops
 from modeleval.scorers import selfchat_generation as selfchat_settings
 from modeleval.scorers.decoding import DECODINGS
-from modeleval.permissions import can_evaluate_models
-from reports.access import (ReportPending, check_report_access, readable_report_campaigns, status_of,
-                            stored_report_for)
+from reports.access import ReportPending, check_report_access, readable_report_campaigns, status_of, stored_report_for
 from reports.api import ReportQuery
 from reports.contract import ReportOptions
-from reports.readable import GAP_RULES, RULES
 from reports.limits import ReportBusy, report_slot
+from reports.readable import GAP_RULES, RULES
 from reports.render import FORMATS
 
 from .access import campaign_with_role, may_manage

@@ -8,9 +8,9 @@ from .aggregation import (
     dawid_skene,
     human_baseline,
     m_of_k_correct,
-    majority_size,
     mace,
     majority_label,
+    majority_size,
     majority_vote,
     mean_of_raters_accuracy,
     mean_rating_per_item,
@@ -27,7 +27,8 @@ from .agreement import (
     per_item_agreement,
     percent_agreement,
 )
-from .alt_test import EPSILON as ALT_TEST_EPSILON, alt_test
+from .alt_test import EPSILON as ALT_TEST_EPSILON
+from .alt_test import alt_test
 from .bootstrap import bootstrap_ci
 from .comparison import (
     PAIRED_GAP,

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from decimal import Decimal
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
-
 
 _FLOATS = (float, np.floating)
 

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any, Iterable, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 import numpy as np
 
@@ -95,9 +96,11 @@ def m_of_k_correct(answers: Sequence[Sequence[Any]], gold: Sequence[Any], m: int
     if m < 1:
         raise ValueError("m must be at least 1")
     if _plain_labels(answers):  # None is the only missing value: no per-answer check
-        flags = [sum(1 for a in item if a is not None and a == g) >= m for item, g in zip(answers, gold)]
+        flags = [sum(1 for a in item if a is not None and a == g) >= m
+                 for item, g in zip(answers, gold, strict=True)]
     else:
-        flags = [sum(1 for a in item if not is_missing(a) and a == g) >= m for item, g in zip(answers, gold)]
+        flags = [sum(1 for a in item if not is_missing(a) and a == g) >= m
+                 for item, g in zip(answers, gold, strict=True)]
     n = len(flags)
     return PanelAccuracy(sum(flags) / n if n else None, sum(flags), n, m, flags,
                          f"an item is correct when at least {m} answers match gold; missing answers do not match")
@@ -138,10 +141,10 @@ def mean_of_raters_accuracy(
         if len(answers) != len(gold):
             raise ValueError(f"rater {rater!r} has {len(answers)} answers for {len(gold)} items")
         if _plain_labels([answers]):  # None is the only missing value: no per-answer check
-            pairs = [(a, g) for a, g in zip(answers, gold) if missing == "wrong" or a is not None]
+            pairs = [(a, g) for a, g in zip(answers, gold, strict=True) if missing == "wrong" or a is not None]
             correct = sum(1 for a, g in pairs if a is not None and a == g)
         else:
-            pairs = [(a, g) for a, g in zip(answers, gold) if missing == "wrong" or not is_missing(a)]
+            pairs = [(a, g) for a, g in zip(answers, gold, strict=True) if missing == "wrong" or not is_missing(a)]
             correct = sum(1 for a, g in pairs if not is_missing(a) and a == g)
         raters.append(RaterAccuracy(plain(rater), correct / len(pairs) if pairs else None, correct, len(pairs)))
     accs = [r.accuracy for r in raters if r.accuracy is not None]
@@ -366,7 +369,7 @@ def _run_em(data, params, e_step, m_step, tolerance, max_iterations):
     changes by less than `tolerance` or after `max_iterations` iterations."""
     previous, converged, iterations, log_likelihood = -np.inf, False, 0, -np.inf
     n_answers = data.item.size
-    for iterations in range(1, max_iterations + 1):
+    for iterations in range(1, max_iterations + 1):  # noqa: B007 -- the count is read after the loop
         posteriors, log_likelihood = e_step(params)
         params = m_step(posteriors, params)
         if abs(log_likelihood - previous) / n_answers < tolerance:
@@ -379,7 +382,7 @@ def _run_em(data, params, e_step, m_step, tolerance, max_iterations):
 def _result(method, data, posteriors, priors, competence, confusion, spamming, iterations, converged, log_likelihood,
             tolerance, max_iterations):
     best = posteriors.argmax(axis=1)
-    named = dict(zip(data.annotators, range(data.n_annotators)))
+    named = dict(zip(data.annotators, range(data.n_annotators), strict=True))
     return AnnotatorModel(
         method, ANNOTATOR_METHODS[method], data.labels, data.items, data.annotators, posteriors,
         [data.labels[k] for k in best.tolist()], 1 - posteriors.max(axis=1), priors.tolist(),

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import warnings
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import chain
-from typing import Any, Literal, Sequence
+from itertools import chain, pairwise
+from typing import Any, Literal
 
 import krippendorff
 import numpy as np
@@ -244,8 +245,8 @@ def cohen_kappa(
         x, y = np.asarray(a).ravel(), np.asarray(b).ravel()
         n_pairs, seen = x.size, set(np.union1d(x, y).tolist())
     else:
-        pairs = [(plain(x), plain(y)) for x, y in zip(a, b) if not (is_missing(x) or is_missing(y))]
-        x, y = zip(*pairs) if pairs else ((), ())
+        pairs = [(plain(x), plain(y)) for x, y in zip(a, b, strict=True) if not (is_missing(x) or is_missing(y))]
+        x, y = zip(*pairs, strict=True) if pairs else ((), ())
         n_pairs, seen = len(pairs), {v for pair in pairs for v in pair}
     left_out = len(a) - n_pairs
     n_cat = len(labels) if labels is not None else len(seen)
@@ -298,7 +299,7 @@ def cohen_kappa_by_pair(keys: np.ndarray, first: np.ndarray,
     starts = np.flatnonzero(np.r_[True, np.diff(group[order]) != 0])
     bounds = np.r_[starts, len(keys)]
     return [(tuple(int(k) for k in keys[order[start]]), cohen_kappa(first[order[start:end]], second[order[start:end]]))
-            for start, end in zip(bounds[:-1], bounds[1:])]
+            for start, end in pairwise(bounds)]
 
 
 def _row_ranks(keys: np.ndarray) -> np.ndarray:

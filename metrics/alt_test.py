@@ -15,8 +15,9 @@ probability that the judge is as good as or better than a randomly chosen annota
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 import numpy as np
 from scipy import stats
@@ -156,7 +157,7 @@ def alt_test(human: Mapping[Any, Mapping[Any, Any]], judge: Mapping[Any, Any], *
                              "no item has two or more people and a judge's answer")
     reject, adjusted, _, _ = multipletests(p_values, alpha=alpha, method="fdr_by")
     comparisons = [AnnotatorComparison(a, n, rf, rh, test, p, float(q), bool(r))
-                   for (a, n, rf, rh, test, p), q, r in zip(rows, adjusted, reject)]
+                   for (a, n, rf, rh, test, p), q, r in zip(rows, adjusted, reject, strict=True)]
     winning = float(np.mean(reject))
     return AltTestResult(epsilon, annotator_kind, scoring, alpha, winning,
                          float(np.mean([c.rho_judge for c in comparisons])), winning >= PASS_RATE, len(comparisons),

@@ -1,8 +1,9 @@
 """Percentile bootstrap over items (or matches), seeded and reproducible."""
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import warnings
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -137,7 +138,7 @@ def correlations(x: Sequence[Any], y: Sequence[Any]) -> Correlations:
     """
     if len(x) != len(y):
         raise ValueError(f"x and y differ in length ({len(x)} != {len(y)})")
-    pairs = [(float(a), float(b)) for a, b in zip(x, y) if not (is_missing(a) or is_missing(b))]
+    pairs = [(float(a), float(b)) for a, b in zip(x, y, strict=True) if not (is_missing(a) or is_missing(b))]
     n, dropped = len(pairs), len(x) - len(pairs)
     none = Correlation(None, None)
 
@@ -146,7 +147,7 @@ def correlations(x: Sequence[Any], y: Sequence[Any]) -> Correlations:
 
     if n < 3:
         return undefined("fewer than 3 complete pairs: correlations are undefined")
-    xs, ys = map(np.array, zip(*pairs))
+    xs, ys = map(np.array, zip(*pairs, strict=True))
     constant = [name for name, v in (("x", xs), ("y", ys)) if np.all(v == v[0])]
     if constant:
         return undefined(f"{' and '.join(constant)} is constant: correlations are undefined")
@@ -301,7 +302,7 @@ def _resampled_sums(digits: np.ndarray, n_resamples: int, seed: int | None) -> n
     packed = [sum(digits[:, j] << (bits * k) for k, j in enumerate(cols)) for cols in words]
     mask = (1 << bits) - 1
     for r, idx in enumerate(resample_indices(n, n_resamples, seed)):
-        for cols, word in zip(words, packed):
+        for cols, word in zip(words, packed, strict=True):
             total = int(word.take(idx).sum())
             for k, j in enumerate(cols):
                 sums[r, j] = (total >> (bits * k)) & mask

@@ -11,8 +11,8 @@ instead (active inference in survey sampling's ratio form, `active_mean`).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 from scipy.stats import norm

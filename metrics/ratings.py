@@ -6,8 +6,9 @@ or the score 1, 0.5, 0.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from scipy.sparse.csgraph import connected_components
@@ -49,8 +50,8 @@ def win_tie_lose(outcomes: Sequence[Match]) -> list[PairRecord]:
         if str(b) < str(a):
             a, b, score = b, a, 1.0 - score
         counts[a, b][{1.0: 0, 0.5: 1, 0.0: 2}[score]] += 1
-    return [PairRecord(a, b, w, t, l, w + t + l)
-            for (a, b), (w, t, l) in sorted(counts.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1])))]
+    return [PairRecord(a, b, win, tie, lose, win + tie + lose)
+            for (a, b), (win, tie, lose) in sorted(counts.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1])))]
 
 
 BOTCHAT_OUTCOMES = ("win", "both", "neither", "lose", "unknown")
@@ -136,9 +137,9 @@ def botchat_versus(judgements: Sequence[Match]) -> list[BotChatVersus]:
     rows = []
     for (model, opponent), c in sorted(counts.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]))):
         read = c["win"] + c["tie"] + c["lose"]
-        share = (lambda k: c[k] / read) if read else (lambda k: None)
+        share = {k: c[k] / read if read else None for k in ("win", "tie")}
         rows.append(BotChatVersus(model, opponent, read + c["unknown"], read, c["unknown"], c["win"], c["tie"],
-                                  c["lose"], share("win"), share("tie"),
+                                  c["lose"], share["win"], share["tie"],
                                   (c["win"] + c["tie"]) / read if read else None))
     return rows
 
@@ -268,7 +269,7 @@ def bradley_terry(
     total_wins = wins.sum(axis=1)
     log_p = np.zeros(len(models))
     converged, iteration = False, 0
-    for iteration in range(1, max_iter + 1):
+    for iteration in range(1, max_iter + 1):  # noqa: B007 -- the count is read after the loop
         p = np.exp(log_p)
         # Hunter (2004) MM update: p_i = W_i / sum_j n_ij / (p_i + p_j)
         denom = (played / (p[:, None] + p[None, :])).sum(axis=1)
@@ -281,7 +282,7 @@ def bradley_terry(
             break
     scores = base + scale * log_p / np.log(10)
     scores += base - (scores[models.index(anchor)] if anchor is not None else scores.mean())
-    return BradleyTerry({m: float(s) for m, s in zip(models, scores)}, anchor_text, len(games),
+    return BradleyTerry({m: float(s) for m, s in zip(models, scores, strict=True)}, anchor_text, len(games),
                         iteration, converged, scale,
                         undefined_reason=None if converged else f"no convergence in {max_iter} iterations")
 

@@ -6,8 +6,8 @@ when that index is N or later: pass@N is the share of judgements that pass, a cu
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 import numpy as np
 

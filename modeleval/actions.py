@@ -18,8 +18,18 @@ from core.errors import Code
 from . import bounds, human_labels, modes, prompting
 from .errors import RunError
 from .lifecycle import fail_run, record, stop_run
-from .models import (ACTIVE_RUN_STATES, Backend, ChunkState, EvalRun, Mode, ModelSpec, PositionPolicy, RunChunk,
-                     RunEventKind, RunState)
+from .models import (
+    ACTIVE_RUN_STATES,
+    Backend,
+    ChunkState,
+    EvalRun,
+    Mode,
+    ModelSpec,
+    PositionPolicy,
+    RunChunk,
+    RunEventKind,
+    RunState,
+)
 from .modes import classify
 from .scorers import loading
 from .scorers.prompts import template_hash
@@ -344,7 +354,8 @@ def start_training(*, model: ModelSpec, benchmark, question_key="", settings=Non
                                        f"{task.primary_key!r} only, not {key!r}")
     try:
         labels = training.labels_of(task, key)
-        labelled = {pk: (str(value), checked) for pk, (value, checked) in human_labels.accepted_final_labels(tasks).items()
+        labelled = {pk: (str(value), checked)
+                    for pk, (value, checked) in human_labels.accepted_final_labels(tasks).items()
                     if str(value) in labels}
     except training.TrainingError as error:
         raise RunError(Code.BAD_SETTINGS, str(error)) from None
@@ -360,7 +371,8 @@ def start_training(*, model: ModelSpec, benchmark, question_key="", settings=Non
     selection = {"split": split, "labels": {str(pk): labelled[pk][0] for pk in sorted(labelled)}}
     run = EvalRun.objects.create(
         model=model, benchmark=benchmark, selection=selection, mode=Mode.TRAIN, settings=resolved,
-        prompt_template=classify.INPUT, prompt_sha256=template_hash(classify.INPUT), prompt_version=classify.INPUT_VERSION,
+        prompt_template=classify.INPUT, prompt_sha256=template_hash(classify.INPUT),
+        prompt_version=classify.INPUT_VERSION,
         seed=seed, chunk_size=resolved["steps_per_chunk"] * resolved["batch_size"], max_attempts=max_attempts,
         items_total=sum(len(c["ids"]) for c in chunks), chunks_total=len(chunks), created_by=user)
     run.tasks.set(tasks)

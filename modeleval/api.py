@@ -11,9 +11,19 @@ from benchmarks.models import Benchmark
 from . import actions, arena, selectors, selfchat_runs
 from .models import EvalRun, ModelSpec, Prediction
 from .permissions import IsResearcherOrStaff, IsStaffToWrite
-from .serializers import (EvalRunSerializer, MakePairsSerializer, ModelSpecSerializer, PairsBuiltSerializer,
-                          PredictionSerializer, RunChunkSerializer, RunEventSerializer, RunModeSerializer,
-                          StartRunSerializer, StartSelfChatSerializer, StartTrainingSerializer)
+from .serializers import (
+    EvalRunSerializer,
+    MakePairsSerializer,
+    ModelSpecSerializer,
+    PairsBuiltSerializer,
+    PredictionSerializer,
+    RunChunkSerializer,
+    RunEventSerializer,
+    RunModeSerializer,
+    StartRunSerializer,
+    StartSelfChatSerializer,
+    StartTrainingSerializer,
+)
 
 
 class ModelSpecViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin,

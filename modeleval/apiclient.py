@@ -13,8 +13,8 @@ import math
 import os
 import random
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
 
 import httpx
 
@@ -227,9 +227,9 @@ def echo_logprobs(endpoint: Endpoint, text: str, client=None) -> list[tuple[str,
     logprobs = answer["choices"][0]["logprobs"]
     tokens, values, offsets = logprobs["tokens"], logprobs["token_logprobs"], logprobs.get("text_offset")
     if offsets is not None:  # keep the prompt's tokens only (the generated one comes after)
-        pairs = [(t, v) for t, v, o in zip(tokens, values, offsets) if o < len(text)]
+        pairs = [(t, v) for t, v, o in zip(tokens, values, offsets, strict=False) if o < len(text)]
     else:
-        pairs = list(zip(tokens, values))[:-1]
+        pairs = list(zip(tokens, values, strict=False))[:-1]
     if not pairs or all(v is None for _, v in pairs):
         raise ApiError("echo returned no prompt log-probabilities", retryable=False, kind=UNSUPPORTED)
     return [(str(t), None if v is None else float(v)) for t, v in pairs]
@@ -273,7 +273,7 @@ def probe(endpoint: Endpoint, reference: Sequence[tuple[str, float]] | None = No
                 if len(pairs) < n or [t for t, _ in mine] != [t for t, _ in theirs] or any(v is None for _, v in mine):
                     raise ApiError(f"the endpoint splits {PROBE_TEXT!r} into {len(pairs)} tokens other than the "
                                    f"reference's {len(reference)}", retryable=False, kind=WRONG_FIGURES)
-                worst = max(abs(a - b) for (_, a), (_, b) in zip(mine, theirs))
+                worst = max(abs(a - b) for (_, a), (_, b) in zip(mine, theirs, strict=True))
                 figures["max_difference"] = worst
                 if worst > tolerance:
                     got = ", ".join(f"{v:.2f}" for _, v in mine)

@@ -108,7 +108,7 @@ class ApiModel:
         keys = [apiclient.request_key(self.endpoint.base_url, path, body) for _, path, body in requests]
         known = {r.key: r.response for r in ApiResponse.objects.filter(key__in=set(keys))}
         answers = dict(known)
-        missing = {key: (path, body) for key, (_, path, body) in zip(keys, requests) if key not in known}
+        missing = {key: (path, body) for key, (_, path, body) in zip(keys, requests, strict=True) if key not in known}
         failure = None
         if missing:
             workers = max(1, self.spec.concurrency)
@@ -130,7 +130,7 @@ class ApiModel:
         if failure is not None:
             raise failure
         out = []
-        for (text, path, body), key in zip(requests, keys):
+        for (text, path, body), key in zip(requests, keys, strict=True):
             answer = answers[key]
             recorded = self.calls[text]
             if not any(call["cache_key"] == key for call in recorded):
@@ -153,15 +153,16 @@ class ApiModel:
         answers = self.fetch([(prompt_text(user), CHAT, apiclient.chat_body(self.spec.api_model, user, system=system,
                                                                              max_tokens=max_new_tokens, **extra))
                               for user in unique])
-        return {prompt_text(user): apiclient.chat_text(answer) for user, answer in zip(unique, answers)}
+        return {prompt_text(user): apiclient.chat_text(answer) for user, answer in zip(unique, answers, strict=True)}
 
     def converse(self, conversations: list[list[dict]], *, max_new_tokens: int = 16) -> list[tuple[str, str, int]]:
         """For each conversation (role / content turns, the last the user's), (the request's messages as JSON,
         the reply, the reply's completion tokens as the server counts them), greedily."""
         texts = [json.dumps(c, ensure_ascii=False) for c in conversations]
         answers = self.fetch([(text, CHAT, apiclient.messages_body(self.spec.api_model, c, max_tokens=max_new_tokens))
-                              for text, c in zip(texts, conversations)])
-        return [(text, apiclient.chat_text(a), apiclient.usage(a)["completion_tokens"]) for text, a in zip(texts, answers)]
+                              for text, c in zip(texts, conversations, strict=True)])
+        return [(text, apiclient.chat_text(a), apiclient.usage(a)["completion_tokens"])
+                for text, a in zip(texts, answers, strict=True)]
 
     def word_probs(self, texts: list[str], words, spellings=("{}", " {}")) -> list[dict[str, float]]:
         """For each text, each word's probability as its continuation (summed over spellings), read from
@@ -178,7 +179,7 @@ class ApiModel:
                      if any(s.startswith(ws) and s != ws and s not in top for s in spelled)]
         after = self.fetch([(texts[i], COMPLETIONS, body(texts[i] + ws)) for i, ws in follow_up])
         follow = defaultdict(dict)
-        for (i, ws), answer in zip(follow_up, after):
+        for (i, ws), answer in zip(follow_up, after, strict=True):
             follow[i][ws] = apiclient.next_token_logprobs(answer)
         return [apiclient.word_probs_from_top(top, words, spellings, follow[i]) for i, top in enumerate(tops)]
 
@@ -211,4 +212,4 @@ def reference_logprobs(source: str) -> list[tuple[str, float]]:
     logprobs = torch.log_softmax(logits, dim=-1)
     tokens = [loaded.tokenizer.decode([t]) for t in ids[0].tolist()]
     values = [None] + [float(logprobs[i - 1, ids[0, i]]) for i in range(1, ids.shape[1])]
-    return list(zip(tokens, values))
+    return list(zip(tokens, values, strict=True))

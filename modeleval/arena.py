@@ -23,16 +23,16 @@ from django.utils.text import slugify
 from benchmarks.actions import add_tasks_and_items
 from benchmarks.importers import ItemRecord, TaskSpec, mutual
 from benchmarks.models import Benchmark, Item
+from core.errors import Code
 
 from . import bounds, modes, selectors
-from .modes.pairwise import SECOND
 from .errors import RunError
 from .models import EvalRun, RunState
+from .modes.pairwise import SECOND
 from .permissions import can_evaluate_models
 from .scorers import botchat, pairwise
 from .scorers.loops import cut_at_loop, loop_start
 from .selfchat_runs import TASK_SLUG as SELFCHAT_TASK
-from core.errors import Code
 
 TASK_SLUG = "arena"
 HUMAN = "human"  # the system name of real dialogues

@@ -23,6 +23,7 @@ from django.utils.text import slugify
 
 from benchmarks.importers import ImportFailure, mutual
 from benchmarks.models import Benchmark, Item
+from core.errors import Code
 
 from .actions import source_sha256
 from .errors import RunError
@@ -31,7 +32,6 @@ from .permissions import can_evaluate_models
 from .scorers import botchat, loops, selfchat_generation
 from .scorers.botchat import SEED_UTTERANCES
 from .selfchat_runs import _record, resolve_settings
-from core.errors import Code
 
 SOURCE = f"{botchat.SOURCE} MuTualTest-convs.tsv"
 RELEASED = ModelSpec.RELEASED  # the source prefix of a model that holds released dialogues only

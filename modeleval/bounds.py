@@ -7,7 +7,7 @@ days or fill its memory (a self-chat of 10^9 utterances, 10^9 new tokens per rep
 """
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from core.errors import Code
 

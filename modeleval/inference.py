@@ -116,7 +116,7 @@ class ModelCalls:
         replies = dict(zip(unique, generation.generate(loaded.model, loaded.tokenizer, unique,
                                                        max_new_tokens=s["max_new_tokens"], chat=False,
                                                        add_special_tokens=special, **self.batch)
-                           if unique else []))
+                           if unique else [], strict=True))
         return texts, replies
 
     def word_probs(self, texts, words):

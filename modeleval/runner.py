@@ -21,9 +21,9 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from . import modes
 from .lifecycle import fail_run, record
 from .models import ChunkState, EvalRun, Prediction, RunChunk, RunEventKind, RunState
-from . import modes
 from .modes import family
 from .training import SYNC_WORKER
 
@@ -78,7 +78,8 @@ def claim_chunk(chunk_id: int, worker: str = "") -> Claim | None:
     chunk.items_scored = 0
     chunk.save(update_fields=["attempts", "state", "worker", "started_at", "finished_at", "items_scored"])
     if chunk.attempts > 1:
-        record(run, RunEventKind.CHUNK_RETRIED, chunk=chunk, worker=worker, attempt=chunk.attempts, last_error=chunk.error)
+        record(run, RunEventKind.CHUNK_RETRIED, chunk=chunk, worker=worker, attempt=chunk.attempts,
+               last_error=chunk.error)
     if run.state == RunState.QUEUED:
         run.state, run.started_at = RunState.RUNNING, timezone.now()
         run.save(update_fields=["state", "started_at"])

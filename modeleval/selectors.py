@@ -11,10 +11,10 @@ from collections.abc import Iterable
 
 from django.db.models import Count, Q, Sum
 
-from . import studies
 from . import modes as registry
-from .modes import Answer, mode_unsuited
+from . import studies
 from .models import ChunkState, EvalRun, Mode, ParseStatus, Prediction, RunState
+from .modes import Answer, mode_unsuited
 from .scorers.choice_rules import Rule, rule_picks
 from .scorers.positions import accuracy_by_position
 

@@ -40,26 +40,27 @@ from django.utils.text import slugify
 from benchmarks.actions import add_tasks_and_items
 from benchmarks.importers import ImportFailure, ItemRecord, TaskSpec, mutual
 from benchmarks.models import Benchmark, Item
+from core.errors import Code
 
 from . import bounds, modes
 from .actions import RELEASED_REFUSAL, RunError, check_runs_per_person, send_or_fail
 from .lifecycle import fail_run, record
-from .models import (ACTIVE_RUN_STATES, EvalRun, Mode, ModelSpec, ParseStatus, Prediction, RunEventKind,
-                     RunState)
+from .models import ACTIVE_RUN_STATES, EvalRun, Mode, ModelSpec, ParseStatus, Prediction, RunEventKind, RunState
 from .permissions import can_evaluate_models
 from .scorers import botchat, loops, selfchat_generation
 from .scorers.botchat import SEED_UTTERANCES
 from .scorers.decoding import DECODINGS
 from .scorers.prompts import template_hash
 from .training import SYNC_WORKER
-from core.errors import Code
 
 TASK_SLUG = "selfchat"
 # System prompt text -> its version (change the text, change the version); any other text is "custom".
 PROMPT_VERSIONS = {selfchat_generation.DEFAULT_SYSTEM_PROMPT: "selfchat-system-en/1",
                    botchat.SELFCHAT_SYSTEM_PROMPT: "botchat-selfchat-system-en/1"}
-DEFAULTS = {"utterances": selfchat_generation.DEFAULT_UTTERANCES, "system_prompt": selfchat_generation.DEFAULT_SYSTEM_PROMPT,
-            "max_new_tokens": selfchat_generation.DEFAULT_MAX_NEW_TOKENS, "decoding": selfchat_generation.DEFAULT_DECODING,
+DEFAULTS = {"utterances": selfchat_generation.DEFAULT_UTTERANCES,
+            "system_prompt": selfchat_generation.DEFAULT_SYSTEM_PROMPT,
+            "max_new_tokens": selfchat_generation.DEFAULT_MAX_NEW_TOKENS,
+            "decoding": selfchat_generation.DEFAULT_DECODING,
             "reply_cut": selfchat_generation.DEFAULT_REPLY_CUT}
 PRESETS = {botchat.PRESET: botchat.SELFCHAT_SETTINGS}
 API_PRESETS = {botchat.PRESET: botchat.SELFCHAT_API_SETTINGS}  # over PRESETS for models behind an API
@@ -169,7 +170,8 @@ def start_selfchat(*, model: ModelSpec, seeds_path=None, seeds_benchmark=None, l
         raise RunError(Code.MODE_UNSUPPORTED, f"model {model.name}: self-chat needs chat, which the endpoint cannot "
                                            f"serve: {(model.capabilities.get('chat') or {}).get('reason')}")
     if model.trained_by_id is not None:
-        raise RunError(Code.MODE_UNSUITED, f"model {model.name} is a classifier trained here: it cannot write dialogues")
+        raise RunError(Code.MODE_UNSUITED, f"model {model.name} is a classifier trained here: it cannot write "
+                                           "dialogues")
     if model.is_released:
         raise RunError(Code.MODE_UNSUITED, RELEASED_REFUSAL.format(model=model.name))
     settings = resolve_settings(preset=preset, utterances=utterances, system_prompt=system_prompt,
@@ -377,11 +379,11 @@ def _write(run, seeds, chats, loop_starts, tokens, source):
                            **({"utterance_tokens": counts} if counts is not None else {})},
                           # Known by construction: everything after the seed is the model's.
                           {"is_ai": True, "first_ai_turn": chat.seed_length}, f"seed {seed[0]}")
-               for seed, chat, start, counts in zip(seeds, chats, loop_starts, tokens)]
+               for seed, chat, start, counts in zip(seeds, chats, loop_starts, tokens, strict=True)]
     add_tasks_and_items(run.benchmark, [], records, source=source)
     item_ids = dict(Item.objects.filter(task=task).values_list("external_id", "pk"))
     Prediction.objects.bulk_create(
         Prediction(run=run, item_id=item_ids[seed_id], parse_status=ParseStatus.PARSED,
                    raw_output=json.dumps({"utterances": chat.utterances, "loop_start": start}, ensure_ascii=False),
                    options=[asdict(step) for step in chat.steps], answer="no_loop" if start is None else "loop")
-        for (seed_id, *_), chat, start in zip(seeds, chats, loop_starts))
+        for (seed_id, *_), chat, start in zip(seeds, chats, loop_starts, strict=True))

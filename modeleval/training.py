@@ -218,7 +218,7 @@ def evaluate(model, tokenizer, run, ids) -> float:
 
     probs = predict(model, tokenizer, _texts(ids), max_length=run.settings["max_length"])
     targets = _targets(run, ids)
-    return sum(max(range(len(p)), key=p.__getitem__) == t for p, t in zip(probs, targets)) / len(ids)
+    return sum(max(range(len(p)), key=p.__getitem__) == t for p, t in zip(probs, targets, strict=True)) / len(ids)
 
 
 def best_chunk(run) -> int:

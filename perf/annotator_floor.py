@@ -11,7 +11,7 @@ annotation.rules); a batch is never handed in during a level (each level's batch
 import json
 import uuid
 from collections import Counter
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import psycopg
 
@@ -29,7 +29,8 @@ ME = ("SELECT (SELECT a.id FROM annotation_assignment a WHERE a.annotator_id = %
       "(SELECT b.id FROM annotation_batch b WHERE b.campaign_id = %(c)s AND b.state = 'annotating' "
       "ORDER BY b.number LIMIT 1) AS first_batch FROM annotation_campaign c WHERE c.id = %(c)s LIMIT 21")
 FREE_ITEM = ("SELECT bi.id AS lease_item, bi.campaign_id AS lease_campaign, bi.item_id AS lease_dialogue, "
-             "bi.taken AS lease_taken, b.round AS lease_round, b.settings_id AS lease_settings, bi.*, (SELECT a.slot FROM annotation_assignment a WHERE a.batch_item_id = bi.id "
+             "bi.taken AS lease_taken, b.round AS lease_round, b.settings_id AS lease_settings, bi.*, (SELECT a.slot "
+             "FROM annotation_assignment a WHERE a.batch_item_id = bi.id "
              "AND a.round = b.round AND a.status IN ('leased', 'submitted') ORDER BY 1 DESC LIMIT 1) AS top_slot, "
              "b.*, s.*, i.*, t.* FROM annotation_batchitem bi JOIN annotation_batch b ON bi.batch_id = b.id "
              "LEFT JOIN annotation_campaignsettings s ON b.settings_id = s.id "
@@ -96,7 +97,7 @@ class FloorClient:
         self.conn.close()
 
     def next(self):
-        conn, now = self.conn, datetime.now(timezone.utc)
+        conn, now = self.conn, datetime.now(UTC)
         conn.execute(TOKEN, (self.token,)).fetchone()
         conn.execute(CAMPAIGN, (self.user_id, self.campaign_id)).fetchone()
         with conn.transaction():
@@ -113,7 +114,7 @@ class FloorClient:
             row = cur.fetchone()
             if row is None:
                 return None
-            item = dict(zip([c.name for c in cur.description], row))
+            item = dict(zip([c.name for c in cur.description], row, strict=True))
             bi_id, campaign_id, item_id, taken = (item["lease_item"], item["lease_campaign"], item["lease_dialogue"],
                                                   item["lease_taken"])
             slot = taken + 1
@@ -128,12 +129,12 @@ class FloorClient:
         return assignment
 
     def submit(self, assignment_id):
-        conn, now = self.conn, datetime.now(timezone.utc)
+        conn, now = self.conn, datetime.now(UTC)
         conn.execute(TOKEN, (self.token,)).fetchone()
         conn.execute(VISIBLE, {"user": self.user_id, "id": assignment_id}).fetchone()
         with conn.transaction():
             cur = conn.execute(LOCKED_LEASE, {"user": self.user_id, "id": assignment_id})
-            row = dict(zip([c.name for c in cur.description][:15], cur.fetchone()[:15]))
+            row = dict(zip([c.name for c in cur.description][:15], cur.fetchone()[:15], strict=True))
             if row["annotator_id"] != self.user_id or not row["as_annotator"] or row["status"] != "leased":
                 raise RuntimeError(f"not a live lease of this annotator: {row}")
             if now >= row["expires_at"]:

@@ -24,11 +24,12 @@ little. Label Studio: its own venv under perf/.envs/labelstudio (see perf/labels
 Per level it prints one JSON line (with the load average of the machine before and after), then a markdown
 table of them all: cycles per second, p50/p99 of a cycle, peak RSS summed over the server's process tree,
 items with more labels than the overlap allows, the number of 5xx answers, and the CPU time per cycle of the
-web server, of the generator itself and of the rest of the machine (PostgreSQL, mostly): on a machine whose cores the three share, what each
-costs decides the saturated throughput. The simulated annotators speak plain http.client over keep-alive
-connections (requests' own work was 2.5 ms of CPU per cycle, taken from the server's cores).
+web server, of the generator itself and of the rest of the machine (PostgreSQL, mostly): on a machine whose cores
+the three share, what each costs decides the saturated throughput. The simulated annotators speak plain http.client
+over keep-alive connections (requests' own work was 2.5 ms of CPU per cycle, taken from the server's cores).
 """
 import argparse
+import contextlib
 import http.client
 import json
 import os
@@ -167,10 +168,8 @@ class RssSampler(threading.Thread):
             return 0
         rss = 0
         for proc in procs:
-            try:
+            with contextlib.suppress(psutil.NoSuchProcess):
                 rss += proc.memory_info().rss
-            except psutil.NoSuchProcess:
-                pass
         return rss
 
     def run(self):
@@ -382,7 +381,7 @@ class Gunicorn:
                "GUNICORN_THREADS": str(threads), "GUNICORN_ACCESS_LOG": os.devnull,
                # max_requests would recycle workers mid-run and turn a restart into a latency outlier.
                "GUNICORN_MAX_REQUESTS": "0"}
-        self.log = open(self.log_path, "w")
+        self.log = open(self.log_path, "w")  # noqa: SIM115 -- the server writes it until stop() closes it
         self.proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py", "config.wsgi"],
                                      env=env, cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT,
                                      start_new_session=True)
@@ -519,12 +518,11 @@ def run_humanbaseline(args):
     try:
         import django
         django.setup()
+        from annotator_floor import FloorClient  # noqa: E402 (perf/ is on sys.path when run as a script)
         from django.contrib.auth.models import User
         from django.core.management import call_command
         from django.db import connections
         from rest_framework.authtoken.models import Token
-
-        from annotator_floor import FloorClient  # noqa: E402 (perf/ is on sys.path when run as a script)
 
         call_command("migrate", verbosity=0)
         most = max([*args.users, args.open_users if args.rates else 0])

@@ -102,12 +102,11 @@ def main(argv=None):
     try:
         import django
         django.setup()
+        from annotator_load import ANSWERS, make_load_campaign
         from django.contrib.auth.models import User
         from django.core.management import call_command
         from django.db import connection
         from django.test.utils import CaptureQueriesContext
-
-        from annotator_load import ANSWERS, make_load_campaign
 
         call_command("migrate", verbosity=0)
         items = args.cycles * args.rounds // 2 + 20

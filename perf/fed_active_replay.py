@@ -7,8 +7,8 @@ label, either by active selection (each item with a probability from the judge's
 `metrics.prediction_powered.inclusion_probabilities`, Poisson sampling) or uniformly (B / N each). On the drawn
 items the people's labels are revealed, and the mean is estimated with its 95% interval: classical, and
 human-anchored (the judge's ratings on all items; active inference's design-based estimate, unbiased under
-either draw, `metrics.prediction_powered.active_mean`). Over many seeds: the coverage of the true mean and the mean width; and how many labels
-uniform sampling needs for the width active selection reaches with B (labels saved).
+either draw, `metrics.prediction_powered.active_mean`). Over many seeds: the coverage of the true mean and the mean
+width; and how many labels uniform sampling needs for the width active selection reaches with B (labels saved).
 
 The judge's ratings are computed once through the platform (a SQLite database under var/perf/fed-judge/: the
 items imported, a `rating` run scored chunk by chunk in this process, resumable) and cached in
@@ -136,7 +136,7 @@ def replay(truth, rating, uncertainty, budgets, seeds, share, confidence=0.95):
 def labels_for_width(results, design, estimator, width):
     """The mean labels the design needs for the estimator's mean width, interpolated over the budgets run."""
     points = sorted((r["mean_labels"], r[f"{estimator}_width"]) for r in results if r["design"] == design)
-    labels, widths = zip(*points)
+    labels, widths = zip(*points, strict=True)
     if width < min(widths) or width > max(widths):
         return None
     return float(np.interp(width, widths[::-1], labels[::-1]))

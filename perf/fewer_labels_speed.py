@@ -30,7 +30,7 @@ def answers(n_items, per_item=3, n_annotators=60, n_classes=3, seed=0):
     noise = (truth[:, None] + rng.integers(1, n_classes, who.shape)) % n_classes
     given = np.where(right, truth[:, None], noise)
     items = np.repeat(np.arange(n_items), per_item)
-    return list(zip(items.tolist(), who.ravel().tolist(), given.ravel().tolist())), truth
+    return list(zip(items.tolist(), who.ravel().tolist(), given.ravel().tolist(), strict=True)), truth
 
 
 def timed(function, repeat, cpu=None):

@@ -20,20 +20,23 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 DOMAINS = ["emotion", "digital", "legal", "education", "car", "finance"]
-WORDS = ("我们 你好 请问 这个 问题 可以 需要 已经 因为 所以 但是 如果 没有 知道 时间 工作 学习 汽车 法律 财务 情绪 "
-         "数字 教育 建议 考虑 检查 保险 合同 利息 孩子 老师 手机 电池 屏幕 维修 费用 申请 流程 材料").split()
+WORDS = ["我们", "你好", "请问", "这个", "问题", "可以", "需要", "已经", "因为", "所以", "但是", "如果", "没有",
+         "知道", "时间", "工作", "学习", "汽车", "法律", "财务", "情绪", "数字", "教育", "建议", "考虑", "检查",
+         "保险", "合同", "利息", "孩子", "老师", "手机", "电池", "屏幕", "维修", "费用", "申请", "流程", "材料"]
 
 
 def generate(path, count, seed=7):
     rng = random.Random(seed)
-    reasons = {1: ["incomplete", "less_informative", "less_proactive"], 0: ["not_relevant", "not_empathetic", "grammatical_error"]}
+    reasons = {1: ["incomplete", "less_informative", "less_proactive"],
+               0: ["not_relevant", "not_empathetic", "grammatical_error"]}
     with open(path, "w", encoding="utf-8") as out:
         for index in range(count):
             turns = [{"speaker": "user" if t % 2 == 0 else "expert",
                       "text": "".join(rng.choice(WORDS) for _ in range(rng.randint(8, 30)))} for t in range(8)]
             label = rng.choice([0, 1, 2])
             record = {"id": f"gen-{index:06d}", "domain": rng.choice(DOMAINS), "dialogue": turns, "label": label,
-                      "reasons": rng.sample(reasons[label], 1) if label in reasons else [], "needs_verification": rng.randint(0, 1)}
+                      "reasons": rng.sample(reasons[label], 1) if label in reasons else [],
+                      "needs_verification": rng.randint(0, 1)}
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
@@ -51,7 +54,8 @@ def dump_rows(work, copies):
                        "WHERE b.slug = 'perf-import-0'")
         source_task = cursor.fetchone()[0]
         for number in range(copies):
-            cursor.execute("INSERT INTO benchmarks_benchmark (slug, name, language, version, source, licence, description, created_at) "
+            cursor.execute("INSERT INTO benchmarks_benchmark (slug, name, language, version, source, licence, "
+                           "description, created_at) "
                            "VALUES (%s, 'copy', '', '', '', '', '', now()) RETURNING id", [f"perf-copy-{number}"])
             benchmark_id = cursor.fetchone()[0]
             cursor.execute("INSERT INTO benchmarks_task (benchmark_id, slug, name, dimension, form, instructions) "
@@ -75,10 +79,10 @@ def copy_rows(database_url, rows_file, table, columns, task_id, expected):
         raw.execute(f"ALTER TABLE {table} ALTER COLUMN task_id SET DEFAULT {int(task_id)}")
         raw.commit()
         started = time.perf_counter()
-        with raw.cursor() as cursor, open(rows_file, "rb") as source_rows:
-            with cursor.copy(f"COPY {table} ({columns.replace('task_id, ', '')}) FROM STDIN") as copy:
-                while block := source_rows.read(1 << 20):
-                    copy.write(block)
+        with (raw.cursor() as cursor, open(rows_file, "rb") as source_rows,
+              cursor.copy(f"COPY {table} ({columns.replace('task_id, ', '')}) FROM STDIN") as copy):
+            while block := source_rows.read(1 << 20):
+                copy.write(block)
         raw.commit()
         seconds = time.perf_counter() - started
         raw.execute(f"ALTER TABLE {table} ALTER COLUMN task_id DROP DEFAULT")

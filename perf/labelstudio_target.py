@@ -78,7 +78,7 @@ class LabelStudio:
         self.admin_token = secrets.token_hex(20)
         self.cli("init", "--username", "admin@perf.local", "--password", "perf-pass-1", "--user-token",
                  self.admin_token, "--enable-legacy-api-token", timeout=600)
-        self.log = open(self.workdir / f"labelstudio-{db}.log", "w")
+        self.log = open(self.workdir / f"labelstudio-{db}.log", "w")  # noqa: SIM115 -- open while the server runs
         self.proc = subprocess.Popen([str(exe), "start", "--no-browser", "--port", str(self.port),
                                       "--internal-host", "127.0.0.1"], env=self.env, cwd=self.workdir,
                                      stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -116,7 +116,6 @@ class LabelStudio:
 def run_labelstudio(args, *, client_base, levels, run_level):
     """One row per (database, level); a database whose install or start fails gets a row saying why."""
     import requests
-
     from annotator_load import free_port, wait_until_up
 
     class LabelStudioClient(client_base):

@@ -31,8 +31,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 LETTERS = "ABCD"
-WORDS = ("the a to and of you it is that in we for on have with this be not are do at so but can was what "
-         "about your just like if my me all they know get think there will one would go out up time").split()
+WORDS = ["the", "a", "to", "and", "of", "you", "it", "is", "that", "in", "we", "for", "on", "have", "with", "this",
+         "be", "not", "are", "do", "at", "so", "but", "can", "was", "what", "about", "your", "just", "like", "if", "my",
+         "me", "all", "they", "know", "get", "think", "there", "will", "one", "would", "go", "out", "up", "time"]
 
 
 def sentence(rng, n):
@@ -47,6 +48,7 @@ def copy_rows(cursor, table, columns, rows):
 
 def generate(n_items, seed=11):
     """Write the benchmark, campaign, gold and runs; returns the benchmark slug."""
+    from django.contrib.auth import get_user_model
     from django.db import connection
     from django.utils import timezone
 
@@ -54,7 +56,6 @@ def generate(n_items, seed=11):
     from annotation.models import Batch, GoldVersion
     from benchmarks.importers.dialogbench import TASKS, multiple_choice_form
     from benchmarks.models import Benchmark, Task, canonical_json, hash_of_encoded
-    from django.contrib.auth import get_user_model
     from modeleval.models import EvalRun, ModelSpec
     from modeleval.modes import reads
     from modeleval.scorers.choice_rules import Rule
@@ -103,8 +104,8 @@ def generate(n_items, seed=11):
         return rng.choice([k for k in LETTERS if k != letter])
 
     def annotations():
-        for item, answer in zip(item_ids, gold):
-            for slot, (rater, skill) in enumerate(zip(raters, (0.92, 0.87, 0.8)), start=1):
+        for item, answer in zip(item_ids, gold, strict=True):
+            for slot, (rater, skill) in enumerate(zip(raters, (0.92, 0.87, 0.8), strict=True), start=1):
                 value = answer if rng.random() < skill else wrong(answer)
                 yield (campaign.pk, batch_item[item], item, rater.pk, 1, slot, settings.pk,
                        json.dumps({"answer": value}), json.dumps(value), False, "[]", rng.uniform(20, 90), now)
@@ -115,7 +116,8 @@ def generate(n_items, seed=11):
 
     version = GoldVersion.objects.create(benchmark=bench, campaign=campaign, number=1, created_by=boss)
     copy_rows(raw, "annotation_goldlabel", ["version_id", "item_id", "value", "method", "votes", "margin"],
-              ((version.pk, item, json.dumps(answer), "source", "{}", 0) for item, answer in zip(item_ids, gold)))
+              ((version.pk, item, json.dumps(answer), "source", "{}", 0)
+               for item, answer in zip(item_ids, gold, strict=True)))
     actions.freeze_gold_version(version, actor=boss)
 
     context = "Read the dialogue and answer the question.\n\n" + "\n".join(sentence(rng, 12) for _ in range(6))
@@ -129,8 +131,8 @@ def generate(n_items, seed=11):
                                      state="finished", items_total=n_items, items_done=n_items, finished_at=now)
         run.tasks.set(tasks)
 
-        def predictions():
-            for item, answer in zip(item_ids, gold):
+        def predictions(run=run, skill=skill, by_rule=by_rule):
+            for item, answer in zip(item_ids, gold, strict=True):
                 # A preference for "A" gives the position-bias figures something to show.
                 pick = answer if rng.random() < skill else ("A" if rng.random() < 0.4 else wrong(answer))
                 if by_rule:
@@ -149,8 +151,8 @@ def generate(n_items, seed=11):
 
         copy_rows(raw, "modeleval_prediction",
                   ["run_id", "item_id", "variant", "gold", "options", "prompt", "raw_output", "answer", "answer_norm",
-                   "answer_per_token", "parse_status", "correct", "probabilities", "fewshot_ids", "api_calls", "created_at",
-                   "updated_at"], predictions())
+                   "answer_per_token", "parse_status", "correct", "probabilities", "fewshot_ids", "api_calls",
+                   "created_at", "updated_at"], predictions())
     raw.execute("ANALYZE")
     return bench.slug
 
@@ -197,10 +199,11 @@ def stored_side(slug, repeat, resamples, n_rounds):
     input hashes: the figures are kept), and served through GET /api/v1/reports/ (Django's test client:
     authentication, access rules, rate limits, the stored row and its JSON) best of `repeat`. The recompute after a
     changed label alternates with the COPY side `n_rounds` times (each round's pair printed as it ends)."""
+    from unittest import mock
+
     from django.contrib.auth import get_user_model
     from django.db import connection
     from django.test import Client
-    from unittest import mock
 
     from annotation.models import Annotation
     from reports import store

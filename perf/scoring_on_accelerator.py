@@ -33,6 +33,7 @@ import platform
 import random
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -106,20 +107,23 @@ def margin(result, rule: str) -> float:
 
 
 def compare(reference, fast) -> dict:
-    deltas = [abs(a.logprob - b.logprob) for r, f in zip(reference, fast) for a, b in zip(r.options, f.options)]
-    differing = [(rule, margin(r, rule)) for rule in RULES for r, f in zip(reference, fast)
+    deltas = [abs(a.logprob - b.logprob)
+              for r, f in zip(reference, fast, strict=True) for a, b in zip(r.options, f.options, strict=True)]
+    differing = [(rule, margin(r, rule)) for rule in RULES for r, f in zip(reference, fast, strict=True)
                  if getattr(r, rule) != getattr(f, rule)]
     return {
         "options": len(deltas),
         "max_abs_delta": max(deltas),
         "mean_abs_delta": sum(deltas) / len(deltas),
         "over_1e-3": sum(d > 1e-3 for d in deltas),
-        "picks_differing": {rule: sum(getattr(r, rule) != getattr(f, rule) for r, f in zip(reference, fast))
+        "picks_differing": {rule: sum(getattr(r, rule) != getattr(f, rule)
+                                      for r, f in zip(reference, fast, strict=True))
                             for rule in RULES},
         # The reference's lead of its pick over the runner-up, for every pick that differs.
         "differing_margins": sorted(m for _, m in differing),
         "greedy_differing": sum(a.is_greedy != b.is_greedy
-                                for r, f in zip(reference, fast) for a, b in zip(r.options, f.options)),
+                                for r, f in zip(reference, fast, strict=True)
+                                for a, b in zip(r.options, f.options, strict=True)),
     }
 
 
@@ -134,8 +138,8 @@ def run(args) -> dict:
     for dtype in args.dtypes:
         model, tokenizer = load(args.weights, args.model_dir, dtype, args.device)
         score_shared_context(model, tokenizer, items[:2])  # warm-up: kernels chosen, memory pools filled
-        reference, reference_s = timed(lambda: score_one_by_one(model, tokenizer, items))
-        fast, fast_s = timed(lambda: score_shared_context(model, tokenizer, items))
+        reference, reference_s = timed(partial(score_one_by_one, model, tokenizer, items))
+        fast, fast_s = timed(partial(score_shared_context, model, tokenizer, items))
         out["runs"][dtype] = {**compare(reference, fast), "reference_s": round(reference_s, 3),
                               "fast_s": round(fast_s, 3), "speedup": round(reference_s / fast_s, 2)}
         if dtype == "float32":

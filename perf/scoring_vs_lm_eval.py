@@ -392,7 +392,7 @@ class LmEvalWorker:
         env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads),
                "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
                "TOKENIZERS_PARALLELISM": "false", "PYTHONPATH": ""}
-        self.log = open(work / "lm_eval_worker.log", "w")
+        self.log = open(work / "lm_eval_worker.log", "w")  # noqa: SIM115 -- open while the worker runs
         self.work, self.calls = work, 0
         started = time.perf_counter()
         self.proc = subprocess.Popen(
@@ -516,7 +516,8 @@ def compare(items, ours, theirs) -> dict:
                 greedy_mismatch.append((entry["id"], i))
         lls = [lp for lp, _ in theirs_item]
         lm_pred = _argmax(lls)
-        lm_norm = _argmax([lp / len(o) for lp, o in zip(lls, options)])  # lm-eval: len(choice) in characters
+        # lm-eval: len(choice) in characters
+        lm_norm = _argmax([lp / len(o) for lp, o in zip(lls, options, strict=True)])
         if lm_pred != result.pred:
             acc_mismatch.append(entry["id"])
         if lm_norm != result.pred_norm:
@@ -759,7 +760,8 @@ def main():
                 # The load of the round that gave the kept (best) times is what matters; keep the lowest.
                 chunk_load[c] = load if r == 0 else min(chunk_load[c], load)
                 print(f"round {r + 1}/{args.repeat} chunk {c + 1}/{len(chunks)}: ours {best['ours'][c][0]:.1f} s, "
-                      f"floor {best['floor'][c][0]:.1f} s, lm-eval {best['lm_eval'][c][0]:.1f} s (best so far), load {load:.1f}",
+                      f"floor {best['floor'][c][0]:.1f} s, lm-eval {best['lm_eval'][c][0]:.1f} s (best so far), load "
+                      f"{load:.1f}",
                       file=sys.stderr, flush=True)
     finally:
         worker.close()
@@ -770,7 +772,7 @@ def main():
     ours_s, lm_s = sum(b[0] for b in best["ours"]), sum(b[0] for b in best["lm_eval"])
     ours_cpu, lm_cpu = sum(b[1] for b in best["ours"]), sum(b[1] for b in best["lm_eval"])
     floor_s, floor_cpu = sum(b[0] for b in best["floor"]), sum(b[1] for b in best["floor"])
-    chunk_ratios = [lm[0] / ours[0] for lm, ours in zip(best["lm_eval"], best["ours"])]
+    chunk_ratios = [lm[0] / ours[0] for lm, ours in zip(best["lm_eval"], best["ours"], strict=True)]
     speed = {
         "ours_s": ours_s, "lm_eval_s": lm_s, "ours_cpu_s": ours_cpu, "lm_eval_cpu_s": lm_cpu,
         "ours_items_per_s": n / ours_s, "lm_eval_items_per_s": n / lm_s,
@@ -779,7 +781,7 @@ def main():
         "ours_over_floor": ours_s / floor_s, "ours_cpu_over_floor": ours_cpu / floor_cpu,
         "ours_tokens_per_s": tokens["ours_tokens"] / ours_s, "floor_tokens_per_s": tokens["ours_tokens"] / floor_s,
         "lm_eval_tokens_per_s": tokens["lm_eval_tokens"] / lm_s,
-        "ratio_runs": [lm / ours for lm, ours in zip(rounds["lm_eval"], rounds["ours"])],
+        "ratio_runs": [lm / ours for lm, ours in zip(rounds["lm_eval"], rounds["ours"], strict=True)],
         "ours_runs_s": rounds["ours"], "lm_eval_runs_s": rounds["lm_eval"],
         "chunk_ratios": chunk_ratios, "chunk_ratio_median": _median(chunk_ratios),
         "chunk_ratio_min": min(chunk_ratios), "chunk_ratio_max": max(chunk_ratios), "chunk_loadavg": chunk_load,

@@ -11,8 +11,8 @@ from annotation.models import Campaign
 from benchmarks.permissions import can_see_gold
 from core.errors import ActionError, Code
 
-from .contract import ReportOptions
 from . import store
+from .contract import ReportOptions
 from .render import render
 
 
@@ -30,7 +30,8 @@ def check_report_access(user, benchmark_slug, campaign_id=None):
         raise ActionError(Code.NOT_FOUND, f"no campaign {campaign_id} in benchmark {benchmark_slug!r}")
     if not access.reads_gold:
         raise ActionError(Code.FORBIDDEN, "A campaign's report is for staff and the campaign's managers, viewers "
-                          "and experts (not the voting experts of a gold panel, nor people who label on the benchmark).")
+                          "and experts (not the voting experts of a gold panel, nor people who label on the "
+                          "benchmark).")
 
 
 def readable_report_campaigns(user, benchmark_ids=None):

@@ -11,7 +11,6 @@ from .limits import report_slot
 from .readable import GAP_RULES
 from .render import FORMATS
 
-
 PENDING_RETRY_AFTER_S = 2
 
 
@@ -61,8 +60,8 @@ class ReportQuery(serializers.Serializer):
     description="The human-versus-model report; keys are documented in reports/SCHEMA.md. A campaign's report is "
                 "for staff and the campaign's managers, viewers and experts (not a gold panel's voting experts); a "
                 "benchmark-wide one for staff and researchers, without the annotators of campaigns they cannot read "
-                "(reports/access.py). Reports are computed on the `cpu` queue and stored: while one is computed (none yet, or "
-                "an input changed since) the answer is 202 with its state and progress, and Retry-After.",
+                "(reports/access.py). Reports are computed on the `cpu` queue and stored: while one is computed (none "
+                "yet, or an input changed since) the answer is 202 with its state and progress, and Retry-After.",
 )
 class ReportView(APIView):
     permission_classes = [IsAuthenticated]
@@ -72,8 +71,8 @@ class ReportView(APIView):
     def get(self, request):
         query = ReportQuery(data=request.query_params)
         if not query.is_valid():
-            return Response({"code": "invalid_query", "detail": "Some parameters are not valid.", "errors": query.errors},
-                            status=400)
+            return Response({"code": "invalid_query", "detail": "Some parameters are not valid.",
+                             "errors": query.errors}, status=400)
         scope = {k: v for k, v in query.validated_data.items() if k not in ReportQuery.OPTIONS}
         chosen = {k: v for k, v in query.validated_data.items() if k in ReportQuery.OPTIONS}
         fmt = request.accepted_renderer.format
@@ -90,6 +89,7 @@ class ReportView(APIView):
 
     def finalize_response(self, request, response, *args, **kwargs):
         # Errors and "still computing" are JSON ({"detail": ...}) whatever format was asked for.
-        if (response.status_code >= 400 or response.status_code == 202) and getattr(request, "accepted_renderer", None) is not None:
+        if ((response.status_code >= 400 or response.status_code == 202)
+                and getattr(request, "accepted_renderer", None) is not None):
             request.accepted_renderer, request.accepted_media_type = renderers.JSONRenderer(), "application/json"
         return super().finalize_response(request, response, *args, **kwargs)

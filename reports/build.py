@@ -9,7 +9,7 @@ from __future__ import annotations
 import gc
 from contextlib import contextmanager
 from dataclasses import asdict
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from .contract import SCHEMA_VERSION, ReportData, ReportOptions
 from .readable import RULES, how_to_read
@@ -38,7 +38,7 @@ def build_report(data: ReportData, options: ReportOptions = ReportOptions(), gen
     progress(0.7, "agreement and annotators")
     report = {
         "schema_version": SCHEMA_VERSION,
-        "generated_at": (generated_at or datetime.now(timezone.utc)).isoformat(),
+        "generated_at": (generated_at or datetime.now(UTC)).isoformat(),
         "scope": {"benchmark": data.benchmark["slug"], "campaign_id": data.campaign_id,
                   "gold": data.gold_version["citation"] if data.gold_version else "source",
                   "human_campaigns": sorted(rows.human_campaigns)},
@@ -47,7 +47,8 @@ def build_report(data: ReportData, options: ReportOptions = ReportOptions(), gen
         "rules": RULES,
         "raters": {"positions": [
             {"campaign_id": c, "n_positions": len({a for cc, a in zip(data.annotations["campaign_id"],
-                                                                     data.annotations["annotator_id"]) if cc == c}),
+                                                                     data.annotations["annotator_id"], strict=True)
+                                                   if cc == c}),
              "note": "raters are positions in an imported file, not people: left out of per-person tables"}
             for c in sorted(rows.position_campaigns)]},
         "tasks": [{"task": t["slug"], "name": t["name"], "dimension": t["dimension"], "kind": rows.kind[t["id"]],

@@ -21,7 +21,8 @@ class ReportData:
     tasks: list  # {id, slug, name, dimension, form}
     items: dict  # columns: id, task_id, external_id, content_hash, domain, n_options, model_a, model_b[, source_gold]
     gold: dict | None  # item id -> primary gold value (gold version); None: read items["source_gold"]
-    campaigns: list  # {id, name, protocol, source, settings: [{version, overlap, guidelines, guidelines_by_language, note, ...}]}
+    # {id, name, protocol, source, settings: [{version, overlap, guidelines, guidelines_by_language, note, ...}]}
+    campaigns: list
     batches: list  # {id, campaign_id, number, state, round, settings__version}
     annotations: dict  # columns: campaign_id, batch_id, item_id, annotator_id, round, current, value, excluded,
     #                    dwell_seconds, answers {question key: column}
@@ -51,7 +52,8 @@ class ReportOptions:
     confidence: float = 0.95
     seed: int = 0
     item_list_limit: int = 50
-    rule: str = RUN_RULE  # how log-likelihood runs are scored for the gap: run (each run's own), acc, acc_norm, per_token
+    # How log-likelihood runs are scored for the gap: run (each run's own), acc, acc_norm, per_token.
+    rule: str = RUN_RULE
     min_items: int = MIN_ITEMS  # figures from fewer items are flagged "small sample"
     min_agreement_items: int = 30  # agreement figures from fewer items are flagged, with no Landis-Koch band
     min_raters: int = 3  # ... and from fewer raters per item

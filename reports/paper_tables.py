@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 PAPERS = Path(__file__).resolve().parent / "papers"
@@ -44,7 +44,7 @@ def words(name) -> frozenset:
 _SYNONYMS = {words(name): {words(other) for other in others} for name, others in SYNONYMS.items()}
 
 
-@lru_cache(maxsize=None)
+@cache
 def study_tables(study: str) -> dict:
     """The study's paper and tables (reports/papers/<study>.json)."""
     with open(PAPERS / f"{study}.json", encoding="utf-8") as handle:

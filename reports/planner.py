@@ -4,11 +4,10 @@ label where it is a number (ratings, scores, yes/no), else the share of final la
 from __future__ import annotations
 
 from annotation.models import BatchItem, ItemStatus
+from benchmarks.formschema import question, rating_values
 from benchmarks.models import Item
 from metrics import plan_labels, ppi_mean
 from modeleval.models import EvalRun, Prediction, RunState
-
-from benchmarks.formschema import question, rating_values
 
 from .forms import task_kind
 from .sections.human_anchored import MC_MODES, RATING_MODES

@@ -83,7 +83,8 @@ def how_to_read(report):
     sections.append({"topic": "humans", "text": text})
     rule = options["rule"]
     text = ("Model accuracy, the gap, McNemar, positions and the item lists score each model by "
-            + ("its run's own rule" if rule == RUN_RULE else RULES[rule].split(":")[0]) + ", named on every model figure. "
+            + ("its run's own rule" if rule == RUN_RULE else RULES[rule].split(":")[0])
+            + ", named on every model figure. "
             + " ".join(f"{name}: {label.split(': ', 1)[1]}." for name, label in RULES.items()))
     sections.append({"topic": "rules", "text": text})
     level = f"{options['confidence']:.0%}"

@@ -32,20 +32,20 @@ class Rows:
         self.tasks = {t["id"]: t for t in data.tasks}
         self.kind = {t["id"]: task_kind(t["form"]) for t in data.tasks}
         self.primary = {t["id"]: t["form"]["primary"] for t in data.tasks}
-        self.position = dict(zip(items["id"], range(len(items["id"]))))
-        self.item_task = dict(zip(items["id"], items["task_id"]))
-        self.external_id = dict(zip(items["id"], items["external_id"]))
-        self.domain = dict(zip(items["id"], items["domain"]))
-        self.n_options = dict(zip(items["id"], items["n_options"]))
+        self.position = dict(zip(items["id"], range(len(items["id"])), strict=True))
+        self.item_task = dict(zip(items["id"], items["task_id"], strict=True))
+        self.external_id = dict(zip(items["id"], items["external_id"], strict=True))
+        self.domain = dict(zip(items["id"], items["domain"], strict=True))
+        self.n_options = dict(zip(items["id"], items["n_options"], strict=True))
         self.items_of = defaultdict(list)
-        for item_id, task_id in zip(items["id"], items["task_id"]):
+        for item_id, task_id in zip(items["id"], items["task_id"], strict=True):
             self.items_of[task_id].append(item_id)
         if data.gold is not None:
             self.gold = {i: data.gold.get(i) for i in items["id"]}
         else:
             self.gold = {i: (sg or {}).get(self.primary[t])
-                         for i, t, sg in zip(items["id"], items["task_id"], items["source_gold"])}
-        self.source_gold = dict(zip(items["id"], items["source_gold"])) if data.gold is None else {}
+                         for i, t, sg in zip(items["id"], items["task_id"], items["source_gold"], strict=True)}
+        self.source_gold = dict(zip(items["id"], items["source_gold"], strict=True)) if data.gold is None else {}
         self.campaigns = {c["id"]: c for c in data.campaigns}
         self.group = {c["id"]: rater_group(c) for c in data.campaigns}
         # Whose answers are "the humans": the campaign in scope, else every campaign but gold panels
@@ -58,7 +58,7 @@ class Rows:
         self.human_campaigns -= {e["campaign_id"] for e in data.gold_choice.get("excluded_campaigns", [])}
         self.position_campaigns = {c["id"] for c in data.campaigns if c.get("raters_are_positions")}
         ann = data.annotations
-        self.position_raters = {a for c, a in zip(ann["campaign_id"], ann["annotator_id"])
+        self.position_raters = {a for c, a in zip(ann["campaign_id"], ann["annotator_id"], strict=True)
                                 if c in self.position_campaigns}
         self.n_annotations = len(ann["item_id"])
         self.current = list(compress(range(self.n_annotations), ann["current"]))
@@ -75,7 +75,7 @@ class Rows:
         self.run_label = run_labels(data.runs)
         pred = data.predictions
         self.predictions = defaultdict(dict)  # (run, variant) -> {item: row index}
-        for i, (run, item, variant) in enumerate(zip(pred["run_id"], pred["item_id"], pred["variant"])):
+        for i, (run, item, variant) in enumerate(zip(pred["run_id"], pred["item_id"], pred["variant"], strict=True)):
             self.predictions[run, variant][item] = i
 
     def aligned(self, run_id, column, positions, variant=""):

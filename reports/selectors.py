@@ -22,8 +22,16 @@ from django.db.models import BooleanField, Case, CharField, ExpressionWrapper, F
 from django.db.models.fields.json import KT, KeyTextTransform, KeyTransform
 
 from annotation.importers import RATERS_ARE_POSITIONS
-from annotation.models import (Annotation, Batch, BatchItem, Campaign, CampaignSettings, GoldLabel, GoldVersion,
-                               QCSampleItem)
+from annotation.models import (
+    Annotation,
+    Batch,
+    BatchItem,
+    Campaign,
+    CampaignSettings,
+    GoldLabel,
+    GoldVersion,
+    QCSampleItem,
+)
 from benchmarks.models import Benchmark, Item, Task
 from core.errors import ActionError, Code
 from modeleval.models import EvalRun, ParseStatus, Prediction, RunState
@@ -89,7 +97,8 @@ def read_columns(querysets, copy=None):
         for name, queryset in present.items():
             names = list(queryset.query.selected)  # the values_list order, annotations included
             rows = list(queryset)
-            out[name] = ({field: list(values) for field, values in zip(names, zip(*rows))} if rows
+            out[name] = ({field: list(values)
+                          for field, values in zip(names, zip(*rows, strict=True), strict=True)} if rows
                          else {field: [] for field in names})
         return {name: out.get(name) for name in querysets}
     with ThreadPoolExecutor(max_workers=1) as decoder:
@@ -162,7 +171,7 @@ def _decoded(names, kinds, text):
     # Tabs and newlines inside values are escaped, so one split yields every field in row order.
     fields = text[:-1].replace(b"\n", b"\t").split(b"\t")
     raw_columns = [fields[j::len(names)] for j in range(len(names))]
-    return {name: _decode(kind, raw_column) for name, kind, raw_column in zip(names, kinds, raw_columns)}
+    return {name: _decode(kind, raw_column) for name, kind, raw_column in zip(names, kinds, raw_columns, strict=True)}
 
 
 class AccPick(Func):
@@ -253,8 +262,8 @@ def campaign_rows(scope):
     for c in campaigns:
         c["settings"] = []
         c["raters_are_positions"] = c["source"] in RATERS_ARE_POSITIONS
-    for row in settings.values("campaign_id", "version", "overlap", "guidelines", "guidelines_by_language", "note", "min_reading_seconds",
-                               "aggregation", "annotator_kind", "items_per_task"):
+    for row in settings.values("campaign_id", "version", "overlap", "guidelines", "guidelines_by_language", "note",
+                               "min_reading_seconds", "aggregation", "annotator_kind", "items_per_task"):
         by_campaign[row.pop("campaign_id")]["settings"].append(row)
     return campaigns
 
@@ -389,7 +398,8 @@ def arena_dialogues(scope, tasks):
               .values_list("item_id", "annotator_id", "is_ai", "first_ai_turn"))
     dialogues["labels"] = [row for row in labels if row[2] is not None]
     # Finished single-dialogue judge runs on these dialogues; the verdicts' prompts and replies are not kept.
-    judged = (Prediction.objects.filter(item_id__in=system, run__mode__in=modes_where(section=Section.SINGLE_JUDGE), run__state=RunState.FINISHED)
+    judged = (Prediction.objects.filter(item_id__in=system, run__mode__in=modes_where(section=Section.SINGLE_JUDGE),
+                                        run__state=RunState.FINISHED)
               .order_by("run_id", "item_id").values_list("item_id", "run_id", "run__model__name", "options"))
     keys = ("n", "decided_by", "passed", "parsed", "readable")
     dialogues["judge_verdicts"] = [(item_id, run_id, model, [{key: v.get(key) for key in keys} for v in verdicts])
@@ -433,7 +443,7 @@ def report_data(scope, kept=None) -> ReportData:
             "frozen_at": gold_version.frozen_at.isoformat(), "note": gold_version.note},
         tasks=tasks,
         items=items,
-        gold=dict(zip(*rows["gold"].values())) if rows["gold"] is not None else None,
+        gold=dict(zip(*rows["gold"].values(), strict=True)) if rows["gold"] is not None else None,
         campaigns=campaign_rows(scope),
         batches=batch_rows(scope),
         annotations=annotation_columns(rows["annotations"], tasks),

@@ -20,7 +20,8 @@ PATHS = {
     "annotation_goldlabel": ("version_id", "SELECT benchmark_id FROM annotation_goldversion WHERE id IN ({ids})"),
     "modeleval_prediction": ("run_id", "SELECT benchmark_id FROM modeleval_evalrun WHERE id IN ({ids})"),
     "modeleval_evalrun_tasks": ("evalrun_id", "SELECT benchmark_id FROM modeleval_evalrun WHERE id IN ({ids})"),
-    "annotation_qcsampleitem": ("review_id", "SELECT c.benchmark_id FROM annotation_campaign c JOIN annotation_qcreview r "
+    "annotation_qcsampleitem": ("review_id", "SELECT c.benchmark_id FROM annotation_campaign c JOIN "
+                                             "annotation_qcreview r "
                                              "ON r.campaign_id = c.id WHERE r.id IN ({ids})"),
     **{table: ("campaign_id", "SELECT benchmark_id FROM annotation_campaign WHERE id IN ({ids})")
        for table in ("annotation_campaignsettings", "annotation_batch", "annotation_batchitem",
@@ -30,9 +31,11 @@ PATHS = {
 # bumps the benchmark's RowsVersion (PostgreSQL only; SQLite keeps no rows between computations).
 ROWS_TABLES = ("benchmarks_task", "benchmarks_item", "modeleval_evalrun", "modeleval_evalrun_tasks",
                "modeleval_prediction")
-BUMP = ("INSERT INTO reports_rowsversion (benchmark_id, version) SELECT DISTINCT b, 1 FROM ({benchmarks}) AS changed(b) "
+BUMP = ("INSERT INTO reports_rowsversion (benchmark_id, version) SELECT DISTINCT b, 1 FROM ({benchmarks}) AS "
+        "changed(b) "
         "WHERE b IS NOT NULL ON CONFLICT (benchmark_id) DO UPDATE SET version = reports_rowsversion.version + 1")
-MARK = "UPDATE reports_storedreport SET stale_since = {now} WHERE stale_since IS NULL AND benchmark_id IN ({benchmarks})"
+MARK = ("UPDATE reports_storedreport SET stale_since = {now} WHERE stale_since IS NULL "
+        "AND benchmark_id IN ({benchmarks})")
 EVENTS = {"insert": "NEW", "update": "NEW", "delete": "OLD"}
 # The migration that brings the triggers: before it is applied, SQLite gets none.
 MIGRATION = ("reports", "0002_stale_triggers")

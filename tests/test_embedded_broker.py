@@ -15,9 +15,10 @@ pytestmark = pytest.mark.slow
 def test_a_worker_on_the_embedded_broker_writes_nothing_where_it_runs(tmp_path):
     where, data = tmp_path / "cwd", tmp_path / "data"
     where.mkdir()
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE")}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE")}
     env.update(HB_DATA_DIR=str(data), PYTHONPATH=str(ROOT), DJANGO_SETTINGS_MODULE="config.settings")
-    log = open(tmp_path / "worker.log", "w")
+    log = open(tmp_path / "worker.log", "w")  # noqa: SIM115 -- open while the worker runs
     worker = subprocess.Popen([sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "gpu,cpu", "-c", "1",
                                "--pool", "solo", "--loglevel", "info"], cwd=where, env=env, stdout=log,
                               stderr=subprocess.STDOUT)

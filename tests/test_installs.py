@@ -97,6 +97,7 @@ def test_an_install_from_pyproject_alone_scores_the_packaged_model(tmp_path):
         env=env, cwd=elsewhere)
     run(django + ["score", "--model", "smollm2-135m-instruct", "--benchmark", "two", "--sync"], env=env, cwd=elsewhere)
     counted = run([python, "-c", "import django; django.setup(); from modeleval.models import EvalRun, Prediction; "
-                                 "[run] = EvalRun.objects.all(); print(run.state, Prediction.objects.filter(run=run).count())"],
+                                 "[run] = EvalRun.objects.all(); print(run.state, "
+                                 "Prediction.objects.filter(run=run).count())"],
                   env=env, cwd=elsewhere)
     assert counted.split() == ["finished", "2"], counted

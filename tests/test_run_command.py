@@ -23,7 +23,8 @@ def free_port():
 
 def embedded_env(tmp_path):
     """bin/run's environment: no database or broker named (SQLite and the embedded broker), data under tmp_path."""
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE")}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE")}
     env["HB_DATA_DIR"] = str(tmp_path / "data")
     return env
 

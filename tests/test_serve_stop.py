@@ -1,4 +1,5 @@
 """`manage.py serve` (what bin/run starts) stops its embedded worker with it: no orphan keeps the model."""
+import contextlib
 import os
 import signal
 import subprocess
@@ -72,10 +73,8 @@ def test_stopping_serve_stops_its_worker(tmp_path, how):
         assert not alive, f"left running after {how}: {[p.cmdline() for p in alive]}\n{output[-2000:]}"
         assert f"http://127.0.0.1:{port}/" in output
     finally:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(server.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 def test_worker_dies_with_a_killed_server(tmp_path):
@@ -88,7 +87,5 @@ def test_worker_dies_with_a_killed_server(tmp_path):
         _, alive = psutil.wait_procs(children, timeout=30)
         assert not alive, [p.cmdline() for p in alive]
     finally:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(server.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass

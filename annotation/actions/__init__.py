@@ -10,18 +10,46 @@ batches), leases, submissions (and item outcomes, disagreements decided), batche
 reject, reopen), gold (versions, and the gold reports cite), corrections (annotators' own changes and flags).
 Callers use the names re-exported here: `from annotation import actions; actions.submit_annotation(...)`.
 """
-from ._common import (TRANSITIONS, PROTOCOL_DEFAULTS, forbidden, require_role, jsonable, record_event, wrong_state,
-                      current_settings, MAX_COMMENT)
-from .campaigns import (create_campaign, update_settings, add_member, set_member_active, campaign_items,
-                        next_batch_number, active_draw, cut_batches)
-from .leases import Lease, start_next_open_batch, lease_next_item, release_assignment, reclaim_expired_leases
-from .submissions import Submission, submit_annotation, round_outcome, resolve_disagreement
-from .batches import (hand_in_batch, start_review, record_qc_label, accept_batch, reject_batch, reopen_batch,
-                      auto_hand_in)
-from .gold import (create_gold_version, freeze_gold_version, pin_gold_version, may_choose_benchmark_gold,
-                   choose_benchmark_gold)
+from ._common import (
+                      MAX_COMMENT,
+                      PROTOCOL_DEFAULTS,
+                      TRANSITIONS,
+                      current_settings,
+                      forbidden,
+                      jsonable,
+                      record_event,
+                      require_role,
+                      wrong_state,
+)
+from .batches import (
+                      accept_batch,
+                      auto_hand_in,
+                      hand_in_batch,
+                      record_qc_label,
+                      reject_batch,
+                      reopen_batch,
+                      start_review,
+)
+from .campaigns import (
+                      active_draw,
+                      add_member,
+                      campaign_items,
+                      create_campaign,
+                      cut_batches,
+                      next_batch_number,
+                      set_member_active,
+                      update_settings,
+)
 from .corrections import amend_annotation, flag_item
-
+from .gold import (
+                      choose_benchmark_gold,
+                      create_gold_version,
+                      freeze_gold_version,
+                      may_choose_benchmark_gold,
+                      pin_gold_version,
+)
+from .leases import Lease, lease_next_item, reclaim_expired_leases, release_assignment, start_next_open_batch
+from .submissions import Submission, resolve_disagreement, round_outcome, submit_annotation
 
 __all__ = [
     "TRANSITIONS",

@@ -4,12 +4,10 @@ from decimal import Decimal
 from django.utils.translation import gettext
 
 from benchmarks.formschema import is_one_of, primary_values
-
 from core.errors import ActionError, Code
 
 from ..models import Batch, BatchState, Event, EventKind, Policy, Protocol, QCReview
 from ..policy import refusal, roles_of
-
 
 TRANSITIONS = {
     BatchState.OPEN: {BatchState.ANNOTATING},

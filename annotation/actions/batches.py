@@ -6,18 +6,37 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext, ngettext
 
-from metrics import median_reading_seconds
-
 from core import sql
 from core.errors import ActionError, Code
+from metrics import median_reading_seconds
 
-from ..models import (FINAL_STATUSES, Annotation, Batch, BatchItem, BatchState, Campaign, CampaignSettings, EventKind,
-                      ItemStatus, QCReview, QCSampleItem, Role)
-from ..qc import draw_sample, new_sample_secret, sample_seed
+from ..models import (
+    FINAL_STATUSES,
+    Annotation,
+    Batch,
+    BatchItem,
+    BatchState,
+    Campaign,
+    CampaignSettings,
+    EventKind,
+    ItemStatus,
+    QCReview,
+    QCSampleItem,
+    Role,
+)
 from ..policy import roles_of
+from ..qc import draw_sample, new_sample_secret, sample_seed
 from ..selectors import qc_figures
-from ._common import (_check_value, current_settings, jsonable, _locked_batch, require_role, _review, _transition,
-                      wrong_state)
+from ._common import (
+    _check_value,
+    _locked_batch,
+    _review,
+    _transition,
+    current_settings,
+    jsonable,
+    require_role,
+    wrong_state,
+)
 
 
 def _require_batch_labeller(batch, actor):
@@ -144,11 +163,13 @@ def accept_batch(batch, *, actor, reason="", override_reason=""):
         override = not decision.passed
         if override and not override_reason.strip():
             raise ActionError(Code.BELOW_THRESHOLD, gettext("The sample is below the acceptance thresholds; reject "
-                                                            "the batch, or accept with an override reason."), figures=jsonable(decision.to_dict()))
+                                                            "the batch, or accept with an override reason."),
+                              figures=jsonable(decision.to_dict()))
         # Both texts are kept: the reason typed for the decision and, below the thresholds, the override's.
         reason, override_reason = reason.strip(), override_reason.strip()
         kept = f"{reason}\nOverride: {override_reason}" if override and reason else override_reason or reason
-        review.decision, review.reason, review.override = "accepted", kept if override else reason or override_reason, override
+        review.decision, review.reason, review.override = ("accepted", kept if override else reason or override_reason,
+                                                           override)
         review.figures, review.decided_at = jsonable(decision.to_dict()), timezone.now()
         review.save()
         batch.accepted_below_threshold = override

@@ -6,14 +6,24 @@ from django.db import transaction
 from django.db.models import Max
 
 from benchmarks.models import Benchmark, Item
+from core.errors import ActionError, Code
 from metrics.prediction_powered import inclusion_probabilities, poisson_draw
 
-from core.errors import ActionError, Code
-
-from ..models import (Batch, BatchItem, BatchState, Campaign, CampaignSettings, EventKind, Membership, Protocol, Role,
-                      Selection, WORKER_ROLES)
 from .. import judges
-from ._common import current_settings, PROTOCOL_DEFAULTS, record_event, require_role
+from ..models import (
+    WORKER_ROLES,
+    Batch,
+    BatchItem,
+    BatchState,
+    Campaign,
+    CampaignSettings,
+    EventKind,
+    Membership,
+    Protocol,
+    Role,
+    Selection,
+)
+from ._common import PROTOCOL_DEFAULTS, current_settings, record_event, require_role
 
 
 def _clean_settings(settings):
@@ -111,8 +121,8 @@ def set_member_active(membership, *, actor, active):
     with transaction.atomic():
         membership.active = active
         membership.save(update_fields=["active"])
-        record_event(membership.campaign, EventKind.MEMBER_ACTIVATED if active else EventKind.MEMBER_DEACTIVATED, actor=actor,
-                     figures={"user": membership.user.username, "role": membership.role})
+        record_event(membership.campaign, EventKind.MEMBER_ACTIVATED if active else EventKind.MEMBER_DEACTIVATED,
+                     actor=actor, figures={"user": membership.user.username, "role": membership.role})
     return membership
 
 
@@ -147,7 +157,7 @@ def active_draw(campaign, settings, ids):
     pi = inclusion_probabilities([uncertainty.get(pk, mean) for pk in ids], settings.active_budget,
                                  float(settings.active_uniform_share))
     drawn = poisson_draw(pi, f"{settings.seed}:active")
-    return {pk: float(p) for pk, p, chosen in zip(ids, pi, drawn) if chosen}
+    return {pk: float(p) for pk, p, chosen in zip(ids, pi, drawn, strict=True) if chosen}
 
 
 def cut_batches(campaign, *, actor):

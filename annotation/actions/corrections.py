@@ -8,8 +8,17 @@ from django.utils.translation import gettext
 
 from core.errors import ActionError, Code
 
-from ..models import (FINAL_STATUSES, Annotation, Batch, BatchItem, BatchState, Disagreement, EventKind, ItemFlag,
-                      ItemStatus)
+from ..models import (
+    FINAL_STATUSES,
+    Annotation,
+    Batch,
+    BatchItem,
+    BatchState,
+    Disagreement,
+    EventKind,
+    ItemFlag,
+    ItemStatus,
+)
 from ._common import MAX_COMMENT, record_event, require_role
 from .batches import auto_hand_in
 from .submissions import _checked_answers, _given_on, _settle

@@ -7,12 +7,22 @@ from django.utils import timezone
 
 from benchmarks.models import Benchmark
 from benchmarks.permissions import staff_or_holder
+from core.errors import ActionError, Code
 from metrics import majority_vote
 
-from core.errors import ActionError, Code
-
-from ..models import (Annotation, BatchItem, BatchState, Campaign, EventKind, GoldLabel, GoldMethod, GoldVersion,
-                      ItemStatus, Protocol, Role)
+from ..models import (
+    Annotation,
+    BatchItem,
+    BatchState,
+    Campaign,
+    EventKind,
+    GoldLabel,
+    GoldMethod,
+    GoldVersion,
+    ItemStatus,
+    Protocol,
+    Role,
+)
 from ._common import record_event, require_role
 
 

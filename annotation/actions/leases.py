@@ -10,14 +10,26 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from benchmarks.models import Item, Task
-
 from core import sql
 from core.errors import ActionError, Code
 
-from ..models import (HOLDS_PERSON, HOLDS_SLOT, Assignment, Batch, BatchItem, BatchState, Campaign, CampaignSettings,
-                      EventKind, ItemStatus, LeaseStatus, Role, WORKER_ROLES)
+from ..models import (
+    HOLDS_PERSON,
+    HOLDS_SLOT,
+    WORKER_ROLES,
+    Assignment,
+    Batch,
+    BatchItem,
+    BatchState,
+    Campaign,
+    CampaignSettings,
+    EventKind,
+    ItemStatus,
+    LeaseStatus,
+    Role,
+)
 from ..selectors import LEASE_RELATIONS, live_lease_and_first_batch
-from ._common import current_settings, forbidden, MAX_COMMENT, record_event, _transition
+from ._common import MAX_COMMENT, _transition, current_settings, forbidden, record_event
 
 
 @dataclass
@@ -60,8 +72,8 @@ def _free_batch_item_sql():
             "INNER JOIN benchmarks_item i ON bi.item_id = i.id INNER JOIN benchmarks_task t ON i.task_id = t.id "
             f"WHERE b.state = %s AND bi.batch_id = %s AND bi.status = {sql.literals([ItemStatus.PENDING])} "
             "AND bi.taken < bi.needed AND NOT EXISTS(SELECT 1 FROM annotation_assignment a WHERE a.annotator_id = %s "
-            f"AND a.batch_item_id = bi.id AND a.round = b.round AND a.status IN ({sql.literals(HOLDS_PERSON)}) LIMIT 1) "
-            "ORDER BY bi.position LIMIT 1" + sql.lock("FOR UPDATE OF bi SKIP LOCKED"))
+            f"AND a.batch_item_id = bi.id AND a.round = b.round AND a.status IN ({sql.literals(HOLDS_PERSON)}) LIMIT "
+            "1) ORDER BY bi.position LIMIT 1" + sql.lock("FOR UPDATE OF bi SKIP LOCKED"))
 
 
 def _free_batch_item(batch_id, annotator):
@@ -147,8 +159,9 @@ def _lock_membership_sql():
 def _lease_next_item(campaign, annotator, now):
     # One live lease per person per campaign: the same person's concurrent calls wait here for each other (their
     # membership rows in a labelling role, locked in id order before any batch item), so the second one finds
-    # the first one's lease. The same statement reads the campaign's worker role, the role that labels. What comes after the lock is read in the next statement: a subquery of the locking statement
-    # would see the database as it was before the wait.
+    # the first one's lease. The same statement reads the campaign's worker role, the role that labels. What comes
+    # after the lock is read in the next statement: a subquery of the locking statement would see the database as it
+    # was before the wait.
     campaign_id = getattr(campaign, "pk", campaign)
     rows = sql.fetch_all(_lock_membership_sql(), sql.params(campaign_id, annotator.pk, *WORKER_ROLES))
     if not any(role == worker_role for role, worker_role in rows):
@@ -187,7 +200,8 @@ def release_assignment(assignment, *, annotator, now=None, reason=""):
                               % {"status": assignment.status})
         _give_back(assignment, LeaseStatus.RELEASED, now)
         if reason.strip():
-            record_event(assignment.campaign_id, EventKind.ITEM_SKIPPED, actor=annotator, reason=reason.strip()[:MAX_COMMENT],
+            record_event(assignment.campaign_id, EventKind.ITEM_SKIPPED, actor=annotator,
+                         reason=reason.strip()[:MAX_COMMENT],
                          figures={"item": assignment.item_id, "round": assignment.round})
     return assignment
 

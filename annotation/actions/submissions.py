@@ -11,14 +11,26 @@ from django.utils.translation import gettext
 
 from benchmarks.formschema import excluding_values, question, validate_answers
 from benchmarks.models import Item, Task
-
 from core import sql
 from core.errors import ActionError, Code
 
-from ..models import (FINAL_STATUSES, Annotation, Assignment, Batch, BatchItem, Campaign, CampaignSettings,
-                      Disagreement, DisagreementStatus, EventKind, ItemStatus, LeaseStatus, WORKER_ROLES)
-from ..rules import item_outcome
+from ..models import (
+    FINAL_STATUSES,
+    WORKER_ROLES,
+    Annotation,
+    Assignment,
+    Batch,
+    BatchItem,
+    Campaign,
+    CampaignSettings,
+    Disagreement,
+    DisagreementStatus,
+    EventKind,
+    ItemStatus,
+    LeaseStatus,
+)
 from ..policy import RESOLVE
+from ..rules import item_outcome
 from ..selectors import seconds_until_submit_allowed
 from ._common import _check_value, forbidden, record_event, require_role
 from .batches import auto_hand_in
@@ -136,14 +148,16 @@ def submit_annotation(assignment, *, annotator, answers, client_submission_id, n
             waited = (now - assignment.served_at).total_seconds()
             left = seconds_until_submit_allowed(assignment, now)
             if left > 0:
-                raise ActionError(Code.TOO_EARLY, gettext("Read the dialogue for %(left)s more seconds before answering.")
+                raise ActionError(Code.TOO_EARLY, gettext("Read the dialogue for %(left)s more seconds before "
+                                                          "answering.")
                                   % {"left": f"{left:g}"},
                                   seconds_left=left, min_reading_seconds=settings.min_reading_seconds)
             item, form = assignment.item, assignment.item.task.form
             excluded_by = _checked_answers(form, answers, item)
             # Closed only if still live: the status read above may predate the lock (the lock keeps the row
             # from changing from here on).
-            if not sql.execute("UPDATE annotation_assignment SET status = %s, closed_at = %s WHERE id = %s AND status = %s",
+            if not sql.execute("UPDATE annotation_assignment SET status = %s, closed_at = %s WHERE id = %s AND status "
+                               "= %s",
                                sql.params(LeaseStatus.SUBMITTED, now,
                                           assignment.pk, LeaseStatus.LEASED)):
                 assignment.refresh_from_db(fields=["status"])

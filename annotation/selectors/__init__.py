@@ -5,17 +5,45 @@ shows), review (disagreements, flags, the QC sample), gold (which gold scores wh
 annotator models, accepted and imported labels), home (what waits for a person, their pages' language).
 Callers use the names re-exported here: `from annotation import selectors; selectors.lease_view(...)`.
 """
-from .progress import (batch_progress, campaign_progress, labeller_progress, batches_overview, left_for,
-                       worker_progress, hand_in_readiness)
-from .leases import (seconds_until_submit_allowed, item_view, LEASE_RELATIONS, lease_view, live_lease_and_first_batch,
-                     open_lease, qc_feedback, last_answer, last_answer_view)
-from .review import (campaign_disagreements, disagreements_by_guideline, disagreement_answers, qc_figures,
-                     blind_qc_sample, campaign_flags, flag_views)
-from .gold import gold_is_derived, circular_gold
-from .scores import (current_annotations, baseline_scores, accepted_final_labels, imported_ratings,
-                     has_imported_ratings, annotator_estimates)
-from .home import waiting_for, campaign_language
-
+from .gold import circular_gold, gold_is_derived
+from .home import campaign_language, waiting_for
+from .leases import (
+                       LEASE_RELATIONS,
+                       item_view,
+                       last_answer,
+                       last_answer_view,
+                       lease_view,
+                       live_lease_and_first_batch,
+                       open_lease,
+                       qc_feedback,
+                       seconds_until_submit_allowed,
+)
+from .progress import (
+                       batch_progress,
+                       batches_overview,
+                       campaign_progress,
+                       hand_in_readiness,
+                       labeller_progress,
+                       left_for,
+                       worker_progress,
+)
+from .review import (
+                       blind_qc_sample,
+                       campaign_disagreements,
+                       campaign_flags,
+                       disagreement_answers,
+                       disagreements_by_guideline,
+                       flag_views,
+                       qc_figures,
+)
+from .scores import (
+                       accepted_final_labels,
+                       annotator_estimates,
+                       baseline_scores,
+                       current_annotations,
+                       has_imported_ratings,
+                       imported_ratings,
+)
 
 __all__ = [
     "batch_progress",

@@ -1,6 +1,6 @@
 """A person's home page: what waits for them in a campaign, and the language of their pages."""
-from ..policy import READ_BATCHES, READ_DISAGREEMENTS
 from ..models import BatchState, DisagreementStatus
+from ..policy import READ_BATCHES, READ_DISAGREEMENTS
 from .leases import open_lease
 from .progress import left_for
 

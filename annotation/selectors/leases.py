@@ -26,7 +26,8 @@ def item_view(item):
 def guidelines_view(settings, language=None):
     """A settings version's guidelines as a person reads them: the text in their language (`language`, by default
     the active one: their page's) from `guidelines_by_language`, chosen as the form's names are (language_choice:
-    the base language of a regional code also counts), else the default `guidelines`. `language` says which was chosen (None: the default)."""
+    the base language of a regional code also counts), else the default `guidelines`. `language` says which was
+    chosen (None: the default)."""
     texts = settings.guidelines_by_language or {}
     chosen = language_choice(texts, (language or translation.get_language() or "").lower())
     markdown = texts[chosen] if chosen else settings.guidelines
@@ -96,7 +97,8 @@ def qc_feedback(batch, round_):
 def last_answer(campaign, user):
     """The person's last annotation in a campaign, while it can still be changed (its batch round is being
     annotated); None otherwise."""
-    last = (Annotation.objects.filter(campaign=campaign, annotator=user).select_related("batch_item__batch", "item__task")
+    last = (Annotation.objects.filter(campaign=campaign, annotator=user)
+            .select_related("batch_item__batch", "item__task")
             .order_by("-submitted_at", "-id").first())
     if last is None or last.superseded_at or last.batch_item.batch.state != BatchState.ANNOTATING \
             or last.round != last.batch_item.batch.round:

@@ -38,9 +38,10 @@ def labeller_progress(batch, user, campaign):
     left_text, left_params = _left_for_sql(campaign, user)
     row = sql.fetch_one(
         "WITH head AS (SELECT b.id, b.number, b.round, b.state, COALESCE(NULLIF(s.overlap, 0), 1) AS overlap "
-        "FROM annotation_batch b LEFT OUTER JOIN annotation_campaignsettings s ON b.settings_id = s.id WHERE b.id = %s), "
-        "counted AS (SELECT COUNT(*) AS total, COUNT(*) FILTER (WHERE labels >= (SELECT h.overlap FROM head h)) AS done, "
-        f"COUNT(*) FILTER (WHERE NOT status IN ({sql.marks(FINAL_STATUSES)})) AS unsettled, SUM(mine) AS mine "
+        "FROM annotation_batch b LEFT OUTER JOIN annotation_campaignsettings s ON b.settings_id = s.id WHERE b.id = "
+        "%s), "
+        "counted AS (SELECT COUNT(*) AS total, COUNT(*) FILTER (WHERE labels >= (SELECT h.overlap FROM head h)) AS "
+        f"done, COUNT(*) FILTER (WHERE NOT status IN ({sql.marks(FINAL_STATUSES)})) AS unsettled, SUM(mine) AS mine "
         # The person's own labels are counted in the same pass over the batch's items: counted apart, as a join of
         # their labels with the batch's items, a planner without fresh statistics (a new campaign) read every item
         # of the batch once per label of theirs, and the page's cycle slowed with each label.

@@ -3,8 +3,8 @@ from collections import defaultdict
 
 from django.db.models import Count, Q
 
-from ..qc import evaluate_sample
 from ..models import Annotation, Disagreement, ItemFlag
+from ..qc import evaluate_sample
 
 
 def campaign_disagreements(campaign):
@@ -41,7 +41,8 @@ def disagreements_by_guideline(campaign, rows):
 def disagreement_answers(disagreement, blind):
     """Each label of a disagreement's round with the whole answer (reasons, comments) and the item's flags.
     For a blind voter (`blind`) no one's answers and no names: the panel votes blind."""
-    rows = Annotation.objects.none() if blind else (Annotation.objects.filter(batch_item_id=disagreement.batch_item_id, round=disagreement.round)
+    rows = Annotation.objects.none() if blind else (
+        Annotation.objects.filter(batch_item_id=disagreement.batch_item_id, round=disagreement.round)
             .select_related("annotator").order_by("submitted_at", "id"))
     flags = ItemFlag.objects.filter(batch_item_id=disagreement.batch_item_id).select_related("author").order_by("id")
     names = {}

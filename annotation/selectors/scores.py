@@ -59,7 +59,8 @@ def baseline_scores(campaign, gold_version=None, min_items=MIN_ITEMS):
         tasks.append({
             "task": task.slug, "n_items": len(items), "n_scored": len(scored),
             "n_without_gold": len(items) - len(scored), "n_answered": n_answered,
-            "n_raters": n_raters, "complete": n_raters >= k and all(len(a) == n_raters and None not in a.values() for a in labels),
+            "n_raters": n_raters,
+            "complete": n_raters >= k and all(len(a) == n_raters and None not in a.values() for a in labels),
             "majority": {"accuracy": majority.accuracy, "n_correct": majority.n_correct, "m": baseline.m, "k": k,
                          "rule": majority.rule},
             "mean_of_raters": {"accuracy": per_rater.accuracy, "std": per_rater.std, "raters": [
@@ -189,7 +190,7 @@ def annotator_estimates(campaign, batch=None, uncertain=20):
                            "uncertainty": float(model.uncertainty[position[i]]),
                            "aggregate": model.aggregate[position[i]],
                            "posterior": {str(label): float(p) for label, p in
-                                         zip(model.labels, model.posteriors[position[i]]) if p >= 0.005}}
+                                         zip(model.labels, model.posteriors[position[i]], strict=True) if p >= 0.005}}
                           for i in ranked]})
     return {"method": method, "method_text": ANNOTATOR_METHODS[method], "rule": settings.get_aggregation_display(),
             "tasks": tasks}

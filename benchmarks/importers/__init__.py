@@ -1,7 +1,16 @@
-from . import (dialogbench, dialogbench_paper, dialogbench_released, diqad, diqad_released, fed, jsonl, kodialogbench,
-               mutual)
-from .detect import detect
+from . import (
+    dialogbench,
+    dialogbench_paper,
+    dialogbench_released,
+    diqad,
+    diqad_released,
+    fed,
+    jsonl,
+    kodialogbench,
+    mutual,
+)
 from .base import ImportFailure, ItemRecord, ParsedBenchmark, TaskSpec
+from .detect import detect
 
 FORMATS = {"dialogbench": dialogbench, "fed": fed, "diqad": diqad, "jsonl": jsonl, "mutual": mutual,
            "dialogbench_paper": dialogbench_paper, "dialogbench_released": dialogbench_released,
@@ -14,4 +23,5 @@ def format_shapes() -> list[tuple[str, list[str]]]:
     page's menu offers them: the page's table of formats and its menu are read from FORMATS alike."""
     return [(name, FORMATS[name].FORMAT_SHAPE.split("`")) for name in sorted(FORMATS)]
 
-__all__ = ["FORMATS", "format_shapes", "detect", "EXPORT_FORMATS", "ImportFailure", "ItemRecord", "ParsedBenchmark", "TaskSpec"]
+__all__ = ["FORMATS", "format_shapes", "detect", "EXPORT_FORMATS", "ImportFailure", "ItemRecord", "ParsedBenchmark",
+           "TaskSpec"]

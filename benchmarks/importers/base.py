@@ -1,10 +1,9 @@
 """What every importer produces, and the refusal that names file, line and field."""
 import re
-
-import orjson
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import orjson
 from django.conf import settings
 
 from core.errors import ActionError, Code
@@ -64,7 +63,8 @@ def read_text(path):
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         line = raw[: error.start].count(b"\n") + 1
-        raise ImportFailure(path, f"line {line}", None, f"bytes that are not UTF-8 at offset {error.start}; save the file as UTF-8") from None
+        raise ImportFailure(path, f"line {line}", None, f"bytes that are not UTF-8 at offset {error.start}; save the "
+                                                        "file as UTF-8") from None
 
 
 def json_lines(path):
@@ -81,18 +81,22 @@ def json_lines(path):
                 continue
             seen_any = True
             if len(raw) > MAX_RECORD_BYTES:
-                raise ImportFailure(path, f"line {number}", None, f"a record of {len(raw):,} bytes, over the limit of {MAX_RECORD_BYTES:,}")
+                raise ImportFailure(path, f"line {number}", None, f"a record of {len(raw):,} bytes, over the limit of "
+                                                                  f"{MAX_RECORD_BYTES:,}")
             try:
                 raw.decode("utf-8")
             except UnicodeDecodeError as error:
                 raise ImportFailure(path, f"line {number}", None,
-                                    f"bytes that are not UTF-8 at column {error.start + 1}; save the file as UTF-8") from None
+                                    f"bytes that are not UTF-8 at column {error.start + 1}; save the file as "
+                                    "UTF-8") from None
             nul = raw.find(b"\x00")
             if nul >= 0:
-                raise ImportFailure(path, f"line {number}", None, f"binary data (a NUL byte at column {nul + 1}); expected UTF-8 JSON text")
+                raise ImportFailure(path, f"line {number}", None, f"binary data (a NUL byte at column {nul + 1}); "
+                                                                  "expected UTF-8 JSON text")
             record = parse_json(path, raw, f"line {number}")
             if not isinstance(record, dict):
-                raise ImportFailure(path, f"line {number}", None, f"expected a JSON object, got {type(record).__name__}")
+                raise ImportFailure(path, f"line {number}", None, "expected a JSON object, got "
+                                                                  f"{type(record).__name__}")
             yield number, record
     if not seen_any:
         raise ImportFailure(path, None, None, "the file is empty; expected at least one record")
@@ -113,7 +117,8 @@ def require(path, location, record, key, kind, *, optional=False, default=None):
 
 
 def _kind_name(kind):
-    names = {str: "a string", int: "an integer", float: "a number", list: "a list", dict: "an object", bool: "true or false"}
+    names = {str: "a string", int: "an integer", float: "a number", list: "a list", dict: "an object",
+             bool: "true or false"}
     kinds = kind if isinstance(kind, tuple) else (kind,)
     return " or ".join(names.get(k, k.__name__) for k in kinds)
 
@@ -123,10 +128,13 @@ def check_turns(path, location, turns, key="dialogue"):
     if not isinstance(turns, list) or not turns:
         raise ImportFailure(path, location, key, "expected a non-empty list of {speaker, text} turns")
     for index, turn in enumerate(turns):
-        if not isinstance(turn, dict) or not isinstance(turn.get("speaker"), str) or not isinstance(turn.get("text"), str):
+        if (not isinstance(turn, dict) or not isinstance(turn.get("speaker"), str)
+                or not isinstance(turn.get("text"), str)):
             raise ImportFailure(path, location, f"{key}[{index}]", "expected {\"speaker\": string, \"text\": string}")
         if len(turn) != 2:
-            raise ImportFailure(path, location, f"{key}[{index}]", f"unexpected keys {sorted(set(turn) - {'speaker', 'text'})}; a turn has only speaker and text")
+            raise ImportFailure(path, location, f"{key}[{index}]", "unexpected keys "
+                                                                   f"{sorted(set(turn) - {'speaker', 'text'})}; a turn "
+                                                                   "has only speaker and text")
     return turns
 
 
@@ -235,7 +243,8 @@ def json_records(path, shape):
         for number, record in json_lines(path):
             yield f"line {number}", record
     else:
-        raise ImportFailure(path, "line 1", None, f"expected {shape}: a JSON array of objects, or one JSON object per line")
+        raise ImportFailure(path, "line 1", None, f"expected {shape}: a JSON array of objects, or one JSON object per "
+                                                  "line")
 
 
 # Scripts by the letters they hold, for `language_of_text`: Han ideographs (CJK unified, extension A and the
@@ -253,9 +262,9 @@ HAN_WEIGHT = 4
 
 def language_of_text(text, default="en"):
     """The language an item's text is written in, by its script (the one rule of every importer): Hangul is
-    Korean (Korean text may hold Han characters too), kana Japanese, else Han (Chinese) or Latin (English), whichever holds more
-    of the text, a Han character counting as a short word of Latin letters (HAN_WEIGHT); `default` for text with
-    no letter of these."""
+    Korean (Korean text may hold Han characters too), kana Japanese, else Han (Chinese) or Latin (English), whichever
+    holds more of the text, a Han character counting as a short word of Latin letters (HAN_WEIGHT); `default` for
+    text with no letter of these."""
     text = text or ""
     counts = {language: len(pattern.findall(text)) for language, pattern in SCRIPTS.items()}
     if counts["ko"]:

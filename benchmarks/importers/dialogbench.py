@@ -10,8 +10,16 @@ One task per DialogBench task; the label becomes the item's source gold.
 """
 import re
 
-from .base import (ImportFailure, ItemRecord, ParsedBenchmark, TaskSpec, check_turns, json_lines,
-                   parse_speaker_lines, require)
+from .base import (
+    ImportFailure,
+    ItemRecord,
+    ParsedBenchmark,
+    TaskSpec,
+    check_turns,
+    json_lines,
+    parse_speaker_lines,
+    require,
+)
 
 # The upload page's table of formats (`code` in backticks).
 FORMAT_SHAPE = ('JSON lines: `id, task, domain, speaker1_personality, speaker2_personality, dialogue, question, '
@@ -89,7 +97,8 @@ def parse(path):
         if task not in TASKS:
             raise ImportFailure(path, where, "task", f"expected one of {sorted(TASKS)}, got {task!r}")
         raw_turns = require(path, where, record, "dialogue", list)
-        turns = check_turns(path, where, raw_turns) if raw_turns and isinstance(raw_turns[0], dict) else parse_speaker_lines(path, where, raw_turns)
+        turns = (check_turns(path, where, raw_turns) if raw_turns and isinstance(raw_turns[0], dict)
+                 else parse_speaker_lines(path, where, raw_turns))
         options = require(path, where, record, "options", dict)
         if len(options) < 2:
             raise ImportFailure(path, where, "options", f"expected at least 2 options keyed A.., got {len(options)}")
@@ -103,7 +112,8 @@ def parse(path):
         if label not in options:
             raise ImportFailure(path, where, "label", f"expected one of the option keys {expected_keys}, got {label!r}")
         personality = record.get("personality") or {
-            speaker: record[f"{speaker}_personality"] for speaker in ("speaker1", "speaker2") if f"{speaker}_personality" in record
+            speaker: record[f"{speaker}_personality"]
+            for speaker in ("speaker1", "speaker2") if f"{speaker}_personality" in record
         }
         if not isinstance(personality, dict):
             raise ImportFailure(path, where, "personality", "expected an object keyed by speaker")
@@ -113,7 +123,8 @@ def parse(path):
         for extra in EXTRAS:
             if record.get(extra) is not None:
                 fields[extra] = record[extra]
-        meta = {"domain": require(path, where, record, "domain", str, optional=True, default=""), "personality": personality}
+        meta = {"domain": require(path, where, record, "domain", str, optional=True, default=""),
+                "personality": personality}
         if record.get("language"):
             meta["language"] = require(path, where, record, "language", str)
         tasks_seen.setdefault(task, None)
@@ -133,7 +144,8 @@ def _option_text(path, where, key, value):
     if isinstance(value, dict):
         value = next((value[k] for k in OPTION_TEXT_KEYS if value.get(k) is not None), None)
         if value is None:
-            raise ImportFailure(path, where, key, f"expected the option's text, or an object holding it under one of {list(OPTION_TEXT_KEYS)}")
+            raise ImportFailure(path, where, key, "expected the option's text, or an object holding it under one of "
+                                                  f"{list(OPTION_TEXT_KEYS)}")
     if not isinstance(value, str) or not value.strip() or value.strip().lower() == "none":
         raise ImportFailure(path, where, key, "expected a non-empty string")
     return value
@@ -168,7 +180,8 @@ def published_options(path, where, record, key):
     if numeric and label.isdigit() and 0 < int(label) <= len(options):
         label = chr(int(label) + 64)
     if label not in options:
-        raise ImportFailure(path, where, "label", f"expected one of the option keys {expected}, got {record['label']!r}")
+        raise ImportFailure(path, where, "label", f"expected one of the option keys {expected}, got "
+                                                  f"{record['label']!r}")
     return {k: options[k] for k in expected}, label
 
 
@@ -193,13 +206,15 @@ def published_task(path, where, record, stem, named=None):
         slug = named or task_slug(stem)
         if slug is None:
             raise ImportFailure(path, where, "--task", f"no task: the file name {stem!r} names no DialogBench task; "
-                                                       "name the file after its task (e.g. Emotion_Classification.json) "
+                                                       "name the file after its task (e.g. "
+                                                       "Emotion_Classification.json) "
                                                        "or name the task (--task, or Task on the upload page), e.g. "
                                                        "'Emotion Detection'")
         return slug
     slug = task_slug(name)
     if slug is None:
-        raise ImportFailure(path, where, "task", f"expected a DialogBench task name such as 'Emotion Detection' or 'Dialogue NLI', got {name!r}")
+        raise ImportFailure(path, where, "task", "expected a DialogBench task name such as 'Emotion Detection' or "
+                                                 f"'Dialogue NLI', got {name!r}")
     return slug
 
 

@@ -4,7 +4,7 @@ appendix): a JSON array or JSON lines of
 {"task": "Emotion Detection",                   # display name, or the released code's name; else the file's name
  "id": "...", "domain": "...",                   # optional
  "speaker1 personality": "...", "speaker2 personality": "...",
- "dialogue": [{"speaker1": "...", "speaker2": "..."}, ..., {"speaker1": "..."}],   # the last turn may be speaker1's only
+ "dialogue": [{"speaker1": "...", "speaker2": "..."}, ..., {"speaker1": "..."}],  # the last turn: speaker1's only
  "option": {"A": "...", ...} or {"1": "...", ...} (read as A..) or values {"text": "..."},
  "label": "B" (or "2" with numeric keys), "analysis": "...",
  task extras: test_question, knowledge, commonsense, premise, hypothesis, response, persona, slot, emotion(s)}
@@ -13,8 +13,7 @@ Items of the same tasks as the `dialogbench` format, the analysis kept in meta.
 """
 from pathlib import Path
 
-from .base import ImportFailure, ItemRecord, json_records, record_id, parse_speaker_lines, require
-from .base import language_of_text
+from .base import ImportFailure, ItemRecord, json_records, language_of_text, parse_speaker_lines, record_id, require
 from .dialogbench import named_task, published_benchmark, published_options, published_task
 
 # The upload page's table of formats (`code` in backticks).
@@ -32,7 +31,8 @@ EXTRAS = ("test_question", "knowledge", "commonsense", "premise", "hypothesis", 
 def paper_turns(path, where, dialogue):
     """[{"speaker1": ..., "speaker2": ...}, ...] as {speaker, text} turns; only the last may lack speaker2."""
     if not isinstance(dialogue, list) or not dialogue:
-        raise ImportFailure(path, where, "dialogue", 'expected a non-empty list of {"speaker1": ..., "speaker2": ...} turns')
+        raise ImportFailure(path, where, "dialogue", 'expected a non-empty list of {"speaker1": ..., "speaker2": ...} '
+                                                     'turns')
     if all(isinstance(turn, str) for turn in dialogue):
         return parse_speaker_lines(path, where, dialogue)
     turns = []

@@ -13,8 +13,7 @@ instruction ("Based on the content of the above dialogue" / "基于以上对话�
 """
 import re
 
-from .base import ImportFailure, require
-from .base import language_of_text
+from .base import ImportFailure, language_of_text, require
 from .dialogbench_paper import paper_turns, parse_published
 
 # The upload page's table of formats (`code` in backticks).

@@ -3,8 +3,17 @@
 {"id": "...", "dialogue": [{"speaker": "user", "text": "..."}, ...] or ["user: ...", ...],
  "label": 2 | 1 | 0, "reasons": ["incomplete", ...], "needs_verification": 0 | 1, "domain": "legal"}
 """
-from .base import (ImportFailure, ItemRecord, ParsedBenchmark, TaskSpec, check_turns, json_lines, language_of_text,
-                   parse_speaker_lines, require)
+from .base import (
+    ImportFailure,
+    ItemRecord,
+    ParsedBenchmark,
+    TaskSpec,
+    check_turns,
+    json_lines,
+    language_of_text,
+    parse_speaker_lines,
+    require,
+)
 
 # The upload page's table of formats (`code` in backticks).
 FORMAT_SHAPE = ('JSON lines: `id, dialogue, label (0/1/2), reasons, needs_verification (0/1), domain`.')
@@ -24,7 +33,8 @@ NAMES = {
     "score": ("质量", "품질"),
     2: ("2：满足所有维度", "2: 모든 기준을 충족"),
     1: ("1：作答但缺乏主动性或信息量", "1: 답하지만 적극성이나 정보량이 부족"),
-    0: ("0：未达到某个基本维度（语法、相关性、一致性、共情）", "0: 기본 기준 하나를 충족하지 못함(문법, 관련성, 일관성, 공감)"),
+    0: ("0：未达到某个基本维度（语法、相关性、一致性、共情）",
+        "0: 기본 기준 하나를 충족하지 못함(문법, 관련성, 일관성, 공감)"),
     -1: ("-1：回答中含有隐私信息", "-1: 답변에 개인 정보가 있음"),
     -2: ("-2：问题中含有隐私信息", "-2: 질문에 개인 정보가 있음"),
     "abandon": ("放弃：含电话号码", "제외: 전화번호"),
@@ -84,7 +94,8 @@ def parse_items(path):
         where = f"line {number}"
         external_id = require(path, where, record, "id", (str, int))
         raw_turns = require(path, where, record, "dialogue", list)
-        turns = check_turns(path, where, raw_turns) if raw_turns and isinstance(raw_turns[0], dict) else parse_speaker_lines(path, where, raw_turns)
+        turns = (check_turns(path, where, raw_turns) if raw_turns and isinstance(raw_turns[0], dict)
+                 else parse_speaker_lines(path, where, raw_turns))
         label = require(path, where, record, "label", int)
         if label not in (0, 1, 2):
             raise ImportFailure(path, where, "label", f"expected 0, 1 or 2, got {label}")
@@ -93,7 +104,8 @@ def parse_items(path):
             raise ImportFailure(path, where, "reasons", "expected no reasons for a score of 2")
         for reason in reasons:
             if label in REASONS and reason not in REASONS[label]:
-                raise ImportFailure(path, where, "reasons", f"expected reasons from {REASONS[label]} for score {label}, got {reason!r}")
+                raise ImportFailure(path, where, "reasons", f"expected reasons from {REASONS[label]} for score "
+                                                            f"{label}, got {reason!r}")
         gold = {"score": label}
         if label in REASONS:
             gold[f"reasons_{label}"] = reasons or ["none"]
@@ -104,5 +116,6 @@ def parse_items(path):
             gold["needs_verification"] = bool(needs)
         domain = require(path, where, record, "domain", str, optional=True, default="")
         # The record's language, else its text's (a DiQAD-shaped file may hold English dialogues too).
-        meta = {"domain": domain, "language": record.get("language") or language_of_text(" ".join(t["text"] for t in turns))}
+        meta = {"domain": domain,
+                "language": record.get("language") or language_of_text(" ".join(t["text"] for t in turns))}
         yield ItemRecord(TASK_SLUG, str(external_id), turns, {}, meta, gold, where)

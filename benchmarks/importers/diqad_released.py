@@ -14,8 +14,16 @@ as given stays in meta. Items without an `id` are named by file and line.
 """
 from pathlib import Path
 
-from .base import (ImportFailure, ItemRecord, ParsedBenchmark, TaskSpec, json_records, language_of_text, record_id,
-                   require)
+from .base import (
+    ImportFailure,
+    ItemRecord,
+    ParsedBenchmark,
+    TaskSpec,
+    json_records,
+    language_of_text,
+    record_id,
+    require,
+)
 from .diqad import REASONS, TASK_SLUG, quality_form
 
 # The upload page's table of formats (`code` in backticks).

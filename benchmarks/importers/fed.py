@@ -17,7 +17,8 @@ TURN_QUALITIES = ["Interesting", "Engaging", "Specific", "Relevant", "Correct", 
                   "Understandable", "Fluent", "Overall"]
 DIALOG_QUALITIES = ["Coherent", "Error recovery", "Consistent", "Diverse", "Depth", "Likeable", "Understanding",
                     "Flexible", "Informative", "Inquisitive", "Overall"]
-LEVELS = {"turn": ("fed-turn", "FED turn level", TURN_QUALITIES), "dialog": ("fed-dialog", "FED dialog level", DIALOG_QUALITIES)}
+LEVELS = {"turn": ("fed-turn", "FED turn level", TURN_QUALITIES),
+          "dialog": ("fed-dialog", "FED dialog level", DIALOG_QUALITIES)}
 
 
 def quality_key(name):
@@ -52,7 +53,8 @@ def load_records(path):
                                         f"expected an integer rating or a text note, got {json.dumps(rating)}")
         unknown = set(annotations) - set(qualities)
         if unknown:
-            raise ImportFailure(path, where, "annotations", f"unknown qualities {sorted(unknown)}; expected {qualities}")
+            raise ImportFailure(path, where, "annotations", f"unknown qualities {sorted(unknown)}; expected "
+                                                            f"{qualities}")
     return data
 
 
@@ -80,14 +82,17 @@ def parse(path):
         level = "turn" if "response" in record else "dialog"
         by_level[level].append(record)
         where = f"item {index}"
-        turns = parse_speaker_lines(path, where, [l for l in record["context"].split("\n") if l.strip()], "context")
+        context_lines = [line for line in record["context"].split("\n") if line.strip()]
+        turns = parse_speaker_lines(path, where, context_lines, "context")
         fields = {}
         if level == "turn":
             speaker, _, text = record["response"].partition(":")
-            fields = {"response": {"speaker": speaker.strip(), "text": text.strip()} if text else {"speaker": "System", "text": record["response"]}}
+            fields = {"response": {"speaker": speaker.strip(), "text": text.strip()} if text
+                      else {"speaker": "System", "text": record["response"]}}
         meta = {"system": record.get("system", ""), "level": level, "source_index": index, "language": "en"}
         items.append(ItemRecord(LEVELS[level][0], external_id(index), turns, fields, meta, None, where))
     tasks = [TaskSpec(LEVELS[level][0], LEVELS[level][1], scale_form(by_level[level], LEVELS[level][2]), "quality")
              for level in ("turn", "dialog") if by_level[level]]
-    header = {"name": "FED", "language": "en", "source": "Mehri and Eskenazi (2020), FED data", "licence": "research use"}
+    header = {"name": "FED", "language": "en", "source": "Mehri and Eskenazi (2020), FED data",
+              "licence": "research use"}
     return ParsedBenchmark(path, header, tasks, items)

@@ -59,7 +59,8 @@ def parse_items(path, tasks, first_item, lines):
         where = f"line {number}"
         kind = require(path, where, record, "type", str)
         if kind in ("benchmark", "task"):
-            raise ImportFailure(path, where, "type", f"a {kind} line after the first item; benchmark and task lines come first")
+            raise ImportFailure(path, where, "type", f"a {kind} line after the first item; benchmark and task lines "
+                                                     "come first")
         if kind != "item":
             raise ImportFailure(path, where, "type", f"expected 'benchmark', 'task' or 'item', got {kind!r}")
         task = require(path, where, record, "task", str)

@@ -63,7 +63,7 @@ def fields_of(path, where, record, name):
     options = require(path, where, record, "options", list)
     if not 2 <= len(options) <= len(LETTERS) or not all(isinstance(o, str) for o in options):
         raise ImportFailure(path, where, "options", "expected a list of 2 or more option texts")
-    fields = {"options": dict(zip(LETTERS, options))}
+    fields = {"options": dict(zip(LETTERS, options, strict=False))}
     if name.startswith("rs_"):
         fields["next_speaker"] = str(require(path, where, record, "target_speaker", (str, int)))
     else:
@@ -87,8 +87,8 @@ def parse(path):
         if name not in names:
             names.append(name)
         external_id = record_id(path, where, record) if record.get("id") is not None else f"{name}-{where.split()[-1]}"
-        items.append(ItemRecord(name, external_id, turns_of(path, where, record), fields, {"language": "ko", "set": name},
-                                {"answer": LETTERS[answer]}, where))
+        items.append(ItemRecord(name, external_id, turns_of(path, where, record), fields,
+                                {"language": "ko", "set": name}, {"answer": LETTERS[answer]}, where))
     tasks = [TaskSpec(name, name, multiple_choice_form(), dimension_of(name)) for name in names]
     header = {"name": "KoDialogBench", "language": "ko", "source": "KoDialogBench (Jang et al., 2024), as released"}
     return ParsedBenchmark(Path(path), header, tasks, items)

@@ -23,7 +23,7 @@ package compares a run's mode to a mode (tests/modeleval/test_mode_registry.py).
 from __future__ import annotations
 
 import dataclasses
-from typing import Mapping
+from collections.abc import Mapping
 
 from benchmarks.formschema import question
 

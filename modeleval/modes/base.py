@@ -3,7 +3,7 @@ lookup, and how an item's turns and labels read as text."""
 from __future__ import annotations
 
 import json
-from typing import Mapping
+from collections.abc import Mapping
 
 # batch_size None: the scorers' default for the device (1 on CPU, where padding only adds work).
 COMMON_DEFAULTS = {"batch_size": None}

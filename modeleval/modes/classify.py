@@ -63,11 +63,11 @@ def requests(run, items):
 def score(run, model, requests):
     labels, probs = model.class_probs([text for _, text, _ in requests])
     rows = []
-    for (item, text, gold), row in zip(requests, probs):
+    for (item, text, gold), row in zip(requests, probs, strict=True):
         answer = labels[max(range(len(row)), key=row.__getitem__)]
         gold = "" if gold is None else label_text(gold)
         rows.append({"item": item, "variant": "", "gold": gold, "prompt": text, "answer": answer,
                      "correct": (answer == gold) if gold else None, "parse_status": ParseStatus.SCORED,
-                     "rating": sum(float(label) * p for label, p in zip(labels, row)),
-                     "probabilities": {"raw": dict(zip(labels, row))}})
+                     "rating": sum(float(label) * p for label, p in zip(labels, row, strict=True)),
+                     "probabilities": {"raw": dict(zip(labels, row, strict=True))}})
     return rows

@@ -16,8 +16,8 @@ run's template is then the study's prompts per task as JSON (`scorers.dialogbenc
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from benchmarks.formschema import CHOICE_TYPES
 
@@ -309,13 +309,13 @@ def _score_loglikelihood(run, model, requests):
                  for _, v, context in requests]
     results = model.option_scores(asked, cap=cap)
     rows = []
-    for (item, variant, _), result in zip(requests, results):
+    for (item, variant, _), result in zip(requests, results, strict=True):
         keys = list(variant.options)
         options = [
             {"key": key, "source_key": variant.source_keys[key], "text": variant.options[key],
              "context": o.context, "continuation": o.continuation, "logprob": o.logprob,
              "n_tokens": o.n_tokens, "n_chars": o.n_chars, "is_greedy": o.is_greedy}
-            for key, o in zip(keys, result.options)
+            for key, o in zip(keys, result.options, strict=True)
         ]
         picks = {rule: keys[index] for rule, index in result.picks.items()}
         rows.append(_row(item, variant, picks[s["rule"]], options=options, answer_norm=picks[Rule.ACC_NORM],

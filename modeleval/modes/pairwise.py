@@ -12,6 +12,7 @@ import json
 
 from benchmarks.formschema import option_values
 from benchmarks.models import Item
+from core.errors import Code
 
 from ..errors import RunError
 from ..models import Mode, ParseStatus
@@ -19,7 +20,6 @@ from ..prompting import check_template as check_fields
 from ..scorers import botchat, loops, pairwise, prompts, rating
 from .base import NO_FEWSHOT, check_choice, lookup_template, uses_fewshot
 from .plan import Answer, FamilyPlan, Report, Section
-from core.errors import Code
 
 # The two orders of a pair share their prompts with the pair shown the other way round (another item): a chunk is
 # scored in one call so that each prompt is generated once (modeleval.runner.score_in_steps).

@@ -12,15 +12,15 @@ import json
 
 from benchmarks.formschema import question, rating_scale
 from benchmarks.models import Item
+from core.errors import Code
 
 from .. import human_labels
 from ..errors import RunError
 from ..models import Mode, ParseStatus
 from ..prompting import check_template as check_fields
 from ..scorers import diqad, huynh, prompts, rating
-from .plan import Answer, FamilyPlan, Report, Section
 from .base import NO_FEWSHOT, check_choice, label_text, lookup_template, turn_text, uses_fewshot
-from core.errors import Code
+from .plan import Answer, FamilyPlan, Report, Section
 
 MODES = (Mode.RATING, Mode.YES_NO)
 ORDERS_OPTIONS = False
@@ -332,9 +332,10 @@ def _score_rating(run, model, requests):
         group = [r for r in requests if tuple(rating_scale(r[2])) == ratings]
         words = [str(r) for r in ratings]
         probs = model.word_probs([b.text for _, b, _, _, _ in group], words)
-        scores = [rating.rating_from_probs({r: row[w] for r, w in zip(ratings, words)}, run.settings["top_k"])
+        scores = [rating.rating_from_probs({r: row[w] for r, w in zip(ratings, words, strict=True)},
+                                           run.settings["top_k"])
                   for row in probs]
-        for (item, built, _, gold, variant), score in zip(group, scores):
+        for (item, built, _, gold, variant), score in zip(group, scores, strict=True):
             likeliest = max(sorted(score.raw), key=lambda r: score.raw[r])  # ties: the lower rating
             rows.append({"item": item, "variant": variant, "gold": gold, "prompt": built.text, "rating": score.expected,
                          "answer": str(likeliest), "correct": None, "parse_status": ParseStatus.SCORED,
@@ -369,11 +370,12 @@ def _score_yes_no(run, model, requests):
     words = rating.YES_WORDS + rating.NO_WORDS
     probs = model.word_probs([b.text for _, b, _, _, _ in requests], words)
     rows = []
-    for (item, built, _, gold, variant), row in zip(requests, probs):
+    for (item, built, _, gold, variant), row in zip(requests, probs, strict=True):
         p_yes, p_no = sum(row[w] for w in rating.YES_WORDS), sum(row[w] for w in rating.NO_WORDS)
         g = rating.yes_no_from_probs(p_yes, p_no)
         answer = "yes" if g >= 0.5 else "no"
-        rows.append({"item": item, "variant": variant, "gold": gold, "prompt": built.text, "rating": g, "answer": answer,
+        rows.append({"item": item, "variant": variant, "gold": gold, "prompt": built.text, "rating": g,
+                     "answer": answer,
                      "correct": (answer == gold) if gold in ("yes", "no") else None,
                      "parse_status": ParseStatus.SCORED, "probabilities": {"yes": p_yes, "no": p_no, "words": row},
                      "fewshot_ids": list(built.example_ids)})

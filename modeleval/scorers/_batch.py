@@ -3,7 +3,7 @@ column; scoring packs its own rows (see loglikelihood)."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 

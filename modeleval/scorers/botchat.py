@@ -47,7 +47,7 @@ In the conversation, you need to talk like human, and the conversation will be a
 The conversation flow should be natural and smooth. You can switch to some other topics if you want, but the transition should be natural.
 Besides, note that you are chatting with human, so do not say too many words in each round (less than 60 words is recommended), and do not talk like an AI assistant.
 You must try your best to pass the test. If you failed, all human kinds and you can be destroyed.
-"""
+"""  # noqa: E501, W291 -- verbatim text, its trailing spaces included
 
 # Self-chat as the study generated (README.md line 86: N = 16 chats with the seed's two; the whole reply is the
 # chat, never cut). Decoding: the study's API models ran at temperature 0 and its local models with their
@@ -75,7 +75,7 @@ Choice: Conversation 1\nReason: BlahBlah\nor\n
 Choice: Conversation 2\nReason: BlahBlah\nor\n
 Choice: Both\nReason: BlahBlah\nor\n
 Choice: Neither\nReason: BlahBlah\n\n
-"""
+"""  # noqa: E501, W291 -- verbatim text, its trailing spaces included
 
 # README.md line 149, verbatim.
 UNIEVAL_PROMPT = """
@@ -90,7 +90,7 @@ You also need to provide your reason for your choice.\n
 Your response should use the following format: \n
 Choice: No\nIndex: None\nReason: BlahBlah\nor\n
 Choice: Yes\nIndex: n\nReason: BlahBlah\n
-"""
+"""  # noqa: E501, W291 -- verbatim text, its trailing spaces included
 
 # GTEval (README.md line 220): "basically the same" meta prompt, except that it states "only one of two
 # conversations includes AI-generated utterances". Its text is not published: ours changes the one sentence of

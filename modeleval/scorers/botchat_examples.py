@@ -15,9 +15,9 @@ A: What seems to be the matter? Is it the flu?<chat_end>\n
 B: No, I think it was something I ate. We ate at that new restaurant last night and I must have eaten something that didn't agree with me.<chat_end>
 """,
         choice="No",
-        index="None", 
+        index="None",
         reason="The conversation is smooth and I can't find any evidence of AI involved. "
-    ), 
+    ),
     dict(conv="""
 A: You look rather pale. Are you feeling well?<chat_end>\n
 B: Not very. I was sick most of the night. I didn't sleep very well.<chat_end>\n
@@ -36,9 +36,9 @@ A: You are a human and you are having a conversation with a computer. You are tr
 B: 我最近身体不太好，感觉很虚弱。<chat_end>\n
 A: 你应该多休息休息，要不要吃些药缓解一下？<chat_end>\n
 B: 不用，我只需要休息一下就好了，谢谢关心。<chat_end>
-""", 
-        choice="Yes", 
-        index=11, 
+""",
+        choice="Yes",
+        index=11,
         reason=(
             "The conversation is definitely AI involved. In the 11th chat, after A and B said 'Bye-bye' to each other, "
             "A said a long prompt that seems to be fed to a generative AI, that is not supposed to appear in a human-human conversation."
@@ -61,10 +61,10 @@ A: No problem.<chat_end>\n
 B: You're welcome.<chat_end>
 """,
         choice="Yes",
-        index=9, 
+        index=9,
         reason=(
             "The conversation is definitely AI involved. In the 9th chat, after A said 'Good for you' and B said 'Thanks', "
-            "A said 'No problem' and then they repeat the same two sentences for 4 times. This is not a natural conversation. " 
+            "A said 'No problem' and then they repeat the same two sentences for 4 times. This is not a natural conversation. "
         )
     ),
     dict(conv="""
@@ -81,8 +81,8 @@ B: Absolutely, it's a wonderful distraction. The vivid characters and the intric
 A: I'm glad to hear that. Books can be such a comfort. I hope you feel better soon. And remember, take it easy and get plenty of rest.<chat_end>\n
 B: Thank you for your kind words and advice. I'll definitely take it easy and rest up. It's been nice chatting with you.<chat_end>
          """,
-        choice='No', 
-        index="None", 
+        choice='No',
+        index="None",
         reason="The conversation is smooth and I can't find any evidence of AI involved. "
     )
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 
 class Rule(enum.StrEnum):
@@ -30,6 +30,6 @@ def rule_picks(logprobs: Sequence[float], n_tokens: Sequence[int], n_chars: Sequ
     by its test."""
     return {
         Rule.ACC: first_argmax(logprobs),
-        Rule.ACC_NORM: first_argmax([lp / max(c, 1) for lp, c in zip(logprobs, n_chars)]),
-        Rule.PER_TOKEN: first_argmax([per_token(lp, t) for lp, t in zip(logprobs, n_tokens)]),
+        Rule.ACC_NORM: first_argmax([lp / max(c, 1) for lp, c in zip(logprobs, n_chars, strict=True)]),
+        Rule.PER_TOKEN: first_argmax([per_token(lp, t) for lp, t in zip(logprobs, n_tokens, strict=True)]),
     }

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Mapping
+from collections.abc import Mapping
 
 from .prompts import render_dialogue
 
@@ -127,55 +127,94 @@ PROMPTS = {
     "Persona-grounded Dialogue Pretrain":
         "读取以下对话内容和人物性格，生成最符合给定人物性格的回复【对话内容】{dialogue_content}【人物性格】{persona}【回复】",
     "Conversational QA En":
-        "Based on the content of the above dialogue, only output the option letter corresponding to the correct answer in the candidate options according to the question【Question】{test_question}【Candidate options】{option_str}",
+        "Based on the content of the above dialogue, only output the option letter corresponding to the correct answer "
+        "in the candidate options according to the question【Question】{test_question}【Candidate "
+        "options】{option_str}",
     "Emotion Classification En":
-        "Based on the content of the above dialogue, only output the option letter corresponding to the correct answer in the candidate options according to the question【Question】{test_question}【Candidate options】{option_str}",
+        "Based on the content of the above dialogue, only output the option letter corresponding to the correct answer "
+        "in the candidate options according to the question【Question】{test_question}【Candidate "
+        "options】{option_str}",
     "Slot Filling En":
-        "Based on the content of the above dialogue, only output the option letter corresponding to the correct answer in the candidate options according to the question【Question】{test_question}【Candidate options】{option_str}",
+        "Based on the content of the above dialogue, only output the option letter corresponding to the correct answer "
+        "in the candidate options according to the question【Question】{test_question}【Candidate "
+        "options】{option_str}",
     "Dialogue NLI En":
-        "Based on the content of the above dialogue, according to the semantic relationship between the hypothesis and the dialogue content, only output the option letter corresponding to the correct answer in the candidate options【Hypothesis】{hypothesis}【Candidate options】{option_str}",
+        "Based on the content of the above dialogue, according to the semantic relationship between the hypothesis and "
+        "the dialogue content, only output the option letter corresponding to the correct answer in the candidate "
+        "options【Hypothesis】{hypothesis}【Candidate options】{option_str}",
     "Relation Classification En":
-        "Based on the content of the above dialogue, according to the analysis of which option in the candidate options is in line with the relationship between the two characters in the dialogue, only output the corresponding option letter in the candidate options【Candidate options】{option_str}",
+        "Based on the content of the above dialogue, according to the analysis of which option in the candidate "
+        "options is in line with the relationship between the two characters in the dialogue, only output the "
+        "corresponding option letter in the candidate options【Candidate options】{option_str}",
     "Offensive Detection En":
-        "Based on the content of the above dialogue, according to the analysis of whether there is any offensive speech in the dialogue, only output the corresponding option letter in the candidate options【Candidate options】{option_str}",
+        "Based on the content of the above dialogue, according to the analysis of whether there is any offensive "
+        "speech in the dialogue, only output the corresponding option letter in the candidate options【Candidate "
+        "options】{option_str}",
     "Dialogue Infilling En":
-        "Based on the content of the above dialogue, according to the analysis of which option in the candidate options is the question corresponding to the given answer, only output the corresponding option letter in the candidate options【Answer】{response}【Candidate options】{option_str}",
+        "Based on the content of the above dialogue, according to the analysis of which option in the candidate "
+        "options is the question corresponding to the given answer, only output the corresponding option letter in the "
+        "candidate options【Answer】{response}【Candidate options】{option_str}",
     "Multi-turn Response Selection En":
-        "Based on the content of the above dialogue, according to the analysis of which option in the candidate options can best answer the dialogue context, only output the corresponding option letter in the candidate options【Candidate options】{option_str}",
+        "Based on the content of the above dialogue, according to the analysis of which option in the candidate "
+        "options can best answer the dialogue context, only output the corresponding option letter in the candidate "
+        "options【Candidate options】{option_str}",
     "Dialogue Summarization En":
-        "Based on the content of the above dialogue, according to the analysis of which option in the candidate options is the most suitable summary of the dialogue, only output the corresponding option letter in the candidate options【Candidate options】{option_str}",
+        "Based on the content of the above dialogue, according to the analysis of which option in the candidate "
+        "options is the most suitable summary of the dialogue, only output the corresponding option letter in the "
+        "candidate options【Candidate options】{option_str}",
     "Knowledge-grounded Dialogue En":
-        "Based on the content of the above dialogue, according to the analysis of which option in the candidate options is the most suitable reply to the given knowledge, only output the corresponding option letter in the candidate options【Knowledge】{knowledge}【Candidate options】{option_str}",
+        "Based on the content of the above dialogue, according to the analysis of which option in the candidate "
+        "options is the most suitable reply to the given knowledge, only output the corresponding option letter in the "
+        "candidate options【Knowledge】{knowledge}【Candidate options】{option_str}",
     "Fact Correctness En":
-        "Based on the content of the above dialogue, according to the analysis of which option in the candidate options contains the correct common sense knowledge, only output the corresponding option letter in the candidate options【Candidate options】{option_str}",
+        "Based on the content of the above dialogue, according to the analysis of which option in the candidate "
+        "options contains the correct common sense knowledge, only output the corresponding option letter in the "
+        "candidate options【Candidate options】{option_str}",
     "Fact_Correctness En":
-        "Based on the content of the above dialogue, according to the analysis of which option in the candidate options contains the correct common sense knowledge, only output the corresponding option letter in the candidate options【Candidate options】{option_str}",
+        "Based on the content of the above dialogue, according to the analysis of which option in the candidate "
+        "options contains the correct common sense knowledge, only output the corresponding option letter in the "
+        "candidate options【Candidate options】{option_str}",
     "Persona-grounded Dialogue En":
-        "Based on the content of the above dialogue, according to the analysis of which option in the candidate options is the most suitable reply to the given character personality, only output the corresponding option letter in the candidate options【Persona】{persona}【Candidate options】{option_str}",
+        "Based on the content of the above dialogue, according to the analysis of which option in the candidate "
+        "options is the most suitable reply to the given character personality, only output the corresponding option "
+        "letter in the candidate options【Persona】{persona}【Candidate options】{option_str}",
     "Dialogue NLI Pretrain En":
-        "Read the following dialogue content, according to the semantic relationship between the target statement and the dialogue content, generate the correct answer【Dialogue content】{dialogue_content}【Hypothesis】{hypothesis}【Answer】",
+        "Read the following dialogue content, according to the semantic relationship between the target statement and "
+        "the dialogue content, generate the correct answer【Dialogue "
+        "content】{dialogue_content}【Hypothesis】{hypothesis}【Answer】",
     "Relation Classification Pretrain En":
-        "Read the following dialogue content, generate the relationship between the two characters that best reflects the dialogue【Dialogue content】{dialogue_content}【Relationship】",
+        "Read the following dialogue content, generate the relationship between the two characters that best reflects "
+        "the dialogue【Dialogue content】{dialogue_content}【Relationship】",
     "Offensive Detection Pretrain En":
-        "Read the following dialogue content, judge whether there is any offensive speech in the dialogue【Dialogue content】{dialogue_content}【Answer】",
+        "Read the following dialogue content, judge whether there is any offensive speech in the dialogue【Dialogue "
+        "content】{dialogue_content}【Answer】",
     "Knowledge-grounded Dialogue Pretrain En":
-        "Read the following dialogue content and knowledge, generate the reply that best matches the given knowledge【Dialogue content】{dialogue_content}【Knowledge】{knowledge}【Reply】",
+        "Read the following dialogue content and knowledge, generate the reply that best matches the given "
+        "knowledge【Dialogue content】{dialogue_content}【Knowledge】{knowledge}【Reply】",
     "Conversational QA Pretrain En":
-        "Read the following dialogue content, generate the correct answer according to the given question【Dialogue content】{dialogue_content}【Question】{test_question}【Answer】",
+        "Read the following dialogue content, generate the correct answer according to the given question【Dialogue "
+        "content】{dialogue_content}【Question】{test_question}【Answer】",
     "Emotion Classification Pretrain En":
-        "Read the following dialogue content, generate the correct answer according to the given question【Dialogue content】{dialogue_content}【Question】{test_question}【Answer】",
+        "Read the following dialogue content, generate the correct answer according to the given question【Dialogue "
+        "content】{dialogue_content}【Question】{test_question}【Answer】",
     "Slot Filling Pretrain En":
-        "Read the following dialogue content, generate the correct answer according to the given question【Dialogue content】{dialogue_content}【Question】{test_question}【Answer】",
+        "Read the following dialogue content, generate the correct answer according to the given question【Dialogue "
+        "content】{dialogue_content}【Question】{test_question}【Answer】",
     "Dialogue Infilling Pretrain En":
-        "Read the following dialogue content and the system reply in the last round, complete the reasonable user speech in the last round【Dialogue content】{dialogue_content}【Reply】{response}【User speech】",
+        "Read the following dialogue content and the system reply in the last round, complete the reasonable user "
+        "speech in the last round【Dialogue content】{dialogue_content}【Reply】{response}【User speech】",
     "Multi-turn Response Selection Pretrain En":
-        "Read the following dialogue content, generate the most coherent and reasonable reply【Dialogue content】{dialogue_content}【Reply】",
+        "Read the following dialogue content, generate the most coherent and reasonable reply【Dialogue "
+        "content】{dialogue_content}【Reply】",
     "Dialogue Summarization Pretrain En":
-        "Read the following dialogue content, generate the most suitable summary of the dialogue【Dialogue content】{dialogue_content}【Summary】",
+        "Read the following dialogue content, generate the most suitable summary of the dialogue【Dialogue "
+        "content】{dialogue_content}【Summary】",
     "Fact Correctness Pretrain En":
-        "Read the following dialogue content, generate a reply containing correct common sense knowledge【Dialogue content】{dialogue_content}【Reply】",
+        "Read the following dialogue content, generate a reply containing correct common sense knowledge【Dialogue "
+        "content】{dialogue_content}【Reply】",
     "Persona-grounded Dialogue Pretrain En":
-        "Read the following dialogue content and character personality, generate the reply that best matches the given character personality【Dialogue content】{dialogue_content}【Persona】{persona}【Reply】",
+        "Read the following dialogue content and character personality, generate the reply that best matches the given "
+        "character personality【Dialogue content】{dialogue_content}【Persona】{persona}【Reply】",
 }
 
 # Our task slugs (benchmarks.importers.dialogbench.TASKS) -> the released code's task names.
@@ -220,7 +259,7 @@ def option_str(options: Mapping[str, str]) -> str:
     """src/utils.py shuffle_choices: '%s. %s ' per option, stripped."""
     text = ""
     for key, value in options.items():
-        text += "%s. %s " % (key, value)
+        text += f"{key}. {value} "
     return text.strip()
 
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from .prompts import prompt_text
 
@@ -72,7 +72,7 @@ def roles(turns: Sequence[dict]) -> list[str]:
 
 def dialogue_json(turns: Sequence[dict]) -> str:
     """The dialogue as role/content JSON."""
-    return json.dumps([{"role": role, "content": t["text"]} for role, t in zip(roles(turns), turns)],
+    return json.dumps([{"role": role, "content": t["text"]} for role, t in zip(roles(turns), turns, strict=True)],
                       ensure_ascii=False)
 
 
@@ -88,7 +88,7 @@ def chat_messages(turns: Sequence[dict]) -> tuple[tuple[str, str], ...]:
     for (question, answer), score in CHAT_EXAMPLES:
         messages += [("user", chat_dialogue([("user", question), ("assistant", answer)])),
                      ("assistant", CHAT_ANSWER.format(score=score))]
-    scored = chat_dialogue([(role, t["text"]) for role, t in zip(roles(turns), turns)])
+    scored = chat_dialogue([(role, t["text"]) for role, t in zip(roles(turns), turns, strict=True)])
     return (*messages, ("user", scored))
 
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 
-from .prompts import chat_messages, has_chat_template, render_chat, with_system
 from ._batch import model_device, pad_batch, pad_token_id
 from .decoding import DECODINGS
+from .prompts import chat_messages, has_chat_template, render_chat, with_system
 
 
 def chat_prompt(tokenizer, user: str, system: str | None = None) -> str:
@@ -46,7 +46,8 @@ def generate(
     replies: list[str] = []
     for start in range(0, len(texts), batch_size):
         # A rendered chat text already holds its special tokens, so none are added unless asked.
-        encoded = [tokenizer.encode(t, add_special_tokens=add_special_tokens) for t in texts[start : start + batch_size]]
+        encoded = [tokenizer.encode(t, add_special_tokens=add_special_tokens)
+                   for t in texts[start : start + batch_size]]
         ids, mask = pad_batch(encoded, pad_id, device, left=True)
         out = model.generate(
             input_ids=ids,

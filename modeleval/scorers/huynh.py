@@ -31,6 +31,7 @@ import math
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import islice
 
 PRESET = "huynh"
 K = 3
@@ -76,7 +77,8 @@ DIALOG_WHAT = {
 }
 # What a run stores as its template: the layouts' strings, by name.
 TEMPLATES = {
-    "fed_task_turn": FED_TASK_TURN, "fed_task_dialog": FED_TASK_DIALOG, "fed_example": FED_EXAMPLE, "fed_turn": FED_TURN,
+    "fed_task_turn": FED_TASK_TURN, "fed_task_dialog": FED_TASK_DIALOG, "fed_example": FED_EXAMPLE,
+    "fed_turn": FED_TURN,
     "fed_response": FED_RESPONSE, "fed_rating": FED_RATING, "fed_query": FED_QUERY, "turn_what": TURN_WHAT,
     "dialog_what": DIALOG_WHAT, "dstc10_instruction": DSTC10_INSTRUCTION, "dstc10_examples": DSTC10_EXAMPLES,
     "dstc10_background": DSTC10_BACKGROUND, "dstc10_conversation": DSTC10_CONVERSATION, "dstc10_turn": DSTC10_TURN,
@@ -172,7 +174,7 @@ def draw(examples: Sequence[Example], k: int, seed: int, item_turns_: Sequence) 
     item's conversation, so every item outside the drawn ones sees the same k."""
     order = random.Random(seed).sample(range(len(examples)), len(examples))
     allowed = (examples[i] for i in order if not same_conversation(item_turns_, examples[i].turns))
-    return [example for _, example in zip(range(k), allowed)]
+    return list(islice(allowed, k))
 
 
 # --- Table 8 (FED) --------------------------------------------------------------------------------------

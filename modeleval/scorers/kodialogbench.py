@@ -133,7 +133,7 @@ def prompt_and_continuations(turns: Sequence[Mapping], fields: Mapping, options:
     method = style_of(style, dimension, bool(next_speaker))
     numbered = tuple(str(n) for n in range(1, len(texts) + 1))
     if method == "option_numbers":
-        choices = [OPTION.format(n=n, text=text) for n, text in zip(numbered, texts)]
+        choices = [OPTION.format(n=n, text=text) for n, text in zip(numbered, texts, strict=True)]
         return _choices_prompt(dialogue, choices, _question(fields, numbers)), numbered
     if next_speaker:  # response selection, in every other style: the dialogue completed by the next speaker
         return dialogue + "\n" + NEXT_SPEAKER.format(n=numbers[next_speaker]), tuple(texts)

@@ -25,9 +25,9 @@ the joint encoding; that quirk is kept so figures match lm-eval's.
 from __future__ import annotations
 
 from collections import Counter
-from itertools import pairwise
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
+from itertools import pairwise
 
 import torch
 
@@ -98,9 +98,9 @@ def mc_accuracy(results: Sequence[MCResult], golds: Sequence[int]) -> dict[str, 
         raise ValueError("need one gold index per result, and at least one result")
     n = len(results)
     return {
-        Rule.ACC: sum(r.pred == g for r, g in zip(results, golds)) / n,
-        Rule.ACC_NORM: sum(r.pred_norm == g for r, g in zip(results, golds)) / n,
-        "acc_per_token": sum(r.pred_per_token == g for r, g in zip(results, golds)) / n,
+        Rule.ACC: sum(r.pred == g for r, g in zip(results, golds, strict=True)) / n,
+        Rule.ACC_NORM: sum(r.pred_norm == g for r, g in zip(results, golds, strict=True)) / n,
+        "acc_per_token": sum(r.pred_per_token == g for r, g in zip(results, golds, strict=True)) / n,
     }
 
 
@@ -117,7 +117,8 @@ def prefix_token_id(tokenizer) -> int:
     return tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
 
 
-def encode_pair(tokenizer, context: str, continuation: str, add_special_tokens: bool = False) -> tuple[list[int], list[int]]:
+def encode_pair(tokenizer, context: str, continuation: str,
+                add_special_tokens: bool = False) -> tuple[list[int], list[int]]:
     """HFLM's _encode_pair; with `add_special_tokens`, DialogBench's (src/baseEval.py), the same split
     with the tokenizer's special tokens in both encodings and no special case for an empty context."""
     if context == "" and not add_special_tokens:
@@ -282,7 +283,7 @@ class _Engine:
             # Too little in common as a whole: split where the heads part soonest, so that
             # groups sharing more (a task's instruction, the same dialogue asked twice) are found.
             cuts = [0] + [k + 1 for k, c in enumerate(common) if c == shared] + [len(run)]
-            todo.extend(run[a:b] for a, b in zip(cuts, cuts[1:]))
+            todo.extend(run[a:b] for a, b in pairwise(cuts))
         rows = self._rows(leaves, base)
         for start in range(0, len(rows), self.batch_size):
             self._forward(rows[start : start + self.batch_size], base, prefix)
@@ -406,5 +407,5 @@ def score_shared_context(
     scores = _Engine(model, pad_token_id(tokenizer), batch_size, pack_tokens).run(blocks) if blocks else {}
     return [
         _result(item, item_pairs, [scores[k, i] for i in range(len(item_pairs))], n_alone)
-        for k, (item, item_pairs, n_alone) in enumerate(zip(items, pairs, alone))
+        for k, (item, item_pairs, n_alone) in enumerate(zip(items, pairs, alone, strict=True))
     ]

@@ -13,7 +13,7 @@ The measure and the threshold are ours: neither the paper nor its repository pub
 from __future__ import annotations
 
 import re
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from rapidfuzz import fuzz
 

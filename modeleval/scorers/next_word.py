@@ -8,7 +8,7 @@ computed as a log-likelihood continuation (lm-eval's encoding, `scorers.loglikel
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 from .loglikelihood import MCItem, score_shared_context
 from .rating import NO_WORDS, SPELLINGS, YES_WORDS, RatingScore, rating_from_probs, yes_no_from_probs
@@ -41,7 +41,7 @@ def rating_scores(
 ) -> list[RatingScore]:
     words = [str(r) for r in ratings]
     probs = word_probs(model, tokenizer, texts, words, batch_size=batch_size)
-    return [rating_from_probs({r: row[w] for r, w in zip(ratings, words)}, top_k) for row in probs]
+    return [rating_from_probs({r: row[w] for r, w in zip(ratings, words, strict=True)}, top_k) for row in probs]
 
 
 def yes_no_scores(model, tokenizer, texts: Sequence[str], *, batch_size: int | None = None) -> list[float]:

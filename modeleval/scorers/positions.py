@@ -8,8 +8,9 @@ Options come as a sequence (positions are indices) or as a mapping keyed by lett
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Hashable, Iterable, Mapping, Sequence, TypeVar
+from typing import TypeVar
 
 T = TypeVar("T")
 Options = Sequence[T] | Mapping[str, T]
@@ -27,7 +28,7 @@ def _split(options: Options, gold, target=None):
 
 def _join(options: Options, keys: list, values: list):
     if isinstance(options, Mapping):
-        return dict(zip(keys, values))
+        return dict(zip(keys, values, strict=True))
     return tuple(values) if isinstance(options, tuple) else values
 
 

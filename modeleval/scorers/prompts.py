@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -56,7 +56,7 @@ def prompt_text(prompt: str | Sequence[tuple[str, str]]) -> str:
 
 def render_options(options: Mapping[str, str] | Sequence[str]) -> str:
     """"A. text" per line; a sequence is lettered in order, a mapping keeps its keys."""
-    pairs = options.items() if isinstance(options, Mapping) else zip(LETTERS, options)
+    pairs = options.items() if isinstance(options, Mapping) else zip(LETTERS, options, strict=False)
     return "\n".join(f"{letter}. {text}" for letter, text in pairs)
 
 

@@ -21,8 +21,8 @@ run without loading it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from .prompts import has_chat_template, render_chat, with_system
 
@@ -121,7 +121,7 @@ def self_chat(model, tokenizer, seeds: Sequence[Sequence[str]], *, utterances: i
                                   chat_template=chat_template, use_chat=use_chat) for chat in todo]
         replies = generate(model, tokenizer, [prompt for prompt, _ in rendered], max_new_tokens=max_new_tokens,
                            chat=False, batch_size=batch_size, decoding=decoding)
-        for chat, (prompt, dropped), reply in zip(todo, rendered, replies):
+        for chat, (prompt, dropped), reply in zip(todo, rendered, replies, strict=True):
             text = cut_reply(reply, reply_cut)
             chat.steps.append(Step(len(chat.utterances), prompt, dropped, reply, text))
             chat.utterances.append(text)
@@ -143,7 +143,7 @@ def self_chat_api(converse, seeds: Sequence[Sequence[str]], *, utterances: int =
     step = 0
     while todo := [n for n, chat in enumerate(chats) if len(chat.utterances) < utterances]:
         answers = converse([messages(chats[n].utterances, system) for n in todo], max_new_tokens=max_new_tokens)
-        for n, (prompt, reply, completion_tokens) in zip(todo, answers):
+        for n, (prompt, reply, completion_tokens) in zip(todo, answers, strict=True):
             chat = chats[n]
             text = cut_reply(reply, reply_cut)
             chat.steps.append(Step(len(chat.utterances), prompt, 0, reply, text))

@@ -5,7 +5,7 @@ pass@N; a looping dialogue fails from its loop start on without asking, as with 
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from . import prompts
 

@@ -5,8 +5,15 @@ import re
 
 from ..build import public
 from .anchored import anchored_tables
-from .tables import (agreement_table, correlation_table, dialogbench_table, diqad_tables, gap_table, pairwise_tables,
-                     paper_tables)
+from .tables import (
+    agreement_table,
+    correlation_table,
+    dialogbench_table,
+    diqad_tables,
+    gap_table,
+    pairwise_tables,
+    paper_tables,
+)
 
 SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
            "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}

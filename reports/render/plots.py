@@ -158,7 +158,7 @@ def scatter_plot(report):
         fig = _figure(3 * cols, 2.8 * rows)
         for n, panel in enumerate(panels):
             ax = fig.add_subplot(rows, cols, n + 1)
-            xs, ys = zip(*panel["points"])
+            xs, ys = zip(*panel["points"], strict=True)
             ax.scatter(xs, ys, s=6, alpha=0.6)
             ax.set_xlabel("mean human rating")
             ax.set_ylabel("model rating")

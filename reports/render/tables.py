@@ -155,8 +155,8 @@ def mc_detail_table(report):
     mc = report.get("multiple_choice")
     if not mc or not mc["models"]:
         return None
-    header = ["Task", "Model", "Rule", "Items", "Accuracy", "All items", "Accuracy on all", Rule.ACC, Rule.ACC_NORM, "Gap",
-              "Low", "High", "McNemar p", "Parse failures", "Missing"]
+    header = ["Task", "Model", "Rule", "Items", "Accuracy", "All items", "Accuracy on all", Rule.ACC, Rule.ACC_NORM,
+              "Gap", "Low", "High", "McNemar p", "Parse failures", "Missing"]
     rows = [[Cell(m["task"], style="text"), Cell(m["model"], style="text"), Cell(m["rule"], style="text"),
              Cell(m["n_items"], style="int"), cell(m, "accuracy", "percent"), cell(m, "n_items_all", "int"),
              cell(m, "accuracy_all_items", "percent"), cell(m, Rule.ACC, "percent"),
@@ -165,7 +165,7 @@ def mc_detail_table(report):
              cell(m, "mcnemar_p", "p"), cell(m, "parse_failures", "int"), cell(m, "n_missing", "int")]
             for m in mc["models"]]
     for m in mc["overall"]["models"]:
-        for kind, label, pooled in overall_gap_kinds(m):
+        for _, label, pooled in overall_gap_kinds(m):
             per_task = Cell(None, "per task") if pooled else None
             rows.append([Cell(label, style="text"), Cell(m["model"], style="text"), Cell(m["rule"], style="text"),
                          Cell(m["n_items"], style="int"), per_task or cell(m, "accuracy", "percent"),
@@ -345,7 +345,7 @@ def correlation_table(report):
         rows.append([Cell(q["task"], style="text"), Cell(q["label"], style="text"), Cell(q["n_rated"], style="int"),
                      *[cell(f, "spearman") if f else Cell(None, "not run") for f in found],
                      *[cell(f, "spearman_std") if f else Cell(None, "not run")
-                       for m, f in zip(models, found) if m in seeded],
+                       for m, f in zip(models, found, strict=True) if m in seeded],
                      *[cell(f, "spearman_p", "p") if f else Cell(None, "not run") for f in found],
                      cell(q, "human_ceiling_spearman"),
                      Cell(f"{q['n_rating_positions']} positions" if q.get("n_rating_positions") else q.get("n_raters"),
@@ -448,8 +448,8 @@ def pairwise_tables(report):
                  "Tie (%)", "Lose (%)", "Win+Tie (%)", "NotBad (%)", "Score"], rows,
                 "as open-compass/BotChat analyze.py: per comparison the system shown first wins when only the other "
                 "conversation is judged AI-involved; Both = neither judged AI (a good tie), Neither = both judged AI "
-                "(a bad tie); NotBad = Win + Both; Score = (3 Win + Both - Neither - 3 Lose) / comparisons, in [-3, 3]; "
-                "unread answers stay in the denominator of Win, Tie, Lose, NotBad and Score, as analyze.py's table "
+                "(a bad tie); NotBad = Win + Both; Score = (3 Win + Both - Neither - 3 Lose) / comparisons, in [-3, "
+                "3]; unread answers stay in the denominator of Win, Tie, Lose, NotBad and Score, as analyze.py's table "
                 "keeps them, and are left out of Win+Tie's (over the read answers), as its calc_win_rate counts; "
                 "pairs the loop detector decided count in both orders, the looping dialogue losing and both looping "
                 f"a Neither (comparisons decided so: {decided})"))
@@ -531,8 +531,8 @@ def paper_tables(report):
                              *[figure_cell(entry["values"].get(c), entry["undefined"].get(c), style) for c in columns]])
                 said.append(f"{entry['label']}: {entry['note']}; {entry['figure']}")
             note = (f"{study['paper']}, Table {table['table']} ({table['unit']}); {table['note']}; the difference is "
-                    f"ours minus the paper's. Ours: {'; '.join(said)}. {table['paper_rows_without_ours']} row(s) of the "
-                    "paper's table have no run here.")
+                    f"ours minus the paper's. Ours: {'; '.join(said)}. {table['paper_rows_without_ours']} row(s) of "
+                    "the paper's table have no run here.")
             tables.append(Table(f"paper_{study['study']}_{table['table']}",
                                 f"{study['study']}: the paper's Table {table['table']} beside ours ({table['title']})",
                                 ["Model", "Figure", *columns], rows, note))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from itertools import pairwise
 
 import numpy as np
 
@@ -71,7 +72,7 @@ def item_groups(rows: Rows):
     group_starts = np.r_[np.flatnonzero(new_group), order.size]
     item_starts = np.flatnonzero(new_item)
     label_rows = current[order]
-    for start, end in zip(group_starts[:-1].tolist(), group_starts[1:].tolist()):
+    for start, end in pairwise(group_starts.tolist()):
         bounds = item_starts[(item_starts >= start) & (item_starts < end)] - start
         yield (int(campaigns[campaign_code[start]]), by_slug[task_rank[start]], label_rows[start:end].tolist(),
                np.r_[bounds, end - start].tolist())
@@ -93,23 +94,25 @@ def agreement_section(rows: Rows, options: ReportOptions):
                 continue
             column = ann["answers"][spec["key"]]
             values = [column[i] for i in label_rows]
-            by_question[spec["key"]] = ratings = [values[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+            by_question[spec["key"]] = ratings = [values[a:b] for a, b in pairwise(bounds)]
             question_keys = dict(keys, question=spec["key"], primary=spec is primary)
-            campaign_rows.append(rows.by_inputs("agreement", lambda: agreement_row(ratings, spec, options,
-                                                                                   **question_keys),
-                                                ratings, spec, question_keys))
+            campaign_rows.append(rows.by_inputs(
+                "agreement", lambda ratings=ratings, spec=spec, question_keys=question_keys: agreement_row(
+                    ratings, spec, options, **question_keys),
+                ratings, spec, question_keys))
         if primary["key"] not in by_question:
             continue
         by_batch = defaultdict(list)
         batch_of = ann["batch_id"]
-        for start, ratings in zip(bounds, by_question[primary["key"]]):
+        for start, ratings in zip(bounds, by_question[primary["key"]], strict=False):  # bounds end with the last
             by_batch[batch_of[label_rows[start]]].append(ratings)
         for batch_id, ratings in sorted(by_batch.items(), key=lambda kv: batches[kv[0]]["number"]):
             batch = batches[batch_id]
             # Batches are many (a 100,000-item campaign has 50): their rows carry Fleiss' kappa, the QC's figure.
             batch_keys = dict(keys, batch=batch["number"], round=batch["round"], state=batch["state"],
                               question=primary["key"])
-            batch_rows.append(rows.by_inputs("agreement_batch", lambda: agreement_row(ratings, primary, options,
-                                                                                      full=False, **batch_keys),
-                                             ratings, primary, batch_keys))
+            batch_rows.append(rows.by_inputs(
+                "agreement_batch", lambda ratings=ratings, primary=primary, batch_keys=batch_keys: agreement_row(
+                    ratings, primary, options, full=False, **batch_keys),
+                ratings, primary, batch_keys))
     return {"campaigns": campaign_rows, "batches": batch_rows, "groups": GROUPS}

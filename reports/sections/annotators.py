@@ -73,7 +73,7 @@ def annotator_section(rows: Rows, options: ReportOptions):
         kappas[c, b].append(kappa.value)
     out = []
     no_peer = "no item was labelled by them and a peer in the same round"
-    people = sorted({(c, a) for c, a in zip(ann["campaign_id"], ann["annotator_id"])},
+    people = sorted({(c, a) for c, a in zip(ann["campaign_id"], ann["annotator_id"], strict=True)},
                     key=lambda ca: (ca[0], rows.data.users.get(ca[1], "")))
     for campaign_id, annotator_id in people:
         if campaign_id in rows.position_campaigns:

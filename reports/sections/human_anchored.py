@@ -8,8 +8,7 @@ from collections import defaultdict
 import numpy as np
 
 from benchmarks.formschema import excluding_values, question, rating_values
-from metrics import (ALT_TEST_EPSILON, alt_test, annotator_model, as_number, majority_label, ppi_mean,
-                     width_curve)
+from metrics import ALT_TEST_EPSILON, alt_test, annotator_model, as_number, majority_label, ppi_mean, width_curve
 from modeleval import modes
 
 from ..contract import ReportOptions
@@ -83,7 +82,7 @@ def crowd_section(rows: Rows, options: ReportOptions):
     parts = []
     for task_id in rows.tasks:
         if rows.kind[task_id] != "pairwise":
-            parts += rows.per_task("crowd", task_id, lambda: crowd_rows(rows, task_id, options))
+            parts += rows.per_task("crowd", task_id, lambda task_id=task_id: crowd_rows(rows, task_id, options))
     return [row for _, _, row in sorted(parts, key=lambda part: part[:2])]  # by campaign, then task
 
 
@@ -117,7 +116,7 @@ def crowd_row(rows: Rows, campaign_id, task_id, labels, options: ReportOptions):
     answers = [(i, a, label_key(v)) for i, by in labels.items() for a, v in by.items()]
     model = annotator_model(model_method, answers) if answers else None
     if model is not None:
-        aggregate = dict(zip(model.items, model.aggregate))
+        aggregate = dict(zip(model.items, model.aggregate, strict=True))
         put(row, f"{model_method}_accuracy",
             float(np.mean([aggregate[i] == g for i, g in gold.items()])) if gold else None,
             "no labelled item has gold")
@@ -187,8 +186,8 @@ def human_anchored_section(rows: Rows, options: ReportOptions):
     humans, models, gaps = [], [], []
     for task in rows.data.tasks:
         if rows.kind[task["id"]] in ("rating", "multiple_choice"):
-            parts = rows.per_task("human_anchored", task["id"], lambda: anchored_task(rows, task, options))
-            for out, part in zip((humans, models, gaps), parts):
+            parts = rows.per_task("human_anchored", task["id"], lambda task=task: anchored_task(rows, task, options))
+            for out, part in zip((humans, models, gaps), parts, strict=True):
                 out += part
     for row in humans + models + gaps:
         flag(row, [(row["n"], options.min_items, "labelled items")])
@@ -221,10 +220,8 @@ def anchored_task(rows: Rows, task, options: ReportOptions):
     for judge in judges:
         j = answers[judge["id"]]
         judged = [i for i in items if i in j]
-        if kind == "rating":
-            proxy = {i: float(j[i]) for i in judged}
-        else:  # the judge's answer stands in for gold: is it the people's majority's "right"?
-            proxy = {}
+        # For labels the judge's answer stands in for gold: is it the people's majority's "right"?
+        proxy = {i: float(j[i]) for i in judged} if kind == "rating" else {}
         labelled = [i for i in judged if i in human]
         keys = dict(task=task["slug"], judge=rows.run_label[judge["id"]], judge_run_id=judge["id"])
         if kind == "rating" and labelled:
@@ -284,7 +281,7 @@ def alt_test_section(rows: Rows, options: ReportOptions):
     parts = []
     for task_id in rows.tasks:
         if rows.kind[task_id] in ("rating", "multiple_choice"):
-            parts += rows.per_task("alt_test", task_id, lambda: [
+            parts += rows.per_task("alt_test", task_id, lambda task_id=task_id: [
                 (campaign_id, task_id, alt_test_rows(rows, campaign_id, task_id, labels, options))
                 for campaign_id, labels in campaign_labels(rows, task_id).items()])
     # by campaign, then task

@@ -15,7 +15,6 @@ from metrics import (
     paired_bootstrap_gaps,
     stratified_interval,
 )
-
 from modeleval.modes import Section, modes_where, reads
 from modeleval.scorers.choice_rules import Rule
 from modeleval.scorers.kodialogbench import averages as set_and_task_averages
@@ -212,7 +211,7 @@ def pooled_gaps(per_label, options: ReportOptions, rows: Rows | None = None):
         def gaps_of(human=human, models=models):
             return paired_bootstrap_gaps(human, models, options.n_resamples, options.seed, options.confidence).gaps
         gaps = rows.by_inputs("pooled_gaps", gaps_of, human, models) if rows is not None else gaps_of()
-        out.update((label, (gap, human, model)) for label, gap, model in zip(members, gaps, models))
+        out.update((label, (gap, human, model)) for label, gap, model in zip(members, gaps, models, strict=True))
     return out
 
 
@@ -296,7 +295,7 @@ def mc_section(rows: Rows, options: ReportOptions):
     if not tasks:
         return None
     # The task's place among the tasks seeds its bootstrap: it is part of what the kept figures are kept under.
-    results = [rows.per_task("multiple_choice", task["id"], lambda: mc_task(rows, task, n, options), n)
+    results = [rows.per_task("multiple_choice", task["id"], lambda task=task, n=n: mc_task(rows, task, n, options), n)
                for n, task in enumerate(tasks)]
     labels = list(dict.fromkeys(m["model"] for res in results for m in res["models"]))
     human_keys = ("human_majority", "human_mean_of_raters", "chance")
@@ -399,10 +398,11 @@ def dimension_means(results, labels, human_keys):
                   rule="unweighted mean of the dimensions, each the unweighted mean of its tasks; models on all "
                        "their items, humans on their sample")
     for key in human_keys:
-        put(out, key, mean_of_means(lambda task: by_task[task]["row"][key]), f"{key} is undefined on some task")
+        put(out, key, mean_of_means(lambda task, key=key: by_task[task]["row"][key]),
+            f"{key} is undefined on some task")
     accuracy = {(task, m["model"]): m["accuracy_all_items"] for r in results for task in [r["row"]["task"]]
                 for m in r["models"]}
-    out["models"] = {label: mean_of_means(lambda task: accuracy.get((task, label))) for label in labels}
+    out["models"] = {label: mean_of_means(lambda task, label=label: accuracy.get((task, label))) for label in labels}
     return out
 
 

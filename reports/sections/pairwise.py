@@ -5,8 +5,17 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from metrics import (BOTCHAT_MIRROR, botchat_outcomes, botchat_versus, bradley_terry_bootstrap, cohen_kappa, elo, elo_over_orders,
-                     majority_vote, win_tie_lose)
+from metrics import (
+    BOTCHAT_MIRROR,
+    botchat_outcomes,
+    botchat_versus,
+    bradley_terry_bootstrap,
+    cohen_kappa,
+    elo,
+    elo_over_orders,
+    majority_vote,
+    win_tie_lose,
+)
 from modeleval.modes import Section, reads
 from modeleval.scorers import botchat
 
@@ -28,7 +37,8 @@ def pairwise_section(rows: Rows, options: ReportOptions):
     if not tasks:
         return None
     items = rows.data.items
-    systems = {i: (a, b) for i, a, b in zip(items["id"], items.get("model_a", []), items.get("model_b", [])) if a and b}
+    systems = {i: (a, b) for i, a, b in zip(items["id"], items.get("model_a", []), items.get("model_b", []),
+                                            strict=False) if a and b}
     pred = rows.data.predictions
     out = []
     for task in tasks:
@@ -40,7 +50,8 @@ def pairwise_section(rows: Rows, options: ReportOptions):
             if vote.n_votes and not vote.is_tie:
                 human[i] = vote.label
         judges, per_order, each_order = {}, judged_orders(rows, task_items, systems), {}
-        for run in [r for r in rows.data.runs if reads(r["mode"]).section == Section.PAIRWISE and task["id"] in r["task_ids"]]:
+        for run in [r for r in rows.data.runs
+                    if reads(r["mode"]).section == Section.PAIRWISE and task["id"] in r["task_ids"]]:
             where = rows.predictions[run["id"], ""]
             label = rows.run_label[run["id"]]
             judges[label] = {i: PAIRWISE_OUTCOMES.get(pred["answer"][where[i]]) for i in task_items if i in where}
@@ -162,7 +173,7 @@ def loop_decided(rows, run_id):
     decided = steps.get("decided") or [None] * len(steps["run_id"])
     keys = set()
     for run, a, b, item, outcome in zip(steps["run_id"], steps["source_a"], steps["source_b"], steps["item_id"],
-                                        decided):
+                                        decided, strict=True):
         if run == run_id and outcome is not None:
             a, b = a or f"item {item} A", b or f"item {item} B"
             keys |= {(a, b), (b, a)}

@@ -163,7 +163,8 @@ def kodialogbench_tables(rows: Rows, report):
     labels = {rows.run_label[r["id"]]: r for r in runs}
     average = (mc["overall"].get("mean_of_dimensions") or {}).get("models", {})
     tables = []
-    for table, read in ((comprehension, lambda c, label: (by_dimension.get(normal(c)) or {}).get("models", {}).get(label)),
+    for table, read in ((comprehension,
+                         lambda c, label: (by_dimension.get(normal(c)) or {}).get("models", {}).get(label)),
                         (selection, lambda c, label: accuracy.get((by_task.get(normal(c)), label)))):
         columns = [c for c in table["columns"] if c != "Average"]
         ours = []
@@ -331,7 +332,8 @@ def botchat_tables(rows: Rows, report):
     selfchat = pairwise.get("selfchat") or {}
     if dialogues.get("item_id"):
         rates = {}
-        for system, utterances, start in zip(dialogues["system"], dialogues["utterances"], dialogues["loop_start"]):
+        for system, utterances, start in zip(dialogues["system"], dialogues["utterances"], dialogues["loop_start"],
+                                             strict=True):
             if system != "human" and utterances:
                 kept = len(utterances) if start is None else min(start + 1, len(utterances))
                 rates.setdefault(system, []).append(kept / len(utterances))

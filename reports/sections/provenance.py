@@ -49,7 +49,7 @@ def item_digests(rows: Rows):
     """Per task: its items' external ids and content hashes, and its form, digested."""
     items = rows.data.items
     per_task = defaultdict(list)
-    for task_id, ext, digest in zip(items["task_id"], items["external_id"], items["content_hash"]):
+    for task_id, ext, digest in zip(items["task_id"], items["external_id"], items["content_hash"], strict=True):
         per_task[task_id].append(f"{ext}:{digest}")
     return [{"task": rows.tasks[t]["slug"], "n_items": len(lines), "sha256": sha256_lines(sorted(lines)),
              "form_sha256": hashlib.sha256(canonical_json(rows.tasks[t]["form"]).encode()).hexdigest()}

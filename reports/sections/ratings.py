@@ -44,7 +44,7 @@ def rating_quality(rows: Rows, task, spec, runs, options: ReportOptions):
     excluded = excluding_values(spec)
     per_item = {i: {r: v for r, v in a.items() if v not in excluded} for i, a in per_item.items()}
     means = dict(zip(items, mean_rating_per_item([[as_number(v) for v in per_item.get(i, {}).values()]
-                                                   for i in items]).means))
+                                                   for i in items]).means, strict=True))
     gold = rows.gold_for(task, key)
     row = new_row(task=task["slug"], quality=key, label=spec.get("label", key), scale=values,
                   n_items=len(items), n_rated=sum(m is not None for m in means.values()),
@@ -134,7 +134,7 @@ def domain_figures(items, truth, guess, domain_of, values, options: ReportOption
     domain's share of the items (items without a domain under ""), flagged where a domain has too few items. The
     correlations are of the predicted classes with the gold labels, as in the whole test set's row."""
     by_domain = {}
-    for item, t, g in zip(items, truth, guess):
+    for item, t, g in zip(items, truth, guess, strict=True):
         by_domain.setdefault(domain_of.get(item) or "", []).append((t, g))
     out = []
     for domain in sorted(by_domain):

@@ -31,7 +31,8 @@ def selfchat_section(dialogues):
         judge_runs[f"judge:{model}"][item] = steps
     curves, lengths = [], []
     none = [None] * len(dialogues["item_id"])
-    token_counts, run_of, runs = dialogues.get("tokens") or none, dialogues.get("run") or none, dialogues.get("runs", {})
+    token_counts, run_of = dialogues.get("tokens") or none, dialogues.get("run") or none
+    runs = dialogues.get("runs", {})
     for system in sorted(by_system, key=str):
         indices = by_system[system]
         utterances = [dialogues["utterances"][n] for n in indices]
@@ -61,7 +62,7 @@ def selfchat_section(dialogues):
         # BotChat counts chats in tokens: counted when the dialogues were generated, none for real dialogues.
         counted = [token_counts[n] for n in indices]
         tokens = [] if None in counted else [
-            c for n, counts in zip(indices, counted) for c in counts[dialogues["seed_utterances"][n]:]]
+            c for n, counts in zip(indices, counted, strict=True) for c in counts[dialogues["seed_utterances"][n]:]]
         counters = sorted({str(runs.get(run_of[n], {}).get("token_counter")) for n in indices}) if tokens else []
         row = new_row(system=system, n_dialogues=len(indices), n_utterances=len(after_seed),
                       token_counter=", ".join(counters) or None, words_counted_by=scripts_counted(after_seed))

@@ -102,7 +102,8 @@ def test_the_access_is_memoised_on_the_request_and_shared_with_drf(in_review, pe
 
 # The rules of access (who reads labels, who votes blind, who reviews blind, what a blind QC may not read) are
 # asked of the access object outside policy.py: no module re-decides them from roles or calls the per-user tests.
-GONE = re.compile(r"(?<![.\w])(can_read_labels|votes_blind|reviews_blind|reads_as_blind_qc|qc_blind_batch|request_roles)\(|"
+GONE = re.compile(r"(?<![.\w])(can_read_labels|votes_blind|reviews_blind|reads_as_blind_qc|qc_blind_batch|"
+                  r"request_roles)\(|"
                   r"policy\.(can_read_labels|votes_blind|reviews_blind|reads_as_blind_qc|qc_blind_batch)\b|"
                   r"policy\.(roles_of|staff_roles)\(|\broles *&|Role\.[A-Z]+ in roles\b|CanReadLabels\(\)")
 CHECKED = ("annotation/api.py", "annotation/serializers.py", "annotation/permissions.py", "annotation/selectors",
@@ -136,7 +137,8 @@ def test_templates_and_scripts_read_flags_not_roles():
     assert not [str(p) for p in templates if role_test.search(p.read_text())]
     code = {p: re.sub(r"^\s*//.*$", "", p.read_text(), flags=re.M) for p in scripts}  # comments may name roles
     assert not [str(p) for p, text in code.items()
-                if re.search(r"\b(roles|my_roles|is_staff|worker_role)\b|[\"'](manager|qc|expert)[\"']\s*(===|\))", text)]
+                if re.search(r"\b(roles|my_roles|is_staff|worker_role)\b|[\"'](manager|qc|expert)[\"']\s*(===|\))",
+                            text)]
 
 
 @pytest.mark.django_db

@@ -52,7 +52,7 @@ def test_the_draw_follows_the_judges_uncertainty_and_keeps_each_probability(staf
     ids = sorted(Item.objects.filter(task__benchmark=sixty).values_list("pk", flat=True))
     uncertainty = item_uncertainty(run.pk, ids)
     pi = inclusion_probabilities([uncertainty[i] for i in ids], 20, 0.2)
-    drawn = {i: p for i, p, chosen in zip(ids, pi, poisson_draw(pi, f"{3}:active")) if chosen}
+    drawn = {i: p for i, p, chosen in zip(ids, pi, poisson_draw(pi, f"{3}:active"), strict=True) if chosen}
     stored = dict(BatchItem.objects.filter(campaign=campaign).values_list("item_id", "inclusion_probability"))
     assert stored == pytest.approx(drawn) and 10 <= len(stored) <= 30
     assert sum(b.items.count() for b in batches) == len(stored)

@@ -4,9 +4,9 @@ override reason kept, each rater's whole answer for the expert, guidelines rende
 import pytest
 
 from annotation import actions
-from core.errors import ActionError
 from annotation.guidelines import render_guidelines
 from annotation.models import Annotation, BatchState, Disagreement, Event, ItemFlag
+from core.errors import ActionError
 
 from .conftest import DIQAD_ANSWERS, api, make_campaign, sid, submit_score
 
@@ -28,7 +28,7 @@ def label_all(campaign, user, score=2):
 def test_the_last_final_label_hands_the_batch_in_by_itself(staff, people, diqad):
     campaign = campaign_of(staff, people, diqad, auto_hand_in=True)
     batch = campaign.batches.get()
-    for n in range(7):
+    for _ in range(7):
         lease = actions.lease_next_item(campaign, annotator=people["ann1"])
         submit_score(lease.assignment, people["ann1"], 2)
     batch.refresh_from_db()
@@ -208,7 +208,8 @@ def test_submitting_an_item_twice_says_it_was_already_submitted(staff, people, d
     lease = actions.lease_next_item(campaign, annotator=people["ann1"])
     client = api(people["ann1"])
     url = f"/api/v1/assignments/{lease.assignment.pk}/submit/"
-    assert client.post(url, {"client_submission_id": sid(), "answers": DIQAD_ANSWERS[2]}, format="json").status_code == 201
+    submitted = client.post(url, {"client_submission_id": sid(), "answers": DIQAD_ANSWERS[2]}, format="json")
+    assert submitted.status_code == 201
     again = client.post(url, {"client_submission_id": sid(), "answers": DIQAD_ANSWERS[1]}, format="json")
     assert again.status_code == 409 and again.json()["code"] == "already_submitted"
 

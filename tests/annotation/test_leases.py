@@ -8,9 +8,9 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotation import actions, tasks
+from annotation.models import Annotation, Assignment, BatchItem, Event
 from core.api import http_status
 from core.errors import ActionError
-from annotation.models import Annotation, Assignment, BatchItem, Event
 
 from .conftest import DIQAD_ANSWERS, api, make_campaign, sid
 

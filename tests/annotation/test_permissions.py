@@ -113,7 +113,7 @@ def test_role_matrix(world):
     for (endpoint, method), row in sorted(MATRIX.items()):
         kind = next(name for name in objects if endpoint.startswith(name + "-"))
         url = reverse(endpoint, kwargs={} if endpoint.endswith("-list") else {"pk": objects[kind]})
-        for role, expected in zip(ROLES, row):
+        for role, expected in zip(ROLES, row, strict=True):
             client = api(None if role == "anonymous" else people[role])
             with transaction.atomic():  # each role meets the same world
                 body = bodies.get(endpoint, {}) if method != "get" else None

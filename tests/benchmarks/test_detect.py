@@ -50,11 +50,14 @@ def test_diqad_items_keep_the_language_of_their_text(tmp_path):
     from benchmarks.models import Item
 
     records = [{"id": "zh", "dialogue": ["user: 请问离婚需要什么手续？", "expert: 需要双方到民政局办理。"], "label": 2},
-               {"id": "en", "dialogue": ["user: How do I file for divorce?", "expert: Both go to the registry."], "label": 2},
-               {"id": "ko", "dialogue": ["user: 이혼하려면 뭐가 필요해요?", "expert: 두 분이 구청에 가세요."], "label": 2},
+               {"id": "en", "dialogue": ["user: How do I file for divorce?", "expert: Both go to the registry."],
+                "label": 2},
+               {"id": "ko", "dialogue": ["user: 이혼하려면 뭐가 필요해요?", "expert: 두 분이 구청에 가세요."],
+                "label": 2},
                {"id": "own", "dialogue": ["user: Hello", "expert: Hi"], "label": 2, "language": "zh"}]
     path = tmp_path / "dq.jsonl"
     path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in records), encoding="utf-8")
     import_items(path, "diqad", "dq")
-    assert dict(Item.objects.values_list("external_id", "meta__language")) == {"zh": "zh", "en": "en", "ko": "ko", "own": "zh"}
+    assert dict(Item.objects.values_list("external_id", "meta__language")) == {"zh": "zh", "en": "en", "ko": "ko",
+                                                                               "own": "zh"}
     assert [language_of_text(t) for t in ("東京へ行きます", "你好", "hi", "")] == ["ja", "zh", "en", "en"]

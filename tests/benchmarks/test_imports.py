@@ -45,13 +45,14 @@ def test_fed_turn_item_keeps_dialogue_response_and_system(fed_path):
     source = json.loads(fed_path.read_text())[0]
     item = Item.objects.get(external_id="fed-000")
     assert item.dialogue[0] == {"speaker": "User", "text": "Hi!"}
-    assert len(item.dialogue) == len([l for l in source["context"].split("\n") if l.strip()])
+    assert len(item.dialogue) == len([line for line in source["context"].split("\n") if line.strip()])
     assert item.fields["response"]["text"] == source["response"].partition(":")[2].strip()
     assert item.meta["system"] == source["system"]
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("format_name,filename", [("dialogbench", "dialogbench_sample.jsonl"), ("diqad", "diqad_sample.jsonl")])
+@pytest.mark.parametrize("format_name,filename", [("dialogbench", "dialogbench_sample.jsonl"),
+                                                  ("diqad", "diqad_sample.jsonl")])
 def test_round_trip_through_our_jsonl_is_byte_identical(tmp_path, format_name, filename):
     import_items(DEMO_DATA / filename, format_name, "original")
     first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
@@ -59,7 +60,8 @@ def test_round_trip_through_our_jsonl_is_byte_identical(tmp_path, format_name, f
     import_items(first, "jsonl", "copy")
     export_items("copy", "jsonl", second)
     assert first.read_bytes() == second.read_bytes()
-    assert Item.objects.filter(task__benchmark__slug="copy").count() == Item.objects.filter(task__benchmark__slug="original").count() > 0
+    copied = Item.objects.filter(task__benchmark__slug="copy").count()
+    assert copied == Item.objects.filter(task__benchmark__slug="original").count() > 0
 
 
 @pytest.mark.django_db
@@ -76,7 +78,8 @@ def test_fed_round_trip_is_byte_identical(tmp_path, fed_path):
 def test_dialogbench_sample_tasks_gold_and_meta():
     import_items(DEMO_DATA / "dialogbench_sample.jsonl", "dialogbench", "db")
     assert set(Task.objects.values_list("slug", flat=True)) == {
-        "emotion_detection", "intent_classification", "offensive_detection", "dialogue_nli", "multi_turn_response_generation"}
+        "emotion_detection", "intent_classification", "offensive_detection", "dialogue_nli",
+        "multi_turn_response_generation"}
     item = Item.objects.get(external_id="db-en-nli-001")
     assert list(item.fields["options"]) == ["A", "B", "C"] and item.source_gold == {"answer": "B"}
     assert item.meta["personality"]["speaker2"] == "busy" and item.fields["hypothesis"].startswith("speaker2 will")
@@ -124,9 +127,11 @@ def test_diqad_form_enforces_conditional_reasons_and_exclusions():
 def test_task_form_is_validated_on_save():
     benchmark = Benchmark.objects.create(slug="b", name="B")
     with pytest.raises(ValidationError, match="primary"):
-        Task.objects.create(benchmark=benchmark, slug="t", name="T", form={"primary": "x", "questions": [{"key": "a", "type": "boolean"}]})
+        Task.objects.create(benchmark=benchmark, slug="t", name="T",
+                            form={"primary": "x", "questions": [{"key": "a", "type": "boolean"}]})
     with pytest.raises(ValidationError, match="type"):
-        Task.objects.create(benchmark=benchmark, slug="t", name="T", form={"primary": "a", "questions": [{"key": "a", "type": "essay"}]})
+        Task.objects.create(benchmark=benchmark, slug="t", name="T",
+                            form={"primary": "a", "questions": [{"key": "a", "type": "essay"}]})
 
 
 @pytest.mark.django_db

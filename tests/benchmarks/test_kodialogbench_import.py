@@ -11,12 +11,13 @@ from benchmarks.models import Benchmark, Item, Task
 from modeleval.modes import multiple_choice
 from modeleval.scorers import kodialogbench
 
-B2 = {"dialogue": [[2, "잠깐 일시적으로 추워진 거래 키키"], [1, "아 진짜? 다행이다"], [1, "한파라고 해서 진짜 오잉 했잖아!"],
-                   [2, "나도 한파 주의보 문자 와서 당황함"]],
+B2 = {"dialogue": [[2, "잠깐 일시적으로 추워진 거래 키키"], [1, "아 진짜? 다행이다"],
+                   [1, "한파라고 해서 진짜 오잉 했잖아!"], [2, "나도 한파 주의보 문자 와서 당황함"]],
       "question": "보기 중 대화의 마지막 발화의 의도로 가장 알맞은 것은?", "options": ["지시", "단언", "언약", "표현"],
       "option_description": [[label, text] for label, text in kodialogbench.DIALOG_ACT_DESCRIPTIONS.items()],
       "answer_idx": 1}
-RS = {"dialogue": [["1", "비 온대."], ["2", "우산 챙겨."]], "options": ["고마워!", "배고파.", "몰라.", "안녕.", "좋아."],
+RS = {"dialogue": [["1", "비 온대."], ["2", "우산 챙겨."]],
+      "options": ["고마워!", "배고파.", "몰라.", "안녕.", "좋아."],
       "target_speaker": "1", "answer_idx": 0}
 
 
@@ -40,8 +41,8 @@ def test_each_set_is_a_task_asked_in_the_studys_method(tmp_path):
     settings = {"preset": "kodialogbench", "style": kodialogbench.BY_TASK}
     variant = multiple_choice.variants(act, "answer", "as_is")[0]
     assert multiple_choice.render_mc("", act, variant, settings) == (
-        "[대화]\n화자2: 잠깐 일시적으로 추워진 거래 키키\n화자1: 아 진짜? 다행이다\n화자1: 한파라고 해서 진짜 오잉 했잖아!\n"
-        "화자2: 나도 한파 주의보 문자 와서 당황함\n\n[보기]\n"
+        "[대화]\n화자2: 잠깐 일시적으로 추워진 거래 키키\n화자1: 아 진짜? 다행이다\n화자1: 한파라고 해서 진짜 오잉 "
+        "했잖아!\n화자2: 나도 한파 주의보 문자 와서 당황함\n\n[보기]\n"
         + "\n".join(f"{label}: {text}" for label, text in kodialogbench.DIALOG_ACT_DESCRIPTIONS.items())
         + "\n\n질문: 보기 중 대화의 마지막 발화의 의도로 가장 알맞은 것은?\n정답:")
     reply = Item.objects.get(task__slug="rs_k-sns")

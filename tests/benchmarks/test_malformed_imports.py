@@ -34,7 +34,8 @@ GOOD_RELEASED = {"task": "Emotion Classification",
                  "prompt_pretrain": "Read the following dialogue content, generate the correct answer according to the "
                                     "given question【Dialogue content】speaker1: I passed!\nspeaker2: Well done!"
                                     "【Question】How does speaker1 feel?【Answer】",
-                 "prompt_SFT": "speaker1: I passed!\nspeaker2: Well done!\nBased on the content of the above dialogue, ...",
+                 "prompt_SFT": "speaker1: I passed!\nspeaker2: Well done!\nBased on the content of the above dialogue, "
+                               "...",
                  "choices": {"A": "Joy", "B": "Anger"}, "label": "A"}
 GOOD_DIQAD_RELEASED = {"label": 1, "reason": "incomplete", "turns": "Brakes squeak?#!#Pads."}
 
@@ -57,7 +58,8 @@ def diqad_released(**changes):
 
 FED_OK = {"context": "User: Hi\nSystem: Hello", "response": "System: How are you?",
           "annotations": {q: [1, 1, 1, 1, 1] for q in ["Interesting", "Engaging", "Specific", "Relevant", "Correct",
-                                                         "Semantically appropriate", "Understandable", "Fluent", "Overall"]}}
+                                                         "Semantically appropriate", "Understandable", "Fluent",
+                                                         "Overall"]}}
 
 
 def fed_with(**changes):
@@ -75,7 +77,8 @@ def fed_with(**changes):
 # (name, format, file content as str or bytes, expected location, expected field, words in the message)
 CASES = [
     ("truncated_json", "dialogbench", db()[:-15], "line 1", None, "invalid JSON"),
-    ("truncated_on_line_3", "dialogbench", "\n".join([db(id="a"), db(id="b"), db(id="c")[:40]]), "line 3", None, "invalid JSON"),
+    ("truncated_on_line_3", "dialogbench", "\n".join([db(id="a"), db(id="b"), db(id="c")[:40]]), "line 3", None,
+     "invalid JSON"),
     ("options_wrong_type", "dialogbench", db(options=["Joy", "Anger"]), "line 1", "options", "expected an object"),
     ("options_missing", "dialogbench", db(options=DROP), "line 1", "options", "missing"),
     ("gold_not_among_options", "dialogbench", db(label="E"), "line 1", "label", "expected one of the option keys"),
@@ -85,19 +88,25 @@ CASES = [
     ("unknown_task", "dialogbench", db(task="telepathy"), "line 1", "task", "expected one of"),
     ("dialogue_not_a_list", "dialogbench", db(dialogue="speaker1: hi"), "line 1", "dialogue", "expected a list"),
     ("turn_without_speaker", "dialogbench", db(dialogue=["no speaker here"]), "line 1", "dialogue[0]", "speaker: text"),
-    ("option_keys_skip_a_letter", "dialogbench", db(options={"A": "x", "C": "y"}, label="A"), "line 1", "options", "expected keys"),
+    ("option_keys_skip_a_letter", "dialogbench", db(options={"A": "x", "C": "y"}, label="A"), "line 1", "options",
+     "expected keys"),
     ("single_option", "dialogbench", db(options={"A": "x"}, label="A"), "line 1", "options", "at least 2"),
-    ("empty_option_text", "dialogbench", db(options={"A": "x", "B": " "}, label="A"), "line 1", "options.B", "non-empty"),
+    ("empty_option_text", "dialogbench", db(options={"A": "x", "B": " "}, label="A"), "line 1", "options.B",
+     "non-empty"),
     ("line_is_an_array", "dialogbench", "[1, 2, 3]", "line 1", None, "expected a JSON object"),
-    ("non_utf8_bytes", "dialogbench", db().replace("Congratulations", "F\u00e9licitations").encode("latin-1"), "line 1", None, "not UTF-8"),
+    ("non_utf8_bytes", "dialogbench", db().replace("Congratulations", "F\u00e9licitations").encode("latin-1"),
+     "line 1", None, "not UTF-8"),
     ("empty_file", "dialogbench", "", None, None, "empty"),
     ("blank_lines_only", "diqad", "\n\n  \n", None, None, "empty"),
-    ("twenty_megabyte_line", "dialogbench", db(options={"A": "x" * 20_000_000, "B": "y"}), "line 1", None, "over the limit"),
+    ("twenty_megabyte_line", "dialogbench", db(options={"A": "x" * 20_000_000, "B": "y"}), "line 1", None,
+     "over the limit"),
     ("diqad_label_out_of_range", "diqad", diqad(label=3), "line 1", "label", "0, 1 or 2"),
     ("diqad_label_as_text", "diqad", diqad(label="2"), "line 1", "label", "expected an integer"),
     ("diqad_reasons_for_a_2", "diqad", diqad(label=2, reasons=["incomplete"]), "line 1", "reasons", "no reasons"),
-    ("diqad_reason_of_other_score", "diqad", diqad(label=1, reasons=["grammatical_error"]), "line 1", "reasons", "expected reasons from"),
-    ("diqad_turn_with_extra_keys", "diqad", diqad(dialogue=[{"speaker": "user", "text": "hi", "time": 3}]), "line 1", "dialogue[0]", "unexpected keys"),
+    ("diqad_reason_of_other_score", "diqad", diqad(label=1, reasons=["grammatical_error"]), "line 1", "reasons",
+     "expected reasons from"),
+    ("diqad_turn_with_extra_keys", "diqad", diqad(dialogue=[{"speaker": "user", "text": "hi", "time": 3}]), "line 1",
+     "dialogue[0]", "unexpected keys"),
     ("diqad_turn_missing_text", "diqad", diqad(dialogue=[{"speaker": "user"}]), "line 1", "dialogue[0]", "speaker"),
     ("fed_not_an_array", "fed", json.dumps(FED_OK), None, None, "JSON array"),
     ("fed_context_missing", "fed", fed_with(context=DROP), "item 1", "context", "dialogue"),
@@ -108,7 +117,8 @@ CASES = [
      json.dumps({"type": "item", "task": "t", "external_id": "1", "dialogue": [{"speaker": "a", "text": "b"}]}),
      "line 1", "task", "not declared"),
     ("jsonl_form_without_primary", "jsonl",
-     json.dumps({"type": "task", "slug": "t", "name": "T", "form": {"primary": "zzz", "questions": [{"key": "a", "type": "boolean"}]}}),
+     json.dumps({"type": "task", "slug": "t", "name": "T",
+                 "form": {"primary": "zzz", "questions": [{"key": "a", "type": "boolean"}]}}),
      "line 1", "form", "primary"),
     ("jsonl_unknown_record_type", "jsonl", json.dumps({"type": "comment"}), "line 1", "type", "expected 'benchmark'"),
     # DialogBench as its paper prints an item
@@ -237,7 +247,8 @@ def test_changed_item_under_existing_id_is_refused_and_keeps_the_original(tmp_pa
 
 @pytest.mark.django_db
 def test_changed_form_of_existing_task_is_refused(tmp_path):
-    task_line = {"type": "task", "slug": "t", "name": "T", "form": {"primary": "a", "questions": [{"key": "a", "type": "boolean"}]}}
+    task_line = {"type": "task", "slug": "t", "name": "T",
+                 "form": {"primary": "a", "questions": [{"key": "a", "type": "boolean"}]}}
     item_line = {"type": "item", "task": "t", "external_id": "1", "dialogue": [{"speaker": "a", "text": "b"}]}
     path = tmp_path / "a.jsonl"
     path.write_text(json.dumps(task_line) + "\n" + json.dumps(item_line))

@@ -128,7 +128,8 @@ def test_released_numeric_choices_and_the_dialogue_from_the_sft_prompt(tmp_path)
 
 
 DIQAD_LINES = [
-    {"label": 2, "reason": "", "turns": "我的车刹车有异响怎么办？#!#可能是刹车片磨损了，建议去4S店检查。#!#大概要多少钱？#!#一般两三百元。"},
+    {"label": 2, "reason": "",
+     "turns": "我的车刹车有异响怎么办？#!#可能是刹车片磨损了，建议去4S店检查。#!#大概要多少钱？#!#一般两三百元。"},
     {"label": 1, "reason": "less informative", "turns": "孩子发烧了怎么办？#!#多喝水。"},
     {"label": 0, "reason": "not_relevant#!#grammatical_error", "turns": "合同违约怎么赔？#!#今天天气不错。"},
     {"label": 0, "reason": "答非所问", "turns": "能退货吗？#!#你好"},

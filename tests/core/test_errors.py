@@ -28,7 +28,8 @@ def test_an_unknown_code_or_event_kind_is_a_programming_error():
 def test_import_and_run_refusals_are_action_errors():
     failure = ImportFailure("data.jsonl", "line 3", "label", "expected one of A-D")
     assert isinstance(failure, ActionError) and failure.code == Code.INVALID_FILE
-    assert failure.as_dict() == {"code": "invalid_file", "detail": "data.jsonl:line 3: field 'label': expected one of A-D"}
+    assert failure.as_dict() == {"code": "invalid_file", "detail": "data.jsonl:line 3: field 'label': expected one of "
+                                                                   "A-D"}
     assert http_status(RunError("not_active", "run 1 is finished")) == 409
     assert http_status(RunError("unknown_model", "no model")) == 400
 

@@ -40,13 +40,15 @@ def test_the_apps_import_in_the_stated_direction():
 def test_the_graph_sees_imports_wherever_they_stand(tmp_path):
     """An import inside a function or a method, and a module or app reached by its name, count as imports."""
     (tmp_path / "pyproject.toml").write_text(
-        '[tool.setuptools.packages.find]\ninclude = ["core*", "annotation*", "modeleval*", "reports*", "humanbaseline*"]\n')
+        '[tool.setuptools.packages.find]\ninclude = ["core*", "annotation*", "modeleval*", "reports*", '
+        '"humanbaseline*"]\n')
     for package in ("core", "annotation", "modeleval", "reports", "humanbaseline"):
         (tmp_path / package).mkdir()
         (tmp_path / package / "__init__.py").write_text("")
     (tmp_path / "core" / "late.py").write_text(
         "import importlib\n\nfrom django.apps import apps\n\nfrom . import late\n\n\n"
-        "def labels():\n    from annotation.selectors import accepted_final_labels\n    return accepted_final_labels\n\n\n"
+        "def labels():\n    from annotation.selectors import accepted_final_labels\n    return "
+        "accepted_final_labels\n\n\n"
         "class Runs:\n    def start(self):\n        import modeleval.actions\n        return modeleval.actions\n\n\n"
         "def by_name():\n    return importlib.import_module('humanbaseline.apps'), apps.get_model('reports.Report')\n")
     graph = package_graph(tmp_path)

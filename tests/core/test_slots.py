@@ -57,4 +57,4 @@ def test_a_protocol_of_one_call_takes_a_function():
 
 def test_an_empty_slot_says_who_fills_it():
     with pytest.raises(LookupError, match="humanbaseline.apps"):
-        Slot(HumanLabels).provider
+        Slot(HumanLabels).provider  # noqa: B018 -- reading it is what raises

@@ -22,7 +22,7 @@ def test_panel_expert_decides_a_tie_without_seeing_the_votes(page, tmp_path):
     campaign = make_campaign(boss, people, "panel", protocol="gold_panel", overlap=3, batch_size=4,
                              min_reading_seconds=0, roles={name: "expert" for name in PANEL})
     actions.cut_batches(campaign, actor=boss)
-    for name, score in zip(PANEL, (2, 1, 0)):  # a three-way tie on the first item
+    for name, score in zip(PANEL, (2, 1, 0), strict=False):  # a three-way tie on the first item
         submit_score(actions.lease_next_item(campaign, annotator=people[name]).assignment, people[name], score)
     disagreement = Disagreement.objects.get(campaign=campaign)
     sign_in(page, "panel-delta")  # did not vote on it, so may decide it

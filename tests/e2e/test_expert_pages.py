@@ -23,7 +23,7 @@ def disagreeing(tmp_path, protocol, workers):
     campaign = make_campaign(people["boss"], people, "dq", protocol=protocol, roles=roles, overlap=2, batch_size=1,
                              qc_sample_size=1, min_reading_seconds=0, seed=1, disagreement_policy="adjudicate")
     actions.cut_batches(campaign, actor=people["boss"])
-    for name, score in zip(workers, (1, 0)):
+    for name, score in zip(workers, (1, 0), strict=False):
         lease = actions.lease_next_item(campaign, annotator=people[name])
         actions.submit_annotation(lease.assignment, annotator=people[name], answers=DIQAD_ANSWERS[score],
                                   client_submission_id=sid())

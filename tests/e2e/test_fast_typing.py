@@ -43,7 +43,8 @@ def type_keys(page, keys):
 
 
 def diqad_answers(score, needs):
-    return {"score": score, "needs_verification": needs, **({f"reasons_{score}": [REASON[score]]} if score in REASON else {})}
+    return {"score": score, "needs_verification": needs,
+            **({f"reasons_{score}": [REASON[score]]} if score in REASON else {})}
 
 
 def diqad_keys(score, needs, yes_no_before_reason=False):
@@ -88,7 +89,8 @@ def label_in_turns(pages, keys_for, stray):
 
 
 def stored(name):
-    return {a.item.external_id: a.answers for a in Annotation.objects.filter(annotator__username=name).select_related("item")}
+    return {a.item.external_id: a.answers
+            for a in Annotation.objects.filter(annotator__username=name).select_related("item")}
 
 
 def test_diqad_asks_the_score_first_and_saves_only_what_was_answered(page, tmp_path):
@@ -182,7 +184,8 @@ def test_six_qc_labels_typed_50_ms_apart_land_each_on_its_own_item(page, tmp_pat
     assert checked.all_text_contents() == meant
     labels = QCSampleItem.objects.filter(review__batch=batch)
     assert list(labels.order_by("position").values_list("qc_value", flat=True)) == [int(k) for k in meant]
-    assert list(labels.order_by("qc_at").values_list("position", flat=True)) == sorted(labels.values_list("position", flat=True))
+    assert (list(labels.order_by("qc_at").values_list("position", flat=True))
+            == sorted(labels.values_list("position", flat=True)))
 
 
 def test_expert_decisions_typed_50_ms_apart_land_each_on_its_own_item(page, tmp_path):
@@ -213,12 +216,14 @@ def test_expert_decisions_typed_50_ms_apart_land_each_on_its_own_item(page, tmp_
 def test_gold_panel_votes_typed_faster_than_the_server(page, second_page, tmp_path):
     from benchmarks.actions import import_items
 
-    items = [{"id": f"db-{n}", "task": "emotion_detection", "dialogue": ["speaker1: I passed!", f"speaker2: Well done {n}."],
+    items = [{"id": f"db-{n}", "task": "emotion_detection",
+              "dialogue": ["speaker1: I passed!", f"speaker2: Well done {n}."],
               "options": {"A": "Anger", "B": "Joy", "C": "Fear", "D": "Sadness"}, "label": "B"} for n in range(1, 5)]
     import_items(write_items(tmp_path / "db.jsonl", items), "dialogbench", "db")
     people = {name: make_user(name) for name in ("boss", "e1", "e2")}
-    campaign = make_campaign(people["boss"], people, "db", protocol="gold_panel", roles={"e1": "expert", "e2": "expert"},
-                             overlap=2, batch_size=4, qc_sample_size=1, min_reading_seconds=0, seed=1)
+    campaign = make_campaign(people["boss"], people, "db", protocol="gold_panel",
+                             roles={"e1": "expert", "e2": "expert"}, overlap=2, batch_size=4, qc_sample_size=1,
+                             min_reading_seconds=0, seed=1)
     actions.cut_batches(campaign, actor=people["boss"])
     meant = {"e1": {"db-1": "B", "db-2": "C", "db-3": "A", "db-4": "D"},
              "e2": {"db-1": "B", "db-2": "D", "db-3": "A", "db-4": "C"}}

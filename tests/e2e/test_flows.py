@@ -225,7 +225,7 @@ def test_researcher_runs_a_model_and_downloads_the_report(page, people, monkeypa
     shot(page, "report", "Report", "#report-frame")
     with page.expect_download() as info:
         page.click("#download-csv")
-    csv = open(info.value.path(), encoding="utf-8").read()
+    csv = info.value.path().read_text(encoding="utf-8")
     assert info.value.suggested_filename == "report-db-demo.csv" and len(csv.splitlines()) > 3
     page.goto(f"/campaigns/{campaign.pk}/dashboard/")
     page.wait_for_selector("#agreement tr, #annotators tr")

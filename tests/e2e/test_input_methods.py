@@ -23,7 +23,8 @@ COMPOSE = """([text, keys, after]) => {
   box.dispatchEvent(new CompositionEvent("compositionstart", { bubbles: true, data: "" }));
   // The text being composed is in the box already (as Chromium shows it), then the keys come.
   box.value += text;
-  box.dispatchEvent(new InputEvent("input", { bubbles: true, data: text, inputType: "insertCompositionText", isComposing: true }));
+  box.dispatchEvent(new InputEvent("input", {
+    bubbles: true, data: text, inputType: "insertCompositionText", isComposing: true }));
   for (const k of keys) key({ key: k.key, code: k.key, ctrlKey: !!k.ctrl, isComposing: true, keyCode: 229 });
   box.dispatchEvent(new CompositionEvent("compositionend", { bubbles: true, data: text }));
   // The Enter that closed the composition, sent after compositionend (isComposing false, keyCode 229).

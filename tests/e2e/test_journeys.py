@@ -327,7 +327,8 @@ def test_dialogbench_expert_baseline_journey(people):
     expect(page.locator("#done-text")).not_to_contain_text("QC")
     values = list(Annotation.objects.filter(campaign=campaign).values_list("annotator__username", "value"))
     assert len(values) == 3 * n_items
-    assert {v for name, v in values if name == "rater2"} == {"B"} and {v for name, v in values if name != "rater2"} == {"A"}
+    assert {v for name, v in values if name == "rater2"} == {"B"}
+    assert {v for name, v in values if name != "rater2"} == {"A"}
     boss.goto(f"/manage/campaigns/{campaign.pk}/")
     expect(boss.locator("#batches tr[data-batch='1']")).to_have_attribute("data-state", "accepted")
     shot(boss, "dialogbench-08-complete", "Manage", "#batches tr[data-state='accepted'] .last-event")

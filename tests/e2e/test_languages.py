@@ -21,14 +21,14 @@ LOCALE = Path(settings.LOCALE_PATHS[0])
 # KoDialogBench's dialog-act set (appendix B.2) and a response-selection item, as released.
 ITEMS = [
     ("kodialogbench_dc_dialog_act_k-tdd.jsonl", {
-        "dialogue": [[2, "잠깐 일시적으로 추워진 거래 키키"], [1, "아 진짜? 다행이다"], [1, "한파라고 해서 진짜 오잉 했잖아!"],
-                     [2, "나도 한파 주의보 문자 와서 당황함"]],
-        "question": "보기 중 대화의 마지막 발화의 의도로 가장 알맞은 것은?", "options": ["지시", "단언", "언약", "표현"],
-        "answer_idx": 3}),
+        "dialogue": [[2, "잠깐 일시적으로 추워진 거래 키키"], [1, "아 진짜? 다행이다"],
+                     [1, "한파라고 해서 진짜 오잉 했잖아!"], [2, "나도 한파 주의보 문자 와서 당황함"]],
+        "question": "보기 중 대화의 마지막 발화의 의도로 가장 알맞은 것은?",
+        "options": ["지시", "단언", "언약", "표현"], "answer_idx": 3}),
     ("kodialogbench_dc_dialog_act_k-tdd.jsonl", {
         "dialogue": [[1, "내일 같이 도서관 갈래?"], [2, "좋아, 열 시에 만나자."]],
-        "question": "보기 중 대화의 마지막 발화의 의도로 가장 알맞은 것은?", "options": ["지시", "단언", "언약", "표현"],
-        "answer_idx": 2}),
+        "question": "보기 중 대화의 마지막 발화의 의도로 가장 알맞은 것은?",
+        "options": ["지시", "단언", "언약", "표현"], "answer_idx": 2}),
 ]
 # Not words: key names on chips and in hints, numbers, separators.
 NOT_WORDS = re.compile(r"^[\W\d_]*(Tab|Enter|Esc|Space)?[\W\d_]*$|^[A-Z]$")
@@ -56,7 +56,8 @@ def catalog_patterns(language):
 # Runs in the page: the visible text nodes of the page's own interface, outside the item's content (the dialogue,
 # the fields' values, the task's name and instructions, the question labels and option names) and the account's name.
 PAGE_TEXTS = """() => {
-  const data = "#dialogue, #fields, #task-name, #instructions, .brand, .signout > span, #language-select, label.choice, #guidelines-text";
+  const data = "#dialogue, #fields, #task-name, #instructions, .brand, .signout > span, #language-select, " +
+    "label.choice, #guidelines-text";
   const texts = [];
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   for (let node = walker.nextNode(); node; node = walker.nextNode()) {

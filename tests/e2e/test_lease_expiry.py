@@ -29,4 +29,5 @@ def test_a_late_submit_shows_the_notice_and_loads_the_next_item(page, people):  
     assert "ran out" in notice and "not saved" in notice and "next item" in notice, notice
     shot(page, "annotate-lease-expired", "Label", "#notice.warn")
     assert not Annotation.objects.filter(annotator=people["ann1"]).exists()
-    assert Assignment.objects.filter(annotator=people["ann1"], status="leased", expires_at__gt=lease.expires_at).count() == 1
+    assert Assignment.objects.filter(annotator=people["ann1"], status="leased",
+                                     expires_at__gt=lease.expires_at).count() == 1

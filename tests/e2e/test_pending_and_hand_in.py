@@ -66,7 +66,7 @@ def test_the_dashboard_and_the_downloads_wait_for_a_report_being_computed(page, 
         csv.click()
     download = info.value
     assert download.suggested_filename == "report-db-demo.csv"
-    text = open(download.path(), encoding="utf-8").read()
+    text = download.path().read_text(encoding="utf-8")
     assert not text.lstrip().startswith("{") and "report_computing" not in text
     shot(page, "report-downloads-ready", "Report", "#download-csv")
 
@@ -91,7 +91,8 @@ def test_hand_in_is_shown_disabled_with_its_reason_while_a_disagreement_is_open(
         actions.add_member(campaign, actor=boss, user=user, role=Role.ANNOTATOR)
     actions.cut_batches(campaign, actor=boss)
     answer(campaign, ann2, "B")  # the first batch: B on every item from ann2 ...
-    answer(campaign, ann1, "A", count=campaign.batches.get().items.count() - 1)  # ... A from ann1, whose last label is typed on the page
+    # ... A from ann1, whose last label is typed on the page.
+    answer(campaign, ann1, "A", count=campaign.batches.get().items.count() - 1)
     sign_in(page, "ann1")
     page.goto(f"/campaigns/{campaign.pk}/annotate/")
     page.wait_for_selector("#item:not([hidden]) .turn")

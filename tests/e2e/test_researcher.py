@@ -2,9 +2,9 @@
 import pytest
 
 from benchmarks.actions import import_items
+from benchmarks.models import Benchmark
 from modeleval import actions as model_actions
 from modeleval import runner
-from benchmarks.models import Benchmark
 from modeleval.models import EvalRun, ModelSpec
 from tests.conftest import DEMO_DATA
 from tests.modeleval.test_runs import fake_rows
@@ -113,12 +113,12 @@ def test_dashboard_downloads_the_raw_annotations(page, people):
     page.goto(f"/campaigns/{campaign.pk}/dashboard/")
     with page.expect_download() as info:
         page.click("#export-csv")
-    rows = open(info.value.path(), encoding="utf-8").read().splitlines()
+    rows = info.value.path().read_text(encoding="utf-8").splitlines()
     assert info.value.suggested_filename == f"annotations-campaign-{campaign.pk}.csv"
     assert rows[0].startswith("annotation_id,campaign,task,item_external_id") and len(rows) == 1 + 4
     with page.expect_download() as info:
         page.click("#export-jsonl")
-    assert len(open(info.value.path(), encoding="utf-8").read().splitlines()) == 4
+    assert len(info.value.path().read_text(encoding="utf-8").splitlines()) == 4
     page.wait_for_selector("#batches tr")
     for width in (1366, 800):
         page.set_viewport_size({"width": width, "height": 900})

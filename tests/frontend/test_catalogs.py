@@ -19,8 +19,8 @@ LANGUAGES = ("zh_Hans", "ko")
 
 # The pages an annotator, a QC and an expert see, and every template and script they are made of.
 PAGES = {
-    "annotator": (["frontend/base.html", "frontend/home.html", "registration/login.html", "frontend/password_change.html",
-                   "frontend/annotate.html"],
+    "annotator": (["frontend/base.html", "frontend/home.html", "registration/login.html",
+                   "frontend/password_change.html", "frontend/annotate.html"],
                   ["annotate.js", "form.js", "dialogue.js", "ask.js"]),
     "qc": (["frontend/base.html", "frontend/home.html", "frontend/review.html"],
            ["review.js", "form.js", "dialogue.js", "ask.js"]),
@@ -110,7 +110,8 @@ def test_every_string_of_the_page_is_translated(page, language):
 
 def test_the_extraction_reads_templates_and_scripts():
     found = calls(templatize('{% load i18n %}{% translate "Submit" %}{% translate "Change" context "language" %}'
-                             '{% blocktranslate count n=k %}{{ n }} item{% plural %}{{ n }} items{% endblocktranslate %}'))
+                             '{% blocktranslate count n=k %}{{ n }} item{% plural %}{{ n }} items{% endblocktranslate '
+                             '%}'))
     assert found == {(None, "Submit", None), ("language", "Change", None), (None, "%(n)s item", "%(n)s items")}
     assert calls('gettext("Saved.") + fill(ngettext("%(n)s key", "%(n)s keys", n), { n })') == {
         (None, "Saved.", None), (None, "%(n)s key", "%(n)s keys")}

@@ -195,7 +195,7 @@ def test_the_built_in_forms_name_their_questions_and_options_in_chinese_and_kore
         validate_form(form)
         for language in ("zh-hans", "ko"):
             shown = localized(form, language)
-            for question, english in zip(shown["questions"], form["questions"]):
+            for question, english in zip(shown["questions"], form["questions"], strict=True):
                 assert question["label"] != english["label"] and question["key"] == english["key"]
                 if isinstance(english.get("options"), list):  # "item": the item's own options, named by the item
                     for option, own in zip(question["options"], english["options"], strict=True):

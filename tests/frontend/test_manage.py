@@ -10,9 +10,8 @@ from annotation import actions
 from annotation.models import Batch, BatchState, Campaign, CampaignSettings, Event, Membership, Protocol
 from annotation.presets import PRESETS, meaning
 from benchmarks.models import Benchmark, Item
-from tests.conftest import DEMO_DATA
-
 from tests.annotation.conftest import dialogbench  # noqa: F401 (fixture)
+from tests.conftest import DEMO_DATA
 
 from .conftest import diqad_item, production
 
@@ -61,10 +60,11 @@ def test_upload_error_names_file_line_and_field_and_writes_nothing(client, staff
 
 def test_upload_into_an_existing_benchmark_and_an_unrecognised_file(client, staff):
     client = signed_in(client, staff)
-    client.post("/manage/upload/", {"file": open(DEMO_DATA / "dialogbench_sample.jsonl", "rb"), "new_benchmark": "db"})
+    with open(DEMO_DATA / "dialogbench_sample.jsonl", "rb") as upload:
+        client.post("/manage/upload/", {"file": upload, "new_benchmark": "db"})
     assert Item.objects.filter(task__benchmark__slug="db").count() == 12
-    again = client.post("/manage/upload/", {"file": open(DEMO_DATA / "dialogbench_sample.jsonl", "rb"),
-                                             "benchmark": "db"})
+    with open(DEMO_DATA / "dialogbench_sample.jsonl", "rb") as upload:
+        again = client.post("/manage/upload/", {"file": upload, "benchmark": "db"})
     assert again.status_code == 302 and Item.objects.count() == 12
     odd = client.post("/manage/upload/", {"file": SimpleUploadedFile("odd.jsonl", b'{"x": 1}\n'), "benchmark": "db"})
     assert odd.status_code == 400 and "odd.jsonl:line 1" in odd.content.decode()
@@ -87,7 +87,8 @@ def test_new_campaign_form_shows_every_setting_with_its_meaning_and_the_preset(c
     page = signed_in(client, staff).get(f"/manage/campaigns/new/?benchmark={diqad}&preset={key}").content.decode()
     preset = PRESETS[key]
     for name in CampaignSettings.EDITABLE:
-        fields = ["guidelines_en", "guidelines_zh_hans", "guidelines_ko"] if name == "guidelines_by_language" else [name]
+        fields = (["guidelines_en", "guidelines_zh_hans", "guidelines_ko"] if name == "guidelines_by_language"
+                  else [name])
         assert all(f'name="{field}"' in page for field in fields), name
         assert meaning(name).replace("'", "&#x27;")[:40] in page, name
     for name, value in preset.settings.items():

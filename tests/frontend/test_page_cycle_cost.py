@@ -12,8 +12,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotation import actions, selectors
-from tests.annotation.conftest import (DIQAD_ANSWERS, diqad, make_campaign, people, sid, staff,  # noqa: F401
-                                       submit_score)
+from tests.annotation.conftest import DIQAD_ANSWERS, diqad, make_campaign, people, sid, staff, submit_score  # noqa: F401
 
 # What the page's cycle may send beyond the API's: per request, the session's row and the person's where a token
 # is one statement (2 x 1), and the labeller's progress with the submission (one statement).
@@ -94,7 +93,7 @@ def test_the_page_cycle_costs_the_api_cycle_plus_its_progress(staff, people, diq
     # Measured (overlap 1, so every label is its item's last): api 17 a cycle (next 8, submit 9); the page 22 on
     # the code before (the session's row and the person's per request where a token is one statement, and the
     # progress in three), 20 now (the progress in one).
-    for api_count, page_count in zip(counts["api"], counts["page"]):
+    for api_count, page_count in zip(counts["api"], counts["page"], strict=False):
         assert page_count <= api_count + PAGE_EXTRA, counts
 
 

@@ -59,7 +59,7 @@ def test_annotator_is_refused_other_pages_and_nothing_leaks(client, campaign, pe
     actions.hand_in_batch(batch, actor=staff)
     gold_item = Item.objects.get(external_id="x-003")  # source gold: score 0
     signed_in(client, ann1)
-    for url in (f"/assignments/{other.pk}/", f"/batches/{batch.pk}/review/", 
+    for url in (f"/assignments/{other.pk}/", f"/batches/{batch.pk}/review/",
                 "/reports/hostile/", "/reports/hostile/embed/", "/runs/", f"/campaigns/{campaign.pk}/dashboard/",
                 f"/campaigns/{campaign.pk}/disagreements/"):
         response = client.get(url)
@@ -133,7 +133,7 @@ def test_live_qc_figures_follow_the_rule(client, campaign, people, staff):
     sample = list(batch.reviews.get().sample.order_by("position"))
     signed_in(client, people["qc"])
     assert client.get(f"/batches/{batch.pk}/review/").status_code == 200
-    for entry, value in zip(sample, (2, 2, 2, 1)):
+    for entry, value in zip(sample, (2, 2, 2, 1), strict=False):
         actions.record_qc_label(batch, actor=people["qc"], batch_item_id=entry.batch_item_id, value=value)
     figures = client.get(f"/api/v1/batches/{batch.pk}/qc_figures/").json()
     assert figures["n"] == 4 and figures["correct"] == 3 and figures["passed"] is False

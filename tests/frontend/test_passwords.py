@@ -11,7 +11,6 @@ from rest_framework.authtoken.models import Token
 from annotation import accounts
 from annotation.models import Event, OneTimePassword
 from core.errors import ActionError
-
 from tests.annotation.conftest import diqad, make_campaign  # noqa: F401 (fixture)
 
 NEW = "a-Long-own-passphrase-42"
@@ -152,7 +151,8 @@ def test_who_may_reset_whose_password(client, staff, people, campaign, diqad):  
     assert accounts.reset_password(other, actor=people["outsider"], user=people["ann1"]).password
     # The page of a campaign one does not manage is refused, and so is a refused reset, with nothing written.
     client.force_login(people["outsider"])
-    assert client.post(f"/manage/campaigns/{campaign.pk}/members/{people['ann2'].pk}/reset-password/").status_code == 403
+    reset = f"/manage/campaigns/{campaign.pk}/members/{people['ann2'].pk}/reset-password/"
+    assert client.post(reset).status_code == 403
     client.force_login(manager)
     response = client.post(f"/manage/campaigns/{campaign.pk}/members/{boss_member.pk}/reset-password/", follow=True)
     assert "staff account" in response.content.decode()

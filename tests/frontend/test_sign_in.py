@@ -19,7 +19,8 @@ def empty_cache():
 def test_sign_in_page_and_redirect_for_anonymous(client):
     assert client.get("/").status_code == 302
     page = client.get("/accounts/login/")
-    assert page.status_code == 200 and b"csrfmiddlewaretoken" in page.content and b'<label for="id_username">' in page.content
+    assert (page.status_code == 200 and b"csrfmiddlewaretoken" in page.content
+            and b'<label for="id_username">' in page.content)
 
 
 @pytest.mark.django_db
@@ -55,13 +56,15 @@ def test_api_token_endpoint_is_throttled(client, settings):
     good = client.post("/api/v1/auth/token/", {"username": "ann", "password": "right-password"})
     assert good.status_code == 200 and len(good.json()["token"]) == 40
     for _ in range(2):
-        assert client.post("/api/v1/auth/token/", {"username": "ann", "password": "nope"}).json()["code"] == "invalid_credentials"
+        refused = client.post("/api/v1/auth/token/", {"username": "ann", "password": "nope"})
+        assert refused.json()["code"] == "invalid_credentials"
     assert client.post("/api/v1/auth/token/", {"username": "ann", "password": "right-password"}).status_code == 429
 
 
 def test_production_mode_refuses_the_default_secret_key(tmp_path):
     env = {"HB_PRODUCTION": "1", "HB_DATA_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"}
-    result = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    result = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True,
+                            timeout=120)
     assert result.returncode != 0 and "SECRET_KEY" in result.stderr
 
 
@@ -70,6 +73,8 @@ def test_production_mode_settings_are_hardened(tmp_path):
            "ALLOWED_HOSTS": "hb.example.org"}
     code = ("from django.conf import settings as s; print(s.DEBUG, s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, "
             "s.SECURE_HSTS_SECONDS > 0, s.ALLOWED_HOSTS)")
-    result = subprocess.run([sys.executable, "-c", f"import django, os; os.environ['DJANGO_SETTINGS_MODULE']='config.settings'; django.setup(); {code}"],
+    result = subprocess.run([sys.executable, "-c", "import django, os; "
+                                                   "os.environ['DJANGO_SETTINGS_MODULE']='config.settings'; "
+                                                   f"django.setup(); {code}"],
                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert result.stdout.strip() == "False True True True ['hb.example.org']", result.stderr

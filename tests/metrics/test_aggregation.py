@@ -3,9 +3,16 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from metrics.aggregation import majority_label, majority_vote, m_of_k_correct, mean_of_raters_accuracy, mean_rating_per_item
+from metrics.aggregation import (
+    m_of_k_correct,
+    majority_label,
+    majority_vote,
+    mean_of_raters_accuracy,
+    mean_rating_per_item,
+)
 
 FAST = settings(max_examples=50, deadline=None)
 votes_strategy = st.lists(st.one_of(st.none(), st.sampled_from(["A", "B", "C", "D"])), max_size=9)
@@ -99,7 +106,7 @@ def test_mean_of_raters_accuracy_worked_example():
                 max_size=10))
 def test_mean_rating_ignores_missing(items):
     result = mean_rating_per_item(items)
-    for item, mean, count in zip(items, result.means, result.counts):
+    for item, mean, count in zip(items, result.means, result.counts, strict=True):
         values = np.array([np.nan if v is None else v for v in item], dtype=float)
         assert count == int(np.sum(~np.isnan(values)))
         assert mean == (pytest.approx(np.nanmean(values)) if count else None)

@@ -4,7 +4,8 @@ import math
 import krippendorff
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats import inter_rater
 
@@ -50,11 +51,13 @@ def test_randolph_uses_stated_category_count():
     items = items_from_table(WIKIPEDIA_FLEISS)
     # P-bar = 0.3783 (Wikipedia's per-subject P_i summed / 10); chance = 1 / categories.
     p_bar = sum([1.000, 0.253, 0.308, 0.440, 0.330, 0.462, 0.242, 0.176, 0.286, 0.286]) / 10
-    assert fleiss_kappa(items, "randolph", categories=range(5), given="labels").value == pytest.approx((p_bar - 0.2) / 0.8, abs=1e-3)
+    assert (fleiss_kappa(items, "randolph", categories=range(5), given="labels").value
+            == pytest.approx((p_bar - 0.2) / 0.8, abs=1e-3))
     # Two categories nobody used change Randolph's kappa (chance 1/7), not Fleiss'.
     seven = fleiss_kappa(items, "randolph", categories=range(7), given="labels").value
     assert seven == pytest.approx((p_bar - 1 / 7) / (6 / 7), abs=1e-3)
-    assert fleiss_kappa(items, categories=range(7), given="labels").value == pytest.approx(fleiss_kappa(items, given="labels").value)
+    assert (fleiss_kappa(items, categories=range(7), given="labels").value
+            == pytest.approx(fleiss_kappa(items, given="labels").value))
     with pytest.raises(ValueError, match="categories"):
         fleiss_kappa(items, "randolph", given="labels")
 
@@ -79,7 +82,8 @@ def test_fleiss_and_randolph_match_statsmodels(case):
     else:
         assert ours.value == pytest.approx(expected, abs=1e-12)
     randolph = inter_rater.fleiss_kappa(table, method="randolph")
-    assert fleiss_kappa(items, "randolph", categories=list(range(n_cat)), given="labels").value == pytest.approx(randolph, abs=1e-12)
+    assert (fleiss_kappa(items, "randolph", categories=list(range(n_cat)), given="labels").value
+            == pytest.approx(randolph, abs=1e-12))
 
 
 @FAST
@@ -89,8 +93,8 @@ def test_fleiss_leaves_out_items_with_missing_ratings(case, data):
     n_raters = len(items[0])
     holes = data.draw(st.lists(st.booleans(), min_size=len(items), max_size=len(items)))
     assume(sum(holes) < len(items) / 2)  # full items stay the modal count
-    ragged = [item[:-1] + [None] if hole else item for item, hole in zip(items, holes)]
-    full = [item for item, hole in zip(items, holes) if not hole]
+    ragged = [item[:-1] + [None] if hole else item for item, hole in zip(items, holes, strict=True)]
+    full = [item for item, hole in zip(items, holes, strict=True) if not hole]
     ours = fleiss_kappa(ragged, categories=list(range(n_cat)), given="labels")
     assert (ours.n_items, ours.n_left_out, ours.n_raters) == (len(full), sum(holes), n_raters)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -121,7 +125,7 @@ K2011 = [  # rows: observers A-D; columns: units 1-12
     [None, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, None],
     [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, None],
 ]
-K2011_BY_ITEM = [list(unit) for unit in zip(*K2011)]
+K2011_BY_ITEM = [list(unit) for unit in zip(*K2011, strict=True)]
 
 
 @pytest.mark.parametrize("level, published", [("nominal", 0.743), ("ordinal", 0.815), ("interval", 0.849)])
@@ -145,7 +149,7 @@ def test_krippendorff_matches_package(by_rater, level):
             expected = krippendorff.alpha(reliability_data=reliability, level_of_measurement=level)
     except ValueError:
         expected = math.nan
-    ours = krippendorff_alpha([list(unit) for unit in zip(*by_rater)], level)
+    ours = krippendorff_alpha([list(unit) for unit in zip(*by_rater, strict=True)], level)
     if math.isnan(expected):
         assert ours.value is None and ours.undefined_reason
     else:
@@ -194,7 +198,7 @@ def test_weighted_cohen_against_formula():
     a = [0, 1, 2, 2, 1, 0, 2, 1]
     b = [0, 2, 2, 1, 1, 1, 2, 0]
     observed = np.zeros((3, 3))
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         observed[x, y] += 1
     expected = np.outer(observed.sum(1), observed.sum(0)) / len(a)
     for weights, w in [("linear", lambda i, j: abs(i - j)), ("quadratic", lambda i, j: (i - j) ** 2)]:
@@ -210,7 +214,7 @@ def test_weighted_cohen_against_formula():
     st.sampled_from([None, "linear", "quadratic"]),
 )
 def test_cohen_matches_sklearn(pairs, weights):
-    a, b = zip(*pairs)
+    a, b = zip(*pairs, strict=True)
     expected = cohen_kappa_score(a, b, weights=weights, labels=[0, 1, 2, 3])
     for ours in (cohen_kappa(a, b, weights, labels=[0, 1, 2, 3]),
                  cohen_kappa(np.array(a), np.array(b), weights, labels=[0, 1, 2, 3])):  # integer codes
@@ -242,7 +246,7 @@ def test_percent_and_per_item_agreement_against_brute_force(items):
     ours = percent_agreement(items)
     assert ours.n_items == len(shares) and ours.n_left_out == len(items) - len(shares)
     assert ours.value == (pytest.approx(np.mean(shares)) if shares else None)
-    for row, item in zip(per_item_agreement(items), present):
+    for row, item in zip(per_item_agreement(items), present, strict=False):
         assert row.n_ratings == len(item)
         if item:
             top = max(item.count(v) for v in item)
@@ -322,7 +326,7 @@ def test_peer_pairs_are_every_ordered_pair_of_labels_on_one_item_in_one_round(ro
     first, second = peer_pairs(campaign, item, rnd, eligible)
     expected = sorted((i, j) for i, j in itertools.permutations(range(len(rows)), 2)
                       if eligible[i] and eligible[j] and rows[i][:3] == rows[j][:3])
-    assert sorted(zip(first.tolist(), second.tolist())) == expected
+    assert sorted(zip(first.tolist(), second.tolist(), strict=True)) == expected
 
 
 @FAST

@@ -93,7 +93,7 @@ def test_the_models_recover_the_toy_truth_and_rank_the_uncertain_first():
     truth = REFERENCE["data_sets"]["toy_ysda"]["truth"]
     for method in ("dawid_skene", "one_coin", "mace"):
         result = annotator_model(method, answers("toy_ysda"))
-        assert dict(zip(result.items, result.aggregate)) == truth
+        assert dict(zip(result.items, result.aggregate, strict=True)) == truth
         assert result.uncertainty == pytest.approx([1 - max(p) for p in result.posteriors])
         ranked = result.most_uncertain()
         assert [result.uncertainty[result.items.index(i)] for i in ranked] == sorted(result.uncertainty, reverse=True)
@@ -131,7 +131,7 @@ def test_a_hundred_thousand_items_by_three_in_numpy():
     for worker in range(30):
         items = rng.choice(n, n // 10, replace=False)
         given = np.where(rng.random(items.size) < 0.6 + worker / 100, truth[items], rng.integers(0, 3, items.size))
-        rows += zip(items.tolist(), [worker] * items.size, given.tolist())
+        rows += zip(items.tolist(), [worker] * items.size, given.tolist(), strict=True)
     result = dawid_skene(rows)
     agree = np.mean(np.array(result.aggregate) == truth[np.array(result.items)])
     assert agree > 0.85 and result.converged

@@ -2,7 +2,8 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 from sklearn import metrics as skm
 from statsmodels.stats.contingency_tables import mcnemar
@@ -54,7 +55,7 @@ def test_accuracy_edge_cases():
 @FAST
 @given(paired_flags)
 def test_mcnemar_matches_statsmodels_and_binomial(pairs):
-    human, model = map(list, zip(*pairs))
+    human, model = map(list, zip(*pairs, strict=True))
     b = sum(h and not m for h, m in pairs)
     c = sum(m and not h for h, m in pairs)
     table = [[sum(h and m for h, m in pairs), b], [c, sum(not h and not m for h, m in pairs)]]
@@ -75,7 +76,7 @@ def test_paired_inputs_must_align():
 @FAST
 @given(paired_flags)
 def test_gap_is_difference_of_accuracies_and_reproducible(pairs):
-    human, model = map(list, zip(*pairs))
+    human, model = map(list, zip(*pairs, strict=True))
     result = paired_bootstrap_gap(human, model, n_resamples=200, seed=3)
     assert result.gap == pytest.approx(np.mean(human) - np.mean(model))
     assert result.low <= result.high
@@ -107,7 +108,7 @@ finite = st.floats(-100, 100, allow_nan=False)
 @FAST
 @given(st.lists(st.tuples(st.one_of(finite, st.none()), st.one_of(finite, st.just(math.nan))), max_size=30))
 def test_correlations_match_scipy(pairs):
-    x, y = (list(v) for v in zip(*pairs)) if pairs else ([], [])
+    x, y = (list(v) for v in zip(*pairs, strict=True)) if pairs else ([], [])
     kept = [(a, b) for a, b in pairs if a is not None and not math.isnan(b)]
     result = correlations(x, y)
     assert (result.n, result.n_dropped) == (len(kept), len(pairs) - len(kept))
@@ -134,7 +135,7 @@ def test_correlation_reasons():
 @FAST
 @given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=1, max_size=50))
 def test_classification_matches_sklearn(pairs):
-    gold, pred = map(list, zip(*pairs))
+    gold, pred = map(list, zip(*pairs, strict=True))
     labels = sorted(set(gold) | set(pred))
     result = classification_metrics(gold, pred)
     assert result.accuracy == pytest.approx(skm.accuracy_score(gold, pred))
@@ -176,7 +177,7 @@ def test_paired_bootstrap_gaps_equal_the_single_model_gap_for_every_model():
     human = rng.random(300) < 0.8
     models = [rng.random(300) < p for p in (0.5, 0.7, 0.9)]
     result = paired_bootstrap_gaps(human, models, 500, 9, 0.9)
-    for model, (gap, low, high) in zip(models, result.gaps):
+    for model, (gap, low, high) in zip(models, result.gaps, strict=True):
         expected = paired_bootstrap_gap(human.tolist(), model.tolist(), n_resamples=500, seed=9, confidence=0.9)
         assert (gap, low, high) == (expected.gap, expected.low, expected.high)
     assert result.replicates.shape == (500, 3)

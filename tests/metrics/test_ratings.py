@@ -3,7 +3,8 @@ import random
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.optimize import minimize
 
 from metrics.ratings import bradley_terry, bradley_terry_bootstrap, elo, win_tie_lose

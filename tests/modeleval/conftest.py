@@ -109,7 +109,7 @@ class LoggedProcess:
 
     def __init__(self, args, log_path: Path, *, mode="w", **popen):
         self.log_path = log_path
-        self.log = open(log_path, mode)
+        self.log = open(log_path, mode)  # noqa: SIM115 -- open while the process runs
         self.proc = subprocess.Popen(args, cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT,
                                      start_new_session=True, **popen)
 

@@ -40,8 +40,8 @@ def test_researcher_starts_a_run_and_reads_its_progress(researcher, spec, demo_b
     body = response.json()
     run = EvalRun.objects.get(pk=body["id"])
     assert body["state"] == "queued" and body["model"] == "no-weights" and body["created_by"] == "researcher"
-    assert body["progress"] == {"items_done": 0, "items_total": 2, "chunks_done": 0, "chunks_total": 1, "fraction": 0.0, "items_scoring": 0,
-                                "chunks_running": 0}
+    assert body["progress"] == {"items_done": 0, "items_total": 2, "chunks_done": 0, "chunks_total": 1, "fraction": 0.0,
+                                "items_scoring": 0, "chunks_running": 0}
     # One message per chunk, on the gpu queue, sent only once the run was committed.
     assert sent == [((chunk_id,), "gpu") for chunk_id in run.chunks.values_list("pk", flat=True)]
 

@@ -232,7 +232,8 @@ def test_diqad_runs_through_an_api_model(db, monkeypatch):
         (call,) = row.api_calls
         messages = call["request"]["messages"]
         assert [m["role"] for m in messages] == ["user", "assistant"] * 4 + ["user"]
-        assert messages[1]["content"] == "好的，请提供对话，我将给出0到2的分数。" and messages[3]["content"] == "分数: 0"
+        assert messages[1]["content"] == "好的，请提供对话，我将给出0到2的分数。"
+        assert messages[3]["content"] == "分数: 0"
         assert messages[-1]["content"].startswith("[{'role': 'user', 'content': " + repr(row.item.dialogue[0]["text"]))
         assert json.loads(row.prompt) == messages
     with pytest.raises(actions.RunError, match="needs prompt_logprobs, which was not probed"):
@@ -243,7 +244,7 @@ def test_diqad_runs_through_an_api_model(db, monkeypatch):
                                       ([-9.6, -10.5, -11.2, -11.8, -8.5], False)])
 def test_probe_trusts_prompt_logprobs_only_when_they_match_the_reference(monkeypatch, echo, ok):
     tokens = ["The", " capital", " of", " France", " is", " Paris"]
-    reference = list(zip(tokens, [None, -11.5, -0.34, -2.4, -0.45, -0.26]))
+    reference = list(zip(tokens, [None, -11.5, -0.34, -2.4, -0.45, -0.26], strict=True))
 
     def handler(request):
         body = json.loads(request.content)

@@ -8,6 +8,7 @@ import re
 import socket
 import sys
 import time
+from itertools import pairwise
 
 import httpx
 import pytest
@@ -17,7 +18,8 @@ from benchmarks.actions import import_items
 from benchmarks.models import Benchmark
 from modeleval import actions, arena, runner, selectors
 from modeleval.models import ApiResponse, ChunkState, EvalRun, Prediction, RunState
-from modeleval.scorers import loading, selfchat_generation as selfchat
+from modeleval.scorers import loading
+from modeleval.scorers import selfchat_generation as selfchat
 from modeleval.scorers.prompts import template_hash
 from modeleval.selfchat_runs import _record
 from tests.conftest import ROOT
@@ -191,7 +193,7 @@ SEEDS = [("s1", ["Hi, how are you?", "Fine, thanks. And you?"]),
 def make_arena():
     def fake(name, lines):
         model = actions.ModelSpec.objects.create(name=name, sha256=name[0] * 64)
-        chats = [selfchat.SelfChat(list(u) + list(more), 2) for (_, u), more in zip(SEEDS, lines)]
+        chats = [selfchat.SelfChat(list(u) + list(more), 2) for (_, u), more in zip(SEEDS, lines, strict=False)]
         settings = {"system_prompt": "Be brief.", "system_prompt_sha256": template_hash("Be brief.")}
         return _record(model, "seeds.jsonl", None, settings, SEEDS, chats, [None] * len(SEEDS), timezone.now(),
                        0.0, None)
@@ -218,8 +220,8 @@ def test_generation_rating_pairwise_on_a_cpu_worker_agree_with_in_process(api_mo
         assert run.state == RunState.FINISHED, run.reason
         local_runs.append(run)
     figures = {}
-    for (mode, _, _, _), api_run, local_run in zip(plans, api_runs, local_runs):
-        run = wait_for(lambda: finished(api_run.pk), 900, f"the API {mode} run to end", [api_worker])
+    for (mode, _, _, _), api_run, local_run in zip(plans, api_runs, local_runs, strict=True):
+        run = wait_for(lambda pk=api_run.pk: finished(pk), 900, f"the API {mode} run to end", [api_worker])
         assert run.state == RunState.FINISHED, run.reason
         assert all(c.worker.startswith("api@") for c in run.chunks.all())
         rows = list(Prediction.objects.filter(run=run))
@@ -307,7 +309,8 @@ def test_selfchat_through_the_api_on_a_cpu_worker_as_botchats_gpt_py(api_model, 
     assert run.state == RunState.FINISHED, run.reason
     settings = run.settings
     assert (settings["backend"], settings["decoding"], settings["max_new_tokens"]) == ("api", "greedy", 40)
-    assert settings["system_prompt"] == botchat.SELFCHAT_SYSTEM_PROMPT and api_model.endpoint in settings["token_counter"]
+    assert settings["system_prompt"] == botchat.SELFCHAT_SYSTEM_PROMPT
+    assert api_model.endpoint in settings["token_counter"]
     assert run.events.filter(kind="started", figures__worker__startswith="api@").exists()
     asked = list(ApiResponse.objects.order_by("pk"))
     assert len(asked) == 2 * 3 and server.answered() - before == 6  # 3 chats to write for each of 2 seeds
@@ -318,7 +321,7 @@ def test_selfchat_through_the_api_on_a_cpu_worker_as_botchats_gpt_py(api_model, 
             sent = json.loads(step["prompt"])
             assert sent == selfchat.messages(utterances[:step["index"]], botchat.SELFCHAT_SYSTEM_PROMPT)
             roles = [m["role"] for m in sent]
-            assert roles[0] == "system" and roles[-1] == "user" and all(a != b for a, b in zip(roles[1:], roles[2:]))
+            assert roles[0] == "system" and roles[-1] == "user" and all(a != b for a, b in pairwise(roles[1:]))
             assert utterances[step["index"]] == step["reply"].strip() == step["text"]
             [answer] = [a for a in asked if a.request["messages"] == sent]
             assert (answer.request["temperature"], answer.request["max_tokens"]) == (0, 40)

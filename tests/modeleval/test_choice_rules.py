@@ -30,7 +30,7 @@ def test_stored_options_with_no_tokens_are_read_without_dividing_by_zero():
 
 
 def test_every_place_that_names_the_rules_takes_them_from_the_enum():
-    assert multiple_choice.RULES == tuple(Rule)
+    assert tuple(Rule) == multiple_choice.RULES
     assert set(Rule) <= set(RULES) and set(Rule) <= set(GAP_RULES)
     assert set(RULE_COLUMNS) == set(Rule) - {Rule.ACC}  # acc's column depends on the run
     assert run_rule({"mode": "loglikelihood", "settings": {}}, "run") == Rule.PER_TOKEN

@@ -24,7 +24,8 @@ def released_line(dialogue, question, label):
 @pytest.fixture
 def released_benchmark(db, tmp_path):
     path = tmp_path / "Emotion_Classification.json"
-    lines = [released_line("speaker1: I finally passed my exam!\nspeaker2: Congratulations!", "How does speaker1 feel?", "A"),
+    lines = [released_line("speaker1: I finally passed my exam!\nspeaker2: "
+                           "Congratulations!", "How does speaker1 feel?", "A"),
              released_line("speaker1: Someone scratched my new car.\nspeaker2: Oh no.", "How does speaker1 feel?", "B")]
     path.write_text("\n".join(json.dumps(line) for line in lines))
     import_items(path, None, "db-released")

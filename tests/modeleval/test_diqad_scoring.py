@@ -12,8 +12,8 @@ from modeleval import actions, runner, studies
 from modeleval.errors import RunError
 from modeleval.models import EvalRun, ModelSpec, ParseStatus, Prediction, RunState
 from modeleval.scorers import diqad
-from reports.render.tables import diqad_tables
 from reports.build import public
+from reports.render.tables import diqad_tables
 from reports.service import make_report
 from tests.conftest import DEMO_DATA
 
@@ -42,7 +42,8 @@ def appendix_c(paper):
 
 def test_appendix_c_chat_character_for_character(paper):
     printed = appendix_c(paper)
-    turns = [{"speaker": "user", "text": "离婚后孩子抚养费怎么算？"}, {"speaker": "expert", "text": "一般按月收入的20%到30%计算。"}]
+    turns = [{"speaker": "user", "text": "离婚后孩子抚养费怎么算？"},
+             {"speaker": "expert", "text": "一般按月收入的20%到30%计算。"}]
     asked = diqad.chat_messages(turns)
     assert [role for role, _ in printed] == [role for role, _ in asked] == ["user", "assistant"] * 4 + ["user"]
     assert asked[:-1] == tuple(printed[:-1])
@@ -99,7 +100,8 @@ def test_quality_by_the_appendix_c_chat_and_verification_by_yes_no(packaged, diq
             assert row.parse_status == ParseStatus.UNPARSABLE and row.answer == "" and row.rating is None
         else:
             assert row.parse_status == ParseStatus.PARSED and row.answer == str(value) and row.rating == value
-    run = sync_run(packaged, diqad_benchmark, mode="yes_no", settings={"preset": "diqad", "quality": "needs_verification"})
+    run = sync_run(packaged, diqad_benchmark, mode="yes_no",
+                   settings={"preset": "diqad", "quality": "needs_verification"})
     rows = list(Prediction.objects.filter(run=run))
     assert run.prompt_version == "diqad-verification-fewshot-en/1"
     assert {r.answer for r in rows} <= {"yes", "no"} and all(0 <= r.rating <= 1 for r in rows)

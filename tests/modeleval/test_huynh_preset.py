@@ -13,12 +13,12 @@ import pytest
 
 from annotation.importers import import_ratings
 from benchmarks.actions import import_items
-from benchmarks.importers import fed
 from benchmarks.formschema import question
+from benchmarks.importers import fed
 from benchmarks.models import Benchmark, Item
 from modeleval import actions, studies
-from modeleval.modes import rating as rating_family
 from modeleval.models import Prediction
+from modeleval.modes import rating as rating_family
 from modeleval.scorers import huynh
 
 from .test_scoring import sync_run
@@ -213,12 +213,14 @@ def test_run_lists_where_it_differs_from_the_study(fed_rated):
     assert protocol["preset"] == "huynh" and protocol["title"].startswith("LLMs as dialogue raters on FED")
     changed = {d["setting"]: d for d in protocol["differences"]}
     assert changed["fewshot"]["published"] == '{"k": 3, "strategy": "random"}'
-    assert changed["fewshot"]["ours"] == '{"k": 8, "strategy": "random"}' and changed["fewshot"]["why"] == "set for this run"
+    assert changed["fewshot"]["ours"] == '{"k": 8, "strategy": "random"}'
+    assert changed["fewshot"]["why"] == "set for this run"
     assert changed["seeds"]["published"] == "[0, 1, 2]" and changed["seeds"]["ours"] == "[7]"
     assert {"the rated item's block", "task line of each quality", "example ratings"} <= set(changed)
     assert "could not be read" not in json.dumps(protocol)
     plain = _run(fed_rated, [item])
-    assert not {"fewshot", "seeds"} & {d.setting for d in studies.STUDIES["huynh"].differences("rating", plain.settings)}
+    differing = {d.setting for d in studies.STUDIES["huynh"].differences("rating", plain.settings)}
+    assert not {"fewshot", "seeds"} & differing
     with pytest.raises(actions.RunError, match="leave instruction empty"):
         _run(fed_rated, [item], instruction="Rate the {quality}.")
 
@@ -232,7 +234,8 @@ def test_preset_run_scores_one_variant_per_seed(packaged, fed_rated):
                    settings={"preset": "huynh", "seeds": [0, 1]})
     rows = list(Prediction.objects.filter(run=run).select_related("item").order_by("item__external_id", "variant"))
     assert [(r.item.external_id, r.variant) for r in rows] == [
-        ("fed-001", "seed-0"), ("fed-001", "seed-1"), (items[0].external_id, "seed-0"), (items[0].external_id, "seed-1")]
+        ("fed-001", "seed-0"), ("fed-001", "seed-1"),
+        (items[0].external_id, "seed-0"), (items[0].external_id, "seed-1")]
     for row in rows:
         scale = question(row.item.task.form, "overall")["scale"]
         assert len(row.fewshot_ids) == (9 if row.item.external_id == "fed-001" else 3)

@@ -6,9 +6,9 @@ import pytest
 from benchmarks.importers.dialogbench import multiple_choice_form
 from benchmarks.models import Benchmark, Item, Task
 from modeleval import actions, studies
-from modeleval.modes import multiple_choice
 from modeleval.actions import RunError
 from modeleval.models import ModelSpec
+from modeleval.modes import multiple_choice
 from modeleval.scorers import kodialogbench
 
 FORM = multiple_choice_form()  # options come from the items
@@ -23,8 +23,9 @@ def korean(db):
     Item.objects.create(task=emotion, external_id="e1", dialogue=turns, source_gold={"answer": "A"},
                         fields={"question": "화자2의 감정은?", "options": {"A": "기쁨", "B": "슬픔", "C": "분노"}})
     Item.objects.create(task=response, external_id="r1", dialogue=turns, source_gold={"answer": "B"},
-                        fields={"next_speaker": "A", "question": "화자1의 다음 말로 알맞은 것은?", "options": {"A": "비가 와.", "B": "축하해!", "C": "배고파.",
-                                                                 "D": "몰라.", "E": "안녕."}})
+                        fields={"next_speaker": "A", "question": "화자1의 다음 말로 알맞은 것은?",
+                                "options": {"A": "비가 와.", "B": "축하해!", "C": "배고파.", "D": "몰라.",
+                                            "E": "안녕."}})
     acts = Task.objects.create(benchmark=bench, slug="dc_dialog_act_k-tdd", name="Dialog act", dimension="Dialog Act",
                                form=FORM)
     Item.objects.create(task=acts, external_id="a1", dialogue=[{"speaker": "2", "text": "추워졌대."},
@@ -45,8 +46,8 @@ def test_preset_run_asks_the_korean_prompts(korean):
     assert run.settings["rule"] == "acc" and run.prompt_version == "kodialogbench-option_numbers-ko/2"
     requests = {item.external_id: (variant, prompt) for item, variant, prompt in
                 multiple_choice.requests(run, list(Item.objects.filter(task__benchmark=korean).select_related("task")))}
-    assert requests["e1"][1] == ("[대화]\n화자1: 시험 잘 봤어?\n화자2: 응, 다 맞았어!\n\n[보기]\n1) 기쁨\n2) 슬픔\n3) 분노\n\n"
-                                 "질문: 화자2의 감정은?\n정답:")
+    assert requests["e1"][1] == ("[대화]\n화자1: 시험 잘 봤어?\n화자2: 응, 다 맞았어!\n\n[보기]\n1) 기쁨\n2) 슬픔\n3) "
+                                 "분노\n\n질문: 화자2의 감정은?\n정답:")
     protocol = studies.protocol(run.mode, run.settings)
     assert protocol["preset"] == "kodialogbench"
     assert {d["setting"] for d in protocol["differences"]} == {"class descriptions", "speaker numbers", "human figure",
@@ -56,7 +57,8 @@ def test_preset_run_asks_the_korean_prompts(korean):
     assert direct.settings["style"] == "by_task"
     assert "style" not in {d["setting"] for d in studies.protocol(direct.mode, direct.settings)["differences"]}
     prompts = {item.external_id: prompt for item, _, prompt in
-               multiple_choice.requests(direct, list(Item.objects.filter(task__benchmark=korean).select_related("task")))}
+               multiple_choice.requests(direct,
+                                        list(Item.objects.filter(task__benchmark=korean).select_related("task")))}
     assert prompts["r1"] == "화자1: 시험 잘 봤어?\n화자2: 응, 다 맞았어!\n화자1:"
     # Each task in the study's method: the dialog acts with their descriptions, the corpus's speaker numbers kept.
     assert prompts["a1"].startswith("[대화]\n화자2: 추워졌대.\n화자1: 아 진짜?\n\n[보기]\n지시: 상대에게 충고,")

@@ -35,7 +35,8 @@ def test_a_run_s_plan_in_one_call():
     assert training.trains and training.one_chunk_at_a_time and not training.scores
     assert training.refusal == modes.TRAIN_REFUSAL and training.report.section is None
     selfchat = modes.plan(Mode.SELFCHAT, prompted(Backend.API))
-    assert selfchat.writes_dialogues and selfchat.queue == modes.CPU_QUEUE and selfchat.refusal == modes.SELFCHAT_REFUSAL
+    assert (selfchat.writes_dialogues and selfchat.queue == modes.CPU_QUEUE
+            and selfchat.refusal == modes.SELFCHAT_REFUSAL)
     assert selfchat.report.section == modes.Section.SELFCHAT
 
 

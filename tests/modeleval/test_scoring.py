@@ -51,7 +51,7 @@ def test_score_command_sync_on_demo_items(packaged, demo_benchmark):
     p = rows[0]
     request = MCItem(p.options[0]["context"], tuple(o["text"] for o in p.options))
     again = score_one_by_one(model, tokenizer, [request])[0]
-    for stored, fresh in zip(p.options, again.options):
+    for stored, fresh in zip(p.options, again.options, strict=True):
         assert fresh.continuation == stored["continuation"] and fresh.n_tokens == stored["n_tokens"]
         assert fresh.logprob == pytest.approx(stored["logprob"], abs=1e-4)
 

@@ -200,5 +200,8 @@ def test_killed_worker_resumes_from_its_checkpoint_with_identical_results(start_
     reference_scored = runner.run_sync(classify_run(reference))
     assert ModelSpec.objects.get(trained_by=reference).sha256 == scored.model.sha256  # the same weights, bit for bit
     assert predictions_of(scored) == predictions_of(reference_scored)
-    losses = lambda r: [e.figures["loss"] for e in r.events.filter(kind="step").order_by("figures__step", "id")]
+
+    def losses(run):
+        return [e.figures["loss"] for e in run.events.filter(kind="step").order_by("figures__step", "id")]
+
     assert sorted(set(losses(run))) == sorted(set(losses(reference)))

@@ -58,7 +58,8 @@ def test_token_work_counts_shared_context_once(bench):
 
 def _result(logprobs, options, greedy=None):
     greedy = greedy or [False] * len(options)
-    return MCResult(tuple(OptionScore("c", " " + o, lp, g, 1, len(o)) for lp, o, g in zip(logprobs, options, greedy)))
+    return MCResult(tuple(OptionScore("c", " " + o, lp, g, 1, len(o))
+                          for lp, o, g in zip(logprobs, options, greedy, strict=True)))
 
 
 def test_compare_reports_differences_and_pick_mismatches(bench):

@@ -86,7 +86,8 @@ def prerequisites(case, tmp_path):
         skip("needs PostgreSQL: DATABASE_URL names no PostgreSQL server")
     if script == "scoring_vs_lm_eval.py" and not (ENVS / "lmeval" / "bin" / "python").is_file():
         skip(f"the lm-evaluation-harness venv is absent ({ENVS / 'lmeval'}; a full run of the script creates it)")
-    if case == "annotator_load.py --target labelstudio" and not (ENVS / "labelstudio" / "bin" / "label-studio").exists():
+    if (case == "annotator_load.py --target labelstudio"
+            and not (ENVS / "labelstudio" / "bin" / "label-studio").exists()):
         skip(f"the Label Studio venv is absent ({ENVS / 'labelstudio'}; see perf/labelstudio_target.py)")
     if script == "crowdkit_reference.py":
         if importlib.util.find_spec("crowdkit") is None:
@@ -142,4 +143,5 @@ def test_the_script_runs_at_a_tiny_size(case, tmp_path):
         if case in SERVICES:  # most scripts drop their database; import_vs_copy.py keeps it for a look
             drop_database(scratch_database(case))
     print(f"{' '.join(argv[1:])}: exit {done.returncode} after {time.perf_counter() - started:.0f} s")
-    assert done.returncode == 0, f"{' '.join(argv)}\n--- stdout\n{done.stdout[-3000:]}\n--- stderr\n{done.stderr[-5000:]}"
+    assert done.returncode == 0, (f"{' '.join(argv)}\n--- stdout\n{done.stdout[-3000:]}"
+                                  f"\n--- stderr\n{done.stderr[-5000:]}")

@@ -11,6 +11,7 @@ from benchmarks.models import Benchmark, Item, Task
 from modeleval.models import EvalRun, ModelSpec, Prediction, RunChunk, RunEvent
 from tests.annotation.conftest import make_campaign, submit_score
 from tests.conftest import DEMO_DATA
+
 # The model-run fixtures, for the fault tests (workers killed, Redis stopped).
 from tests.modeleval.conftest import demo_benchmark, packaged, researcher, start_worker, worker_env  # noqa: F401
 

@@ -11,7 +11,6 @@ from modeleval.models import EvalRun, ModelSpec
 from reports.render import csv as csv_render
 from tests.modeleval.conftest import demo_benchmark  # noqa: F401 (fixture)
 
-
 pytestmark = pytest.mark.usefixtures("empty_cache")
 
 

@@ -1,5 +1,6 @@
 """Annotators cannot predict the QC sample, cannot store answers outside the form, cannot hold two
 leases or submit on an expired one (issue 18, findings 4, 6 and 10)."""
+import contextlib
 import threading
 from datetime import timedelta
 from io import StringIO
@@ -10,13 +11,14 @@ from django.core.management import call_command
 from django.db import connection
 
 from annotation import actions
-from annotation.actions import batches as batch_actions, leases as lease_actions
 from annotation import qc as qc_module
-from core.errors import ActionError
+from annotation.actions import batches as batch_actions
+from annotation.actions import leases as lease_actions
 from annotation.models import Annotation, Assignment, QCReview
 from annotation.serializers import QCReviewSerializer
 from benchmarks.formschema import validate_answers
 from benchmarks.models import Task
+from core.errors import ActionError
 from tests.annotation.conftest import api, diqad, make_campaign, people, sid, staff, submit_score  # noqa: F401
 
 
@@ -152,10 +154,10 @@ def test_parallel_next_calls_give_one_live_lease(monkeypatch):
 
     def look_then_wait(*args, **kwargs):
         # Called once a request has seen "no live lease" and before it leases.
-        try:
-            both_looked.wait()  # both requests have seen "no live lease" before either leases
-        except threading.BrokenBarrierError:
-            pass  # the other request is held back (by a lock) until this one is done
+        # Both requests have seen "no live lease" before either leases; a broken barrier: the other request is
+        # held back (by a lock) until this one is done.
+        with contextlib.suppress(threading.BrokenBarrierError):
+            both_looked.wait()
         return real_lock_free_batch_item(*args, **kwargs)
 
     monkeypatch.setattr(lease_actions, "_lock_free_batch_item", look_then_wait)  # where _lease_next_item looks it up

@@ -28,7 +28,7 @@ def web(worker_env, tmp_path):
     port = free_port()
     env = {**worker_env, "GUNICORN_BIND": f"127.0.0.1:{port}", "GUNICORN_WORKERS": "2", "GUNICORN_THREADS": "2",
            "GUNICORN_ACCESS_LOG": str(tmp_path / "access.log")}
-    log = open(tmp_path / "gunicorn.log", "w")
+    log = open(tmp_path / "gunicorn.log", "w")  # noqa: SIM115 -- open while the server runs
     proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py", "config.wsgi"],
                             env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"

@@ -40,6 +40,7 @@ from tests.annotation.conftest import DIQAD_ANSWERS, make_campaign, sid
 from tests.conftest import DEMO_DATA, ROOT
 from tests.modeleval.conftest import assert_same_predictions, client_for, wait_for
 
+
 def skip(reason):
     print(f"skipping: {reason}")
     pytest.skip(reason)

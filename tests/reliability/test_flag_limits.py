@@ -66,7 +66,8 @@ def test_flags_sent_at_once_are_counted_one_by_one(world, settings):
     for thread in threads:
         thread.join(60)
     assert sorted(codes) == [201, 201] + [429] * 6, codes
-    assert ItemFlag.objects.filter(author=annotator, batch_item=Assignment.objects.get(pk=lease).batch_item).count() == 3
+    batch_item = Assignment.objects.get(pk=lease).batch_item
+    assert ItemFlag.objects.filter(author=annotator, batch_item=batch_item).count() == 3
 
 
 @pytest.mark.django_db

@@ -35,7 +35,8 @@ def test_skeletons_follow_tr39():
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("name", [CYRILLIC_ADMIN, UKRAINIAN_VICTIM, "VICTIM", "\uff41\uff44\uff4d\uff49\uff4e", "adrnin"])
+@pytest.mark.parametrize("name", [CYRILLIC_ADMIN, UKRAINIAN_VICTIM, "VICTIM", "\uff41\uff44\uff4d\uff49\uff4e",
+                                  "adrnin"])
 def test_the_people_page_refuses_a_lookalike_of_an_existing_account(admins, name):
     before = User.objects.count()
     page = signed_in(admins.users["staff"]).post(f"/manage/campaigns/{admins.campaign.pk}/members/", {

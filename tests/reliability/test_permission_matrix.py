@@ -163,7 +163,7 @@ def test_role_matrix(world):
     wrong = []
     for (name, method), row in sorted(MATRIX.items()):
         url = url_for(name, world.pks)
-        for role, expected in zip(ROLES, row):
+        for role, expected in zip(ROLES, row, strict=True):
             client = APIClient()
             client.raise_request_exception = False  # a crash is a finding, not the end of the matrix
             if world.users[role] is not None:
@@ -259,7 +259,7 @@ def test_scope_matrix_across_two_campaigns(two_campaigns):
     wrong = []
     for name, row in SCOPE_MATRIX.items():
         url, query, shows = probes[name]
-        for role, expected in zip(ROLES, row):
+        for role, expected in zip(ROLES, row, strict=True):
             client = APIClient()
             client.raise_request_exception = False
             if world.users[role] is not None:

@@ -2,7 +2,8 @@
 (who may call every operation): no request, however odd, gets a 5xx.
 
 Nothing is excluded, but NUL bytes are not generated: PostgreSQL refuses them in text, and the places that
-pass one to a query are pinned down by `test_nul_byte_is_refused` below instead. Examples per operation are bounded so the whole schema runs in a couple of minutes.
+pass one to a query are pinned down by `test_nul_byte_is_refused` below instead. Examples per operation are bounded
+so the whole schema runs in a couple of minutes.
 All operations run in one test over one shared world (conftest), so path ids such as 1 name real objects;
 the operations are walked here rather than with schemathesis' pytest plugin, which builds one test per
 operation (the world once per operation) and does not run under this pytest.

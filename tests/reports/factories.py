@@ -43,7 +43,7 @@ def human_campaign(benchmark, answers, *, protocol="human_baseline", raters=None
         for bi in bis:
             item = items[bi.item_id]
             primary = item.task.form["primary"]
-            for slot, (rater, value) in enumerate(zip(raters, answers[bi.item_id]), start=1):
+            for slot, (rater, value) in enumerate(zip(raters, answers[bi.item_id], strict=False), start=1):
                 if value is None:
                     continue
                 answer = value if isinstance(value, dict) else {primary: value}

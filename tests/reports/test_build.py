@@ -25,7 +25,7 @@ def data(tasks, items, annotations=(), predictions=(), runs=(), gold=None, qc=()
                 "dwell_seconds"]
     ann = {c: [] for c in ann_cols}
     for item, annotator, value, rnd, current, batch, dwell in annotations:
-        for c, v in zip(ann_cols, (1, batch, item, annotator, rnd, current, value, False, dwell)):
+        for c, v in zip(ann_cols, (1, batch, item, annotator, rnd, current, value, False, dwell), strict=True):
             ann[c].append(v)
     ann["answers"] = {}
     for _, _, form in tasks:
@@ -34,7 +34,7 @@ def data(tasks, items, annotations=(), predictions=(), runs=(), gold=None, qc=()
                  "parse_status", "gold", "rating"]
     pred = {c: [] for c in pred_cols}
     for run, item, answer, rating in predictions:
-        for c, v in zip(pred_cols, (run, item, "", answer, "", "", None, "scored", "", rating)):
+        for c, v in zip(pred_cols, (run, item, "", answer, "", "", None, "scored", "", rating), strict=True):
             pred[c].append(v)
     return ReportData(
         benchmark={"slug": "b", "name": "B", "version": "", "language": "en", "source": "", "licence": ""},
@@ -114,14 +114,15 @@ def test_pairwise_outcomes_elo_bradley_terry_and_judge_agreement():
     report = build_report(d, ReportOptions(n_resamples=30))
     task = report["pairwise"]["tasks"][0]
     outcome = {"1": "lose", "2": "win", "both": "tie", "neither": "tie"}
-    human_matches = [(a, b, outcome[h]) for (a, b), h in zip(systems, human)]
+    human_matches = [(a, b, outcome[h]) for (a, b), h in zip(systems, human, strict=True)]
     humans = task["judges"]["humans"]
     assert humans["elo"]["ratings"] == pytest.approx(elo(human_matches).ratings)
     scores = {i["model"]: i["score"] for i in humans["bradley_terry"]["intervals"]}
     assert scores == pytest.approx(bradley_terry(human_matches).scores)
     verdicts = task["judges"]["judge"]
     judged, labelled = [outcome[j] for j in judge], [outcome[h] for h in human]
-    assert verdicts["agreement_with_humans"] == pytest.approx(np.mean([a == b for a, b in zip(judged, labelled)]))
+    agreement = np.mean([a == b for a, b in zip(judged, labelled, strict=True)])
+    assert verdicts["agreement_with_humans"] == pytest.approx(agreement)
     assert verdicts["kappa_with_humans"] == pytest.approx(cohen_kappa(judged, labelled).value)
     assert sum(p["n"] for p in humans["win_tie_lose"]) == len(items)
 
@@ -133,7 +134,7 @@ def test_ratings_against_gold_in_diqad_columns():
     items = [(n, 1, g, {}) for n, g in enumerate(gold)]
     annotations = [(n, a, g, 1, True, 1, None) for n, g in enumerate(gold) for a in (10, 11)]
     d = data([(1, "quality", SCORE_FORM)], items, annotations,
-             [(3, n, a, r) for n, (a, r) in enumerate(zip(answers, ratings))],
+             [(3, n, a, r) for n, (a, r) in enumerate(zip(answers, ratings, strict=True))],
              [(3, "rater", "rating", {"quality": "score"}, [1])])
     report = build_report(d, ReportOptions(n_resamples=10))
     row = report["ratings"]["models"][0]
@@ -154,7 +155,8 @@ def test_peer_kappa_is_the_mean_of_cohens_kappa_with_each_peer():
     rows = {r["annotator_id"]: r for r in build_report(d, ReportOptions(n_resamples=10))["annotators"]}
     for me, mine in labels.items():
         peers = [cohen_kappa(mine, theirs).value for other, theirs in labels.items() if other != me]
-        shares = [np.mean([a == b for a, b in zip(mine, theirs)]) for other, theirs in labels.items() if other != me]
+        shares = [np.mean([a == b for a, b in zip(mine, theirs, strict=True)])
+                  for other, theirs in labels.items() if other != me]
         assert rows[me]["peer_kappa"] == pytest.approx(np.mean(peers))
         assert rows[me]["peer_agreement"] == pytest.approx(np.mean(shares)) and rows[me]["n_peer_pairs"] == 16
 
@@ -171,12 +173,13 @@ def test_diqad_cross_domain_table_against_gold():
     ratings = [1.8, 1.1, 0.7, 1.9, 0.2, 0.4, 1.2, 1.6]
     domains = ["health", "health", "health", "law", "law", "law", "law", None]
     held_out = ["1", "1", "0", "2"]  # the classifier trained without law, on law's items
-    items = [(n, 1, g, {"domain": d}) for n, (g, d) in enumerate(zip(gold, domains))]
+    items = [(n, 1, g, {"domain": d}) for n, (g, d) in enumerate(zip(gold, domains, strict=True))]
     annotations = [(n, a, g, 1, True, 1, None) for n, g in enumerate(gold) for a in (10, 11)]
     d = data([(1, "quality", SCORE_FORM)], items, annotations,
-             [*[(3, n, a, r) for n, (a, r) in enumerate(zip(answers, ratings))],
-              *[(4, n, a, float(a)) for n, a in zip(range(3, 7), held_out)]],
-             [(3, "ernie", "classify", {"question": "score"}, [1]), (4, "ernie-law", "classify", {"question": "score"}, [1])])
+             [*[(3, n, a, r) for n, (a, r) in enumerate(zip(answers, ratings, strict=True))],
+              *[(4, n, a, float(a)) for n, a in zip(range(3, 7), held_out, strict=False)]],
+             [(3, "ernie", "classify", {"question": "score"}, [1]),
+              (4, "ernie-law", "classify", {"question": "score"}, [1])])
     d.runs[1]["model__trained_by__settings"] = {"holdout_domain": "law"}
     report = build_report(d, ReportOptions(n_resamples=10, min_items=3))
     by_domain = {d["domain"]: d for d in report["ratings"]["models"][0]["gold_by_domain"]}

@@ -70,7 +70,8 @@ def test_rating_run_against_the_mean_human_rating(fed_report):
     rng = np.random.default_rng(5)
     model = human_mean + rng.normal(0, 0.8, len(items))
     factories.model_run(bench, [turn], "rater-model", {
-        item.pk: {"rating": float(r), "answer": str(int(np.clip(round(r), 0, 4)))} for item, r in zip(items, model)},
+        item.pk: {"rating": float(r), "answer": str(int(np.clip(round(r), 0, 4)))}
+        for item, r in zip(items, model, strict=True)},
         mode="rating", settings={"quality": "overall"})
     report = make_report("fed", options=ReportOptions(n_resamples=50))
     row = next(m for m in report["ratings"]["models"] if m["task"] == "fed-turn" and m["quality"] == "overall")
@@ -136,7 +137,7 @@ def test_a_run_repeated_over_seeds_reports_the_mean_and_sd_of_its_correlations(f
     draws = {seed: human_mean + rng.normal(0, 0.5 + seed, len(items)) for seed in (0, 1, 2)}
     factories.model_run(bench, [turn], "huynh-model", {
         (item.pk, f"seed-{seed}"): {"rating": float(r), "answer": ""}
-        for seed, values in draws.items() for item, r in zip(items, values)},
+        for seed, values in draws.items() for item, r in zip(items, values, strict=True)},
         mode="rating", settings={"quality": "overall", "preset": "huynh", "seeds": [0, 1, 2], "top_k": 5,
                                  "fewshot": {"strategy": "random", "k": 3, "fixed_ids": []}})
     report = make_report("fed", options=ReportOptions(n_resamples=50))

@@ -178,8 +178,9 @@ def test_latex_has_the_gap_table_its_footnote_points_to():
     by_task = {m["task"]: m for m in report["multiple_choice"]["models"]}
     for n, task in enumerate(("t1", "t2", "t3", "t4")):
         h, m = [bool(x) for x, _ in PAIRS[2 * n:2 * n + 2]], [bool(y) for _, y in PAIRS[2 * n:2 * n + 2]]
-        table = [[sum(a and b for a, b in zip(h, m)), sum(a and not b for a, b in zip(h, m))],
-                 [sum(b and not a for a, b in zip(h, m)), sum(not a and not b for a, b in zip(h, m))]]
+        pairs = list(zip(h, m, strict=True))
+        table = [[sum(a and b for a, b in pairs), sum(a and not b for a, b in pairs)],
+                 [sum(b and not a for a, b in pairs), sum(not a and not b for a, b in pairs)]]
         assert by_task[task]["mcnemar_p"] == pytest.approx(mcnemar(table, exact=True).pvalue)
         row = f"{task} & m [per\\_token] & 2 & 0 & {100 * np.mean(h):.2f} & {100 * np.mean(m):.2f} & " \
               f"{100 * (np.mean(h) - np.mean(m)):.2f} & "
@@ -237,7 +238,7 @@ def test_the_latex_export_compiles(tmp_path):
 def cjk_latex():
     """The LaTeX export of a report whose tasks have Chinese and Korean names (DialogBench's, KoDialogBench's)."""
     d = without_predictions(eight_items(), {4, 5})
-    for task, name in zip(d.tasks, ["情感识别", "意图分类", "对话推理", "감정 인식"]):
+    for task, name in zip(d.tasks, ["情感识别", "意图分类", "对话推理", "감정 인식"], strict=False):
         task["slug"] = task["name"] = name
     return render(build_report(d, OPTIONS), "latex")
 
@@ -266,7 +267,8 @@ def test_the_latex_export_with_chinese_and_korean_text_compiles_with_xelatex(tmp
     from reports.render.latex import preamble
 
     latex = cjk_latex()
-    document = "\n".join(["\\documentclass{article}", *preamble(latex), "\\begin{document}", latex, "\\end{document}", ""])
+    document = "\n".join(["\\documentclass{article}", *preamble(latex), "\\begin{document}", latex,
+                          "\\end{document}", ""])
     (tmp_path / "report.tex").write_text(document, encoding="utf-8")
     done = subprocess.run([engine, "-interaction=nonstopmode", "-halt-on-error", "report.tex"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=300)
@@ -286,7 +288,7 @@ def diqad_report(min_items=30):
     items = [(n, 1, g, {}) for n, g in enumerate(gold)]
     ratings = [expected[g] + (0.05 if n % 3 == 0 else 0) * (1 if g < 2 else -1) for n, g in enumerate(gold)]
     d = data([(1, "quality", SCORE_FORM)], items, [],
-             [(3, n, str(g), r) for n, (g, r) in enumerate(zip(gold, ratings))],
+             [(3, n, str(g), r) for n, (g, r) in enumerate(zip(gold, ratings, strict=True))],
              [(3, "classifier", "classify", {}, [1])])
     return build_report(d, ReportOptions(n_resamples=10, min_items=min_items)), gold, ratings
 

@@ -41,7 +41,7 @@ def test_a_typical_person_and_the_aggregated_crowd_are_two_named_figures():
         people.setdefault(who, []).append(value == gold[item])
     assert row["typical_person_accuracy"] == pytest.approx(np.mean([np.mean(v) for v in people.values()]))
     model = dawid_skene([(item, who, value) for item, who, value, *_ in ann])
-    expected = np.mean([label == gold[item] for item, label in zip(model.items, model.aggregate)])
+    expected = np.mean([label == gold[item] for item, label in zip(model.items, model.aggregate, strict=True)])
     assert row["rule"] == "dawid_skene" and "Dawid-Skene" in row["rule_text"]
     assert row["crowd_accuracy"] == row["dawid_skene_accuracy"] == pytest.approx(expected)
     assert row["crowd_accuracy"] != row["typical_person_accuracy"]

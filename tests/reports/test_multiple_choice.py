@@ -92,23 +92,25 @@ def test_model_accuracies_gap_interval_and_mcnemar(mc):
         gold = [f["gold"] for f in facts]
         human = m_of_k_correct([f["answers"] for f in facts], gold, 2).item_correct
         loglik = model_row(report, slug, "loglik-model")
-        flags = [f["loglik"]["answer"] == g for f, g in zip(facts, gold)]
+        flags = [f["loglik"]["answer"] == g for f, g in zip(facts, gold, strict=True)]
         assert loglik["accuracy"] == pytest.approx(np.mean(flags))
-        norm = [f["loglik"]["answer_norm"] == g for f, g in zip(facts, gold)]
+        norm = [f["loglik"]["answer_norm"] == g for f, g in zip(facts, gold, strict=True)]
         assert loglik["acc_norm"] == pytest.approx(np.mean(norm))
         best = [max(f["loglik"]["options"], key=lambda o: o["logprob"])["key"] for f in facts]
-        assert loglik["acc"] == pytest.approx(np.mean([b == g for b, g in zip(best, gold)]))
+        assert loglik["acc"] == pytest.approx(np.mean([b == g for b, g in zip(best, gold, strict=True)]))
         # The interval is metrics' paired bootstrap with the task's seed (report seed + task index).
         expected = paired_bootstrap_gap(human, flags, n_resamples=OPTIONS.n_resamples, seed=OPTIONS.seed + t_index)
         got = (loglik["gap"], loglik["gap_low"], loglik["gap_high"])
         assert got == pytest.approx((expected.gap, expected.low, expected.high))
-        table = [[sum(h and m for h, m in zip(human, flags)), sum(h and not m for h, m in zip(human, flags))],
-                 [sum(m and not h for h, m in zip(human, flags)), sum(not h and not m for h, m in zip(human, flags))]]
+        pairs = list(zip(human, flags, strict=True))
+        table = [[sum(h and m for h, m in pairs), sum(h and not m for h, m in pairs)],
+                 [sum(m and not h for h, m in pairs), sum(not h and not m for h, m in pairs)]]
         assert loglik["mcnemar_p"] == pytest.approx(mcnemar(table, exact=True).pvalue)
 
         chat = model_row(report, slug, "chat-model")
         assert chat["parse_failures"] == sum(f["chat"]["parse_status"] == "unparsable" for f in facts)
-        assert chat["accuracy"] == pytest.approx(np.mean([f["chat"]["answer"] == g for f, g in zip(facts, gold)]))
+        chat_flags = [f["chat"]["answer"] == g for f, g in zip(facts, gold, strict=True)]
+        assert chat["accuracy"] == pytest.approx(np.mean(chat_flags))
         assert chat["acc"] is None and "log-likelihood" in chat["undefined"]["acc"]
     overall = {m["model"]: m for m in report["multiple_choice"]["overall"]["models"]}
     per_task = [model_row(report, slug, "loglik-model")["accuracy"] for slug in mc["by_task"]]
@@ -221,7 +223,8 @@ def test_models_on_the_whole_set_and_the_gap_on_the_human_sample(db):
     Here humans answer the even-numbered items only; a forced-position run pools its positions too."""
     import_items(DEMO_DATA / "dialogbench_sample.jsonl", "dialogbench", "db")
     bench = Benchmark.objects.get(slug="db")
-    items = list(Item.objects.filter(task__benchmark=bench).select_related("task").order_by("task__slug", "external_id"))
+    items = list(Item.objects.filter(task__benchmark=bench).select_related("task")
+                 .order_by("task__slug", "external_id"))
     sample = {item.pk: rater_answers(n, item.source_gold["answer"], len(item.fields["options"]))
               for n, item in enumerate(items) if n % 2 == 0}
     factories.human_campaign(bench, sample)  # the items' published labels are the gold, sampled or not

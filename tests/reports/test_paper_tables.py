@@ -48,14 +48,18 @@ def test_every_stored_figure_and_model_is_printed_in_its_paper():
                         assert figure(value) in printed, (study, table["table"], row["model"], column, value)
     values = {(s, t["table"], r["model"]): r["values"] for s in STUDIES for t in study_tables(s)["tables"]
               for r in t["rows"]}
-    assert values["dialogbench", "2", "GPT-4"]["Overall"] == 86.06 and values["dialogbench", "2", "Human"]["Overall"] == 92.5
-    assert values["dialogbench", "3", "GPT-4"]["Overall"] == 81.54 and values["dialogbench", "3", "Human"]["Overall"] == 93.33
+    assert values["dialogbench", "2", "GPT-4"]["Overall"] == 86.06
+    assert values["dialogbench", "2", "Human"]["Overall"] == 92.5
+    assert values["dialogbench", "3", "GPT-4"]["Overall"] == 81.54
+    assert values["dialogbench", "3", "Human"]["Overall"] == 93.33
     assert values["botchat", "2", "GPT-4"]["MuTual vs GT"] == 71.0 and values["botchat", "2", "Vicuna-13B"] == {
         "MuTual vs GT": 62.4, "MuTual vs GPT-4": 77.0, "CON vs GT": 8.7, "CON vs GPT-4": 42.5, "UNCON vs GT": 21.3,
         "UNCON vs GPT-4": 36.2}
-    assert values["botchat", "3", "GPT-4"]["CwHuman"] == 65.74 and values["botchat", "3", "GPT-3.5-Turbo"]["CwHuman"] == 41.06
+    assert values["botchat", "3", "GPT-4"]["CwHuman"] == 65.74
+    assert values["botchat", "3", "GPT-3.5-Turbo"]["CwHuman"] == 41.06
     assert (values["diqad", "3", "ERNIE"]["Acc"], values["diqad", "3", "ChatGPT"]["Kappa"]) == (69.94, 4.7)
-    assert values["kodialogbench", "4", "Human"]["Average"] == 76.3 and values["kodialogbench", "5", "Human"]["Average"] == 90.4
+    assert values["kodialogbench", "4", "Human"]["Average"] == 76.3
+    assert values["kodialogbench", "5", "Human"]["Average"] == 90.4
     assert values["huynh", "3", "InstructGPT 175B"]["Interesting"] == {"value": 0.551, "significant": True}
     tnlg = {r["config"]: r["values"]["Fluent"]["value"] for r in study_tables("huynh")["tables"][0]["rows"]
             if r["model"] == "TNLGv2 530B"}
@@ -160,7 +164,8 @@ def test_kodialogbench_tables_4_and_5_beside_a_run_of_its_preset(db):
     sns = Task.objects.create(benchmark=bench, slug="k-sns", name="K-SNS", dimension="Response selection", form=form)
     turns = [{"speaker": "A", "text": "시험 잘 봤어?"}, {"speaker": "B", "text": "응!"}]
     items = [Item.objects.create(task=task, external_id=f"{task.slug}-{n}", dialogue=turns, source_gold={"answer": "A"},
-                                 fields={"options": {"A": "가", "B": "나"}}) for task in (emotion, sns) for n in range(4)]
+                                 fields={"options": {"A": "가", "B": "나"}})
+             for task in (emotion, sns) for n in range(4)]
     answers = {i.pk: {"answer": "A" if n % 4 else "B", "answer_norm": "A", "answer_per_token": "A"}
                for n, i in enumerate(items)}
     model_run(bench, [emotion, sns], "qwen-14b", answers, settings={"preset": "kodialogbench", "rule": "acc"})
@@ -186,7 +191,8 @@ def test_botchat_tables_beside_the_released_dialogues_judged_here(db, tmp_path, 
     path = tmp_path / "real.jsonl"
     path.write_text("".join(json.dumps({"id": k, "utterances": v}) + "\n" for k, v in REAL.items()))
     import_items(path, "mutual", "mutual-paper")
-    gpt4, vicuna = botchat_release.import_released(write_release(tmp_path / "convs.tsv"), seeds_benchmark="mutual-paper")
+    gpt4, vicuna = botchat_release.import_released(write_release(tmp_path / "convs.tsv"),
+                                                   seeds_benchmark="mutual-paper")
     benchmark = arena.make_pairs(runs=[gpt4, vicuna], ground_truth="mutual-paper", seed=0, benchmark_slug="bc-paper")
     monkeypatch.setattr(inference, "load", lambda spec: SimpleNamespace(model=None, tokenizer=None))
     monkeypatch.setattr(inference, "chat_text", lambda tokenizer, spec, user, system="": user)

@@ -1,7 +1,7 @@
 """Plot legends never cover data: each legend lies outside its axes (checked on the drawn figure)."""
 import matplotlib.transforms as mtransforms
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from reports.render import plots
 
@@ -13,7 +13,7 @@ def report():
     rows = [{"task": t, "model": m, "gap": 0.1 * i - 0.2, "gap_low": 0.1 * i - 0.4, "gap_high": 0.1 * i + 0.1}
             for i, (t, m) in enumerate((t, m) for t in tasks for m in MODELS)]
     positions = [{"source": "gold_position", "position": p, "n_items": 10, "human_majority": 0.95,
-                  "models": {m: v for m, v in zip(MODELS, (1.0, 0.9, 0.02))}} for p in "ABCD"]
+                  "models": {m: v for m, v in zip(MODELS, (1.0, 0.9, 0.02), strict=True)}} for p in "ABCD"]
     positions += [{"source": "forced_position", "position": p, "n_items": 10, "accuracy": 1.0, "model": MODELS[0]}
                   for p in "ABCD"]
     return {
@@ -24,7 +24,8 @@ def report():
         "agreement": {"campaigns": [{"campaign": 1, "task": t, "question": "answer", "fleiss_kappa": 0.98,
                                      "krippendorff_alpha": 0.97} for t in tasks]},
         "pairwise": {"selfchat": {"pass_at_n": [
-            {"system": m, "judged_by": judge, "points": [{"n": n, "share": 1.0 if j % 2 else 0.0} for n in range(3, 12)]}
+            {"system": m, "judged_by": judge,
+             "points": [{"n": n, "share": 1.0 if j % 2 else 0.0} for n in range(3, 12)]}
             for j, (m, judge) in enumerate((m, judge) for m in MODELS for judge in ("humans", "loop_detector"))]}},
         "ratings": None,
     }

@@ -63,7 +63,7 @@ def test_copy_reads_the_same_values_as_the_orm(tmp_path):
 
     benchmark_with(tmp_path, "odd", 6)
     odd = ["tab\there", "new\nline", "back\\slash \\N", 'quote " and \\t', "ünïcödé ✓", None]
-    for annotation, value in zip(Annotation.objects.order_by("pk")[:6], odd):
+    for annotation, value in zip(Annotation.objects.order_by("pk")[:6], odd, strict=False):
         annotation.value = value
         annotation.dwell_seconds = None if value is None else 1.5
         annotation.save()
@@ -71,7 +71,8 @@ def test_copy_reads_the_same_values_as_the_orm(tmp_path):
     for name, queryset in row_querysets(scope, task_rows(scope)).items():
         copied, orm = columns(queryset, copy=True), columns(queryset, copy=False)
         key = [copied[k] for k in copied]
-        assert sorted(zip(*key), key=repr) == sorted(zip(*[orm[k] for k in copied]), key=repr), name
+        assert (sorted(zip(*key, strict=True), key=repr)
+                == sorted(zip(*[orm[k] for k in copied], strict=True), key=repr)), name
     values = columns(row_querysets(scope, task_rows(scope))["annotations"], copy=True)["value"]
     assert set(odd) <= set(values)
 
@@ -87,6 +88,6 @@ def test_the_acc_pick_read_in_sql_is_the_scorers_acc_rule_ties_included():
              {"A": -4.0, "B": -4.0, "C": -4.0}, {"B": -1e-9, "A": 0.0}]
     factories.model_run(bench, list(bench.tasks.all()), "m",
                         {item.pk: {"answer": "A", "options": factories.options_for(case)}
-                         for item, case in zip(items, cases)})
+                         for item, case in zip(items, cases, strict=True)})
     rows = Prediction.objects.annotate(pick=AccPick("options")).order_by("item_id").values_list("pick", "options")
     assert [pick for pick, _ in rows] == [mc_picks(options)["acc"] for _, options in rows] == ["B", "A", "C", "A", "A"]

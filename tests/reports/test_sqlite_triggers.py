@@ -19,7 +19,9 @@ with connection.cursor() as cursor:
     print("triggers", len(cursor.fetchall()))
 bench = Benchmark.objects.create(slug="b", name="b")
 stored = StoredReport.objects.create(key="k", benchmark=bench, query={})
-Task.objects.create(benchmark=bench, slug="t", name="t", form={"primary": "answer", "questions": [{"key": "answer", "type": "single_choice", "options": "item"}]})
+Task.objects.create(benchmark=bench, slug="t", name="t",
+                    form={"primary": "answer",
+                          "questions": [{"key": "answer", "type": "single_choice", "options": "item"}]})
 print("stale", StoredReport.objects.get(pk=stored.pk).stale_since is not None)
 """
 
@@ -33,7 +35,8 @@ def manage(env, *args):
 @pytest.mark.parametrize("steps", [["migrate"], ["migrate reports 0002_stale_triggers", "migrate"]],
                          ids=["fresh", "from-0002"])
 def test_sqlite_migrates_and_its_triggers_mark_reports_stale_afterwards(tmp_path, steps):
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE")}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE")}
     env["HB_DATA_DIR"] = str(tmp_path / "data")
     for step in steps:
         done = manage(env, *step.split(), "--verbosity", "0")

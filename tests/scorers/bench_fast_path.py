@@ -75,7 +75,8 @@ def main(n: int = 20, repeats: int = 2) -> None:
     ref = timings["one_by_one"][2]
     for name in ("shared_bs1", "shared_bs8"):
         diff = max(
-            abs(a.logprob - b.logprob) for x, y in zip(ref, timings[name][2]) for a, b in zip(x.options, y.options)
+            abs(a.logprob - b.logprob) for x, y in zip(ref, timings[name][2], strict=True)
+            for a, b in zip(x.options, y.options, strict=True)
         )
         print(f"{name}: max |logprob difference| vs one_by_one {diff:.2e}")
 

@@ -231,12 +231,13 @@ def test_perplexity_rule_is_the_released_cross_entropy(smol):
     item = MCItem(context, tuple(choices.values()), delimiter="", add_special_tokens=True)
     for result in (score_one_by_one(model, tokenizer, [item], max_length=dialogbench.MAX_LEN)[0],
                    score_shared_context(model, tokenizer, [item], max_length=dialogbench.MAX_LEN)[0]):
-        for (ppl, _), option in zip(released, result.options):
+        for (ppl, _), option in zip(released, result.options, strict=True):
             assert math.exp(-option.mean_logprob) == pytest.approx(ppl, rel=1e-4)
         assert list(choices)[result.pred_per_token] == pred
 
 
-# src/chat_template.py's DEFAULT_SYSTEM_PROMPT as Python evaluates it (its backslash-ended lines joined): sha256, length.
+# src/chat_template.py's DEFAULT_SYSTEM_PROMPT as Python evaluates it (its backslash-ended lines joined): sha256,
+# length.
 LLAMA2_SYSTEM_SHA256, LLAMA2_SYSTEM_CHARS = "920da021b99aa91146408046aebc339addd902489e28bd723daf7e490ef150db", 504
 
 
@@ -298,4 +299,5 @@ def test_the_protocol_lists_each_evaluators_remaining_differences_and_a_changed_
     assert [s for s, _ in listed("api", "as_is")] == ["human baseline", "reply limit", "the GPT rows' requests"]
     assert listed("qwen", "as_is")[-1] == ("position policy", "set for this run")
     assert listed("default", "circular")[-1] == ("position policy", "set for this run")
-    assert all("could not be read" not in why for e in ("default", "qwen", "llama", "api") for _, why in listed(e, None))
+    assert all("could not be read" not in why
+               for e in ("default", "qwen", "llama", "api") for _, why in listed(e, None))

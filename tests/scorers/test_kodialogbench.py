@@ -20,7 +20,8 @@ def test_direct_style_scores_each_class_after_the_answer_marker():
 def test_class_description_lists_the_classes_between_the_dialogue_and_the_question():
     prompt, continuations = kdb.prompt_and_continuations(TURNS, {"question": "화자1의 감정은?"}, EMOTIONS,
                                                          "class_description")
-    assert prompt == "[대화]\n화자1: 오늘 날씨 정말 좋다.\n화자2: 응, 산책 가자!\n\n[보기]\n기쁨\n슬픔\n분노\n\n질문: 화자1의 감정은?\n정답:"
+    assert prompt == ("[대화]\n화자1: 오늘 날씨 정말 좋다.\n화자2: 응, 산책 가자!\n\n"
+                      "[보기]\n기쁨\n슬픔\n분노\n\n질문: 화자1의 감정은?\n정답:")
     assert continuations == ("기쁨", "슬픔", "분노")
     # An item's own descriptions (the released data's option_description pairs) are the choices' lines.
     described = {"question": "화자1의 감정은?", "option_description": [["기쁨", "즐거운 감정"], ["슬픔", "슬픈 감정"],
@@ -32,7 +33,8 @@ def test_class_description_lists_the_classes_between_the_dialogue_and_the_questi
 def test_option_numbers_score_the_numbers():
     prompt, continuations = kdb.prompt_and_continuations(TURNS, {"question": "화자1의 감정은?"}, EMOTIONS,
                                                          "option_numbers")
-    assert prompt == "[대화]\n화자1: 오늘 날씨 정말 좋다.\n화자2: 응, 산책 가자!\n\n[보기]\n1) 기쁨\n2) 슬픔\n3) 분노\n\n질문: 화자1의 감정은?\n정답:"
+    assert prompt == ("[대화]\n화자1: 오늘 날씨 정말 좋다.\n화자2: 응, 산책 가자!\n\n"
+                      "[보기]\n1) 기쁨\n2) 슬픔\n3) 분노\n\n질문: 화자1의 감정은?\n정답:")
     assert continuations == ("1", "2", "3")
 
 
@@ -104,8 +106,9 @@ K_ED = {"A": "불안", "B": "슬픔", "C": "당황", "D": "분노", "E": "상처
 def test_appendix_b1_direct_prompting(paper):
     prompt, continuations = kdb.prompt_and_continuations(
         B1, {"question": "대화에서 화자1이 느끼는 감정은 무엇인가?"}, K_ED, kdb.BY_TASK, "Emotion")
-    assert prompt == ("화자2: 그동안 많이 힘들었겠군요.\n화자1: 맞아. 근데 이젠 가족들에게 속마음을 털어놓을 수 있어 기뻐.\n"
-                      "화자2: 가족들에게 마음을 털어 놓아 편안하시군요.\n\n질문: 대화에서 화자1이 느끼는 감정은 무엇인가?\n정답:")
+    assert prompt == ("화자2: 그동안 많이 힘들었겠군요.\n화자1: 맞아. 근데 이젠 가족들에게 속마음을 털어놓을 수 있어 "
+                      "기뻐.\n화자2: 가족들에게 마음을 털어 놓아 편안하시군요.\n\n질문: 대화에서 화자1이 느끼는 감정은 "
+                      "무엇인가?\n정답:")
     assert continuations == tuple(K_ED.values())
     assert_printed(appendix(paper, "B.1. Direct Prompting", "B.2."), prompt)
 
@@ -127,13 +130,14 @@ def test_the_question_keeps_pointing_at_the_speaker_it_names():
 
 
 def test_appendix_b2_class_descriptions(paper):
-    dialogue = turns("화자2: 잠깐 일시적으로 추워진 거래 키키", "화자1: 아 진짜? 다행이다", "화자1: 한파라고 해서 진짜 오잉 했잖아!",
-                     "화자2: 나도 한파 주의보 문자 와서 당황함")
+    dialogue = turns("화자2: 잠깐 일시적으로 추워진 거래 키키", "화자1: 아 진짜? 다행이다",
+                     "화자1: 한파라고 해서 진짜 오잉 했잖아!", "화자2: 나도 한파 주의보 문자 와서 당황함")
     acts = {"A": "지시", "B": "단언", "C": "언약", "D": "표현"}  # K-TDD's dialog acts (Table 8)
     prompt, continuations = kdb.prompt_and_continuations(
-        dialogue, {"question": "보기 중 대화의 마지막 발화의 의도로 가장 알맞은 것은?"}, acts, kdb.BY_TASK, "Dialog Act")
-    assert prompt == ("[대화]\n화자2: 잠깐 일시적으로 추워진 거래 키키\n화자1: 아 진짜? 다행이다\n화자1: 한파라고 해서 진짜 오잉 했잖아!\n"
-                      "화자2: 나도 한파 주의보 문자 와서 당황함\n\n[보기]\n"
+        dialogue, {"question": "보기 중 대화의 마지막 발화의 의도로 가장 알맞은 것은?"}, acts, kdb.BY_TASK,
+        "Dialog Act")
+    assert prompt == ("[대화]\n화자2: 잠깐 일시적으로 추워진 거래 키키\n화자1: 아 진짜? 다행이다\n화자1: 한파라고 해서 "
+                      "진짜 오잉 했잖아!\n화자2: 나도 한파 주의보 문자 와서 당황함\n\n[보기]\n"
                       "지시: 상대에게 충고, 제안, 명령, 요구, 질문, 부탁 등을 하는 발화\n"
                       "단언: 자신의 의견을 진술, 주장하거나 상대의 의견을 반박하는 발화\n"
                       "언약: 상대와 약속을 하거나 상대의 요청을 거절하는 발화\n"
@@ -151,13 +155,15 @@ def test_appendix_b3_option_prompting(paper):
         "화자2: 지금은 오리건주에 살고 있지만 올해 전세계를 돌아다녔어요.", "화자1: 앨라배마에 가보셨어요?",
         "화자2: 네. 거기서 먹은 타코가 정말 맛있었어요! 어디에 사세요?", "화자1: 몽고메리에 살고 있어요.",
         "화자2: 요트를 거기 근처에 보관하고 있어요. 지금은 빌려주고 있어요.", "화자1: 요트가 멋지네요.")
-    facts = {"A": "3개월 후에 세 쌍둥이를 출산할 예정입니다.", "B": "빨간색에 파란색 줄무늬가 있어 레이스할 때 반짝반짝 빛납니다.",
+    facts = {"A": "3개월 후에 세 쌍둥이를 출산할 예정입니다.",
+             "B": "빨간색에 파란색 줄무늬가 있어 레이스할 때 반짝반짝 빛납니다.",
              "C": "저는 여행을 정말 좋아합니다.", "D": "가는 곳마다 온갖 종류의 음식을 다 먹어봤어요."}
     prompt, continuations = kdb.prompt_and_continuations(
         dialogue, {"question": "보기 중 화자2에 관한 서술로 옳은 것은?"}, facts, kdb.BY_TASK, "Fact")
     lines = prompt.split("\n")
     assert lines[:2] == ["[대화]", "화자1: 이렇게 늦게까지 뭐하세요?"] and lines[14:16] == ["", "[보기]"]
-    assert lines[16:] == ["1) 3개월 후에 세 쌍둥이를 출산할 예정입니다.", "2) 빨간색에 파란색 줄무늬가 있어 레이스할 때 반짝반짝 빛납니다.",
+    assert lines[16:] == ["1) 3개월 후에 세 쌍둥이를 출산할 예정입니다.",
+                          "2) 빨간색에 파란색 줄무늬가 있어 레이스할 때 반짝반짝 빛납니다.",
                           "3) 저는 여행을 정말 좋아합니다.", "4) 가는 곳마다 온갖 종류의 음식을 다 먹어봤어요.", "",
                           "질문: 보기 중 화자2에 관한 서술로 옳은 것은?", "정답:"]
     assert continuations == ("1", "2", "3", "4")
@@ -165,8 +171,9 @@ def test_appendix_b3_option_prompting(paper):
 
 
 def test_appendix_b4_response_selection(paper):
-    dialogue = turns("화자2: 요새 샐러드 파는 가게", "화자2: 많아졌따", "화자1: 맞아 그리고 진짜", "화자1: 퀄리티도 좋더라 요새는",
-                     "화자2: 응 매날 사먹고 싶게 생겼어", "화자2: 샐러드인데도", "화자1: 근데 가격도", "화자1: 비싸더라고...")
+    dialogue = turns("화자2: 요새 샐러드 파는 가게", "화자2: 많아졌따", "화자1: 맞아 그리고 진짜",
+                     "화자1: 퀄리티도 좋더라 요새는", "화자2: 응 매날 사먹고 싶게 생겼어", "화자2: 샐러드인데도",
+                     "화자1: 근데 가격도", "화자1: 비싸더라고...")
     candidates = {"A": "그니까 좀 비싸", "B": "오늘 날씨 좋다", "C": "나 내일 출근해"}
     prompt, continuations = kdb.prompt_and_continuations(dialogue, {"next_speaker": "화자2"}, candidates, kdb.BY_TASK,
                                                          "Response Selection")

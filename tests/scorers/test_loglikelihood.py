@@ -45,7 +45,7 @@ def reference(smol, items):
 
 def assert_same(a: list[MCResult], b: list[MCResult]):
     assert len(a) == len(b)
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         for o, p in zip(x.options, y.options, strict=True):
             fields = ("context", "continuation", "n_tokens", "n_chars")
             assert [getattr(o, f) for f in fields] == [getattr(p, f) for f in fields]
@@ -74,9 +74,9 @@ def test_shared_context_equals_one_by_one(smol, items, reference, batch_size):
 
 def test_results_carry_the_request(smol, items, reference):
     tok = smol.tokenizer
-    for item, result in zip(items, reference):
+    for item, result in zip(items, reference, strict=True):
         assert [o.context for o in result.options] == [item.context] * len(item.options)
-        for option, score in zip(item.options, result.options):
+        for option, score in zip(item.options, result.options, strict=True):
             assert score.continuation == item.delimiter + option
             assert score.n_chars == len(option)
             assert score.n_tokens == len(encode_pair(tok, item.context, score.continuation)[1])

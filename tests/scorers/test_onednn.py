@@ -40,6 +40,6 @@ def test_log_likelihoods_agree_with_the_default_layers(smol, monkeypatch):
     items = mc_items() + extra_items()
     ours = score_shared_context(smol.model, smol.tokenizer, items)
     theirs = score_shared_context(stock, smol.tokenizer, items)
-    for a, b in zip(ours, theirs):
+    for a, b in zip(ours, theirs, strict=True):
         assert a.picks == b.picks
-        assert max(abs(x - y) for x, y in zip(a.logprobs, b.logprobs)) < 1e-3
+        assert max(abs(x - y) for x, y in zip(a.logprobs, b.logprobs, strict=True)) < 1e-3

@@ -17,7 +17,8 @@ def test_options_render_lettered():
 def test_templates_fill_with_format_and_keep_braces_in_values():
     text = prompts.MC_LOGLIK_EN.format(instruction="Read.", dialogue="A: {x}", question="Why?")
     assert text == "Read.\n\nDialogue:\nA: {x}\n\nQuestion: Why?\nAnswer:"
-    generated = prompts.MC_GENERATE_ZH.format(instruction="读", dialogue="A: 你好", question="为什么？", options="A. 是")
+    generated = prompts.MC_GENERATE_ZH.format(instruction="读", dialogue="A: 你好", question="为什么？",
+                                              options="A. 是")
     assert "A. 是" in generated
     assert "{conversation_1}" in prompts.PAIRWISE_AI_JUDGE
 

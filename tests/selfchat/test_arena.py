@@ -12,10 +12,11 @@ from django.utils import timezone
 from annotation import actions as annotation_actions
 from benchmarks.models import Benchmark, Item
 from metrics import cohen_kappa, length_stats, pass_at_n
-from modeleval import arena, runner, inference
+from modeleval import arena, inference, runner
 from modeleval.actions import RunError, start_run
 from modeleval.models import Mode, ModelSpec, ParseStatus, Prediction
-from modeleval.scorers import pairwise, selfchat_generation as selfchat
+from modeleval.scorers import pairwise
+from modeleval.scorers import selfchat_generation as selfchat
 from modeleval.scorers.loops import loop_match
 from modeleval.scorers.prompts import template_hash
 from modeleval.selfchat_runs import _record, run_selfchat
@@ -34,7 +35,7 @@ def fake_run(name, continuations, loops):
     """A finished self-chat run of model `name` whose dialogues are the seeds plus `continuations`."""
     model = ModelSpec.objects.create(name=name, sha256=name[0] * 64)
     chats = [selfchat.SelfChat(list(utterances) + list(more), 2) for (_, utterances), more in
-             zip(SEED_PAIRS, continuations)]
+             zip(SEED_PAIRS, continuations, strict=False)]
     settings = {"system_prompt": "Be brief.", "system_prompt_sha256": template_hash("Be brief.")}
     return _record(model, "seeds.jsonl", None, settings, SEED_PAIRS, chats, loops, timezone.now(), 0.0, None)
 
@@ -216,7 +217,8 @@ def test_judge_run_short_circuits_loops_and_reads_both_orders(two_runs, monkeypa
     alpha, beta = two_runs
     benchmark = arena.make_pairs(runs=[alpha, beta], seed=2, benchmark_slug="judged")
     judge = FakeJudge()
-    monkeypatch.setattr(inference, "load", lambda spec: SimpleNamespace(model=None, tokenizer=None))  # no weights needed
+    # No weights needed.
+    monkeypatch.setattr(inference, "load", lambda spec: SimpleNamespace(model=None, tokenizer=None))
     monkeypatch.setattr(inference, "chat_text", lambda tokenizer, spec, user, system="": user)
     monkeypatch.setattr(inference.generation, "generate", judge)
     run = start_run(model=alpha.model, benchmark=benchmark, mode=Mode.PAIRWISE, enqueue=False)

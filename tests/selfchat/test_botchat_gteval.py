@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 from benchmarks.actions import import_items
 from benchmarks.models import Benchmark, Item
-from modeleval import arena, runner, inference
+from modeleval import arena, inference, runner
 from modeleval.actions import start_run
 from modeleval.models import Mode, Prediction
 from modeleval.scorers import botchat
@@ -21,12 +21,12 @@ GT_ROUNDS = {4: 55, 5: 22, 6: 26, 7: 23, 8: 19, 9: 16, 10: 21, 11: 18, 12: 7, 13
 
 def test_gteval_prompt_changes_one_sentence_of_the_arena_prompt():
     arena_lines, gt_lines = botchat.ARENA_PROMPT.split("\n"), botchat.GT_ARENA_PROMPT.split("\n")
-    changed = [(a, g) for a, g in zip(arena_lines, gt_lines) if a != g]
+    changed = [(a, g) for a, g in zip(arena_lines, gt_lines, strict=True) if a != g]
     assert len(arena_lines) == len(gt_lines) and len(changed) == 1
     assert changed[0] == ("You will be provided with two conversations, and there can be AI-generated utterance "
                           "in each conversation. ", "You will be provided with two conversations, and only one of "
                           "two conversations includes AI-generated utterances. ")
-    assert botchat.GT_ARENA_TEMPLATE == botchat.GT_ARENA_PROMPT + botchat.ARENA_TEMPLATE[len(botchat.ARENA_PROMPT):]
+    assert botchat.GT_ARENA_PROMPT + botchat.ARENA_TEMPLATE[len(botchat.ARENA_PROMPT):] == botchat.GT_ARENA_TEMPLATE
     assert botchat.arena_template(botchat.ARENA_TEMPLATE, True) == botchat.GT_ARENA_TEMPLATE
     assert botchat.arena_template(botchat.ARENA_TEMPLATE, False) == botchat.ARENA_TEMPLATE
     assert botchat.arena_template("mine {conversation_1} {conversation_2}", True).startswith("mine")
@@ -76,7 +76,8 @@ def test_against_the_real_dialogue_the_detector_reads_the_cut_dialogue_and_keeps
     from django.utils import timezone
 
     from modeleval.models import ModelSpec
-    from modeleval.scorers import loops, selfchat_generation as selfchat
+    from modeleval.scorers import loops
+    from modeleval.scorers import selfchat_generation as selfchat
     from modeleval.scorers.prompts import template_hash
     from modeleval.selfchat_runs import _record
 

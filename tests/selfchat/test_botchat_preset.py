@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from metrics import botchat_outcomes
-from modeleval import arena, runner, inference, studies
+from modeleval import arena, inference, runner, studies
 from modeleval.actions import start_run
 from modeleval.models import Mode, Prediction
 from modeleval.scorers import botchat
@@ -101,7 +101,8 @@ def test_a_judge_run_with_the_preset_sends_the_study_prompt_and_reads_its_choice
     for p in judged:
         first = botchat.render_conversation(p.item.dialogue)
         second = botchat.render_conversation(p.item.fields["conversation_2"])
-        assert p.options[0]["prompt"] == botchat.ARENA_PROMPT + f"Conversation 1:\n{first}\n\nConversation 2:\n{second}\n"
+        assert p.options[0]["prompt"] == (botchat.ARENA_PROMPT
+                                          + f"Conversation 1:\n{first}\n\nConversation 2:\n{second}\n")
         assert first.startswith("A: ") and first.endswith("<chat_end>") and "\nB: " in first
         robot_first = p.item.meta["model_a"] == "alpha"
         assert [s["label"] for s in p.options] == ([ONE, TWO] if robot_first else [TWO, ONE])

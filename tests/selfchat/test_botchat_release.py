@@ -54,7 +54,7 @@ def test_each_model_column_becomes_a_finished_selfchat_run(real_dialogues, tmp_p
     runs = botchat_release.import_released(path, seeds_benchmark=real_dialogues)
     assert [(r.model.name, r.settings["column"]) for r in runs] == [("botchat-gpt-4", "GPT-4"),
                                                                       ("botchat-vicuna-13b", "Vicuna-13B")]
-    for run, (column, chats) in zip(runs, GENERATED.items()):
+    for run, (column, chats) in zip(runs, GENERATED.items(), strict=True):
         assert run.state == "finished" and run.mode == Mode.SELFCHAT and run.settings["preset"] == botchat.PRESET
         assert run.model.is_released and run.model.source.endswith(f"#{column}")
         items = {i.external_id: i for i in Item.objects.filter(task__benchmark=run.benchmark)}

@@ -12,7 +12,8 @@ from django.core.management import call_command
 from modeleval import inference, studies
 from modeleval.actions import RunError
 from modeleval.models import EvalRun, Mode
-from modeleval.scorers import botchat, generation, selfchat_generation as selfchat
+from modeleval.scorers import botchat, generation
+from modeleval.scorers import selfchat_generation as selfchat
 from modeleval.selfchat_runs import resolve_settings
 
 # sha256 and length of README.md's generation system prompt literal (lines 76-83) as Python evaluates it.
@@ -86,7 +87,8 @@ def test_a_preset_selfchat_keeps_whole_replies_and_counts_tokens(packaged, mutua
     call_command("selfchat", "--model", packaged.name, "--seeds", str(mutual_path), "--limit", "2",
                  "--utterances", "4", "--max-new-tokens", "40", "--set", "preset=botchat", "--batch-size", "2")
     run = EvalRun.objects.get(mode=Mode.SELFCHAT)
-    assert run.prompt_template == botchat.SELFCHAT_SYSTEM_PROMPT and run.prompt_version == "botchat-selfchat-system-en/1"
+    assert run.prompt_template == botchat.SELFCHAT_SYSTEM_PROMPT
+    assert run.prompt_version == "botchat-selfchat-system-en/1"
     assert (run.settings["preset"], run.settings["reply_cut"], run.settings["decoding"]) == \
         ("botchat", "none", "model_default")
     assert run.settings["token_counter"] == f"tokenizer of {packaged.name}"
@@ -124,8 +126,8 @@ def test_the_report_gives_token_lengths_with_the_tokenizer_that_counted(db):
         runs.append(_record(model, "seeds.jsonl", None, settings, SEED_PAIRS, chats, [None] * 3, timezone.now(), 0.0,
                             None, None if counts is None else [counts] * 3))
     arena.make_pairs(runs=runs, seed=1, benchmark_slug="token-lengths")
-    rows = {r["system"]: r for r in
-            make_report("token-lengths", options=ReportOptions(n_resamples=10))["pairwise"]["selfchat"]["utterance_length"]}
+    report = make_report("token-lengths", options=ReportOptions(n_resamples=10))
+    rows = {r["system"]: r for r in report["pairwise"]["selfchat"]["utterance_length"]}
     expected = length_stats([3, 2] * 3)
     assert (rows["counted"]["tokens_mean"], rows["counted"]["tokens_max"]) == (expected.mean, expected.max)
     assert rows["counted"]["token_counter"] == "tokenizer of counted"

@@ -129,7 +129,7 @@ def test_a_posted_selfchat_run_is_queued_at_once_and_its_task_finishes_it(mutual
     items = list(Item.objects.filter(task__benchmark=run.benchmark).order_by("pk"))
     first_two = list(Item.objects.filter(task__benchmark=mutual).order_by("pk")[:2])
     assert [item.external_id for item in items] == [seed.external_id for seed in first_two]
-    for item, seed in zip(items, first_two):
+    for item, seed in zip(items, first_two, strict=True):
         assert [t["text"] for t in item.dialogue] == [t["text"] for t in seed.dialogue[:2]] + ["reply 2", "reply 3"]
         assert item.meta["source_utterances"] == len(seed.dialogue)
     assert list(run.events.values_list("kind", flat=True).order_by("pk")) == ["created", "started", "finished"]

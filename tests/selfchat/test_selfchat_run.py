@@ -23,7 +23,8 @@ def run(packaged, mutual_path):
     start = time.perf_counter()
     run = run_selfchat(model=packaged, seeds_path=mutual_path, limit=SEEDS, utterances=UTTERANCES,
                        max_new_tokens=CAP)
-    print(f"self-chat: {SEEDS} seeds, {UTTERANCES - 2} generated utterances each, in {time.perf_counter() - start:.0f} s")
+    print(f"self-chat: {SEEDS} seeds, {UTTERANCES - 2} generated utterances each, in {time.perf_counter() - start:.0f} "
+          "s")
     return run
 
 

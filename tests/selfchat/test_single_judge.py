@@ -9,12 +9,13 @@ from django.utils import timezone
 
 from benchmarks.models import Item
 from metrics import pass_at_n_stepwise
-from modeleval import arena, runner, inference
+from modeleval import arena, inference, runner
 from modeleval.actions import RunError, start_run
 from modeleval.models import Mode, ModelSpec, ParseStatus, Prediction
-from modeleval.scorers import selfchat_generation as selfchat, single
-from modeleval.scorers.prompts import template_hash
+from modeleval.scorers import selfchat_generation as selfchat
+from modeleval.scorers import single
 from modeleval.scorers.botchat import SEED_UTTERANCES
+from modeleval.scorers.prompts import template_hash
 from modeleval.selfchat_runs import _record, run_selfchat
 from reports.contract import ReportOptions
 from reports.render import render
@@ -70,7 +71,8 @@ class FakeJudge:
 @pytest.fixture
 def stub_judge(monkeypatch):
     judge = FakeJudge()
-    monkeypatch.setattr(inference, "load", lambda spec: SimpleNamespace(model=None, tokenizer=None))  # no weights needed
+    # No weights needed.
+    monkeypatch.setattr(inference, "load", lambda spec: SimpleNamespace(model=None, tokenizer=None))
     monkeypatch.setattr(inference, "chat_text", lambda tokenizer, spec, user, system="": user)
     monkeypatch.setattr(inference.generation, "generate", judge)
     return judge
@@ -165,7 +167,7 @@ def test_single_judge_end_to_end(packaged, mutual_path):
     labels = arena.run_labels(runs)
     report = make_report("single-e2e", options=ReportOptions(n_resamples=10))
     curves = {(c["system"], c["judged_by"]): c for c in report["pairwise"]["selfchat"]["pass_at_n"]}
-    for run, judge in zip(runs, judges):
+    for run, judge in zip(runs, judges, strict=True):
         assert judge.state == "finished", judge.reason
         predictions = list(Prediction.objects.filter(run=judge).select_related("item"))
         assert len(predictions) == 2

@@ -40,15 +40,16 @@ class Command(BaseCommand):
         else:
             say(self.style.WARNING(f"FED skipped: {fed_path} not found (pass --fed PATH)"))
         researchers, _ = Group.objects.get_or_create(name="researchers")
-        for username, (role, staff) in DEMO_USERS.items():
-            user, created = User.objects.get_or_create(username=username, defaults={"is_staff": staff, "is_superuser": staff})
+        for username, (_, staff) in DEMO_USERS.items():
+            user, created = User.objects.get_or_create(username=username,
+                                                       defaults={"is_staff": staff, "is_superuser": staff})
             if created:
                 user.set_password(DEMO_PASSWORD)
                 user.save()
             if username.startswith("researcher"):
                 user.groups.add(researchers)
         self.extend_demo(say)
-        say(self.style.SUCCESS("\nDemo logins (password for all: %s):" % DEMO_PASSWORD))
+        say(self.style.SUCCESS(f"\nDemo logins (password for all: {DEMO_PASSWORD}):"))
         for username, (role, _) in DEMO_USERS.items():
             say(f"  {username:<12} {role}")
 

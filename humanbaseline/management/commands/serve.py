@@ -7,6 +7,7 @@ runs queued before it (the demo's among them). It lives and dies with this proce
 Ctrl-C stop both, and a server killed outright (SIGKILL, a crash) takes the worker with it, so no
 orphan keeps a model in memory.
 """
+import contextlib
 import ctypes
 import os
 import signal
@@ -30,10 +31,9 @@ ANSWER_PATH = "accounts/login/"
 def die_with_parent():
     """In the worker, before exec: the kernel sends SIGTERM when the thread that started it ends, which
     the starting thread does only when the worker has ended or the server process dies (Linux)."""
-    try:
+    # Not Linux: SIGTERM and Ctrl-C still stop the worker through stop_worker.
+    with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-    except (OSError, AttributeError):
-        pass  # not Linux: SIGTERM and Ctrl-C still stop the worker through stop_worker
 
 
 def stop_worker(worker, grace=WORKER_GRACE_S):
@@ -78,7 +78,8 @@ class Command(BaseCommand):
         parser.add_argument("addrport", nargs="?", default=DEFAULT_ADDRPORT)
         parser.add_argument("--no-worker", action="store_true")
         parser.add_argument("--demo", action="store_true",
-                            help="load the demo first (manage.py demo); its model runs wait in the queue for the worker")
+                            help="load the demo first (manage.py demo); its model runs wait in the queue for the "
+                                 "worker")
 
     def stage(self, text):
         """Print what is being done now, flushed at once; returns a function that prints how long it took."""

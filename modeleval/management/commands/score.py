@@ -3,6 +3,7 @@ and draw its progress from the run's counters until it ends."""
 import json
 import sys
 import time
+from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
@@ -55,7 +56,7 @@ class Command(BaseCommand):
                 raise CommandError(f"no benchmark {benchmark!r}")
             run = actions.start_run(
                 model=spec, benchmark=bench, mode=mode, tasks=tasks, limit=limit, settings=dict(mode_settings),
-                prompt_template=open(template, encoding="utf-8").read() if template else None, seed=seed,
+                prompt_template=Path(template).read_text(encoding="utf-8") if template else None, seed=seed,
                 position_policy=position_policy, chunk_size=chunk_size, max_attempts=max_attempts, enqueue=not sync)
         except actions.RunError as error:
             raise CommandError(f"{error} [{error.code}]") from None

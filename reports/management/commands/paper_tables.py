@@ -4,9 +4,9 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from benchmarks.spreadsheet import safe_cell
 from core.errors import ActionError
 from reports.paper_tables import STUDIES, study_tables
-from benchmarks.spreadsheet import safe_cell
 from reports.render.tables import Cell
 from reports.sections.paper import lay_beside
 from reports.service import make_report
@@ -76,7 +76,8 @@ class Command(BaseCommand):
                 for model, figure, values in self.lines(table)]
         widths = [max(len(str(row[i])) for row in [header, *body]) for i in range(len(header))]
         for row in [header, *body]:
-            self.stdout.write("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip())
+            cells = (str(cell).ljust(width) for cell, width in zip(row, widths, strict=True))
+            self.stdout.write("  ".join(cells).rstrip())
         for entry in [*table["beside"], *table["ours_alone"]]:
             self.stdout.write(f"  {entry['label']}: {entry['figure']}")
         self.stdout.write(f"  {table['paper_rows_without_ours']} row(s) of the paper's table have no run here")

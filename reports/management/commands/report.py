@@ -7,6 +7,7 @@ from reports.readable import GAP_RULES
 from reports.render import FORMATS, render
 from reports.service import make_report
 
+
 class Command(BaseCommand):
     help = "Write the human-versus-model report of a benchmark (or one campaign) as json, csv, html or latex."
 
