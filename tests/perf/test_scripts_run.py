@@ -57,9 +57,10 @@ TINY = {
                                   "--out", "{tmp}/out"],
     "scoring_vs_lm_eval.py": ["--items", "4", "--chunk", "2", "--repeat", "1", "--profile-items", "0",
                               "--context-tokens", "40", "--out", "{tmp}/out"],
-    # DialogBench-shaped items, both sides capped to AVX2 kernels.
+    # DialogBench-shaped items, both sides capped to AVX2 kernels; a chunk of 3 items of one task
+    # is enough for the scorer to read their instruction once (and the floor to replay that).
     "scoring_vs_lm_eval.py --shape dialogbench": ["--shape", "dialogbench", "--isa", "avx2", "--tasks", "2",
-                                                  "--items", "4", "--chunk", "2", "--repeat", "1",
+                                                  "--items", "6", "--chunk", "3", "--repeat", "1",
                                                   "--profile-items", "0", "--out", "{tmp}/out"],
     "training_vs_trainer.py": ["--examples", "16", "--layers", "1", "--max-length", "16", "--rounds", "1"],
 }
