@@ -50,6 +50,7 @@ def main():
         "lm_eval": lm_eval_version,
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "batch_size": args.batch_size,
         "max_length": lm.max_length,
     }

@@ -6,8 +6,9 @@
 On CPU the scorer packs one item per row and reads one row per pass (PACK_TOKENS_CPU, batch 1); on an
 accelerator it packs several items into rows of PACK_TOKENS columns, 8 rows per pass, with a block-diagonal
 mask over shared prefixes held in a key/value cache. That path runs only where a GPU worker runs it, so this
-script checks it there: DialogBench-shaped items (each task an instruction of about 150 tokens that all its
-items share, then a dialogue, a question and four options) are scored by `score_one_by_one` (the reference,
+script checks it there: DialogBench-shaped items (perf/_dialogbench_items.py: each task's DialogBench pretrain
+prompt as the preset asks it, its instruction shared by all the task's items, then a dialogue, the task's fields
+and four options) are scored by `score_one_by_one` (the reference,
 one unpadded forward pass per option, as lm-evaluation-harness's HFLM reads it) and by `score_shared_context`
 at the device's defaults, and compared: the largest |log-likelihood difference| and the acc, acc_norm,
 per-token and is_greedy picks that differ, each with the reference's lead of its pick over the runner-up.
@@ -30,7 +31,6 @@ import argparse
 import datetime
 import json
 import platform
-import random
 import sys
 import time
 from functools import partial
@@ -41,36 +41,10 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from modeleval.scorers.loglikelihood import MCItem, score_one_by_one, score_shared_context  # noqa: E402
+from modeleval.scorers.loglikelihood import score_one_by_one, score_shared_context  # noqa: E402
+from perf._dialogbench_items import dialogbench_items  # noqa: E402
 
-WORDS = ("weather", "train", "dinner", "movie", "ticket", "sister", "office", "rain", "garden", "music", "doctor",
-         "holiday", "coffee", "meeting", "book", "phone", "river", "market", "school", "bicycle", "friend", "city")
 RULES = ("pred", "pred_norm", "pred_per_token")
-
-
-def instruction(task: int) -> str:
-    rng = random.Random(1000 + task)
-    sentences = [f"Task {task}: read the dialogue between two speakers and choose the option that answers the "
-                 "question about it."]
-    sentences += [f"Consider the {rng.choice(WORDS)} and the {rng.choice(WORDS)} the speakers mention, and what "
-                  f"each of them wants from the {rng.choice(WORDS)}." for _ in range(8)]
-    return " ".join(sentences) + "\n\n"
-
-
-def dialogue_items(tasks: int, per_task: int, seed: int = 0) -> list[MCItem]:
-    """Each task's items share its instruction; their dialogues, questions and options differ."""
-    rng, items = random.Random(seed), []
-    for task in range(tasks):
-        head = instruction(task)
-        for _ in range(per_task):
-            turns = [f"{'AB'[t % 2]}: I think the {rng.choice(WORDS)} near the {rng.choice(WORDS)} is "
-                     f"{rng.choice(('late', 'closed', 'great', 'too far', 'new'))}." for t in range(rng.randint(3, 7))]
-            # Four different options: two equal ones tie exactly in the reference, and rounding breaks the tie.
-            options = tuple(f"The {word} is {rng.choice(('late', 'closed', 'great', 'new'))}"
-                            for word in rng.sample(WORDS, 4))
-            items.append(MCItem(f"{head}Dialogue:\n" + "\n".join(turns) + "\nQuestion: what does A say?\nAnswer:",
-                                options))
-    return items
 
 
 def load(weights: str, model_dir: str | None, dtype: str, device: str):
@@ -128,7 +102,7 @@ def compare(reference, fast) -> dict:
 
 
 def run(args) -> dict:
-    items = dialogue_items(args.tasks, args.items // args.tasks)
+    items = [entry["item"] for entry in dialogbench_items(args.tasks, args.items)]
     out = {"device": args.device, "weights": args.weights, "items": len(items), "tasks": args.tasks,
            "torch": torch.__version__, "when": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
            "processor": platform.processor() or platform.machine(),

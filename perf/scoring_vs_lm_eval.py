@@ -1,18 +1,39 @@
 """Multiple-choice log-likelihood scoring: this project's scorer versus lm-evaluation-harness.
 
-    python perf/scoring_vs_lm_eval.py [--items 200] [--repeat 1] [--threads 2] [--quick]
+    python perf/scoring_vs_lm_eval.py [--items 200] [--shape generic|dialogbench] [--tasks 8]
+                                      [--isa native|avx2] [--repeat 1] [--threads 2] [--quick]
 
-N four-option items with two-speaker dialogue contexts of about 200 tokens are scored twice with
-the packaged SmolLM2-135M (float32, CPU, the same torch thread count on both sides):
+N four-option items are scored twice with the packaged SmolLM2-135M (float32, CPU, the same torch
+thread count on both sides). Their shape (--shape):
+
+* generic: two-speaker dialogue contexts of about 200 tokens (--context-tokens) after one short
+  instruction, plus the DialogBench demo items;
+* dialogbench: DialogBench-shaped items in --tasks tasks (perf/_dialogbench_items.py, shared with
+  perf/scoring_on_accelerator.py): each task's released pretrain prompt as the project's DialogBench
+  preset asks a base model, its instruction shared by all the task's items, then a generated
+  dialogue, the task's fields and the option texts right after the prompt.
+
+The sides:
 
 * ours: `modeleval.scorers.loglikelihood.score_shared_context`, in this process (project venv);
 * lm-eval: `HFLM.loglikelihood` of lm-evaluation-harness 0.4.13 on the very same (context,
   continuation) requests, in a worker process of its own venv (perf/.envs/lmeval, created here
   when missing), loading the same converted model folder;
-* the floor: the model alone, one bare forward pass per item over the tokens ours must read (its
-  context once, each option's tokens but the last once), plain causal attention, the vocabulary
-  projected at the last position only, nothing scored; tokens/s of ours and of the floor over the
-  same unique tokens.
+* the floor: the model alone over exactly the tokens ours runs, pass for pass (recorded in an
+  untimed run of ours): each prompt start that items share read once into a key/value cache and
+  the passes that start where it ends read on top of it, each item's context once followed by
+  each option's tokens but the last, plain causal attention (no option masks), the vocabulary
+  projected at the last position only, nothing scored.
+
+Tokens computed per item are reported three ways: lm-eval's (context + option per request, what
+HFLM runs), ours before prefix reuse (each item's context once plus its options) and ours after
+(what ours runs through the model, each shared prefix once per call; a chunk is one call).
+
+--isa avx2 caps both sides' kernels to AVX2 (ATEN_CPU_CAPABILITY, ONEDNN_MAX_CPU_ISA,
+MKL_ENABLE_INSTRUCTIONS, set before torch is imported here and inherited by the lm-eval worker;
+each side's `torch.backends.cpu.get_cpu_capability()` is checked and reported, with /proc/cpuinfo's
+model name and vector flags). On an AVX-512 processor this approximates an AVX2-only one (the
+instruction set only: its caches, clocks and memory stay its own).
 
 Checks: per-option log-likelihoods within 1e-3, is_greedy, and the acc / acc_norm pick of every
 item (lm-eval's acc_norm: log-likelihood / len(option characters)). Speed: scoring time only
@@ -59,6 +80,11 @@ SAMPLE = ROOT / "benchmarks" / "demo_data" / "dialogbench_sample.jsonl"
 # What the lm-eval venv is built from when it is missing: the versions this comparison is about.
 LMEVAL_PACKAGES = ["torch==2.13.0", "lm-eval==0.4.13", "transformers==5.23.0", "accelerate", "sentencepiece", "psutil"]
 TOLERANCE = 1e-3
+# --isa: the environment that caps torch's own kernels (ATen), oneDNN's and MKL's to an instruction set.
+ISA_CAPS = {"avx2": {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"}}
+ISA_KEYS = sorted({key for caps in ISA_CAPS.values() for key in caps})
+# The flags that tell the vector units apart, for the report.
+CPU_FLAGS = ("avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile")
 # Who runs in each chunk; the order rotates from chunk to chunk.
 SIDES = ["ours", "floor", "lm_eval"]
 
@@ -370,6 +396,16 @@ def build_items(tokenizer, n: int, seed: int, target: int) -> list[dict]:
 # --- measuring ----------------------------------------------------------------------------------
 
 
+def cpu_summary() -> dict:
+    """The processor's model name and which of CPU_FLAGS it has (/proc/cpuinfo)."""
+    info = Path("/proc/cpuinfo")
+    lines = info.read_text().splitlines() if info.is_file() else []
+    field = lambda name: next((line.split(":", 1)[1].strip() for line in lines if line.startswith(name)), "")  # noqa: E731
+    flags = set(field("flags").split())
+    return {"model_name": field("model name") or platform.processor() or platform.machine(),
+            "flags": {flag: flag in flags for flag in CPU_FLAGS}}
+
+
 def ensure_lmeval_venv(venv: Path) -> Path:
     python = venv / "bin" / "python"
     if python.is_file():
@@ -437,31 +473,63 @@ def run_ours(model, tokenizer, items, options: dict) -> dict:
             "max_rss": max_rss_bytes()}
 
 
-def floor_inputs(tokenizer, items) -> list[list[int]]:
-    """The floor's token sequences: per item its context once and then each option's tokens but
-    the last, once each (the tokens our scorer must read), tokenised before the clock starts."""
-    from modeleval.scorers.loglikelihood import encode_pair
+def ours_passes(model, tokenizer, items, options: dict) -> list[dict]:
+    """Every forward pass our scorer makes on these items, recorded in one untimed run: its token
+    matrix, the position it starts at, and whether it reads a shared prefix into the key/value cache
+    (the scorer's `_Engine._extend`) or scores items (on top of the prefix it starts at)."""
+    from modeleval.scorers.loglikelihood import score_shared_context
 
-    out = []
-    for entry in items:
-        pairs = [encode_pair(tokenizer, c, k) for c, k in entry["item"].requests()]
-        out.append(pairs[0][0] + [t for _, cont in pairs for t in cont[:-1]])
-    return out
+    passes, forward = [], model.forward
+
+    def recorded(*args, **kwargs):
+        positions = kwargs.get("position_ids")
+        passes.append({"ids": kwargs["input_ids"].clone(), "base": 0 if positions is None else int(positions[0, 0]),
+                       "prefix": kwargs.get("attention_mask") is None})
+        return forward(*args, **kwargs)
+
+    model.forward = recorded
+    try:
+        score_shared_context(model, tokenizer, [e["item"] for e in items], **options)
+    finally:
+        del model.forward  # back to the class's method
+    return passes
 
 
-def run_floor(model, sequences) -> dict:
-    """The machine's floor: one bare forward pass per item over those tokens, plain causal
-    attention, the vocabulary projected at the last position only, nothing scored."""
+def run_floor(model, passes) -> dict:
+    """The machine's floor: the model alone over exactly the tokens our scorer reads, pass for pass
+    (`ours_passes`): each shared prefix read once into a key/value cache, which the passes starting
+    where it ends read on top of; plain causal attention (no option masks), the vocabulary projected
+    at the last position only, nothing scored."""
     import torch
+    from transformers import DynamicCache
 
-    tensors = [torch.tensor([seq]) for seq in sequences]
+    inputs = [(p["ids"], torch.arange(p["base"], p["base"] + p["ids"].shape[1])[None].expand(p["ids"].shape[0], -1),
+               p["base"], p["prefix"]) for p in passes]
     with PeakRSS() as rss, torch.inference_mode():
         wall, cpu = time.perf_counter(), time.process_time()
-        for ids in tensors:
-            model(input_ids=ids, logits_to_keep=1, use_cache=False)
+        caches = {}  # where a prefix ends -> its keys and values (the latest: the scorer walks its tree depth first)
+        for ids, positions, base, prefix in inputs:
+            rows = ids.shape[0]
+            cache = DynamicCache([(k.expand(rows, -1, -1, -1), v.expand(rows, -1, -1, -1)) for k, v in caches[base]],
+                                 config=model.config) if base else None
+            if prefix and cache is None:
+                cache = DynamicCache(config=model.config)
+            out = model(input_ids=ids, position_ids=positions, past_key_values=cache, use_cache=cache is not None,
+                        logits_to_keep=1)
+            if prefix:
+                caches[base + ids.shape[1]] = [(layer.keys, layer.values) for layer in out.past_key_values.layers]
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     return {"results": [], "wall_s": wall, "cpu_s": cpu, "rss_before": rss.before, "rss_peak": rss.peak,
             "max_rss": max_rss_bytes()}
+
+
+def passes_work(passes) -> dict:
+    """Tokens our scorer runs through the model (padding included: none at its CPU defaults), the
+    shared prefixes counted once."""
+    prefix = [p for p in passes if p["prefix"]]
+    return {"ours_tokens_after_reuse": sum(p["ids"].numel() for p in passes),
+            "ours_forward_passes": len(passes), "shared_prefix_passes": len(prefix),
+            "shared_prefix_tokens": sum(p["ids"].numel() for p in prefix)}
 
 
 def token_work(tokenizer, items) -> dict:
@@ -470,12 +538,14 @@ def token_work(tokenizer, items) -> dict:
     lm-eval runs (context + continuation)[:-1] per request, except that requests with the same
     context + continuation[:-1] (one-token options of one item) share one pass; every input
     position gets vocabulary logits. Ours runs the context once (vocabulary logits at its last
-    position only), then every option but its last token on top of the context's cache."""
+    position only), then every option but its last token (masked from the other options): this
+    count is before the shared prefixes are reused (`passes_work` counts what it runs after)."""
     from modeleval.scorers.loglikelihood import encode_pair
 
     lm_keys, ours_tokens, ours_rows, ctx_lengths, opt_lengths = set(), 0, 0, [], []
     for entry in items:
-        pairs = [encode_pair(tokenizer, c, k) for c, k in entry["item"].requests()]
+        item = entry["item"]
+        pairs = [encode_pair(tokenizer, c, k, item.add_special_tokens) for c, k in item.requests()]
         ctx_lengths.append(len(pairs[0][0]))
         for ctx, cont in pairs:
             lm_keys.add(tuple(ctx + cont[:-1]))
@@ -598,11 +668,12 @@ def markdown(figures: dict, command: str) -> str:
     parts = [
         "## Log-likelihood scoring versus lm-evaluation-harness",
         f"`{command}` ({datetime.date.today().isoformat()})",
-        fill(f"""{figures['items']} four-option multiple-choice items (generated two-speaker dialogues plus the
-            DialogBench demo items; prompts of {t['context_tokens_mean']:.0f} tokens on average,
+        fill(f"""{figures['items']} four-option multiple-choice items ({shape_text(figures)}; prompts of
+            {t['context_tokens_mean']:.0f} tokens on average,
             {t['context_tokens_min']} to {t['context_tokens_max']}; options of {t['option_tokens_min']} to
             {t['option_tokens_max']} tokens, {t['option_tokens_mean']:.1f} on average), scored with the packaged
-            SmolLM2-135M in float32 on CPU, {figures['threads']} torch threads on both sides. Ours is
+            SmolLM2-135M in float32 on CPU ({figures['cpu']['model_name']}), {figures['threads']} torch threads on
+            both sides. Ours is
             `score_shared_context` (batch size {figures['ours_batch_size']}); lm-eval is `HFLM.loglikelihood` of
             lm-evaluation-harness {figures['lm_eval_version']} (batch size {figures['lm_eval_batch_size']}, its
             fastest here) on the same requests, in its own venv and process, from the same converted model
@@ -610,6 +681,7 @@ def markdown(figures: dict, command: str) -> str:
             the two sides taking turns chunk by chunk; each chunk is scored {times} per side
             and its best time kept."""),
     ]
+    parts.append(fill(isa_text(figures)))
     busy = [k + 1 for k, load in enumerate(s["chunk_loadavg"]) if load > cores + 0.5]
     if busy:
         parts.append(fill(f"""**The machine was busy** (1-minute load average above {cores + 0.5:g}) during
@@ -621,9 +693,10 @@ def markdown(figures: dict, command: str) -> str:
                 f"{mib(m[key + '_rss_peak'])} MiB (+{mib(m[key + '_rss_growth'])})", f"{mib(m[key + '_max_rss'])} MiB"]
 
     runs = ", ".join(f"{r:.2f}" for r in s["ratio_runs"])
-    t = {**t, "floor_tokens": t["ours_tokens"]}
+    t = {**t, "ours_tokens": t["ours_tokens_after_reuse"], "floor_tokens": t["ours_tokens_after_reuse"]}
     parts.append(_table([
-        ["side", "scoring time", "items/s", "CPU time", "tokens (unique for ours and floor)", "tokens/s",
+        ["side", "scoring time", "items/s", "CPU time", "tokens run (shared prefixes once for ours and floor)",
+         "tokens/s",
          "vocabulary rows", "peak RSS while scoring (growth)", "process peak RSS"],
         side("ours, `score_shared_context`", "ours"),
         side("floor: bare forward pass", "floor", figures["items"]),
@@ -634,9 +707,19 @@ def markdown(figures: dict, command: str) -> str:
         ["**ours / floor**", f"**{s['ours_over_floor']:.2f}**", f"aim: {figures['aim_floor']:g} or less",
          f"{s['ours_cpu_over_floor']:.2f}", "", "", "", "", ""],
     ]))
-    parts.append(fill(f"""The floor reads, per item, its context once followed by each option's tokens but the
-        last, once each (the tokens our scorer must read, tokenised beforehand), in one plain causal
-        forward pass with the vocabulary projected at the last position only and nothing scored. Load
+    per = t["per_item"]
+    parts.append(_table([
+        ["tokens computed per item", "lm-eval (context + option, per option)",
+         "ours before prefix reuse (context once + options)", "ours after (shared prefixes once per call)"],
+        ["", f"{per['lm_eval']:.1f}", f"{per['ours_before_reuse']:.1f}", f"{per['ours_after_reuse']:.1f}"],
+    ]))
+    parts.append(fill(f"""Our scorer read {t['shared_prefix_passes']} shared prefixes
+        ({t['shared_prefix_tokens']:,} tokens) into its key/value cache, once per call (a chunk of
+        {figures['chunk']} items is one call), in {t['ours_forward_passes']} forward passes in all. The floor
+        replays exactly those passes (recorded in an untimed run of our scorer, tokenised beforehand): the
+        model alone, each shared prefix read once into a key/value cache and the passes that start where it
+        ends read on top of it, plain causal attention (no option masks), the vocabulary projected at the
+        last position only, nothing scored. Load
         (1-minute load average on {figures['cores']} cores) at the start {figures['load_start']:.1f}, at the end
         {figures['load_end']:.1f}: absolute figures come from a machine shared with other work, the ratios
         from the three sides taking turns chunk by chunk."""))
@@ -669,6 +752,30 @@ def markdown(figures: dict, command: str) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+def shape_text(figures: dict) -> str:
+    if figures["shape"] == "dialogbench":
+        return f"""DialogBench-shaped, {figures['tasks']} tasks: each task's released pretrain prompt as the
+            project's DialogBench preset asks a base model, its instruction shared by all the task's items,
+            a generated dialogue in it and the option texts right after it (perf/_dialogbench_items.py)"""
+    return "generated two-speaker dialogues plus the DialogBench demo items, one short instruction"
+
+
+def isa_text(figures: dict) -> str:
+    flags = figures["cpu"]["flags"]
+    has = ", ".join(f for f, on in flags.items() if on) or "none"
+    lacks = ", ".join(f for f, on in flags.items() if not on) or "none"
+    caps = figures["cpu_capability"]
+    text = f"""Processor: {figures['cpu']['model_name']}, {figures['cores']} cores; flags {has} (lacks
+        {lacks}). Torch's CPU kernels: {caps['ours']} in ours, {caps['lm_eval']} in lm-eval."""
+    if figures["isa"] != "native":
+        env = ", ".join(f"{k}={v}" for k, v in figures["isa_env"].items())
+        text += f""" Both sides capped to {figures['isa'].upper()} ({env}, set before torch is imported in
+            each process). This caps the instruction set on this processor: it approximates, but is not, an
+            {figures['isa'].upper()}-only processor (its caches, clocks, memory and core count stay this
+            one's)."""
+    return text
+
+
 def _median(values):
     ordered = sorted(values)
     middle = len(ordered) // 2
@@ -687,7 +794,14 @@ def main():
     # HFLM defaults to 1, but on this CPU 4 is its fastest setting (measured: 1, 4, 8 and 16 on
     # these prompts, 4 about 25 % faster than 1), and the comparison is with lm-eval at its best.
     parser.add_argument("--lm-eval-batch-size", type=int, default=4, help="HFLM batch_size")
-    parser.add_argument("--context-tokens", type=int, default=200)
+    parser.add_argument("--shape", choices=("generic", "dialogbench"), default="generic",
+                        help="generic: generated dialogues, one short instruction; dialogbench: DialogBench's "
+                             "pretrain prompt per task, as the preset asks it (perf/_dialogbench_items.py)")
+    parser.add_argument("--tasks", type=int, default=8, help="--shape dialogbench: the items' tasks")
+    parser.add_argument("--isa", choices=("native", *ISA_CAPS), default="native",
+                        help="cap both sides' CPU kernels to this instruction set (environment set before torch "
+                             "is imported, in this process and the lm-eval worker)")
+    parser.add_argument("--context-tokens", type=int, default=200, help="--shape generic: the prompts' length")
     parser.add_argument("--seed", type=int, default=20261122)
     parser.add_argument("--profile-items", type=int, default=20, help="items in the untimed time-split pass; 0: none")
     parser.add_argument("--cache-dir", default=str(ROOT / "var" / "models"))
@@ -701,6 +815,11 @@ def main():
     # Before torch is imported: the thread pools size themselves from these.
     os.environ.update({"OMP_NUM_THREADS": str(args.threads), "MKL_NUM_THREADS": str(args.threads),
                        "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"})
+    # The kernels' instruction set is fixed when torch (and MKL, oneDNN) first read these; the
+    # lm-eval worker inherits them with the rest of this environment.
+    if "torch" in sys.modules:
+        raise SystemExit("torch was imported before the CPU settings were made")
+    os.environ.update(ISA_CAPS.get(args.isa, {}))
     lm_python = ensure_lmeval_venv(Path(args.lm_eval_venv))
     load_start = os.getloadavg()[0]
 
@@ -710,26 +829,41 @@ def main():
     from modeleval.scorers.loading import get_model
 
     torch.set_num_threads(args.threads)
+    capability = torch.backends.cpu.get_cpu_capability()
+    if args.isa != "native" and capability.lower() != args.isa:
+        raise SystemExit(f"asked for --isa {args.isa}, but torch runs {capability} kernels")
     started = time.perf_counter()
     model, tokenizer, info = get_model(cache_dir=args.cache_dir, dtype="float32", device="cpu")
     ours_load_s = time.perf_counter() - started
     folder = info.loaded_from
 
-    items = build_items(tokenizer, args.items, args.seed, args.context_tokens)
+    if args.shape == "dialogbench":
+        from perf._dialogbench_items import dialogbench_items
+
+        items = dialogbench_items(args.tasks, args.items, args.seed)
+        # The preset encodes with the tokenizer's special tokens, HFLM without: the same requests only
+        # where the tokenizer adds none (SmolLM2's adds none).
+        if tokenizer.encode("x") != tokenizer.encode("x", add_special_tokens=False):
+            raise SystemExit("this tokenizer adds special tokens: lm-eval's requests would differ from the preset's")
+    else:
+        items = build_items(tokenizer, args.items, args.seed, args.context_tokens)
     options = {k: v for k, v in (("batch_size", args.batch_size), ("pack_tokens", args.pack_tokens)) if v}
     tokens = token_work(tokenizer, items)
     work = Path(tempfile.mkdtemp(prefix="hb-lmeval-"))
     worker = LmEvalWorker(lm_python, folder, args.threads, args.lm_eval_batch_size, work)
     try:
         ready = worker.ready
+        if args.isa != "native" and ready["cpu_capability"].lower() != args.isa:
+            raise SystemExit(f"asked for --isa {args.isa}, but lm-eval runs {ready['cpu_capability']} kernels")
         # Warm-up on both sides, untimed: the first pass pages the mmap'd weights in and sets up
         # the kernels' buffers.
         run_ours(model, tokenizer, [e["item"] for e in items[:2]], options)
-        run_floor(model, floor_inputs(tokenizer, items[:2]))
+        run_floor(model, ours_passes(model, tokenizer, items[:2], options))
         worker.score([r for e in items[:2] for r in e["item"].requests()])
 
         chunks = [items[i: i + args.chunk] for i in range(0, len(items), args.chunk)]
-        floors = [floor_inputs(tokenizer, chunk) for chunk in chunks]
+        # What our scorer runs on each chunk, shared prefixes once: the floor replays it.
+        floors = [ours_passes(model, tokenizer, chunk, options) for chunk in chunks]
         best = {side: [None] * len(chunks) for side in SIDES}
         rounds = {side: [0.0] * args.repeat for side in SIDES}
         first = {side: [] for side in SIDES}
@@ -769,6 +903,10 @@ def main():
 
     check = compare(items, first["ours"], first["lm_eval"])
     n = len(items)
+    after = passes_work([p for chunk in floors for p in chunk])
+    tokens.update(after)
+    tokens["per_item"] = {"lm_eval": tokens["lm_eval_tokens"] / n, "ours_before_reuse": tokens["ours_tokens"] / n,
+                          "ours_after_reuse": after["ours_tokens_after_reuse"] / n}
     ours_s, lm_s = sum(b[0] for b in best["ours"]), sum(b[0] for b in best["lm_eval"])
     ours_cpu, lm_cpu = sum(b[1] for b in best["ours"]), sum(b[1] for b in best["lm_eval"])
     floor_s, floor_cpu = sum(b[0] for b in best["floor"]), sum(b[1] for b in best["floor"])
@@ -779,7 +917,8 @@ def main():
         "ratio": lm_s / ours_s, "cpu_ratio": lm_cpu / ours_cpu,
         "floor_s": floor_s, "floor_cpu_s": floor_cpu, "floor_items_per_s": n / floor_s,
         "ours_over_floor": ours_s / floor_s, "ours_cpu_over_floor": ours_cpu / floor_cpu,
-        "ours_tokens_per_s": tokens["ours_tokens"] / ours_s, "floor_tokens_per_s": tokens["ours_tokens"] / floor_s,
+        "ours_tokens_per_s": after["ours_tokens_after_reuse"] / ours_s,
+        "floor_tokens_per_s": after["ours_tokens_after_reuse"] / floor_s,
         "lm_eval_tokens_per_s": tokens["lm_eval_tokens"] / lm_s,
         "ratio_runs": [lm / ours for lm, ours in zip(rounds["lm_eval"], rounds["ours"], strict=True)],
         "ours_runs_s": rounds["ours"], "lm_eval_runs_s": rounds["lm_eval"],
@@ -793,9 +932,12 @@ def main():
         "lm_eval_batch_size": args.lm_eval_batch_size, "lm_eval_version": ready["lm_eval"],
         "torch": torch.__version__, "lm_eval_torch": ready["torch"], "lm_eval_threads": ready["threads"],
         "model_folder": folder, "ours_load_s": ours_load_s, "lm_eval_load_s": ready["load_s"],
-        "lm_eval_start_s": ready["start_s"], "cpu": platform.processor() or platform.machine(),
-        "cores": os.cpu_count(), "tokens": tokens, "speed": speed, "memory": memory, "check": check,
-        "ours_split": split, "aim_ratio": 5.0, "load_start": load_start,
+        "lm_eval_start_s": ready["start_s"], "cpu": cpu_summary(), "isa": args.isa,
+        "isa_env": {key: os.environ.get(key) for key in ISA_KEYS},
+        "cpu_capability": {"ours": capability, "lm_eval": ready["cpu_capability"]},
+        "shape": args.shape, "tasks": args.tasks if args.shape == "dialogbench" else None, "cores": os.cpu_count(),
+        "tokens": tokens, "speed": speed, "memory": memory, "check": check,
+        "ours_split": split, "aim_ratio": 6.0 if args.shape == "dialogbench" else 5.0, "load_start": load_start,
         "load_end": os.getloadavg()[0], "aim_floor": 1.3,
     }
     command = "python perf/scoring_vs_lm_eval.py " + " ".join(sys.argv[1:])

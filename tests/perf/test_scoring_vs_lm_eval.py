@@ -80,3 +80,53 @@ def test_compare_reports_differences_and_pick_mismatches(bench):
     assert check["is_greedy_mismatches"] == 1
     assert check["acc"] == {"ours": 0.0, "lm_eval": 0.5}
     assert check["acc_norm"] == {"ours": 1.0, "lm_eval": 1.0}
+
+
+def test_dialogbench_items_are_the_presets_prompts_sharing_each_tasks_instruction():
+    from modeleval.scorers import dialogbench
+    from perf._dialogbench_items import dialogbench_items
+
+    entries = dialogbench_items(tasks=8, items=30, seed=3)
+    assert entries == dialogbench_items(tasks=8, items=30, seed=3)
+    tasks = [e["task"] for e in entries]
+    assert tasks == sorted(tasks, key=list(dialogbench.TASK_NAMES).index)  # contiguous, in the preset's order
+    assert len(set(tasks)) == 8 and len(entries) == 30 and len({e["id"] for e in entries}) == 30
+    for entry in entries:
+        item = entry["item"]
+        # As modes.multiple_choice asks a base model under the preset: the option text right after the prompt.
+        assert item.delimiter == "" and item.add_special_tokens
+        assert len(item.options) == 4 and len(set(item.options)) == 4 and 0 <= entry["gold"] < 4
+        template = dialogbench.PROMPTS[dialogbench.prompt_key(entry["task"], "en", "pretrain")]
+        assert item.context.startswith(template.split("{")[0] + "speaker1: ")
+        assert "speaker2: " in item.context
+
+
+def test_token_work_counts_dialogbench_requests_as_the_preset_encodes_them(bench):
+    from perf._dialogbench_items import dialogbench_items
+
+    items = dialogbench_items(tasks=2, items=6, seed=3)
+    work = bench.token_work(WordTokenizer(), items)
+    assert work["lm_eval_forward_passes"] == 24
+    assert 2.5 < work["lm_eval_tokens"] / work["ours_tokens"] < 4
+
+
+def test_passes_work_counts_each_shared_prefix_once(bench):
+    import torch
+
+    passes = [{"ids": torch.ones((1, 30), dtype=torch.long), "base": 0, "prefix": True},
+              {"ids": torch.ones((1, 200), dtype=torch.long), "base": 30, "prefix": False},
+              {"ids": torch.ones((1, 180), dtype=torch.long), "base": 30, "prefix": False}]
+    assert bench.passes_work(passes) == {"ours_tokens_after_reuse": 410, "ours_forward_passes": 3,
+                                         "shared_prefix_passes": 1, "shared_prefix_tokens": 30}
+
+
+def test_the_report_names_the_processor_and_the_instruction_set_cap(bench):
+    figures = {"cpu": {"model_name": "Some CPU", "flags": {"avx2": True, "avx512f": True}}, "cores": 2,
+               "cpu_capability": {"ours": "AVX2", "lm_eval": "AVX2"}, "isa": "avx2",
+               "isa_env": {"ATEN_CPU_CAPABILITY": "avx2"}}
+    text = " ".join(bench.isa_text(figures).split())
+    assert "Some CPU" in text and "ATEN_CPU_CAPABILITY=avx2" in text and "AVX2 in ours, AVX2 in lm-eval" in text
+    assert "approximates, but is not" in text
+    assert "capped" not in bench.isa_text({**figures, "isa": "native"})
+    summary = bench.cpu_summary()
+    assert summary["model_name"] and set(summary["flags"]) == set(bench.CPU_FLAGS)

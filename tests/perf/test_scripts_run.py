@@ -29,6 +29,7 @@ ENVS = PERF / ".envs"
 
 # Files a script imports (or, _lm_eval_worker.py, starts in another venv), with the tiny case that runs them.
 MODULES = {
+    "_dialogbench_items.py": "scoring_vs_lm_eval.py --shape dialogbench",
     "_lm_eval_worker.py": "scoring_vs_lm_eval.py",
     "_rss.py": "scoring_vs_lm_eval.py",
     "_services.py": "annotator_load.py",
@@ -37,7 +38,8 @@ MODULES = {
 }
 SERVICES = {"annotator_load.py", "annotator_load.py --target labelstudio", "cycle_cost.py", "import_vs_copy.py",
             "report_vs_copy.py"}
-MODEL = {"fed_active_replay.py", "scoring_on_accelerator.py", "scoring_vs_lm_eval.py", "training_vs_trainer.py"}
+MODEL = {"fed_active_replay.py", "scoring_on_accelerator.py", "scoring_vs_lm_eval.py",
+         "scoring_vs_lm_eval.py --shape dialogbench", "training_vs_trainer.py"}
 LOAD = ["--users", "2", "--items", "12", "--k", "2", "--repeat", "1", "--workers", "1", "--threads", "2",
         "--max-seconds", "60", "--database-url", "{db}"]
 # {db}: a scratch database URL; {tmp}: the test's tmp_path; {venv}: the running venv.
@@ -55,6 +57,11 @@ TINY = {
                                   "--out", "{tmp}/out"],
     "scoring_vs_lm_eval.py": ["--items", "4", "--chunk", "2", "--repeat", "1", "--profile-items", "0",
                               "--context-tokens", "40", "--out", "{tmp}/out"],
+    # DialogBench-shaped items, both sides capped to AVX2 kernels; a chunk of 3 items of one task
+    # is enough for the scorer to read their instruction once (and the floor to replay that).
+    "scoring_vs_lm_eval.py --shape dialogbench": ["--shape", "dialogbench", "--isa", "avx2", "--tasks", "2",
+                                                  "--items", "6", "--chunk", "3", "--repeat", "1",
+                                                  "--profile-items", "0", "--out", "{tmp}/out"],
     "training_vs_trainer.py": ["--examples", "16", "--layers", "1", "--max-length", "16", "--rounds", "1"],
 }
 
@@ -86,6 +93,8 @@ def prerequisites(case, tmp_path):
         skip("needs PostgreSQL: DATABASE_URL names no PostgreSQL server")
     if script == "scoring_vs_lm_eval.py" and not (ENVS / "lmeval" / "bin" / "python").is_file():
         skip(f"the lm-evaluation-harness venv is absent ({ENVS / 'lmeval'}; a full run of the script creates it)")
+    if "--isa" in TINY[case] and "avx2" not in Path("/proc/cpuinfo").read_text():
+        skip("--isa avx2 needs a processor with AVX2")
     if (case == "annotator_load.py --target labelstudio"
             and not (ENVS / "labelstudio" / "bin" / "label-studio").exists()):
         skip(f"the Label Studio venv is absent ({ENVS / 'labelstudio'}; see perf/labelstudio_target.py)")

@@ -218,3 +218,39 @@ def test_packed_items_truncated_from_the_left_equal_one_by_one(smol, fewshot):
     assert all(r.n_fallback == len(r.options) for r in fast)
     assert_same(ref, fast)
     assert_same_picks(ref, fast)
+
+
+def test_dialogbench_tasks_read_their_shared_instruction_once_and_score_as_each_item_whole(smol):
+    """Prefix reuse across items, at the scorer's CPU defaults: DialogBench-shaped items (each task's
+    pretrain prompt as the preset asks it, perf/_dialogbench_items.py) score as each item read whole,
+    one option at a time, while each task's shared instruction is read once for all its items."""
+    from os.path import commonprefix
+
+    from modeleval.scorers import dialogbench
+    from modeleval.scorers._batch import pad_token_id
+    from perf._dialogbench_items import dialogbench_items
+
+    model, tok = smol.model, smol.tokenizer
+    entries = dialogbench_items(tasks=2, items=8, seed=5, turns=(2, 4))
+    items = [e["item"] for e in entries]
+    assert all(item.add_special_tokens and item.delimiter == "" for item in items)
+    reference = score_one_by_one(model, tok, items, max_length=dialogbench.MAX_LEN)
+    with Passes(model, pad_token_id(tok)) as passes:
+        fast = score_shared_context(model, tok, items, max_length=dialogbench.MAX_LEN)
+    assert_same(reference, fast)
+    assert_same_picks(reference, fast)
+    assert max(abs(a.logprob - b.logprob) for r, f in zip(reference, fast, strict=True)
+               for a, b in zip(r.options, f.options, strict=True)) < 1e-3
+
+    contexts = {e["task"]: [] for e in entries}
+    for entry in entries:
+        item = entry["item"]
+        contexts[entry["task"]].append(encode_pair(tok, item.context, item.options[0], True)[0])
+    before = sum(len(ctx) for task in contexts.values() for ctx in task)
+    before += sum(len(encode_pair(tok, i.context, c, True)[1]) - 1 for i in items for _, c in i.requests())
+    for task, ctxs in contexts.items():
+        # The shared start covers the task's whole instruction, up to the dialogue.
+        instruction = dialogbench.PROMPTS[dialogbench.prompt_key(task, "en", "pretrain")].split("{")[0]
+        assert len(commonprefix(ctxs)) >= len(tok.encode(instruction)) - 1
+    spared = sum((len(ctxs) - 1) * (len(commonprefix(ctxs)) - 1) for ctxs in contexts.values())
+    assert passes.tokens <= before - spared
