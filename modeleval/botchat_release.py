@@ -30,7 +30,8 @@ from .models import ModelSpec
 from .permissions import can_evaluate_models
 from .scorers import botchat, loops, selfchat_generation
 from .scorers.botchat import SEED_UTTERANCES
-from .selfchat_runs import _record, resolve_settings
+from .selfchat_runs import resolve_settings
+from .selfchat_runs.store import _record
 from core.errors import Code
 
 SOURCE = f"{botchat.SOURCE} MuTualTest-convs.tsv"

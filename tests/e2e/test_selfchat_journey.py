@@ -9,6 +9,7 @@ import pytest
 from benchmarks.actions import import_items
 from benchmarks.models import Benchmark, Item
 from modeleval import selfchat_runs as selfchat
+from modeleval.selfchat_runs import start as selfchat_start
 from modeleval.actions import register_packaged_model
 from modeleval.models import EvalRun
 from tests.modeleval.conftest import require_model
@@ -35,7 +36,7 @@ def test_a_researcher_starts_a_selfchat_run_sees_it_finish_and_builds_pairs(page
     model = register_packaged_model()
     make_user("researcher", researcher=True)
     queued = []
-    monkeypatch.setattr(selfchat, "enqueue_selfchat", queued.append)  # the worker is this test
+    monkeypatch.setattr(selfchat_start, "enqueue_selfchat", queued.append)  # the worker is this test
 
     sign_in(page, "researcher")
     page.goto("/runs/")

@@ -19,7 +19,7 @@ from modeleval import actions, arena, runner, selectors
 from modeleval.models import ApiResponse, ChunkState, EvalRun, Prediction, RunState
 from modeleval.scorers import loading, selfchat_generation as selfchat
 from modeleval.scorers.prompts import template_hash
-from modeleval.selfchat_runs import _record
+from modeleval.selfchat_runs.store import _record
 from tests.conftest import ROOT
 
 from .conftest import LoggedProcess, wait_for

@@ -15,7 +15,8 @@ from modeleval.models import Mode, ModelSpec, ParseStatus, Prediction
 from modeleval.scorers import selfchat_generation as selfchat, single
 from modeleval.scorers.prompts import template_hash
 from modeleval.scorers.botchat import SEED_UTTERANCES
-from modeleval.selfchat_runs import _record, run_selfchat
+from modeleval.selfchat_runs import run_selfchat
+from modeleval.selfchat_runs.store import _record
 from reports.contract import ReportOptions
 from reports.render import render
 from reports.service import make_report
