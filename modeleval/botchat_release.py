@@ -31,7 +31,8 @@ from .models import ModelSpec
 from .permissions import can_evaluate_models
 from .scorers import botchat, loops, selfchat_generation
 from .scorers.botchat import SEED_UTTERANCES
-from .selfchat_runs import _record, resolve_settings
+from .selfchat_runs import resolve_settings
+from .selfchat_runs.store import _record
 
 SOURCE = f"{botchat.SOURCE} MuTualTest-convs.tsv"
 RELEASED = ModelSpec.RELEASED  # the source prefix of a model that holds released dialogues only

@@ -29,7 +29,7 @@ def score_chunk(self, chunk_id: int) -> str:
 
 
 # A self-chat run is one message: its generation is repeated from the start when the message comes again (its
-# worker died), up to the run's max_attempts, counted in the database (selfchat_runs._claim).
+# worker died), up to the run's max_attempts, counted in the database (selfchat_runs.generation._claim).
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
 def generate_selfchat(self, run_id: int) -> str:
     try:

@@ -32,13 +32,13 @@ class ReportData:
     predictions: dict  # columns: run_id, item_id, variant, answer, answer_norm, answer_per_token, acc_pick,
     #                    parse_status, gold, rating
     code: dict = field(default_factory=dict)
-    # The whole dialogues behind arena pairs (see reports.selectors.arena_dialogues): columns item_id,
+    # The whole dialogues behind arena pairs (see reports.selectors.arena.arena_dialogues): columns item_id,
     # system, utterances, seed_utterances, loop_start; labels: (item, annotator, is_ai, first_ai_turn).
     dialogues: dict = field(default_factory=dict)
     # Which gold and why (reports.gold.GoldChoice.describe): citation, chosen_by, why, declined,
     # excluded_campaigns, derived_from_campaign, method, left_out.
     gold_choice: dict = field(default_factory=dict)
-    # Pairwise judge runs' two steps per prediction (reports.selectors.pairwise_steps): columns run_id, item_id,
+    # Pairwise judge runs' two steps per prediction (reports.selectors.arena.pairwise_steps): columns run_id, item_id,
     # source_a, source_b, label_1, a_position_1, label_2, a_position_2, decided (the loop's outcome for
     # conversation A where the loop detector decided the pair, else None); None without pairwise tasks.
     pairwise_steps: dict | None = None

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import connection
 
 from .models import RowsVersion
-from .selectors import read_columns
+from .selectors.reading import read_columns
 
 KEPT = ("items", "predictions")
 

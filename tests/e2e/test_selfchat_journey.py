@@ -11,6 +11,7 @@ from benchmarks.models import Benchmark, Item
 from modeleval import selfchat_runs as selfchat
 from modeleval.actions import register_packaged_model
 from modeleval.models import EvalRun
+from modeleval.selfchat_runs import start as selfchat_start
 from tests.modeleval.conftest import require_model
 
 from .conftest import expect, make_user, shot, sign_in
@@ -35,7 +36,7 @@ def test_a_researcher_starts_a_selfchat_run_sees_it_finish_and_builds_pairs(page
     model = register_packaged_model()
     make_user("researcher", researcher=True)
     queued = []
-    monkeypatch.setattr(selfchat, "enqueue_selfchat", queued.append)  # the worker is this test
+    monkeypatch.setattr(selfchat_start, "enqueue_selfchat", queued.append)  # the worker is this test
 
     sign_in(page, "researcher")
     page.goto("/runs/")

@@ -21,7 +21,7 @@ from modeleval.models import ApiResponse, ChunkState, EvalRun, Prediction, RunSt
 from modeleval.scorers import loading
 from modeleval.scorers import selfchat_generation as selfchat
 from modeleval.scorers.prompts import template_hash
-from modeleval.selfchat_runs import _record
+from modeleval.selfchat_runs.store import _record
 from tests.conftest import ROOT
 
 from .conftest import LoggedProcess, wait_for

@@ -11,7 +11,7 @@ from benchmarks.models import Benchmark, Item
 from modeleval.models import Prediction
 from modeleval.selectors import mc_picks
 from reports.contract import ReportOptions
-from reports.selectors import AccPick
+from reports.selectors.expressions import AccPick
 from reports.service import make_report
 from tests.conftest import DEMO_DATA
 from tests.reports import factories

@@ -19,7 +19,8 @@ from modeleval.scorers import pairwise
 from modeleval.scorers import selfchat_generation as selfchat
 from modeleval.scorers.loops import loop_match
 from modeleval.scorers.prompts import template_hash
-from modeleval.selfchat_runs import _record, run_selfchat
+from modeleval.selfchat_runs import run_selfchat
+from modeleval.selfchat_runs.store import _record
 from reports.contract import ReportOptions
 from reports.forms import PAIRWISE_OUTCOMES
 from reports.render import render

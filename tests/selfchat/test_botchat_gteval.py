@@ -79,7 +79,7 @@ def test_against_the_real_dialogue_the_detector_reads_the_cut_dialogue_and_keeps
     from modeleval.scorers import loops
     from modeleval.scorers import selfchat_generation as selfchat
     from modeleval.scorers.prompts import template_hash
-    from modeleval.selfchat_runs import _record
+    from modeleval.selfchat_runs.store import _record
 
     seed = ["Hi, how are you?", "Fine, thanks. And you?"]
     generated = seed + ["Any plans today?", "Oh no, not again.", "Oh no, not again.", "Bye then.", "See you."]

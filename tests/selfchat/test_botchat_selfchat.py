@@ -112,7 +112,7 @@ def test_the_report_gives_token_lengths_with_the_tokenizer_that_counted(db):
     from modeleval import arena
     from modeleval.models import ModelSpec
     from modeleval.scorers.prompts import template_hash
-    from modeleval.selfchat_runs import _record
+    from modeleval.selfchat_runs.store import _record
     from reports.contract import ReportOptions
     from reports.service import make_report
     from tests.selfchat.test_arena import SEED_PAIRS

@@ -83,7 +83,7 @@ def test_the_report_names_the_loop_detectors_measure_and_threshold(db):
     from modeleval.models import ModelSpec
     from modeleval.scorers import selfchat_generation as selfchat
     from modeleval.scorers.prompts import template_hash
-    from modeleval.selfchat_runs import _record
+    from modeleval.selfchat_runs.store import _record
     from reports.contract import ReportOptions
     from reports.service import make_report
     from tests.selfchat.test_arena import SEED_PAIRS

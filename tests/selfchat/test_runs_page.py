@@ -16,6 +16,9 @@ from modeleval.actions import RunError
 from modeleval.models import EvalRun, Mode, ModelSpec, Prediction, RunState
 from modeleval.scorers import generation
 from modeleval.scorers import selfchat_generation as chat_steps
+from modeleval.selfchat_runs import settings as selfchat_settings
+from modeleval.selfchat_runs.generation import _claim
+from modeleval.selfchat_runs.store import _create_run
 from tests.modeleval.conftest import annotator, client_for, researcher  # noqa: F401 (fixtures)
 
 from .test_arena import fake_run
@@ -166,11 +169,11 @@ def test_a_run_cancelled_while_it_generates_writes_nothing(mutual, researcher, q
 def test_a_delivery_after_a_dead_worker_generates_again_up_to_max_attempts(mutual, queued, fake_generation):
     model = ModelSpec.objects.create(name="local-model", sha256="a" * 64)
     run = selfchat.start_selfchat(model=model, seeds_benchmark=mutual, limit=1, utterances=3, max_attempts=2)
-    selfchat._claim(run.pk, "dead@host")  # a worker took it and died
+    _claim(run.pk, "dead@host")  # a worker took it and died
     assert selfchat.generate(run.pk, worker="second@host") == "done"
     assert EvalRun.objects.get(pk=run.pk).state == "finished"
     again = selfchat.start_selfchat(model=model, seeds_benchmark=mutual, limit=1, utterances=3, max_attempts=1)
-    selfchat._claim(again.pk, "dead@host")
+    _claim(again.pk, "dead@host")
     assert selfchat.generate(again.pk) == "skipped"
     again.refresh_from_db()
     assert again.state == "failed" and "1 generations started and none finished" in again.reason
@@ -203,8 +206,8 @@ def test_pairs_refusals_show_their_code_and_write_nothing(db, researcher, queued
     beta = fake_run("beta", [["Good.", "Busy week."], ["A film.", "A comedy."], ["Thanks!", "Sure."]], [None] * 3)
     Benchmark.objects.create(slug="taken")
     model = ModelSpec.objects.get(name="alpha")
-    unfinished = selfchat._create_run(model, {"seeds": "x"}, selfchat.resolve_settings(), None,
-                                      state=RunState.QUEUED, items_total=3)
+    unfinished = _create_run(model, {"seeds": "x"}, selfchat.resolve_settings(), None,
+                             state=RunState.QUEUED, items_total=3)
     benchmarks, items = Benchmark.objects.count(), Item.objects.count()
     client = client_for(researcher)
     cases = [({"runs": [alpha.pk]}, "bad_settings", "two systems"),
@@ -222,7 +225,7 @@ def test_pairs_refusals_show_their_code_and_write_nothing(db, researcher, queued
 
 def test_the_selfchat_decodings_are_the_generators():
     # One list: what a self-chat run accepts is what the generator applies.
-    assert selfchat.DECODINGS is generation.DECODINGS
+    assert selfchat_settings.DECODINGS is generation.DECODINGS
 
 
 def test_the_same_seeds_from_the_file_and_from_its_import_give_the_same_dialogues(packaged, mutual, mutual_path,

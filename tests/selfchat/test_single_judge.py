@@ -16,7 +16,8 @@ from modeleval.scorers import selfchat_generation as selfchat
 from modeleval.scorers import single
 from modeleval.scorers.botchat import SEED_UTTERANCES
 from modeleval.scorers.prompts import template_hash
-from modeleval.selfchat_runs import _record, run_selfchat
+from modeleval.selfchat_runs import run_selfchat
+from modeleval.selfchat_runs.store import _record
 from reports.contract import ReportOptions
 from reports.render import render
 from reports.service import make_report
@@ -71,7 +72,6 @@ class FakeJudge:
 @pytest.fixture
 def stub_judge(monkeypatch):
     judge = FakeJudge()
-    # No weights needed.
     monkeypatch.setattr(inference, "load", lambda spec: SimpleNamespace(model=None, tokenizer=None))
     monkeypatch.setattr(inference, "chat_text", lambda tokenizer, spec, user, system="": user)
     monkeypatch.setattr(inference.generation, "generate", judge)
