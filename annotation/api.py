@@ -33,7 +33,7 @@ from .serializers import (AcceptSerializer, AnnotationSerializer, AssignmentSeri
                           QCLabelSerializer, QCReviewSerializer, ReasonSerializer, ResolveSerializer,
                           SettingsChangeSerializer, SettingsSerializer, SubmitResultSerializer, SubmitSerializer)
 from .serializers import AmendSerializer, FlagSerializer, ItemFlagSerializer, LastAnswerSerializer
-from .policy import READ_BATCHES, READ_DISAGREEMENTS, READ_GOLD
+from .policy import READ_BATCHES, READ_DISAGREEMENTS
 from .serializers import BenchmarkGoldSerializer, PinGoldSerializer
 
 ERRORS = {code: ErrorSerializer for code in (400, 403, 404, 409)}
@@ -594,8 +594,16 @@ class GoldVersionViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
     filterset_fields = ["campaign", "benchmark"]
 
     def visible(self):
+        """A list shows the versions of the campaigns whose gold the user reads (policy.campaigns_with_readable_gold);
+        a detail route finds those and any of the user's campaigns (403 rather than 404 for a role that may not)."""
         versions = GoldVersion.objects.select_related("benchmark", "campaign", "frozen_by")
-        return self.scoped(versions, list_roles=READ_GOLD, blind=True)
+        user = self.request.user
+        if policy.staff_roles(user):
+            return versions
+        readable = policy.campaigns_with_readable_gold(user, Campaign.objects.all())
+        if self.action == "list":
+            return versions.filter(campaign_id__in=readable)
+        return versions.filter(Q(campaign_id__in=readable) | Q(campaign_id__in=policy.campaigns_with_role(user)))
 
     @extend_schema(responses={200: GoldLabelSerializer(many=True), **ERRORS},
                    description="The version's labels with votes and margin (paginated with limit/offset).")

@@ -1,13 +1,13 @@
 from rest_framework import permissions
 
-from benchmarks.permissions import IsStaffOrReadOnly, can_see_gold
+from benchmarks.permissions import IsStaffOrReadOnly, reads_all_gold
 
 
 def can_evaluate_models(user):
-    """Staff and researchers: those who read gold (benchmarks.permissions.can_see_gold). Predictions show
+    """Staff and researchers: those who read gold (benchmarks.permissions.reads_all_gold). Predictions show
     whether the model matched the gold answer, so annotators (who must not learn the gold) can neither read
     them nor start the runs that make them."""
-    return can_see_gold(user)
+    return reads_all_gold(user)
 
 
 class IsResearcherOrStaff(permissions.BasePermission):
