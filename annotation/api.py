@@ -598,12 +598,11 @@ class GoldVersionViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
         a detail route finds those and any of the user's campaigns (403 rather than 404 for a role that may not)."""
         versions = GoldVersion.objects.select_related("benchmark", "campaign", "frozen_by")
         user = self.request.user
-        if policy.staff_roles(user):
-            return versions
         readable = policy.campaigns_with_readable_gold(user, Campaign.objects.all())
         if self.action == "list":
             return versions.filter(campaign_id__in=readable)
-        return versions.filter(Q(campaign_id__in=readable) | Q(campaign_id__in=policy.campaigns_with_role(user)))
+        members = policy.campaigns_with_role(user)
+        return versions if members is None else versions.filter(Q(campaign_id__in=readable) | Q(campaign_id__in=members))
 
     @extend_schema(responses={200: GoldLabelSerializer(many=True), **ERRORS},
                    description="The version's labels with votes and margin (paginated with limit/offset).")
