@@ -1,7 +1,7 @@
 """Who reads every benchmark's gold, one rule (benchmarks.permissions.reads_all_gold): staff and researchers. A
 researcher reads every campaign's gold and reports as well, but nothing of the gold of a benchmark they label on
 (annotator, QC or a gold panel's voter in any of its campaigns): not its items' source gold or meta, not its
-campaigns' gold versions, not its reports. Staff read everything, whatever else they hold."""
+campaigns' gold versions, not its reports, not its model runs' predictions. Staff read everything, whatever else they hold."""
 import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
@@ -54,6 +54,7 @@ def test_a_researcher_reads_every_campaigns_gold_and_report(two_campaigns):
     client = api(world.users["researcher"])
     reads = gold_reads(client, world)
     assert all(reads.values()), reads
+    assert client.get("/api/v1/predictions/", {"run": world.run.pk}).json()["results"]
     versions = client.get("/api/v1/gold-versions/").json()["results"]
     assert {row["campaign"] for row in versions} == {world.campaign.pk, world.campaign2.pk}
     home = client.get("/").content.decode()
@@ -74,6 +75,12 @@ def test_a_researcher_who_labels_on_a_benchmark_reads_none_of_its_gold(two_campa
     client = api(researcher)
     assert not any(gold_reads(client, world).values())
     assert client.get("/api/v1/gold-versions/").json()["results"] == []
+    # Model runs on the benchmark show whether the model matched its gold.
+    run = world.run.pk
+    assert client.get("/api/v1/runs/", {"benchmark": LABELLED}).json()["results"] == []
+    assert client.get(f"/api/v1/runs/{run}/").status_code == 404
+    assert client.get(f"/api/v1/runs/{run}/summary/").status_code == 404
+    assert client.get("/api/v1/predictions/", {"run": run}).json()["results"] == []
 
     actions.add_member(world.campaign2, actor=staff, user=researcher, role="viewer")
     shown = items_of(client, LABELLED)
@@ -99,5 +106,6 @@ def test_staff_who_label_still_read_everything(two_campaigns):
     client = api(staff)
     reads = gold_reads(client, world)
     assert all(reads.values()), reads
+    assert client.get("/api/v1/predictions/", {"run": world.run.pk}).json()["results"]
     rows = items_of(client, LABELLED)
     assert rows and all("source_gold" in row and row["meta"] == Item.objects.get(pk=row["id"]).meta for row in rows)
