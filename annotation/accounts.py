@@ -22,7 +22,7 @@ from django.db.models.signals import pre_save
 from django.dispatch import receiver
 from rest_framework.authtoken.models import Token
 
-from benchmarks.permissions import can_see_gold, staff_or_holder
+from benchmarks.permissions import reads_all_gold, staff_or_holder
 from core.errors import ActionError, Code
 
 from .actions import add_member, record_event, require_role, set_member_active
@@ -241,7 +241,7 @@ def _reset_refusal(actor, user, campaign):
         return None
     if user.is_staff:
         return f"{user.get_username()} is a staff account; only staff may reset that password."
-    if user.get_all_permissions() - actor.get_all_permissions() or (can_see_gold(user) and not can_see_gold(actor)):
+    if user.get_all_permissions() - actor.get_all_permissions() or (reads_all_gold(user) and not reads_all_gold(actor)):
         return f"{user.get_username()} holds permissions you do not; ask staff to reset that password."
     managed_by_user = set(Membership.objects.filter(user=user, active=True, role=Role.MANAGER)
                           .values_list("campaign_id", flat=True))

@@ -38,7 +38,7 @@ from .permissions import (
     IsWorker,
     ReadOnly,
 )
-from .policy import READ_BATCHES, READ_DISAGREEMENTS, READ_GOLD
+from .policy import READ_BATCHES, READ_DISAGREEMENTS
 from .serializers import (
     AcceptSerializer,
     AmendSerializer,
@@ -633,8 +633,16 @@ class GoldVersionViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
     filterset_fields = ["campaign", "benchmark"]
 
     def visible(self):
+        """A list shows the versions of the campaigns whose gold the user reads (policy.campaigns_with_readable_gold);
+        a detail route finds those and any of the user's campaigns (403 rather than 404 for a role that may not)."""
         versions = GoldVersion.objects.select_related("benchmark", "campaign", "frozen_by")
-        return self.scoped(versions, list_roles=READ_GOLD, blind=True)
+        user = self.request.user
+        readable = policy.campaigns_with_readable_gold(user, Campaign.objects.all())
+        if self.action == "list":
+            return versions.filter(campaign_id__in=readable)
+        members = policy.campaigns_with_role(user)
+        return versions if members is None else versions.filter(Q(campaign_id__in=readable)
+                                                                | Q(campaign_id__in=members))
 
     @extend_schema(responses={200: GoldLabelSerializer(many=True), **ERRORS},
                    description="The version's labels with votes and margin (paginated with limit/offset).")

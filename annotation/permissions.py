@@ -9,16 +9,7 @@ from rest_framework.permissions import SAFE_METHODS, BasePermission
 from benchmarks.permissions import staff_or_holder
 
 from .models import Campaign, Role
-from .policy import (
-    READ_BATCHES,
-    READ_DISAGREEMENTS,
-    READ_GOLD,
-    READ_LABELS,
-    READ_QC,
-    RESOLVE,
-    access_for,
-    reading_roles,
-)
+from .policy import READ_BATCHES, READ_DISAGREEMENTS, READ_LABELS, READ_QC, RESOLVE, access_for, reading_roles
 
 
 def campaign_of(obj):
@@ -48,7 +39,16 @@ IsQC = with_roles("IsQC", {Role.QC})
 IsMember = with_roles("IsMember", set(Role.values))
 CanReadBatches = with_roles("CanReadBatches", READ_BATCHES)
 CanReadQC = with_roles("CanReadQC", READ_QC)
-CanReadGold = with_roles("CanReadGold", READ_GOLD, blind=True)
+
+
+class CanReadGold(CampaignRole):
+    """The campaign's gold (versions, baseline): policy.CampaignAccess.reads_gold (staff, researchers and the roles
+    that read gold; but for staff, nobody who labels on its benchmark)."""
+
+    def has_object_permission(self, request, view, obj):
+        return access_for(request, campaign_of(obj)).reads_gold
+
+
 CanReadDisagreements = with_roles("CanReadDisagreements", READ_DISAGREEMENTS)
 # Others' names and votes (disagreements by guideline, batch histories and outcomes): not for blind voters.
 CanReadVotes = with_roles("CanReadVotes", READ_DISAGREEMENTS, blind=True)

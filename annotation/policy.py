@@ -11,6 +11,8 @@ from functools import cached_property
 from django.db.models import F, Q
 from django.utils.translation import gettext, gettext_noop
 
+from benchmarks.permissions import reads_all_gold
+
 from .models import Annotation, BatchState, Campaign, Membership, Role
 
 # Roles that may read each kind of campaign data (gold, QC data and other people's labels are the
@@ -164,18 +166,15 @@ def labelling_benchmarks(user):
     return _labelling(user).values("campaign__benchmark_id")
 
 
-def reads_all_gold(user):
-    """Staff read every campaign's gold, report and people."""
-    return bool(user and user.is_authenticated and user.is_staff)
-
-
 def campaigns_with_readable_gold(user, campaigns):
-    """The ids among `campaigns` (a Campaign queryset) whose gold and report the user may read."""
-    if reads_all_gold(user):
+    """The ids among `campaigns` (a Campaign queryset) whose gold, report and people the user may read: staff all
+    of them; researchers (reads_all_gold) every campaign, and the others those where they read gold; neither those
+    of the benchmarks where they label."""
+    if staff_roles(user):
         return set(campaigns.values_list("pk", flat=True))
-    ids = campaigns_reading(user, READ_GOLD)
-    return set(campaigns.filter(pk__in=ids).exclude(benchmark_id__in=labelling_benchmarks(user))
-               .values_list("pk", flat=True))
+    if not reads_all_gold(user):
+        campaigns = campaigns.filter(pk__in=campaigns_reading(user, READ_GOLD))
+    return set(campaigns.exclude(benchmark_id__in=labelling_benchmarks(user)).values_list("pk", flat=True))
 
 
 def member_scope(user):
@@ -193,6 +192,7 @@ def member_scope(user):
         "item": Q(task_id__in=tasks_of.filter(campaign_id__in=reading)),
         "gold": (Q(pk__in=Campaign.objects.filter(pk__in=gold).values("benchmark_id"))
                  & ~Q(pk__in=labelling_benchmarks(user))),
+        "labels_on": Q(pk__in=labelling_benchmarks(user)),
     }
 
 
@@ -343,13 +343,13 @@ class CampaignAccess:
 
     @cached_property
     def reads_gold(self):
-        """Gold and the report: staff (reads_all_gold), and those who read its gold (managers, viewers, experts;
-        not blind voters) and label nowhere on its benchmark."""
+        """Gold and the report: staff, and those who label nowhere on its benchmark and are researchers
+        (reads_all_gold) or read its gold here (managers, viewers, experts; not blind voters)."""
         if not self.user or not self.user.is_authenticated:
             return False
-        if reads_all_gold(self.user):
+        if staff_roles(self.user):
             return True
-        if not self.reads(READ_GOLD):
+        if not (reads_all_gold(self.user) or self.reads(READ_GOLD)):
             return False
         if self.labels_benchmark is not None:
             return not self.labels_benchmark

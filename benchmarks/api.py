@@ -24,8 +24,8 @@ class ProtectedDeleteMixin:
 
 
 class ReadableMixin:
-    """Staff and researchers read everything; campaign members what their roles give them
-    (benchmarks.permissions.readable); the rest is hidden (404)."""
+    """Staff and researchers read everything (not a researcher the benchmarks they label on); campaign members what
+    their roles give them (benchmarks.permissions.readable); the rest is hidden (404)."""
 
     kind = None
 
@@ -79,7 +79,8 @@ class ItemFilter(filters.FilterSet):
         fields = ["benchmark", "task", "external_id"]
 
 
-@extend_schema(description="Items: all for staff and researchers; managers, trainers, experts and viewers read "
+@extend_schema(description="Items: all for staff and researchers (not a researcher's on a benchmark they label on, "
+                           "but as their roles give); managers, trainers, experts and viewers read "
                            "their campaigns' items; annotators and QC see items only through their leases and "
                            "samples. `meta`, `source_gold` and `content_hash` are present only where the reader may "
                            "read the benchmark's gold. An item in use (labels, gold, predictions, batches) is not "

@@ -15,7 +15,6 @@ from annotation import policy, selectors
 from annotation.models import Assignment, Batch
 from annotation.permissions import can_create_campaigns
 from benchmarks.models import Benchmark
-from benchmarks.permissions import can_see_gold
 from core.api import http_status
 from core.errors import ActionError
 from modeleval import arena, selfchat_runs, studies, training
@@ -24,7 +23,14 @@ from modeleval.permissions import can_evaluate_models
 from modeleval.scorers import botchat, loops
 from modeleval.scorers import selfchat_generation as selfchat_settings
 from modeleval.scorers.decoding import DECODINGS
-from reports.access import ReportPending, check_report_access, readable_report_campaigns, status_of, stored_report_for
+from reports.access import (
+    ReportPending,
+    check_report_access,
+    readable_benchmark_reports,
+    readable_report_campaigns,
+    status_of,
+    stored_report_for,
+)
 from reports.api import ReportQuery
 from reports.contract import ReportOptions
 from reports.limits import ReportBusy, report_slot
@@ -76,7 +82,7 @@ def home(request):
         campaigns.append({"campaign": campaign, "roles": sorted(access.roles), "may_manage": access.may_manage,
                           "waiting": selectors.waiting_for(access),
                           "report": campaign.pk in with_report})
-    reports = Benchmark.objects.order_by("slug") if can_see_gold(user) else Benchmark.objects.none()
+    reports = readable_benchmark_reports(user).order_by("slug")
     return render(request, "frontend/home.html", {"campaigns": campaigns, "reports": reports,
                                                   "model_runs": can_evaluate_models(user), "manage": may_manage(user)})
 

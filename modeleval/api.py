@@ -10,7 +10,7 @@ from benchmarks.models import Benchmark
 
 from . import actions, arena, selectors, selfchat_runs
 from .models import EvalRun, ModelSpec, Prediction
-from .permissions import IsResearcherOrStaff, IsStaffToWrite
+from .permissions import IsResearcherOrStaff, IsStaffToWrite, with_readable_results
 from .serializers import (
     EvalRunSerializer,
     MakePairsSerializer,
@@ -63,6 +63,9 @@ class EvalRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     serializer_class = EvalRunSerializer
     permission_classes = [IsAuthenticated & IsResearcherOrStaff]
     filterset_class = RunFilter
+
+    def get_queryset(self):
+        return with_readable_results(self.request.user, super().get_queryset())
 
     @extend_schema(request=StartRunSerializer, responses={
         201: EvalRunSerializer,
@@ -166,9 +169,13 @@ class PredictionFilter(filters.FilterSet):
 
 
 @extend_schema(description="Predictions, filtered by run (`?run=ID`), paginated. They show whether the model "
-                           "matched the gold answer: staff and researchers only.")
+                           "matched the gold answer: staff and researchers only (not a researcher the runs of a "
+                           "benchmark they label on).")
 class PredictionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     queryset = selectors.predictions().order_by("run_id", "item__task__slug", "item__external_id", "variant")
     serializer_class = PredictionSerializer
     permission_classes = [IsAuthenticated & IsResearcherOrStaff]
     filterset_class = PredictionFilter
+
+    def get_queryset(self):
+        return with_readable_results(self.request.user, super().get_queryset(), "run__benchmark")

@@ -1,13 +1,21 @@
 from rest_framework import permissions
 
-from benchmarks.permissions import IsStaffOrReadOnly, can_see_gold
+from benchmarks.permissions import IsStaffOrReadOnly, gold_benchmarks, reads_all_gold
 
 
 def can_evaluate_models(user):
-    """Staff and researchers: those who read gold (benchmarks.permissions.can_see_gold). Predictions show
+    """Staff and researchers: those who read gold (benchmarks.permissions.reads_all_gold). Predictions show
     whether the model matched the gold answer, so annotators (who must not learn the gold) can neither read
     them nor start the runs that make them."""
-    return can_see_gold(user)
+    return reads_all_gold(user)
+
+
+def with_readable_results(user, rows, benchmark="benchmark"):
+    """Of `rows` (runs; or predictions, `benchmark` then the path to their run's benchmark), those of the benchmarks
+    whose gold the user reads (benchmarks.permissions.gold_benchmarks): a run's results show the gold, so a
+    researcher reads none of a benchmark they label on."""
+    gold = gold_benchmarks(user)
+    return rows if gold is None else rows.filter(**{f"{benchmark}_id__in": gold})
 
 
 class IsResearcherOrStaff(permissions.BasePermission):

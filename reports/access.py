@@ -1,14 +1,16 @@
 """Who reads which report: one home for the rule, asked by the API, the report pages and the home page.
 
-- A campaign's report: staff, and those who read that campaign's labels and gold (its managers, viewers
-  and experts; not a gold panel's voting experts, not people who label on the benchmark):
+- A campaign's report: staff, researchers, and those who read that campaign's labels and gold (its managers,
+  viewers and experts; not a gold panel's voting experts); none but staff where they label on the benchmark:
   annotation.policy.CampaignAccess.reads_gold.
-- A benchmark-wide report: staff and researchers (benchmarks.permissions.can_see_gold), without the
-  names and per-person figures of the annotators of campaigns they cannot read.
+- A benchmark-wide report: staff and researchers (benchmarks.permissions.reads_all_gold), not a researcher who
+  labels on the benchmark (readable_benchmark_reports), without the names and per-person figures of the annotators of
+  campaigns they cannot read.
 """
 from annotation import policy
 from annotation.models import Campaign
-from benchmarks.permissions import can_see_gold
+from benchmarks.models import Benchmark
+from benchmarks.permissions import gold_benchmarks, reads_all_gold
 from core.errors import ActionError, Code
 
 from . import store
@@ -20,18 +22,30 @@ def check_report_access(user, benchmark_slug, campaign_id=None):
     """Nothing when `user` may read the report; ActionError otherwise (404 for a campaign they are not a member
     of, as for one that does not exist; 403 when they may see the campaign but not its report)."""
     if campaign_id in (None, ""):
-        if not can_see_gold(user):
+        if not reads_all_gold(user):
             raise ActionError(Code.FORBIDDEN, "Benchmark-wide reports are for staff and researchers; members "
                               "read their campaigns' reports.")
+        if (Benchmark.objects.filter(slug=benchmark_slug).exists()
+                and not readable_benchmark_reports(user).filter(slug=benchmark_slug).exists()):
+            raise ActionError(Code.FORBIDDEN, "You label on this benchmark: its reports and gold are not for you.")
         return
     campaign = Campaign.objects.filter(pk=campaign_id, benchmark__slug=benchmark_slug).first()
     access = policy.access_of(user, campaign) if campaign is not None else None
-    if access is None or not access.roles:
+    if access is None or not (access.roles or access.reads_gold):
         raise ActionError(Code.NOT_FOUND, f"no campaign {campaign_id} in benchmark {benchmark_slug!r}")
     if not access.reads_gold:
-        raise ActionError(Code.FORBIDDEN, "A campaign's report is for staff and the campaign's managers, viewers "
-                          "and experts (not the voting experts of a gold panel, nor people who label on the "
-                          "benchmark).")
+        raise ActionError(Code.FORBIDDEN, "A campaign's report is for staff, researchers and the campaign's "
+                          "managers, viewers and experts (not the voting experts of a gold panel, nor people who label "
+                          "on the benchmark).")
+
+
+def readable_benchmark_reports(user):
+    """The benchmarks whose benchmark-wide reports the user may read: staff all; researchers all but those they
+    label on (the benchmarks whose gold they read, benchmarks.permissions.gold_benchmarks); nobody else any."""
+    if not reads_all_gold(user):
+        return Benchmark.objects.none()
+    gold = gold_benchmarks(user)
+    return Benchmark.objects.all() if gold is None else Benchmark.objects.filter(pk__in=gold)
 
 
 def readable_report_campaigns(user, benchmark_ids=None):
@@ -138,7 +152,7 @@ def stored_report_for(user, benchmark, campaign=None, gold_version=None, options
     check_report_access(user, benchmark, campaign)
     stored = store.fetch(benchmark, campaign, gold_version, options, requested_by=user)
     hidden = set()
-    if campaign in (None, "") and not policy.reads_all_gold(user):
+    if campaign in (None, "") and not policy.staff_roles(user):
         hidden = set(stored.campaign_ids) - readable_report_campaigns(user)
     return Served(stored, hidden)
 

@@ -58,10 +58,11 @@ class ReportQuery(serializers.Serializer):
                (200, "text/csv"): OpenApiTypes.STR, (200, "text/html"): OpenApiTypes.STR,
                (200, "application/x-latex"): OpenApiTypes.STR},
     description="The human-versus-model report; keys are documented in reports/SCHEMA.md. A campaign's report is "
-                "for staff and the campaign's managers, viewers and experts (not a gold panel's voting experts); a "
-                "benchmark-wide one for staff and researchers, without the annotators of campaigns they cannot read "
-                "(reports/access.py). Reports are computed on the `cpu` queue and stored: while one is computed (none "
-                "yet, or an input changed since) the answer is 202 with its state and progress, and Retry-After.",
+                "for staff, researchers and the campaign's managers, viewers and experts (not a gold panel's voting "
+                "experts; none but staff who label on the benchmark); a benchmark-wide one for staff and researchers "
+                "(not those who label on it) (reports/access.py). Reports are computed on the `cpu` queue and stored: "
+                "while one is computed (none yet, or an input changed since) the answer is 202 with its state and "
+                "progress, and Retry-After.",
 )
 class ReportView(APIView):
     permission_classes = [IsAuthenticated]
