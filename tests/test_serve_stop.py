@@ -7,6 +7,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import psutil
 import pytest
@@ -58,6 +59,16 @@ def local_mode_answers(port):
     assert b".topbar" in urllib.request.urlopen(f"{base}/static/frontend/app.css", timeout=10).read()
 
 
+def still_running(server):
+    """Each process of the server's group with its state and, for its threads, where the kernel has them wait."""
+    out = []
+    for process in [psutil.Process(server.pid), *psutil.Process(server.pid).children(recursive=True)]:
+        with contextlib.suppress(psutil.Error, OSError):
+            waits = {task.name: (task / "wchan").read_text() for task in Path(f"/proc/{process.pid}/task").iterdir()}
+            out.append((process.pid, process.status(), process.cmdline()[:8], waits))
+    return out
+
+
 @pytest.mark.parametrize("how", ["sigterm", "ctrl-c"])
 def test_stopping_serve_stops_its_worker(tmp_path, how):
     server, port = start_serve(tmp_path)
@@ -68,7 +79,12 @@ def test_stopping_serve_stops_its_worker(tmp_path, how):
             server.send_signal(signal.SIGTERM)  # `kill PID`, systemd, docker stop: the server process only
         else:
             os.killpg(server.pid, signal.SIGINT)  # a terminal's Ctrl-C reaches the whole foreground group
-        output = server.communicate(timeout=90)[0]
+        try:
+            output = server.communicate(timeout=90)[0]
+        except subprocess.TimeoutExpired as stuck:
+            told = stuck.output.decode(errors="replace") if isinstance(stuck.output, bytes) else stuck.output or ""
+            pytest.fail(f"serve still running 90 s after {how}; its processes: {still_running(server)}\n"
+                        f"{told[-4000:]}")
         _, alive = psutil.wait_procs(children, timeout=30)
         assert not alive, f"left running after {how}: {[p.cmdline() for p in alive]}\n{output[-2000:]}"
         assert f"http://127.0.0.1:{port}/" in output
