@@ -35,7 +35,9 @@ DEFAULT_T_OPT = 500
 # The predictable plug-in bets' cap and the hedge's weight (Waudby-Smith and Ramdas's recommended values).
 BET_CAP = 0.5
 HEDGE_WEIGHT = 0.5
-GRID_POINTS = 2001
+GRID_POINTS = 1001
+EXACT_GRID_MAX = 2000  # 0/1 answers from at most this many items: every possible mean is a candidate
+CELLS = 4_000_000  # numbers held at once by the betting sequence's candidate grid
 
 
 def mixture_rho(t_opt: float, alpha: float) -> float:
@@ -228,8 +230,9 @@ def betting_sequence(values: Sequence[float], *, confidence: float, lower: float
                      population: int | None = None, grid_points: int = GRID_POINTS) -> SequencePath:
     """The betting confidence sequence of the mean of answers known to lie in [lower, upper], in arrival order:
     the candidate means whose hedged capital has never reached 1 / alpha (a running intersection), on a grid of
-    `grid_points` candidates (or, with `population` N up to 20,000, every possible mean of N answers when they
-    are 0/1), the ends widened by one grid step. `population`: the items are drawn without replacement from N."""
+    `grid_points` candidates (or, with `population` N up to EXACT_GRID_MAX, every possible mean of N answers
+    when they are 0/1), the ends widened by one grid step. `population`: the items are drawn without replacement
+    from N."""
     check_confidence(confidence)
     if not upper > lower:
         raise ValueError("upper must be above lower")
@@ -245,18 +248,26 @@ def betting_sequence(values: Sequence[float], *, confidence: float, lower: float
         return SequencePath("betting", "classical", confidence, 0, None, None, None, None, 0.0, None, None,
                             empty, empty, empty, "no labels")
     binary = np.isin(x, (0.0, 1.0)).all()
-    if population is not None and binary and population <= 20000:
+    if population is not None and binary and population <= EXACT_GRID_MAX:
         grid = np.arange(population + 1) / population
     else:
         grid = np.linspace(0, 1, grid_points)
     step = grid[1] - grid[0]
-    log_capital = np.maximum.accumulate(hedged_log_capital(x, grid, alpha, population), axis=0)
-    alive = log_capital < math.log(1 / alpha)
-    any_alive = alive.any(axis=1)
-    first = np.where(any_alive, alive.argmax(axis=1), 0)
-    last = np.where(any_alive, grid.size - 1 - alive[:, ::-1].argmax(axis=1), 0)
-    lows = np.where(any_alive, np.clip(grid[first] - step, 0, 1), np.nan) * span + lower
-    highs = np.where(any_alive, np.clip(grid[last] + step, 0, 1), np.nan) * span + lower
+    # The lowest and highest candidate still standing after each label, a slice of candidates at a time (each
+    # candidate's capital is its own), so that memory stays at about CELLS numbers whatever n.
+    lowest, highest = np.full(n, np.inf), np.full(n, -np.inf)
+    width = max(CELLS // max(n, 1), 1)
+    for start in range(0, grid.size, width):
+        part = grid[start:start + width]
+        alive = np.maximum.accumulate(hedged_log_capital(x, part, alpha, population), axis=0) < math.log(1 / alpha)
+        seen = alive.any(axis=1)
+        first = part[alive.argmax(axis=1)]
+        last = part[part.size - 1 - alive[:, ::-1].argmax(axis=1)]
+        lowest = np.where(seen, np.minimum(lowest, first), lowest)
+        highest = np.where(seen, np.maximum(highest, last), highest)
+    any_alive = np.isfinite(lowest)
+    lows = np.where(any_alive, np.clip(lowest - step, 0, 1), np.nan) * span + lower
+    highs = np.where(any_alive, np.clip(highest + step, 0, 1), np.nan) * span + lower
     estimates = np.cumsum(raw) / np.arange(1, n + 1)
     reason = None if any_alive[-1] else "every candidate mean rejected (the answers contradict the range)"
     return SequencePath("betting", "classical", confidence, n, float(estimates[-1]), _finite(lows[-1]),

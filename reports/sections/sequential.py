@@ -28,6 +28,9 @@ from .human_anchored import MC_MODES, RATING_MODES, campaign_labels, human_value
 # Where the asymptotic sequences are narrowest: the campaign's items, within these bounds (fixed before any label).
 T_OPT_BOUNDS = (30, 500)
 PATH_POINTS = 30
+# The betting sequence's cost grows with labels times candidates: left out above this many labels.
+BETTING_MAX_LABELS = 10_000
+BETTING_GRID = 401  # candidate means across the answers' range (the ends widened by one step)
 METHOD = ("Confidence sequences: the asymptotic sequence of Waudby-Smith, Arbour, Sinha, Kennedy and Ramdas (2024; "
           "normal-mixture boundary of Howard et al. 2021, narrowest at t_opt labels) for the classical mean, PPI++ "
           "(lambda from the labels before each one) and active draws (Hajek, weights 1 / inclusion probability); the "
@@ -141,8 +144,10 @@ def gap_row(rows: Rows, gap, bounds, options: ReportOptions, **keys):
         lead, weight_mean = asymptotic_sequence(y, f, f_all, confidence=confidence, weights=weights,
                                                 t_opt=t_opt), float(weights.mean())
         _sequence_cells(row, "cs_active", lead)
-    if bounds is not None and y.min() >= bounds[0] and y.max() <= bounds[1] and inclusion is None:
-        betting = betting_sequence(y, confidence=confidence, lower=bounds[0], upper=bounds[1], population=N)
+    if bounds is not None and y.min() >= bounds[0] and y.max() <= bounds[1] and inclusion is None \
+            and n <= BETTING_MAX_LABELS:
+        betting = betting_sequence(y, confidence=confidence, lower=bounds[0], upper=bounds[1], population=N,
+                                   grid_points=BETTING_GRID)
         _sequence_cells(row, "cs_betting", betting)
         row["betting_verdict"] = gap_verdict(betting, margin=margin, available=N - n).verdict
     else:
@@ -150,6 +155,7 @@ def gap_row(rows: Rows, gap, bounds, options: ReportOptions, **keys):
             row[f"cs_betting_{key}"] = None
             row["undefined"][f"cs_betting_{key}"] = (
                 "items drawn with unequal probabilities" if inclusion is not None
+                else f"more than {BETTING_MAX_LABELS} labels: left out for its cost" if n > BETTING_MAX_LABELS
                 else "the answers' range is not known")
         row["betting_verdict"] = None
     row["lead"] = lead.estimator

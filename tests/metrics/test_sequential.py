@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy import integrate, optimize, stats
 
+from metrics import sequential
 from metrics.prediction_powered import classical_mean, ppi_mean
 from metrics.sequential import (
     asymptotic_sequence,
@@ -203,6 +204,16 @@ def test_betting_sequence_is_the_set_of_unrejected_means():
     assert path.low <= 0.7 <= path.high
     # running intersection: never wider than before
     assert (np.diff(path.highs[1:] - path.lows[1:]) <= 1e-12).all()
+
+
+def test_betting_sequence_by_slices_of_candidates_is_the_same(monkeypatch):
+    rng = np.random.default_rng(8)
+    x = rng.integers(1, 6, size=250).astype(float)
+    whole = betting_sequence(x, confidence=0.95, lower=1, upper=5, population=3000)
+    monkeypatch.setattr(sequential, "CELLS", 250 * 7)  # 7 candidates at a time
+    sliced = betting_sequence(x, confidence=0.95, lower=1, upper=5, population=3000)
+    assert np.array_equal(whole.lows, sliced.lows, equal_nan=True)
+    assert np.array_equal(whole.highs, sliced.highs, equal_nan=True)
 
 
 def test_betting_without_replacement_closes_at_the_census():

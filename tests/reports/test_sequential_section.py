@@ -44,7 +44,7 @@ def test_rating_gap_sequences_are_metrics_on_the_seeded_order():
     assert row["cs_anchored_low"] == pytest.approx(anchored.low) and row["cs_anchored_lam"] == anchored.lam
     assert row["cs_classical_high"] == pytest.approx(asymptotic_sequence(y, confidence=0.95, t_opt=300).high)
     assert row["cs_betting_low"] == pytest.approx(betting_sequence(y, confidence=0.95, lower=-4, upper=4,
-                                                                   population=300).low)
+                                                                   population=300, grid_points=401).low)
     fixed = ppi_mean(y, f, f_all, confidence=0.95)
     assert row["fixed_anchored_low"] == pytest.approx(fixed.human_anchored.low)
     # the sequence is wider than the interval valid at this one n, and holds at every n
