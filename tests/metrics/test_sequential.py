@@ -3,7 +3,10 @@ time-uniform coverage when the interval is looked at after every label (uniform 
 price at 500 labels, the betting sequence against the recorded coverage of a published reproduction package,
 and the verdict on a gap."""
 import functools
+import json
 import math
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -190,6 +193,45 @@ def test_betting_coverage_reproduces_the_reference(scenario, ones, wor, recorded
     _, p = stats.fisher_exact([[kept, REPEATS - kept], [theirs, 300 - theirs]])
     assert p > 0.05 / len(REFERENCE), (scenario, wor, kept / REPEATS, recorded)
     assert 0.955 <= kept / REPEATS <= 0.98  # at or above the 95% promised, not by much
+
+
+# confseq (Howard and Waudby-Smith) in a venv of its own: its C++ boundaries need the Boost headers, so only its
+# Python modules are used, copied in from its source release (numpy < 2, which its code needs):
+#   python3 -m venv perf/.envs/confseq && perf/.envs/confseq/bin/pip install "numpy<2" scipy matplotlib multiprocess
+#   pip download confseq==0.0.11 --no-deps --no-binary :all: -d /tmp/cs
+#   tar xzf /tmp/cs/confseq-0.0.11.tar.gz -C /tmp/cs
+#   cp -r /tmp/cs/confseq-0.0.11/src/confseq perf/.envs/confseq/lib/python3.11/site-packages/
+CONFSEQ = Path(__file__).resolve().parents[2] / "perf" / ".envs" / "confseq" / "bin" / "python"
+CONFSEQ_CAPITAL = """
+import json, sys
+import numpy as np
+from confseq.betting import betting_mart
+out = []
+for case in json.load(sys.stdin):
+    x = np.array(case["x"])
+    out.append([np.log(betting_mart(x, m, alpha=case["alpha"], N=case["N"], theta=0.5, trunc_scale=0.5,
+                                    m_trunc=True)).tolist() for m in case["m"]])
+json.dump(out, sys.stdout)
+"""
+
+
+def confseq_capital(cases):
+    if not CONFSEQ.exists():
+        pytest.skip(f"confseq's venv is absent ({CONFSEQ}; see the comment above for how to make it)")
+    answer = subprocess.run([str(CONFSEQ), "-c", CONFSEQ_CAPITAL], input=json.dumps(cases), capture_output=True,
+                            text=True, timeout=120)
+    assert answer.returncode == 0, answer.stderr
+    return json.loads(answer.stdout)
+
+
+def test_hedged_capital_equals_confseq():
+    rng = np.random.default_rng(0)
+    cases = [{"x": (rng.random(300) ** 2).tolist(), "m": [0.3, 0.5, 0.7], "alpha": 0.05, "N": None},
+             {"x": rng.permutation(np.r_[np.ones(350), np.zeros(150)])[:300].tolist(), "m": [0.5, 0.7, 0.72],
+              "alpha": 0.1, "N": 500}]
+    for case, theirs in zip(cases, confseq_capital(cases), strict=True):
+        ours = hedged_log_capital(np.array(case["x"]), np.array(case["m"]), case["alpha"], case["N"])
+        assert np.allclose(ours, np.array(theirs, dtype=float).T, rtol=0, atol=1e-9)
 
 
 def test_betting_sequence_is_the_set_of_unrejected_means():
