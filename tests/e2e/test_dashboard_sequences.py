@@ -9,6 +9,7 @@ import pytest
 from annotation.models import Membership
 from benchmarks.actions import import_items
 from benchmarks.models import Benchmark, Item
+from frontend.models import Preferences
 from tests.reports import factories
 
 from .conftest import expect, make_user, shot, sign_in
@@ -70,3 +71,17 @@ def test_dashboard_shows_the_gap_as_a_confidence_sequence_with_its_verdict(page,
     page.dispatch_event("#margin", "change")
     expect(level.locator(".verdict")).to_contain_text("Equivalent within ±0.5")
     shot(page, "dashboard-sequences-margin", "Dashboard", "#sequence-card")
+
+
+@pytest.mark.parametrize(("language", "heading", "separated"), [("ko", "사람 빼기 모델", "분리됨"),
+                                                                ("zh-hans", "人类减模型", "已分开")])
+def test_the_card_in_korean_and_chinese(page, tmp_path, language, heading, separated):
+    campaign = rated_benchmark(tmp_path / "dq.jsonl")
+    researcher = make_user("researcher1", researcher=True)
+    Preferences.objects.create(user=researcher, language=language)
+    Membership.objects.create(campaign=campaign, user=researcher, role="viewer")
+    sign_in(page, "researcher1")
+    page.goto(f"/campaigns/{campaign.pk}/dashboard/")
+    expect(page.locator("#sequence-title")).to_contain_text(heading)
+    expect(row(page, "low-model").locator(".verdict")).to_contain_text(separated)
+    shot(page, f"dashboard-sequences-{language}", "Dashboard", "#sequence-card")
