@@ -191,7 +191,13 @@ class MembersAdded:
 
 def add_members(campaign, *, actor, usernames, role):
     """Give existing accounts a role in the campaign (or give it back); all or nothing. A person the manager may
-    not give a role alone (policy.account_reach) is invited instead, and joins by accepting on their own pages."""
+    not give a role alone (policy.account_reach) is invited instead, and joins by accepting on their own pages.
+
+    A decision: the refusal names the usernames that match no account ("No account X."), which tells a manager
+    which usernames exist. A manager adds people by username and must tell a typo from a person who has not
+    answered yet (the invitation they see pending would tell it anyway); only a manager of the campaign reaches
+    this answer (require_role above; the API checks the role before reading the body), and it says nothing of
+    what the account holds elsewhere beyond that it must accept first."""
     require_role(actor, campaign, {Role.MANAGER}, "add members")
     _check_role(role)
     if not usernames:

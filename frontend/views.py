@@ -3,7 +3,7 @@ writes through the REST API, so the rules stay in the apps' actions and selector
 from contextlib import nullcontext
 from urllib.parse import urlencode
 
-from django.contrib import messages
+from django.contrib import admin, messages
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -68,6 +68,14 @@ class SignOutView(auth_views.LogoutView):
         return super().post(request, *args, **kwargs)
 
 
+def admin_sign_out(request, extra_context=None):
+    """The admin's sign-out (its own page, with no box to untick) ends the person's API token too, as the site's
+    sign-out does by default: a token copied from the admin's session stops working with it."""
+    if request.method == "POST" and request.user.is_authenticated:
+        revoke_tokens(request.user)
+    return admin.site.logout(request, extra_context)
+
+
 def sign_in_refused(request, wait):
     """The sign-in page saying how long to wait (the throttle sets 429 and Retry-After)."""
     return render(request, "registration/login.html",
@@ -88,7 +96,9 @@ def home(request):
     reports = readable_benchmark_reports(user).order_by("slug")
     return render(request, "frontend/home.html", {"campaigns": campaigns, "reports": reports,
                                                   "model_runs": can_evaluate_models(user), "manage": may_manage(user),
-                                                  "invitations": selectors.pending_invitations(user)})
+                                                  "invitations": [
+                                                      {"invitation": i, "role": gettext(policy.ROLE_NAMES[i.role])}
+                                                      for i in selectors.pending_invitations(user)]})
 
 
 @login_required
