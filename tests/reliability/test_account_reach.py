@@ -207,3 +207,20 @@ def test_the_manager_withdraws_and_a_lapsed_invitation_gives_nothing(client, wor
         actions.accept_invitation(second, actor=person)
     assert "no longer manages" in lapsed.value.detail
     assert not Membership.objects.filter(campaign=mine, user=person).exists()
+
+
+def test_only_a_manager_learns_which_usernames_exist(client, world):
+    """A decision (accounts.add_members): the people page names the usernames that match no account, so that a
+    manager tells a typo from a person who has not answered yet; nobody else gets an answer that differs by name."""
+    admin, boss, mine, theirs = world
+    person = person_holding("annotator", admin, theirs)
+    members = f"/manage/campaigns/{mine.pk}/members/"
+    client.force_login(boss)
+    page = client.post(members, {"m-usernames": "nobody-here", "m-role": "annotator", "add": ""}).content.decode()
+    assert "No account nobody-here." in page
+    client.force_login(User.objects.create_user("curious"))
+    answers = [client.post(members, {"m-usernames": name, "m-role": "annotator", "add": ""})
+               for name in (person.username, "nobody-here")]
+    assert [a.status_code for a in answers] == [403, 403]
+    assert person.username not in answers[0].content.decode() and "nobody-here" not in answers[1].content.decode()
+    assert "No account" not in answers[1].content.decode()
