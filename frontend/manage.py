@@ -17,7 +17,7 @@ from django.utils.text import get_valid_filename
 from django.views.decorators.http import require_POST
 
 from annotation import accounts, actions, selectors
-from annotation.models import Batch, Membership, Role
+from annotation.models import Batch, Invitation, Membership, Role
 from annotation.permissions import can_create_campaigns
 from annotation.presets import PRESETS
 from benchmarks.actions import import_upload
@@ -227,16 +227,28 @@ def members(request, pk):
                 names, role = members_form.cleaned_data["usernames"], members_form.cleaned_data["role"]
                 change = accounts.remove_members if remove else accounts.add_members
                 try:
-                    change(campaign, actor=request.user, usernames=names, role=role)
+                    done = change(campaign, actor=request.user, usernames=names, role=role)
                 except ActionError as error:
                     for problem in error.extra.get("errors") or [error.detail]:
                         members_form.add_error(None, problem)
                 else:
-                    done = "removed from" if remove else "added to"
-                    messages.success(request, f"{', '.join(names)} {done} the campaign as {role}.")
+                    report_members_change(request, names, role, done)
                     return redirect("manage-members", campaign.pk)
     return members_page(request, campaign, members_form=members_form, accounts_form=accounts_form, created=created,
                         status=400 if request.method == "POST" and created is None else 200)
+
+
+def report_members_change(request, names, role, done):
+    """The message for a members change: who was removed, added, or invited (and waits for their acceptance)."""
+    if not isinstance(done, accounts.MembersAdded):
+        messages.success(request, f"{', '.join(names)} removed from the campaign as {role}.")
+        return
+    if done.added:
+        messages.success(request, f"{', '.join(m.user.username for m in done.added)} added to the campaign as {role}.")
+    if done.invited:
+        messages.info(request, f"{', '.join(i.user.username for i in done.invited)} invited as {role}: they work "
+                               "elsewhere or hold a site-wide role, so they join when they accept the invitation on "
+                               "their own pages (or an administrator adds them).")
 
 
 def members_page(request, campaign, *, members_form=None, accounts_form=None, created=None, status=200):
@@ -245,6 +257,7 @@ def members_page(request, campaign, *, members_form=None, accounts_form=None, cr
         "campaign": campaign, "members_form": members_form or MembersForm(prefix="m"),
         "accounts_form": accounts_form or AccountsForm(prefix="a"), "created": created,
         "may_create_accounts": accounts.may_create_accounts(request.user),
+        "invitations": selectors.campaign_invitations(campaign),
         "memberships": Membership.objects.filter(campaign=campaign).select_related("user").order_by(
             "-active", "role", "user__username")}, status=status)
     if created:
@@ -277,3 +290,13 @@ def membership_active(request, pk):
                                   f"as {membership.role}.")
     return redirect("manage-members", membership.campaign_id)
 
+
+
+@login_required
+@require_POST
+def withdraw_invitation(request, pk):
+    invitation = get_object_or_404(Invitation.objects.select_related("campaign", "user"), pk=pk)
+    managed(request, invitation.campaign_id)
+    if _act(request, actions.withdraw_invitation, invitation, actor=request.user):
+        messages.success(request, f"The invitation of {invitation.user.username} as {invitation.role} is withdrawn.")
+    return redirect("manage-members", invitation.campaign_id)

@@ -23,6 +23,7 @@ from ..models import (
     Role,
     Selection,
 )
+from ..policy import account_reach
 from ._common import PROTOCOL_DEFAULTS, current_settings, record_event, require_role
 
 
@@ -100,10 +101,18 @@ def update_settings(campaign, *, actor, changes, note=""):
     return target
 
 
-def add_member(campaign, *, actor, user, role):
-    require_role(actor, campaign, {Role.MANAGER}, "add members")
-    if role not in Role.values:
-        raise ActionError(Code.INVALID_CAMPAIGN, f"Unknown role {role!r}; expected one of {Role.values}.")
+def needs_acceptance(actor, user):
+    """An ActionError (acceptance_required) when the actor may not give `user` a role alone (policy.account_reach),
+    else None."""
+    if (reason := account_reach(actor, user)) is not None:
+        return ActionError(Code.ACCEPTANCE_REQUIRED,
+                           f"{reason}: invite them instead (they accept or decline on their own pages), or ask an "
+                           "administrator.", username=user.get_username())
+    return None
+
+
+def join(campaign, *, actor, user, role, figures=None):
+    """The membership written (made, or made active again), with its event; the callers check who may."""
     with transaction.atomic():
         membership, created = Membership.objects.select_for_update().get_or_create(campaign=campaign, user=user,
                                                                                     role=role)
@@ -111,13 +120,28 @@ def add_member(campaign, *, actor, user, role):
             raise ActionError(Code.DUPLICATE, f"{user} is already {role} in this campaign.")
         membership.active = True
         membership.save()
-        record_event(campaign, EventKind.MEMBER_ADDED, actor=actor, figures={"user": user.username, "role": role})
+        record_event(campaign, EventKind.MEMBER_ADDED, actor=actor,
+                     figures={"user": user.username, "role": role, **(figures or {})})
     return membership
 
 
+def add_member(campaign, *, actor, user, role):
+    """A role given by a manager: only to a person whose account is theirs alone (policy.account_reach); anyone
+    else is invited (actions.invite_member) and joins by accepting."""
+    require_role(actor, campaign, {Role.MANAGER}, "add members")
+    if role not in Role.values:
+        raise ActionError(Code.INVALID_CAMPAIGN, f"Unknown role {role!r}; expected one of {Role.values}.")
+    if (refusal := needs_acceptance(actor, user)) is not None:
+        raise refusal
+    return join(campaign, actor=actor, user=user, role=role)
+
+
 def set_member_active(membership, *, actor, active):
-    """Members leave by deactivation: their labels and events keep pointing at them."""
+    """Members leave by deactivation: their labels and events keep pointing at them. Giving a role back is giving
+    it: the same rule as add_member."""
     require_role(actor, membership.campaign, {Role.MANAGER}, "change members")
+    if active and (refusal := needs_acceptance(actor, membership.user)) is not None:
+        raise refusal
     with transaction.atomic():
         membership.active = active
         membership.save(update_fields=["active"])

@@ -6,7 +6,7 @@ annotator models, accepted and imported labels), home (what waits for a person, 
 Callers use the names re-exported here: `from annotation import selectors; selectors.lease_view(...)`.
 """
 from .gold import circular_gold, gold_is_derived
-from .home import campaign_language, waiting_for
+from .home import campaign_invitations, campaign_language, pending_invitations, waiting_for
 from .leases import (
                        LEASE_RELATIONS,
                        item_view,
@@ -46,6 +46,8 @@ from .scores import (
 )
 
 __all__ = [
+    "pending_invitations",
+    "campaign_invitations",
     "batch_progress",
     "campaign_progress",
     "labeller_progress",
