@@ -22,7 +22,7 @@ from annotation.permissions import can_create_campaigns
 from annotation.presets import PRESETS
 from benchmarks.actions import import_upload
 from benchmarks.importers import ImportFailure, format_shapes
-from benchmarks.models import Benchmark
+from benchmarks.models import Benchmark, Task
 from benchmarks.permissions import can_import_items
 from core.errors import ActionError
 from reports.planner import campaign_plan
@@ -78,7 +78,9 @@ def upload(request):
             except ImportFailure as error:
                 failure = error
         if failure is None:
-            messages.success(request, f"Imported {name} as {fmt}: {summary}.")
+            renamed = Task.objects.filter(benchmark__slug=summary.benchmark).exclude(source_names=[])
+            also = f" Named otherwise in the source data: {'; '.join(t.names for t in renamed)}." if renamed else ""
+            messages.success(request, f"Imported {name} as {fmt}: {summary}.{also}")
             where = f"/manage/?benchmark={summary.benchmark}"
             if request.headers.get("x-requested-with") == "XMLHttpRequest":
                 return JsonResponse({"location": where})  # the page goes there itself, message unread
