@@ -11,6 +11,7 @@ import uuid
 
 import pytest
 from django.contrib.auth.models import Group, User
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import transaction
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
@@ -205,13 +206,19 @@ def test_an_item_changed_through_the_api_keeps_its_model_fields(tmp_path):
 def test_a_released_task_shows_its_released_name_beside_ours(tmp_path, client):
     """Conversational_QA.json holds our Intent classification: the manager sees both names."""
     import_items(write_released(tmp_path, 2), "dialogbench_released", "db-released")
-    task = Task.objects.get()
+    task = Task.objects.get(benchmark__slug="db-released")
     assert (task.name, task.source_names) == ("Intent classification", ["Conversational_QA"])
     assert task.names == "Intent classification (in the source data: Conversational_QA)"
     client.force_login(User.objects.create_user("boss", is_staff=True, is_superuser=True))
     page = client.get(reverse("manage-campaign-new") + "?benchmark=db-released").content.decode()
     assert re.search(r"Intent classification \(in the source data: Conversational_QA\)", page)
+    # The upload page says so as soon as the file is in.
+    response = client.post(reverse("manage-upload"), {
+        "file": SimpleUploadedFile("Conversational_QA.json", write_released(tmp_path, 3).read_bytes()),
+        "new_benchmark": "db-uploaded", "format": ""}, follow=True)
+    assert ("Named otherwise in the source data: Intent classification (in the source data: Conversational_QA)."
+            in response.content.decode())
     # A file named by our own name adds no other name.
     (tmp_path / "intent_classification.json").write_text(json.dumps({**released_line(5), "id": "other"}))
     import_items(tmp_path / "intent_classification.json", "dialogbench_released", "db-released")
-    assert Task.objects.get().source_names == ["Conversational_QA"]
+    assert Task.objects.get(benchmark__slug="db-released").source_names == ["Conversational_QA"]
