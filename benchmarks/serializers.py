@@ -61,5 +61,7 @@ class ItemSerializer(serializers.ModelSerializer):
 
     def validate_fields(self, value):
         # The fields written for models are not shown here, so fields read from here and sent back keep them.
+        if not isinstance(value, dict):
+            raise serializers.ValidationError("expected an object of named fields")
         stored = self.instance.fields if self.instance is not None else {}
-        return {**{key: stored[key] for key in MODEL_FIELDS if key in (stored or {})}, **(value or {})}
+        return {**{key: stored[key] for key in MODEL_FIELDS if key in (stored or {})}, **value}

@@ -200,6 +200,8 @@ def test_an_item_changed_through_the_api_keeps_its_model_fields(tmp_path):
     assert response.status_code == 200, response.content
     item.refresh_from_db()
     assert item.fields["note"] == "checked" and item.fields["prompt_SFT"] == released_line(0)["prompt_SFT"]
+    refused = staff.patch(f"/api/v1/items/{item.pk}/", {"fields": ["not", "named"]}, format="json")
+    assert refused.status_code == 400 and "fields" in refused.json()["errors"]
 
 
 @pytest.mark.django_db
