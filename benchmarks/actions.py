@@ -126,11 +126,15 @@ def add_tasks_and_items(benchmark, task_specs, records, *, source):
         task = tasks.get(spec.slug)
         if task is None:
             task = Task.objects.create(benchmark=benchmark, slug=spec.slug, name=spec.name, form=spec.form,
-                                       dimension=spec.dimension, instructions=spec.instructions)
+                                       dimension=spec.dimension, instructions=spec.instructions,
+                                       source_names=sorted(spec.source_names))
             tasks_created += 1
         elif canonical_json(without_names(task.form)) != canonical_json(without_names(spec.form)):
             raise ImportFailure(source, None, "form", f"task {spec.slug!r} already exists in {benchmark.slug!r} with "
                                                       "a different answer form; import into a new benchmark version")
+        elif new_names := set(spec.source_names) - set(task.source_names):
+            task.source_names = sorted({*task.source_names, *new_names})
+            Task.objects.filter(pk=task.pk).update(source_names=task.source_names)
         tasks[spec.slug] = task
     existing = {
         (task_slug, external_id): digest

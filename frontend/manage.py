@@ -22,7 +22,7 @@ from annotation.permissions import can_create_campaigns
 from annotation.presets import PRESETS
 from benchmarks.actions import import_upload
 from benchmarks.importers import ImportFailure, format_shapes
-from benchmarks.models import Benchmark
+from benchmarks.models import Benchmark, Task
 from benchmarks.permissions import can_import_items
 from core.errors import ActionError
 from reports.planner import campaign_plan
@@ -78,7 +78,9 @@ def upload(request):
             except ImportFailure as error:
                 failure = error
         if failure is None:
-            messages.success(request, f"Imported {name} as {fmt}: {summary}.")
+            renamed = Task.objects.filter(benchmark__slug=summary.benchmark).exclude(source_names=[])
+            also = f" Named otherwise in the source data: {'; '.join(t.names for t in renamed)}." if renamed else ""
+            messages.success(request, f"Imported {name} as {fmt}: {summary}.{also}")
             where = f"/manage/?benchmark={summary.benchmark}"
             if request.headers.get("x-requested-with") == "XMLHttpRequest":
                 return JsonResponse({"location": where})  # the page goes there itself, message unread
@@ -138,6 +140,7 @@ def campaign_overview(request, pk):
         "campaign": campaign, "batches": selectors.batches_overview(campaign),
         "members": Membership.objects.filter(campaign=campaign, active=True).count(),
         "settings": campaign.settings, "estimates": selectors.annotator_estimates(campaign),
+        "draw": (draw := selectors.active_draw_view(campaign)), "draw_message": draw and draw_message(draw),
         "planner": planner, "plan": plan})
 
 
@@ -157,8 +160,27 @@ def cut(request, pk):
     batches = _act(request, actions.cut_batches, campaign, actor=request.user)
     if batches:
         sizes = sum(b.items.count() for b in batches)
-        messages.success(request, f"Cut {len(batches)} batch{'es' if len(batches) > 1 else ''} ({sizes} items).")
+        draw = selectors.active_draw_view(campaign) if batches[0].items.filter(
+            inclusion_probability__isnull=False).exists() else None
+        messages.success(request, f"Cut {len(batches)} batch{'es' if len(batches) > 1 else ''} ({sizes} items)."
+                         + (f" {draw_message(draw)}" if draw else ""))
     return redirect("manage-campaign", campaign.pk)
+
+
+def spread_text(spread):
+    return "none" if not spread else f"{spread['min']:.3f} to {spread['max']:.3f} (median {spread['median']:.3f})"
+
+
+def draw_message(draw):
+    """What active selection drew and left out, with the inclusion probabilities (selectors.active_draw_view)."""
+    if "candidates" not in draw:  # drawn before the cut kept what it left out
+        return f"Active selection drew {draw['drawn']} items by judge run {draw['judge_run']}."
+    return (f"Active selection drew {draw['drawn']} of {draw['candidates']} items and left {draw['left_out']} out "
+            f"(each item drawn on its own with its inclusion probability, {draw['budget']} expected; "
+            f"{float(draw['uniform_share']):.0%} of the weight uniform, the rest by judge run {draw['judge_run']}'s "
+            f"uncertainty). Inclusion probabilities of the items drawn: {spread_text(draw['probability_drawn'])}; "
+            f"of those left out: {spread_text(draw['probability_left_out'])}. Each drawn item's is listed under "
+            "Active selection.")
 
 
 @login_required

@@ -161,8 +161,10 @@ def disagreements(request, pk):
 @login_required
 def dashboard(request, pk):
     campaign, access = campaign_with_role(request, pk, policy.READ_BATCHES, "see its dashboard")
+    # A batch links to its review page only for those the review page lets in (experts, say, are not).
     return render(request, "frontend/dashboard.html", {"campaign": campaign, "with_report": access.reads_gold,
-                                                       "can_export": access.reads_labels})
+                                                       "can_export": access.reads_labels,
+                                                       "batch_links": access.holds(policy.READ_QC)})
 
 
 @login_required

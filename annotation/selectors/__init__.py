@@ -19,6 +19,7 @@ from .leases import (
                        seconds_until_submit_allowed,
 )
 from .progress import (
+                       active_draw_view,
                        batch_progress,
                        batches_overview,
                        campaign_progress,
@@ -48,6 +49,7 @@ from .scores import (
 __all__ = [
     "pending_invitations",
     "campaign_invitations",
+    "active_draw_view",
     "batch_progress",
     "campaign_progress",
     "labeller_progress",

@@ -19,7 +19,8 @@ async function progress() {
   $("totals").replaceChildren(el("progress", { max: total || 1, value: done, "aria-label": "Campaign progress" }),
     ` ${done} of ${total} items done · ${rows.length} batches · re-annotation rate ${pct(rows.length ? again / rows.length : null)} (${again} batches sent back at least once)`);
   $("batches").replaceChildren(...rows.map((b) => el("tr", {},
-    el("td", {}, el("a", { href: `/batches/${b.id}/review/` }, `Batch ${b.number}`)), ...cells(b.state.replace("_", " "), b.round),
+    el("td", {}, root.dataset.batchLinks ? el("a", { href: `/batches/${b.id}/review/` }, `Batch ${b.number}`) : `Batch ${b.number}`),
+    ...cells(b.state.replace("_", " "), b.round),
     el("td", {}, el("progress", { max: b.progress.total || 1, value: b.progress.done, "aria-label": `Batch ${b.number}` }), ` ${b.progress.done}/${b.progress.total}`),
     ...cells(b.progress.disagreements, b.progress.excluded))));
 }
