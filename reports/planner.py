@@ -70,11 +70,10 @@ def campaign_plan(campaign, run, *, target_width, confidence=0.95):
         estimand = "the share of final labels that match the gold"
     labelled = sorted(truth)
     y, f = [truth[i] for i in labelled], [proxy[i] for i in labelled]
-    f_all = [proxy[i] for i in sorted(proxy)]
-    if len(labelled) < 2:
-        return {"refused": f"{len(labelled)} labelled item(s) with the judge's answer: the plan needs 2 or more",
-                "estimand": estimand}
-    now = ppi_mean(y, f, f_all, confidence=confidence)
-    plan = plan_labels(y, f, f_all, target_width=target_width, confidence=confidence)
+    judge_only = [proxy[i] for i in sorted(proxy) if i not in truth]  # a labelled item is never counted twice
+    plan = plan_labels(y, f, judge_only, target_width=target_width, confidence=confidence)
+    if plan.refused:
+        return {"refused": plan.refused, "estimand": estimand}
+    now = ppi_mean(y, f, judge_only, confidence=confidence)
     return {"estimand": estimand, "judge": f"{run.model.name} (run {run.pk}, {run.mode})", "now": now.to_dict(),
             "plan": plan.to_dict()}
