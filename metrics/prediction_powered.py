@@ -236,7 +236,7 @@ def width_curve(truth: Sequence[float], judge_labelled: Sequence[float], judge_u
 
 # ---------------------------------------------------------------- coverage at the row's own size
 
-COVERAGE_REPETITIONS = 400  # simulated campaigns per row: coverage within about +-0.011 at 95%
+COVERAGE_REPETITIONS = 2000  # simulated campaigns per row: a coverage of 0.95 read within about +-0.005
 COVERAGE_SHORTFALL = 0.02  # a figure whose simulated coverage falls more than this below its level is flagged
 
 

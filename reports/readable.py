@@ -3,6 +3,7 @@ the generated "How to read this report" section. Plain rows in, plain rows out (
 from __future__ import annotations
 
 from metrics import STRATIFIED, small_sample
+from metrics.prediction_powered import COVERAGE_REPETITIONS, COVERAGE_SHORTFALL
 from modeleval.modes import reads
 from modeleval.scorers.choice_rules import Rule
 
@@ -119,6 +120,13 @@ def how_to_read(report):
     text = (f"A figure from fewer than {options['min_items']} items, and an agreement figure from fewer than "
             f"{options['min_agreement_items']} items or {options['min_raters']} raters, is flagged \"small sample\" "
             "(its reason names the counts); a flagged agreement figure gets no Landis-Koch band. ")
+    if report.get("human_anchored"):
+        level = options["confidence"]
+        text += (f"A human-anchored row is flagged, whatever its count, when its interval or the classical one beside "
+                 f"it covers less than {level - COVERAGE_SHORTFALL:.2f} (its {level:.0%} level less "
+                 f"{COVERAGE_SHORTFALL}) in {COVERAGE_REPETITIONS} campaigns simulated from its own labelled items at "
+                 "its own n and N (drawn again with replacement, or by its inclusion probabilities under active "
+                 "selection); its coverage columns show the shares. ")
     text += (f"{len(flagged)} row(s) are flagged here, in " + ", ".join(sorted({s for s, _ in flagged})) + "."
              if flagged else "No row is flagged here.")
     sections.append({"topic": "flags", "text": text})

@@ -220,3 +220,58 @@ def test_the_planned_number_reaches_the_width_about_half_the_time():
         y2, f2, f_unl2 = judged(plan.n_needed, total - plan.n_needed, p=p, agreement=agreement, seed=500 + seed)
         reached += ppi_mean(y2, f2, f_unl2, confidence=0.95).human_anchored.width <= 0.12
     assert 0.3 <= reached / 300 <= 0.7, reached / 300  # a median: neither a guarantee nor a long shot
+
+
+# ---------------------------------------------------------------- coverage at a row's own size
+
+def test_simulated_coverage_is_ppi_mean_s_own_in_the_bootstrap_world():
+    from metrics.prediction_powered import simulated_coverage
+
+    rng = np.random.default_rng(41)
+    y = (rng.random(30) < 0.75).astype(float)
+    f = np.where(rng.random(30) < 0.85, y, 1 - y)
+    fast = simulated_coverage(y, f, 30, confidence=0.95, repetitions=4000, seed=1)
+    draws, covered, classical = np.random.default_rng(2), 0, 0
+    for _ in range(600):  # the same world drawn item by item, each interval from ppi_mean itself
+        pick, others = draws.integers(0, 30, 30), draws.integers(0, 30, 30)
+        result = ppi_mean(y[pick], f[pick], f[others], confidence=0.95)
+        covered += result.human_anchored.low - 1e-12 <= y.mean() <= result.human_anchored.high + 1e-12
+        classical += result.classical.low - 1e-12 <= y.mean() <= result.classical.high + 1e-12
+    assert fast.human_anchored == pytest.approx(covered / 600, abs=0.035)
+    assert fast.classical == pytest.approx(classical / 600, abs=0.035)
+
+
+def test_small_samples_are_flagged_where_coverage_says_so_not_by_a_count():
+    from metrics.prediction_powered import COVERAGE_SHORTFALL, coverage_short, simulated_coverage
+
+    # 40 labels (above the count minimum of 30) on a 90% figure: the normal interval covers too rarely
+    y = np.r_[np.ones(36), np.zeros(4)]
+    f = np.r_[np.ones(34), np.zeros(2), np.zeros(3), np.ones(1)]
+    short = coverage_short(simulated_coverage(y, f, 40, confidence=0.95), 0.95)
+    assert short and f"below {0.95 - COVERAGE_SHORTFALL:.2f}" in short
+    # 300 balanced labels: no flag
+    y, f, f_unl = judged(300, 300, p=0.5, seed=42)
+    assert coverage_short(simulated_coverage(y, f, 300, confidence=0.95), 0.95) is None
+    # no spread: no coverage to read, flagged
+    assert coverage_short(simulated_coverage(np.ones(50), np.ones(50), 50, confidence=0.95), 0.95).startswith(
+        "no coverage")
+
+
+def test_active_selection_on_a_budget_of_20_is_flagged_from_its_own_simulation():
+    from metrics.prediction_powered import (
+        coverage_short,
+        inclusion_probabilities,
+        poisson_draw,
+        simulated_active_coverage,
+    )
+
+    rng = np.random.default_rng(4)
+    N = 1000
+    y_all = (rng.random(N) < 0.6).astype(float)
+    unsure = rng.random(N) < 0.3
+    f_all = np.where(rng.random(N) < np.where(unsure, 0.6, 0.97), y_all, 1 - y_all)
+    for budget, flagged in ((20, True), (400, False)):
+        pi = inclusion_probabilities(np.where(unsure, 1.0, 0.1), budget=budget, uniform_share=0.2)
+        drawn = poisson_draw(pi, 3)
+        coverage = simulated_active_coverage(y_all[drawn], f_all[drawn], pi[drawn], confidence=0.95)
+        assert (coverage_short(coverage, 0.95) is not None) == flagged, (budget, coverage)

@@ -150,3 +150,16 @@ def test_every_format_carries_the_sections():
     latex = render(report, "latex")
     assert "alternative annotator test" in latex and "human-anchored (PPI++)" in latex
     assert '"alt_test"' in render(report, "json") and '"_curve"' not in render(report, "json")
+
+
+def test_human_anchored_rows_are_flagged_from_their_coverage_and_the_report_says_how():
+    """20 labelled items with a reader's minimum of 10: no count flags the gap rows, their simulated coverage
+    does (the gap's interval at n = 20 covers about 0.90)."""
+    d, *_ = mc_study(n_labelled=20, n_items=200)
+    report = build_report(d, ReportOptions(n_resamples=20, min_items=10))
+    gaps = report["human_anchored"]["gaps"]
+    assert gaps and all(r["n"] == 20 for r in gaps)
+    assert any("simulated coverage" in (r["small_sample"] or "") for r in gaps)
+    assert all(r["coverage"] is not None and r["classical_coverage"] is not None for r in gaps)
+    flags = next(s["text"] for s in report["how_to_read"] if s["topic"] == "flags")
+    assert "2000 campaigns simulated" in flags and "0.93" in flags
