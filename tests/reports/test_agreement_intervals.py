@@ -1,0 +1,24 @@
+"""Fleiss' kappa and Krippendorff's alpha carry their intervals in every format of the report."""
+from metrics.agreement_intervals import METHOD, fleiss_kappa_interval
+from reports.build import build_report
+from reports.contract import ReportOptions
+from reports.render import render
+from tests.reports.test_human_anchored import mc_study
+
+
+def test_agreement_rows_carry_bootstrap_and_jackknife_intervals_in_every_format():
+    d, gold, ann, _ = mc_study()
+    report = build_report(d, ReportOptions(n_resamples=50))
+    row = next(r for r in report["agreement"]["campaigns"] if r["primary"])
+    labels = {}
+    for item, _, value, *_ in ann:
+        labels.setdefault(item, []).append(value)
+    expected = fleiss_kappa_interval(list(labels.values()), n_resamples=50, seed=report["options"]["seed"])
+    assert row["fleiss_kappa_low"] < row["fleiss_kappa"] < row["fleiss_kappa_high"]
+    assert row["fleiss_kappa_jackknife_low"] == expected.jackknife_low
+    assert row["krippendorff_alpha_low"] < row["krippendorff_alpha"] < row["krippendorff_alpha_high"]
+    assert row["interval_method"] == METHOD
+    for fmt, needle in (("csv", "fleiss_kappa_jackknife_low"), ("json", "krippendorff_alpha_high"),
+                        ("html", "Jackknife low"), ("latex", "Jackknife low")):
+        assert needle in render(report, fmt), fmt
+    assert "percentile bootstrap over items" in render(report, "html")
