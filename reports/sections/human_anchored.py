@@ -224,6 +224,42 @@ def human_anchored_section(rows: Rows, options: ReportOptions):
                       "rests on fewer labelled items than the report's minimum"}
 
 
+def people_figures(rows: Rows, task):
+    """(item -> the people's figure, item -> gold) of one task, over the campaigns' current labels; made once per
+    report and task (the section and the planner read it; none changes it)."""
+    def make():
+        labels = {}  # item -> {annotator: answer}, over the campaigns
+        for by_item in campaign_labels(rows, task["id"]).values():
+            for item, by in by_item.items():
+                labels.setdefault(item, {}).update(by)
+        gold = {i: g for i in rows.items_of[task["id"]] if (g := rows.gold.get(i)) is not None}
+        return human_values(rows, task, labels), gold
+
+    return rows.shared(("people_figures", task["id"]), make)
+
+
+def people_inputs(rows: Rows, task, judge_id):
+    """What the people's human-anchored row of one task rests on with one judge run: {estimand, labelled: [(the
+    people's figure, the judge's stand-in)], judge_only: the stand-in on the items nobody labelled, inclusion: the
+    labelled items' inclusion probabilities under active selection or None}; None when no item is labelled. The
+    report's row and the campaign planner both read it, so that they estimate the same figure the same way."""
+    kind = rows.kind[task["id"]]
+    if kind not in ("rating", "multiple_choice"):
+        return None
+    human, gold = people_figures(rows, task)
+    j = run_answers(rows, judge_id, "rating" if kind == "rating" else "answer")
+    if kind == "rating":  # the judge's rating stands in for the people's mean
+        stand_in, estimand = {i: float(j[i]) for i in rows.items_of[task["id"]] if i in j}, "mean human rating"
+    else:  # the judge being right stands in for the people's majority being right
+        stand_in = {i: float(j[i] == gold[i]) for i in rows.items_of[task["id"]] if i in j and i in gold}
+        estimand = "human majority accuracy"
+    labelled = [i for i in stand_in if i in human]
+    if not labelled:
+        return None
+    return {"estimand": estimand, "labelled": [(human[i], stand_in[i]) for i in labelled],
+            "judge_only": [v for i, v in stand_in.items() if i not in human], "inclusion": inclusion_of(rows, labelled)}
+
+
 def anchored_task(rows: Rows, task, options: ReportOptions):
     """The human-anchored section's (humans, models, gaps) rows of one rating or multiple-choice task."""
     kind = rows.kind[task["id"]]
@@ -235,26 +271,20 @@ def anchored_task(rows: Rows, task, options: ReportOptions):
         column = "answer"
     else:
         return [], [], []
-    labels = {}  # item -> {annotator: answer}, over the campaigns
-    for by_item in campaign_labels(rows, task["id"]).values():
-        for item, by in by_item.items():
-            labels.setdefault(item, {}).update(by)
     humans, models, gaps = [], [], []
     items = rows.items_of[task["id"]]
-    human = human_values(rows, task, labels)
-    gold = {i: g for i in items if (g := rows.gold.get(i)) is not None}
+    human, gold = people_figures(rows, task)
     answers = {r["id"]: run_answers(rows, r["id"], column) for r in judges}
     for judge in judges:
         j = answers[judge["id"]]
         judged = [i for i in items if i in j]
         # For labels the judge's answer stands in for gold: is it the people's majority's "right"?
         proxy = {i: float(j[i]) for i in judged} if kind == "rating" else {}
-        labelled = [i for i in judged if i in human]
         keys = dict(task=task["slug"], judge=rows.run_label[judge["id"]], judge_run_id=judge["id"])
-        if kind == "rating" and labelled:
-            humans.append(_anchored([(human[i], proxy[i]) for i in labelled],
-                                    [proxy[i] for i in judged if i not in human], options,
-                                    inclusion_of(rows, labelled), estimand="mean human rating", **keys))
+        people = people_inputs(rows, task, judge["id"])
+        if people:
+            humans.append(_anchored(people["labelled"], people["judge_only"], options, people["inclusion"],
+                                    curve=True, estimand=people["estimand"], **keys))
         for model in judges:
             if model["id"] == judge["id"]:
                 continue
@@ -284,17 +314,6 @@ def anchored_task(rows: Rows, task, options: ReportOptions):
                         [(human[i] - m[i], proxy[i] - m[i]) for i in gap_items],
                         [proxy[i] - m[i] for i in both if i not in human], options, curve=False,
                         estimand="human minus model rating", **model_keys))
-    if kind == "multiple_choice":
-        for judge in judges:
-            j = answers[judge["id"]]
-            with_gold = [i for i in items if i in j and i in gold]
-            both = [i for i in with_gold if i in human]
-            if both:
-                humans.append(_anchored(
-                    [(human[i], float(j[i] == gold[i])) for i in both],
-                    [float(j[i] == gold[i]) for i in with_gold if i not in human], options, inclusion_of(rows, both),
-                    estimand="human majority accuracy", task=task["slug"], judge=rows.run_label[judge["id"]],
-                    judge_run_id=judge["id"]))
     return humans, models, gaps
 
 
