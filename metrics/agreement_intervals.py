@@ -2,9 +2,9 @@
 (leave one item out), both resampling whole items with all their ratings.
 
 Both statistics are functions of sums over items (Fleiss: each item's category counts and its pairwise agreement;
-alpha: each item's coincidence matrix), so a resample is a weighted sum of the items' parts: the same draws as
-`bootstrap.resample_indices`, counted per item, with no statistic recomputed from labels. The values at weight 1
-are statsmodels' and the krippendorff package's (checked in the tests).
+alpha: each item's coincidence matrix), so a resample is a weighted sum of the items' parts, with no statistic
+recomputed from labels. The values are statsmodels' and the krippendorff package's (checked in the tests, with the
+bootstrap against `bootstrap.bootstrap_ci` over the package's statistic).
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typing import Any, Literal
 import numpy as np
 from scipy.stats import norm
 
-from ._common import Result, check_confidence, percentile_interval
+from ._common import Result, check_confidence, tail_levels
 from .agreement import (
     _category_list,
     _count_table,
@@ -25,18 +25,16 @@ from .agreement import (
     fleiss_kappa,
     krippendorff_alpha,
 )
-from .bootstrap import resample_indices
 
-METHOD = ("percentile bootstrap over items (each resample draws whole items with all their ratings); jackknife: "
-          "leave one item out, normal interval from its standard error")
-CHUNK = 2_000_000  # resample weights held at once (resamples x items)
+METHOD = ("bootstrap over items, bias-corrected and accelerated (BCa; each resample draws whole items with all their "
+          "ratings); jackknife: leave one item out, normal interval from its standard error")
 
 
 @dataclass(frozen=True)
 class AgreementInterval(Result):
     statistic: str
     estimate: float | None
-    low: float | None  # percentile bootstrap
+    low: float | None  # BCa bootstrap
     high: float | None
     jackknife_se: float | None
     jackknife_low: float | None
@@ -50,27 +48,49 @@ class AgreementInterval(Result):
     undefined_reason: str | None = None
 
 
-def _interval(statistic, parts: np.ndarray, value_of: Callable[[np.ndarray], np.ndarray], estimate, *,
-              confidence, n_resamples, seed) -> AgreementInterval:
-    """Bootstrap and jackknife of value_of(sum of the items' parts), parts: items x p."""
-    n = parts.shape[0]
-    values = []
-    chunk = max(1, CHUNK // max(n, 1))
-    draws = resample_indices(n, n_resamples, seed)
-    for start in range(0, n_resamples, chunk):
-        weights = np.array([np.bincount(next(draws), minlength=n) for _ in range(min(chunk, n_resamples - start))])
-        values.append(value_of(weights @ parts))
-    values = np.concatenate(values)
+def _kinds(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of an items x categories count table and how many items have each: items with the same
+    counts add the same parts."""
+    return np.unique(table, axis=0, return_counts=True)
+
+
+def _interval(statistic, kinds: np.ndarray, count: np.ndarray, value_of: Callable[[np.ndarray], np.ndarray],
+              estimate, *, confidence, n_resamples, seed) -> AgreementInterval:
+    """Bootstrap and jackknife of value_of(sum of the items' parts); `kinds`: the parts of each kind of item
+    (kinds x p), `count`: its items. A resample of n items with replacement holds each kind a multinomial number
+    of times, drawn as such (the same distribution as drawing items one by one, at a cost that does not grow with
+    n); leaving out one item of a kind gives the same value for each of them."""
+    n = int(count.sum())
+    rng = np.random.default_rng(seed)
+    values = value_of(rng.multinomial(n, count / n, size=n_resamples).astype(float) @ kinds)
     defined = values[np.isfinite(values)]
-    low, high = percentile_interval(defined, confidence)
-    jack = value_of(parts.sum(axis=0)[None, :] - parts)
     se = jlow = jhigh = None
-    if n >= 2 and np.isfinite(jack).all():
-        se = float(np.sqrt((n - 1) / n * ((jack - jack.mean()) ** 2).sum()))
-        half = norm.ppf(0.5 + confidence / 2) * se
-        jlow, jhigh = float(estimate - half), float(estimate + half)
+    levels = tail_levels(confidence)
+    if n >= 2:
+        jack = value_of((count[:, None] * kinds).sum(axis=0)[None, :] - kinds)  # one value per kind
+        if np.isfinite(jack).all():
+            centre = (count * jack).sum() / n
+            spread = centre - jack
+            se = float(np.sqrt((n - 1) / n * (count * spread ** 2).sum()))
+            half = norm.ppf(0.5 + confidence / 2) * se
+            jlow, jhigh = float(estimate - half), float(estimate + half)
+            levels = _bca_levels(defined, estimate, count, spread, levels)
+    low, high = (float(v) for v in np.quantile(defined, levels)) if defined.size else (None, None)
     return AgreementInterval(statistic, estimate, low, high, se, jlow, jhigh, confidence, n, n_resamples,
                              int(n_resamples - defined.size), seed)
+
+
+def _bca_levels(values, estimate, count, spread, levels):
+    """Efron's bias-corrected and accelerated quantile levels: the bias from the share of resamples below the
+    estimate, the acceleration from the jackknife (sum d^3 / (6 (sum d^2)^1.5), d = mean - leave-one-out value)."""
+    below = np.mean(values < estimate) + np.mean(values == estimate) / 2
+    if not 0 < below < 1:
+        return levels
+    bias = norm.ppf(below)
+    squares = (count * spread ** 2).sum()
+    acceleration = (count * spread ** 3).sum() / (6 * squares ** 1.5) if squares > 0 else 0.0
+    z = bias + norm.ppf(levels)
+    return tuple(float(v) for v in norm.cdf(bias + z / (1 - acceleration * z)))
 
 
 def _undefined(statistic, reason, confidence, n_items, n_resamples, seed):
@@ -90,9 +110,9 @@ def fleiss_kappa_interval(ratings_by_item: Sequence[Sequence[Any]], categories: 
     items = _rated_items(ratings_by_item)
     cats = _category_list(items, categories)
     m = _modal_raters([len(item) for item in items])
-    table = _count_table([item for item in items if len(item) == m], {c: i for i, c in enumerate(cats)})
+    table, count = _kinds(_count_table([item for item in items if len(item) == m], {c: i for i, c in enumerate(cats)}))
     agreement = ((table ** 2).sum(axis=1) - m) / (m * (m - 1))
-    parts = np.c_[table, agreement, np.ones(len(table))].astype(float)
+    kinds = np.c_[table, agreement, np.ones(len(table))].astype(float)
 
     def value_of(totals):
         count = totals[:, -1]
@@ -101,8 +121,8 @@ def fleiss_kappa_interval(ratings_by_item: Sequence[Sequence[Any]], categories: 
             chance = (shares ** 2).sum(axis=1)
             return (totals[:, -2] / count - chance) / (1 - chance)
 
-    return _interval(point.statistic, parts, value_of, point.value, confidence=confidence, n_resamples=n_resamples,
-                     seed=seed)
+    return _interval(point.statistic, kinds, count, value_of, point.value, confidence=confidence,
+                     n_resamples=n_resamples, seed=seed)
 
 
 def krippendorff_alpha_interval(ratings_by_item: Sequence[Sequence[Any]],
@@ -123,12 +143,13 @@ def krippendorff_alpha_interval(ratings_by_item: Sequence[Sequence[Any]],
         domain = _category_list(items, value_domain)
     else:
         domain = observed if level == "nominal" else sorted(observed)
-    counts, values = alpha_table(paired, domain, level)
+    table, values = alpha_table(paired, domain, level)
+    counts, count = _kinds(table)
     k = counts.shape[1]
     raters = counts.sum(axis=1)
     coincidences = (counts[:, :, None] * counts[:, None, :] - counts[:, :, None] * np.eye(k)) / (raters - 1)[:, None,
                                                                                                             None]
-    parts = coincidences.reshape(len(counts), k * k)
+    kinds = coincidences.reshape(len(counts), k * k)
     fixed = None
     if level == "nominal":
         fixed = 1.0 - np.eye(k)
@@ -154,5 +175,5 @@ def krippendorff_alpha_interval(ratings_by_item: Sequence[Sequence[Any]],
         with np.errstate(divide="ignore", invalid="ignore"):
             return 1 - (n - 1) * observed_d / expected_d
 
-    return _interval(point.statistic, parts, value_of, point.value, confidence=confidence, n_resamples=n_resamples,
-                     seed=seed)
+    return _interval(point.statistic, kinds, count, value_of, point.value, confidence=confidence,
+                     n_resamples=n_resamples, seed=seed)

@@ -15,34 +15,41 @@ def design(seed, n_items=50, raters=3, categories=4, share_true=0.6):
     return np.where(copy, truth[:, None], rng.integers(0, categories, (n_items, raters))).tolist()
 
 
+def _jackknife_se(statistic, ratings):
+    left = np.array([statistic(ratings[:i] + ratings[i + 1:]) for i in range(len(ratings))])
+    return np.sqrt((len(left) - 1) / len(left) * ((left - left.mean()) ** 2).sum())
+
+
 @pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
-def test_every_resample_and_jackknife_value_is_the_package_s_statistic(level):
+def test_alpha_and_its_jackknife_are_the_krippendorff_package_s(level):
     ratings = [[v + 1 for v in item] for item in design(1)]
     ratings[0] = [1, None, 3]
-    fast = krippendorff_alpha_interval(ratings, level, n_resamples=3, seed=5)
+    ratings[1] = [2, 2]
+    fast = krippendorff_alpha_interval(ratings, level, n_resamples=10, seed=5)
     assert fast.estimate == pytest.approx(krippendorff_alpha(ratings, level).value)
-    # one resample recomputed with the package from its labels
-    from metrics.bootstrap import resample_indices
-
-    draw = next(resample_indices(len(ratings), 1, 5))
-    one = krippendorff_alpha_interval(ratings, level, n_resamples=1, seed=5)
-    assert one.low == pytest.approx(krippendorff_alpha([ratings[i] for i in draw], level).value)
-    left = [krippendorff_alpha(ratings[:i] + ratings[i + 1:], level).value for i in range(len(ratings))]
-    se = np.sqrt((len(left) - 1) / len(left) * ((np.array(left) - np.mean(left)) ** 2).sum())
-    assert fast.jackknife_se == pytest.approx(se)
+    assert fast.jackknife_se == pytest.approx(_jackknife_se(lambda r: krippendorff_alpha(r, level).value, ratings))
 
 
-def test_fleiss_resamples_are_statsmodels_kappa():
-    from metrics.bootstrap import resample_indices
-
+def test_fleiss_kappa_and_its_jackknife_are_statsmodels():
     ratings = design(2)
-    one = fleiss_kappa_interval(ratings, n_resamples=1, seed=9)
-    draw = next(resample_indices(len(ratings), 1, 9))
-    assert one.estimate == pytest.approx(fleiss_kappa(ratings, given="labels").value)
-    assert one.low == pytest.approx(fleiss_kappa([ratings[i] for i in draw], given="labels").value)
-    left = [fleiss_kappa(ratings[:i] + ratings[i + 1:], given="labels").value for i in range(len(ratings))]
-    se = np.sqrt((len(left) - 1) / len(left) * ((np.array(left) - np.mean(left)) ** 2).sum())
-    assert one.jackknife_se == pytest.approx(se)
+    fast = fleiss_kappa_interval(ratings, n_resamples=10, seed=9)
+    assert fast.estimate == pytest.approx(fleiss_kappa(ratings, given="labels").value)
+    assert fast.jackknife_se == pytest.approx(_jackknife_se(lambda r: fleiss_kappa(r, given="labels").value, ratings))
+
+
+def test_the_bootstrap_is_scipy_s_bca_over_items_with_the_package_s_statistic():
+    """Drawn per kind of item, the BCa interval is scipy's BCa bootstrap of the package's statistic over items."""
+    from scipy.stats import bootstrap
+
+    ratings = [[v + 1 for v in item] for item in design(3)]
+    for fast, statistic in (
+            (fleiss_kappa_interval(ratings, n_resamples=3000, seed=1),
+             lambda idx: fleiss_kappa([ratings[i] for i in idx], given="labels").value),
+            (krippendorff_alpha_interval(ratings, "ordinal", n_resamples=3000, seed=1),
+             lambda idx: krippendorff_alpha([ratings[i] for i in idx], "ordinal").value)):
+        slow = bootstrap((np.arange(len(ratings)),), statistic, vectorized=False, n_resamples=3000, method="BCa",
+                         random_state=2).confidence_interval
+        assert (fast.low, fast.high) == pytest.approx((slow.low, slow.high), abs=0.025)
 
 
 def _coverage(repetitions, n_resamples):

@@ -21,4 +21,4 @@ def test_agreement_rows_carry_bootstrap_and_jackknife_intervals_in_every_format(
     for fmt, needle in (("csv", "fleiss_kappa_jackknife_low"), ("json", "krippendorff_alpha_high"),
                         ("html", "Jackknife low"), ("latex", "Jackknife low")):
         assert needle in render(report, fmt), fmt
-    assert "percentile bootstrap over items" in render(report, "html")
+    assert "bootstrap over items, bias-corrected and accelerated" in render(report, "html")
