@@ -139,5 +139,5 @@ def test_the_planner_refuses_a_pilot_in_which_judge_and_people_never_disagree(cl
         i.pk: {"answer": "0", "rating": sum(means[i.pk]) / len(means[i.pk])} for i in items}, mode="rating")
     page = signed_in(client, people["manager"]).get(f"/manage/campaigns/{campaign.pk}/", {
         "judge": run.pk, "width": "0.3", "confidence": "0.95"}).content.decode()
-    assert 'class="notice">the judge and the people agree on all 8 labelled items so far' in page
+    assert 'class="notice">The judge and the people agree on all 8 labelled items so far' in page
     assert "id=\"plan-answer\"" not in page
