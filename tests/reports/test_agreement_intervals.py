@@ -22,3 +22,11 @@ def test_agreement_rows_carry_bootstrap_and_jackknife_intervals_in_every_format(
                         ("html", "Jackknife low"), ("latex", "Jackknife low")):
         assert needle in render(report, fmt), fmt
     assert "bootstrap over items, bias-corrected and accelerated" in render(report, "html")
+
+
+def test_how_to_read_names_the_agreement_and_human_anchored_interval_methods():
+    d, *_ = mc_study()
+    report = build_report(d, ReportOptions(n_resamples=20))
+    text = {s["topic"]: s["text"] for s in report["how_to_read"]}
+    assert METHOD in text["intervals"] and "method named on each row" in text["intervals"]
+    assert "a labelled item is never counted again" in text["fewer labels"]
