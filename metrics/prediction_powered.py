@@ -238,6 +238,9 @@ def width_curve(truth: Sequence[float], judge_labelled: Sequence[float], judge_u
 
 COVERAGE_REPETITIONS = 2000  # simulated campaigns per row: a coverage of 0.95 read within about +-0.005
 COVERAGE_SHORTFALL = 0.02  # a figure whose simulated coverage falls more than this below its level is flagged
+SIMULATION_CELLS = 4_000_000  # draws held at once by a coverage simulation (campaigns x distinct items)
+EXACT_DRAWS = 5_000  # beyond, a sample of many distinct values is drawn from its sums' normal limit
+MULTINOMIAL_ROWS = 500  # up to this many distinct values a sample is drawn as multinomial counts
 
 
 @dataclass(frozen=True)
@@ -264,31 +267,54 @@ def simulated_coverage(truth: Sequence[float], judge_labelled: Sequence[float], 
     if y.var() == 0:
         return Coverage(None, None, repetitions, "the labelled items' figures do not vary")
     pairs, counts = np.unique(np.c_[y, f], axis=0, return_counts=True)
-    yv, fv, share = pairs[:, 0], pairs[:, 1], counts / n
+    values, value_counts = np.unique(f, return_counts=True)
+
+    def labelled_columns(a, b):
+        return np.c_[a, b, a ** 2, b ** 2, a * b]
+
+    labelled = (labelled_columns(y, f), labelled_columns(pairs[:, 0], pairs[:, 1]), counts / n)
+    judge_only = (np.c_[f, f ** 2], np.c_[values, values ** 2], value_counts / n)
     rng = np.random.default_rng(seed)
-    drawn = rng.multinomial(n, share, size=repetitions)  # (repetitions, distinct pairs)
-    mean_y, mean_f = drawn @ yv / n, drawn @ fv / n
-    var_y, var_f = drawn @ yv ** 2 / n - mean_y ** 2, drawn @ fv ** 2 / n - mean_f ** 2
-    cov = drawn @ (yv * fv) / n - mean_y * mean_f
     z, target = norm.ppf(0.5 + confidence / 2), y.mean()
-    classical = np.abs(mean_y - target) <= z * np.sqrt(np.maximum(var_y, 0) / n) + 1e-12
-    if unlabelled < 2:
-        anchored = classical
-    else:
-        values, value_counts = np.unique(f, return_counts=True)
-        others = rng.multinomial(unlabelled, value_counts / n, size=repetitions)
-        mean_u = others @ values / unlabelled
-        var_u = np.maximum(others @ values ** 2 / unlabelled - mean_u ** 2, 0)
-        total = n + unlabelled
-        pooled_sum = drawn @ fv + others @ values
-        pooled = (drawn @ fv ** 2 + others @ values ** 2 - pooled_sum ** 2 / total) / (total - 1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            lam = np.where(pooled > 1e-12, np.clip(cov / ((1 + n / unlabelled) * pooled), 0, 1), 0.0)
-        estimate = lam * mean_u + mean_y - lam * mean_f
-        residual = np.maximum(var_y - 2 * lam * cov + lam ** 2 * var_f, 0)
-        half = z * np.sqrt(lam ** 2 * var_u / unlabelled + residual / n)
-        anchored = np.abs(estimate - target) <= half + 1e-12
-    return Coverage(float(anchored.mean()), float(classical.mean()), repetitions)
+    covered = np.zeros(2)
+    chunk = max(1, SIMULATION_CELLS // max(min(len(pairs), n, EXACT_DRAWS), min(len(values), unlabelled, EXACT_DRAWS),
+                                           1))
+    for start in range(0, repetitions, chunk):
+        size = min(chunk, repetitions - start)
+        sum_y, sum_f, sum_yy, sum_ff, sum_yf = _drawn_sums(rng, size, n, *labelled).T
+        mean_y, mean_f = sum_y / n, sum_f / n
+        var_y, var_f, cov = sum_yy / n - mean_y ** 2, sum_ff / n - mean_f ** 2, sum_yf / n - mean_y * mean_f
+        classical = np.abs(mean_y - target) <= z * np.sqrt(np.maximum(var_y, 0) / n) + 1e-12
+        if unlabelled < 2:
+            anchored = classical
+        else:
+            sum_u, sum_uu = _drawn_sums(rng, size, unlabelled, *judge_only).T
+            mean_u = sum_u / unlabelled
+            var_u = np.maximum(sum_uu / unlabelled - mean_u ** 2, 0)
+            total = n + unlabelled
+            pooled = (sum_ff + sum_uu - (sum_f + sum_u) ** 2 / total) / (total - 1)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                lam = np.where(pooled > 1e-12, np.clip(cov / ((1 + n / unlabelled) * pooled), 0, 1), 0.0)
+            estimate = lam * mean_u + mean_y - lam * mean_f
+            residual = np.maximum(var_y - 2 * lam * cov + lam ** 2 * var_f, 0)
+            half = z * np.sqrt(lam ** 2 * var_u / unlabelled + residual / n)
+            anchored = np.abs(estimate - target) <= half + 1e-12
+        covered += anchored.sum(), classical.sum()
+    return Coverage(float(covered[0] / repetitions), float(covered[1] / repetitions), repetitions)
+
+
+def _drawn_sums(rng, size, draws, items, distinct, share):
+    """(size, columns): the column sums of `draws` rows drawn with replacement from `items` (items x columns; its
+    distinct rows `distinct`, each with its `share`), for `size` campaigns: as multinomial counts over the distinct
+    rows when they are few (exact), as drawn items up to EXACT_DRAWS draws (exact), and beyond that, with many
+    distinct rows, from the sums' normal limit (a sum of thousands of draws of many values)."""
+    if len(distinct) <= MULTINOMIAL_ROWS and len(distinct) * 4 <= draws:
+        return rng.multinomial(draws, share, size=size) @ distinct
+    if draws <= EXACT_DRAWS:
+        picked = rng.integers(0, len(items), size=(size, draws))
+        return np.stack([items[:, j][picked].sum(axis=1) for j in range(items.shape[1])], axis=1)
+    mean = items.mean(axis=0)
+    return rng.multivariate_normal(draws * mean, draws * np.cov(items.T, ddof=0), size=size, method="eigh")
 
 
 def simulated_active_coverage(truth: Sequence[float], judge_labelled: Sequence[float],
@@ -309,27 +335,34 @@ def simulated_active_coverage(truth: Sequence[float], judge_labelled: Sequence[f
         return Coverage(None, None, repetitions, "the labelled items' figures do not vary")
     copies = np.maximum(np.round(1 / pi), 1)
     target, judge_mean = (copies * y).sum() / copies.sum(), (copies * f).sum() / copies.sum()
-    drawn = np.random.default_rng(seed).binomial(copies.astype(np.int64), pi, size=(repetitions, y.size))
     weight, spread, z = 1 / pi, (1 - pi) / pi ** 2, norm.ppf(0.5 + confidence / 2)
-    total = drawn @ weight
-    enough = (drawn > 0).sum(axis=1) >= 2
+    rng = np.random.default_rng(seed)
 
-    def centred(values):  # (repetitions, items): values less their weighted mean in each campaign
-        return values[None, :] - ((drawn @ (weight * values)) / np.maximum(total, 1e-300))[:, None]
+    def campaigns(drawn):  # (campaigns, labelled items): how many copies of each the campaign drew
+        total = np.maximum(drawn @ weight, 1e-300)
+        enough = (drawn > 0).sum(axis=1) >= 2
 
-    def covers(lam):
-        residual = y[None, :] - lam[:, None] * f[None, :]
-        mean_residual = (drawn * weight * residual).sum(axis=1) / np.maximum(total, 1e-300)
-        estimate = lam * judge_mean + mean_residual
-        half = z * np.sqrt((drawn * (residual - mean_residual[:, None]) ** 2 * spread).sum(axis=1)) / np.maximum(
-            total, 1e-300)
-        return enough & (np.abs(estimate - target) <= half + 1e-12)
+        def centred(values):
+            return values[None, :] - ((drawn @ (weight * values)) / total)[:, None]
 
-    cy, cf = centred(y), centred(f)
-    denominator = (drawn * cf ** 2 * spread).sum(axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lam = np.where(denominator > 0, np.clip((drawn * cy * cf * spread).sum(axis=1) / denominator, 0, 1), 0.0)
-    return Coverage(float(covers(lam).mean()), float(covers(np.zeros(repetitions)).mean()), repetitions)
+        def covers(lam):
+            residual = y[None, :] - lam[:, None] * f[None, :]
+            mean_residual = (drawn * weight * residual).sum(axis=1) / total
+            half = z * np.sqrt((drawn * (residual - mean_residual[:, None]) ** 2 * spread).sum(axis=1)) / total
+            return enough & (np.abs(lam * judge_mean + mean_residual - target) <= half + 1e-12)
+
+        cy, cf = centred(y), centred(f)
+        denominator = (drawn * cf ** 2 * spread).sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lam = np.where(denominator > 0, np.clip((drawn * cy * cf * spread).sum(axis=1) / denominator, 0, 1), 0.0)
+        return covers(lam).sum(), covers(np.zeros(len(drawn))).sum()
+
+    covered = np.zeros(2)
+    chunk = max(1, SIMULATION_CELLS // 8 // y.size)  # several campaigns x items arrays live at once
+    for start in range(0, repetitions, chunk):
+        size = min(chunk, repetitions - start)
+        covered += campaigns(rng.binomial(copies.astype(np.int64), pi, size=(size, y.size)))
+    return Coverage(float(covered[0] / repetitions), float(covered[1] / repetitions), repetitions)
 
 
 def coverage_short(coverage: Coverage, confidence: float) -> str | None:

@@ -224,12 +224,17 @@ def test_the_planned_number_reaches_the_width_about_half_the_time():
 
 # ---------------------------------------------------------------- coverage at a row's own size
 
-def test_simulated_coverage_is_ppi_mean_s_own_in_the_bootstrap_world():
+@pytest.mark.parametrize("answers", ["binary", "continuous"])  # multinomial counts, or drawn items
+def test_simulated_coverage_is_ppi_mean_s_own_in_the_bootstrap_world(answers):
     from metrics.prediction_powered import simulated_coverage
 
     rng = np.random.default_rng(41)
-    y = (rng.random(30) < 0.75).astype(float)
-    f = np.where(rng.random(30) < 0.85, y, 1 - y)
+    if answers == "binary":
+        y = (rng.random(30) < 0.75).astype(float)
+        f = np.where(rng.random(30) < 0.85, y, 1 - y)
+    else:
+        y = rng.exponential(1.0, 30)
+        f = y + rng.normal(0, 0.5, 30)
     fast = simulated_coverage(y, f, 30, confidence=0.95, repetitions=4000, seed=1)
     draws, covered, classical = np.random.default_rng(2), 0, 0
     for _ in range(600):  # the same world drawn item by item, each interval from ppi_mean itself
@@ -239,6 +244,16 @@ def test_simulated_coverage_is_ppi_mean_s_own_in_the_bootstrap_world():
         classical += result.classical.low - 1e-12 <= y.mean() <= result.classical.high + 1e-12
     assert fast.human_anchored == pytest.approx(covered / 600, abs=0.035)
     assert fast.classical == pytest.approx(classical / 600, abs=0.035)
+
+
+def test_large_samples_of_many_values_are_simulated_from_their_normal_limit_and_cover():
+    from metrics.prediction_powered import EXACT_DRAWS, simulated_coverage
+
+    rng = np.random.default_rng(43)
+    y = rng.normal(3, 1, EXACT_DRAWS + 1000)
+    f = y + rng.normal(0, 0.5, y.size)
+    coverage = simulated_coverage(y, f, 3 * y.size, confidence=0.95)
+    assert 0.93 <= coverage.human_anchored <= 0.97 and 0.93 <= coverage.classical <= 0.97
 
 
 def test_small_samples_are_flagged_where_coverage_says_so_not_by_a_count():
