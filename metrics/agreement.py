@@ -213,13 +213,18 @@ def krippendorff_alpha(
     if len(observed) < 2:
         return result(None, "every rating is the same value: alpha is undefined")
 
-    counts = _count_table(paired, {v: i for i, v in enumerate(domain)}).astype(float)
-    # Nominal and ordinal distances depend only on the order of the domain, so codes do.
-    package_domain = np.array(domain, dtype=float) if level in ("interval", "ratio") else np.arange(len(domain))
+    counts, package_domain = alpha_table(paired, domain, level)
     with np.errstate(divide="ignore", invalid="ignore"):
         value = to_float(krippendorff.alpha(value_counts=counts, value_domain=package_domain,
                                             level_of_measurement=level))
     return result(value, None if value is not None else "alpha is not finite")
+
+
+def alpha_table(paired: list[Sequence[Any]], domain: list[Any], level: str) -> tuple[np.ndarray, np.ndarray]:
+    """The items x values count table alpha reads and the domain as the package takes it: nominal and ordinal
+    distances depend only on the order of the domain, so codes do."""
+    counts = _count_table(paired, {v: i for i, v in enumerate(domain)}).astype(float)
+    return counts, (np.array(domain, dtype=float) if level in ("interval", "ratio") else np.arange(len(domain)))
 
 
 def _integer_array(values: Any) -> bool:

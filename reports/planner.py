@@ -1,16 +1,17 @@
-"""How many more human labels a campaign needs: its final labels so far and a judge run's answers on every item
-(the campaign page's planner). The estimand is the people's figure on the primary question: the mean final
-label where it is a number (ratings, scores, yes/no), else the share of final labels that match the gold."""
+"""How many more human labels a campaign needs: the people's figure of the report's human-anchored section with a
+judge run (the campaign page's planner). The figure, its items and the judge's stand-in are the report's own
+(reports.sections.human_anchored.people_inputs, on the report's rows for the campaign): the mean human rating, or
+the share of items whose majority label matches the gold; the interval "now" is the report's row."""
 from __future__ import annotations
 
-from annotation.models import BatchItem, ItemStatus
-from benchmarks.formschema import question, rating_values
-from benchmarks.models import Item
+from core.errors import ActionError
 from metrics import plan_labels, ppi_mean
-from modeleval.models import EvalRun, Prediction, RunState
+from modeleval.models import EvalRun, RunState
 
-from .forms import task_kind
-from .sections.human_anchored import MC_MODES, RATING_MODES
+from .rows import Rows
+from .sections.human_anchored import MC_MODES, RATING_MODES, people_inputs
+from .selectors.report import report_data
+from .selectors.scope import resolve_scope
 
 
 def judge_runs(campaign):
@@ -21,60 +22,33 @@ def judge_runs(campaign):
             .select_related("model").distinct().order_by("-id"))
 
 
-def _number(value):
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, (int, float)):
-        return float(value)
-    return None
-
-
-def _judge_value(prediction, numeric):
-    if numeric:
-        if prediction.rating is not None:
-            return float(prediction.rating)
-        try:
-            return float(prediction.answer)
-        except ValueError:
-            return None
-    return prediction.answer or None
-
-
 def campaign_plan(campaign, run, *, target_width, confidence=0.95):
-    """{estimand, interval now (PPI++ and classical), the plan} or {"refused": reason}."""
+    """{estimand, judge, task, interval now (as the report gives it), the plan} or {"refused": reason}."""
     task_ids = set(campaign.tasks.values_list("id", flat=True)) & set(run.tasks.values_list("id", flat=True))
     if not task_ids:
         return {"refused": f"run {run.pk} answers none of the campaign's tasks"}
-    tasks = {t.pk: t for t in campaign.tasks.filter(pk__in=task_ids)}
-    numeric = all(rating_values(question(t.form, t.form["primary"])) is not None for t in tasks.values())
-    if not numeric and any(task_kind(t.form) != "multiple_choice" for t in tasks.values()):
-        return {"refused": "the planner reads numbers (ratings, scores) or multiple choice against gold"}
-    finals = dict(BatchItem.objects.filter(campaign=campaign, status=ItemStatus.LABELLED, item__task_id__in=task_ids)
-                  .values_list("item_id", "final_value"))
-    answers = {}
-    for p in Prediction.objects.filter(run=run, item__task_id__in=task_ids).only("item_id", "variant", "rating",
-                                                                                 "answer"):
-        if numeric or p.variant == "":  # a rating run's seeds (Huynh's variants) are averaged
-            answers.setdefault(p.item_id, []).append(_judge_value(p, numeric))
-    judged = {i: (sum(v) / len(v) if numeric else v[0]) for i, v in answers.items() if None not in v}
-    if numeric:
-        truth = {i: n for i, v in finals.items() if (n := _number(v)) is not None and i in judged}
-        proxy = judged
-        estimand = "the mean final label"
-    else:
-        gold = {i: (sg or {}).get(tasks[t].form["primary"]) for i, t, sg in Item.objects.filter(
-            pk__in=judged).values_list("id", "task_id", "source_gold")}
-        gold = {i: g for i, g in gold.items() if g is not None}
-        truth = {i: float(v == gold[i]) for i, v in finals.items() if i in gold and i in judged}
-        proxy = {i: float(judged[i] == g) for i, g in gold.items()}
-        estimand = "the share of final labels that match the gold"
-    labelled = sorted(truth)
-    y, f = [truth[i] for i in labelled], [proxy[i] for i in labelled]
-    f_all = [proxy[i] for i in sorted(proxy)]
-    if len(labelled) < 2:
-        return {"refused": f"{len(labelled)} labelled item(s) with the judge's answer: the plan needs 2 or more",
-                "estimand": estimand}
-    now = ppi_mean(y, f, f_all, confidence=confidence)
-    plan = plan_labels(y, f, f_all, target_width=target_width, confidence=confidence)
+    try:
+        rows = Rows(report_data(resolve_scope(campaign.benchmark.slug, campaign.pk)))
+    except ActionError as error:
+        return {"refused": f"the report of this campaign cannot be read: {error}"}
+    inputs = [(task["slug"], people) for task in sorted(rows.data.tasks, key=lambda t: t["slug"])
+              if task["id"] in task_ids and (people := people_inputs(rows, task, run.pk))]
+    if not inputs:
+        return {"refused": "no labelled item has the judge's answer (and, for multiple choice, a gold label): the "
+                           "planner reads ratings, or multiple choice against gold"}
+    if len(inputs) > 1:
+        names = ", ".join(t for t, _ in inputs)
+        return {"refused": f"the run answers {len(inputs)} of the campaign's tasks ({names}): the report gives each "
+                           "its own figure, so plan each with a run of one task"}
+    task, people = inputs[0]
+    estimand = f"{people['estimand']} on task {task}"
+    if people["inclusion"] is not None:
+        return {"refused": "the labelled items were drawn by active selection: the planner assumes uniformly drawn "
+                           "labels", "estimand": estimand}
+    y, f = [a for a, _ in people["labelled"]], [b for _, b in people["labelled"]]
+    plan = plan_labels(y, f, people["judge_only"], target_width=target_width, confidence=confidence)
+    if plan.refused:
+        return {"refused": plan.refused, "estimand": estimand}
+    now = ppi_mean(y, f, people["judge_only"], confidence=confidence)
     return {"estimand": estimand, "judge": f"{run.model.name} (run {run.pk}, {run.mode})", "now": now.to_dict(),
             "plan": plan.to_dict()}

@@ -3,6 +3,8 @@ the generated "How to read this report" section. Plain rows in, plain rows out (
 from __future__ import annotations
 
 from metrics import STRATIFIED, small_sample
+from metrics.agreement_intervals import METHOD as AGREEMENT_METHOD
+from metrics.prediction_powered import COVERAGE_REPETITIONS, COVERAGE_SHORTFALL
 from modeleval.modes import reads
 from modeleval.scorers.choice_rules import Rule
 
@@ -102,7 +104,10 @@ def how_to_read(report):
             leads.setdefault((m["interval_lead"], m["interval_lead_why"]), []).append(m["model"])
     text += "".join(f" Here the {lead} interval leads for {', '.join(models)}: {why}."
                     for (lead, why), models in leads.items())
-    sections.append({"topic": "intervals", "text": text + " Bradley-Terry intervals resample matches."})
+    sections.append({"topic": "intervals", "text": text + " Bradley-Terry intervals resample matches. Agreement's "
+                     f"intervals (Fleiss' kappa, Krippendorff's alpha) are not percentile ones: {AGREEMENT_METHOD}, "
+                     "with the same resamples and seed. Human-anchored intervals are normal ones, their method named "
+                     "on each row."})
     sections.append({"topic": "tests", "text": (
         "McNemar is the exact two-sided test on the items where exactly one of human majority and model is right, "
         "per task (mcnemar_p) and over the pooled items of every task (pooled_mcnemar_p); no correction for "
@@ -110,8 +115,10 @@ def how_to_read(report):
     if report.get("crowd") or report.get("human_anchored") or (report.get("alt_test") or {}).get("tests"):
         sections.append({"topic": "fewer labels", "text": (
             "A typical person (the mean of the annotators' accuracies) and the aggregated crowd (one label per item "
-            "by the campaign's rule) are two figures, named apart. Human-anchored intervals (PPI++) use a judge's "
-            "answers on every item and people's labels on some; each sits beside the classical interval from the "
+            "by the campaign's rule) are two figures, named apart. Human-anchored intervals (PPI++) use people's "
+            "labels on some items and a judge's answers on the items nobody labelled (a labelled item is never "
+            "counted again among them: with every item labelled the interval is the classical one, and its row "
+            "says so); each sits beside the classical interval from the "
             "labelled items alone, with lambda (0: classical) and the effective number of labels. The alternative "
             "annotator test lets a judge replace the people when it wins against half of them or more "
             "(Benjamini-Yekutieli), each compared after giving away the epsilon of the annotators' kind.")})
@@ -120,6 +127,13 @@ def how_to_read(report):
     text = (f"A figure from fewer than {options['min_items']} items, and an agreement figure from fewer than "
             f"{options['min_agreement_items']} items or {options['min_raters']} raters, is flagged \"small sample\" "
             "(its reason names the counts); a flagged agreement figure gets no Landis-Koch band. ")
+    if report.get("human_anchored"):
+        level = options["confidence"]
+        text += (f"A human-anchored row is flagged, whatever its count, when its interval or the classical one beside "
+                 f"it covers less than {level - COVERAGE_SHORTFALL:.2f} (its {level:.0%} level less "
+                 f"{COVERAGE_SHORTFALL}) in {COVERAGE_REPETITIONS} campaigns simulated from its own labelled items at "
+                 "its own n and N (drawn again with replacement, or by its inclusion probabilities under active "
+                 "selection); its coverage columns show the shares. ")
     text += (f"{len(flagged)} row(s) are flagged here, in " + ", ".join(sorted({s for s, _ in flagged})) + "."
              if flagged else "No row is flagged here.")
     sections.append({"topic": "flags", "text": text})

@@ -44,16 +44,18 @@ def anchored_table(report, key, title):
     rows = section.get(key) or []
     if not rows:
         return None
-    header = ["Task", "Estimand", "Model", "Judge", "n", "N", "lambda", "Human-anchored", "Low", "High", "Width",
-              "Classical", "Low", "High", "Width", "Effective n"]
+    header = ["Task", "Estimand", "Model", "Judge", "n", "N", "Method", "lambda", "Human-anchored", "Low", "High",
+              "Width", "Coverage", "Classical", "Low", "High", "Width", "Coverage", "Effective n"]
     body = [[Cell(r["task"], style="text"), Cell(r["estimand"], style="text"), Cell(r.get("model", ""), style="text"),
-             Cell(r["judge"], style="text"), cell(r, "n", "int"), cell(r, "N", "int"), cell(r, "lam"),
+             Cell(r["judge"], style="text"), cell(r, "n", "int"), cell(r, "N", "int"),
+             Cell(r["method"].split(":")[0], style="text"), cell(r, "lam"),
              cell(r, "anchored_estimate"), cell(r, "anchored_low"), cell(r, "anchored_high"), cell(r, "anchored_width"),
-             cell(r, "classical_estimate"), cell(r, "classical_low"), cell(r, "classical_high"),
-             cell(r, "classical_width"), cell(r, "effective_n")] for r in rows]
+             cell(r, "coverage"), cell(r, "classical_estimate"), cell(r, "classical_low"), cell(r, "classical_high"),
+             cell(r, "classical_width"), cell(r, "classical_coverage"), cell(r, "effective_n")] for r in rows]
     confidence = section.get("confidence", 0.95)
+    methods = " ".join(f"{m}." for m in dict.fromkeys(r["method"] for r in rows))
     return Table(f"human_anchored_{key}", f"{title}: human-anchored (PPI++) beside classical, {confidence:.0%}",
-                 header, body, section.get("method", ""))
+                 header, body, f"{section.get('method', '')}. Methods here: {methods}")
 
 
 def alt_test_table(report):

@@ -298,19 +298,27 @@ def agreement_table(report, section="campaigns"):
         return None
     batch = section == "batches"
     header = ["Group", "Campaign", *(["Batch", "Round"] if batch else []), "Task", "Question", "Items", "Raters",
-              "Fleiss' kappa", "Band", *([] if batch else ["Krippendorff's alpha", "Level", "Agreement"])]
+              "Fleiss' kappa", *([] if batch else ["Low", "High", "Jackknife low", "Jackknife high"]), "Band",
+              *([] if batch else ["Krippendorff's alpha", "Low", "High", "Jackknife low", "Jackknife high", "Level",
+                                  "Agreement"])]
+
+    def ends(r, key):
+        return [cell(r, f"{key}_{end}") for end in ("low", "high", "jackknife_low", "jackknife_high")]
+
     rows = [[Cell(r["rater_group"], style="text"), Cell(r["campaign"], style="text"),
              *([Cell(r["batch"], style="int"), Cell(r["round"], style="int")] if batch else []),
              Cell(r["task"], style="text"), Cell(r["question"], style="text"), Cell(r["n_items"], style="int"),
              Cell(r["n_raters"], "no item has 2 ratings", "int"), cell(r, "fleiss_kappa"),
-             cell(r, "band", "text"),
-             *([] if batch else [cell(r, "krippendorff_alpha"), Cell(r["krippendorff_level"], style="text"),
-                                 cell(r, "percent_agreement")])]
+             *([] if batch else ends(r, "fleiss_kappa")), cell(r, "band", "text"),
+             *([] if batch else [cell(r, "krippendorff_alpha"), *ends(r, "krippendorff_alpha"),
+                                 Cell(r["krippendorff_level"], style="text"), cell(r, "percent_agreement")])]
             for r in rows_in]
     return Table(f"agreement_{section}", "Agreement per " + ("batch" if batch else "campaign, task and question"),
                  header, rows,
                  "Fleiss' kappa uses the items with the modal number of ratings; alpha accepts missing ones. A "
-                 "small-sample row has no Landis-Koch band.")
+                 "small-sample row has no Landis-Koch band."
+                 + ("" if batch else f" Intervals at {report['options']['confidence']:.0%}: "
+                    f"{rows_in[0].get('interval_method', '')}."))
 
 
 def annotator_table(report):

@@ -8,6 +8,7 @@ import numpy as np
 
 from benchmarks.formschema import question
 from metrics import fleiss_kappa, krippendorff_alpha, landis_koch_band, percent_agreement
+from metrics.agreement_intervals import METHOD, fleiss_kappa_interval, krippendorff_alpha_interval
 
 from ..contract import ReportOptions
 from ..figures import new_row, put
@@ -44,7 +45,19 @@ def agreement_row(ratings_by_item, spec, options, full=True, **keys):
         put(row, "krippendorff_alpha_interval", interval.value, interval.undefined_reason)
     share = percent_agreement(ratings_by_item)
     put(row, "percent_agreement", share.value, share.undefined_reason)
+    resampling = dict(confidence=options.confidence, n_resamples=options.n_resamples, seed=options.seed)
+    for key, interval in (
+            # unused categories change no kappa: the data's own suffice
+            ("fleiss_kappa",
+             fleiss_kappa_interval(ratings_by_item, **resampling) if fleiss.value is not None else None),
+            ("krippendorff_alpha", krippendorff_alpha_interval(ratings_by_item, level, domain, **resampling)
+             if alpha.value is not None else None)):
+        for end in ("low", "high", "jackknife_low", "jackknife_high"):
+            put(row, f"{key}_{end}", getattr(interval, end, None),
+                (interval.undefined_reason if interval else None) or "the statistic is undefined")
+    row["interval_method"] = METHOD
     return row
+
 
 
 def item_groups(rows: Rows):

@@ -9,6 +9,13 @@ import numpy as np
 
 from benchmarks.formschema import excluding_values, question, rating_values
 from metrics import ALT_TEST_EPSILON, alt_test, annotator_model, as_number, majority_label, ppi_mean, width_curve
+from metrics.prediction_powered import (
+    COVERAGE_REPETITIONS,
+    COVERAGE_SHORTFALL,
+    coverage_short,
+    simulated_active_coverage,
+    simulated_coverage,
+)
 from modeleval import modes
 
 from ..contract import ReportOptions
@@ -136,7 +143,7 @@ def crowd_row(rows: Rows, campaign_id, task_id, labels, options: ReportOptions):
 
 def _interval_row(result, curve, **keys):
     row = new_row(**keys, n=result.n, N=result.N, lam=result.lam, effective_n=result.effective_n,
-                  weighted=result.weighted)
+                  weighted=result.weighted, method=result.method)
     for name, interval in (("anchored", result.human_anchored), ("classical", result.classical)):
         row[f"{name}_estimate"], row[f"{name}_low"] = interval.estimate, interval.low
         row[f"{name}_high"], row[f"{name}_width"] = interval.high, interval.width
@@ -150,11 +157,26 @@ def _interval_row(result, curve, **keys):
     return row
 
 
-def _anchored(y, f, f_all, options, inclusion=None, curve=True, **keys):
-    result = ppi_mean(y, f, f_all, confidence=options.confidence, inclusion_probabilities=inclusion)
-    points = width_curve(y, f, f_all, confidence=options.confidence, seed=options.seed) if curve and inclusion is None \
-        else []
-    return _interval_row(result, points, **keys)
+def _anchored(labelled, unlabelled, options, inclusion=None, curve=True, **keys):
+    """One row from `labelled` [(human figure, judge's stand-in)] and the judge's stand-in on the items nobody
+    labelled (`unlabelled`; a labelled item is never among them), flagged from a coverage simulation at its own
+    size."""
+    y, f = [a for a, _ in labelled], [b for _, b in labelled]
+    result = ppi_mean(y, f, unlabelled, confidence=options.confidence, inclusion_probabilities=inclusion)
+    points = width_curve(y, f, unlabelled, confidence=options.confidence, seed=options.seed) \
+        if curve and inclusion is None else []
+    row = _interval_row(result, points, **keys)
+    if inclusion is None:
+        coverage = simulated_coverage(y, f, len(unlabelled), confidence=options.confidence, seed=options.seed)
+    else:
+        coverage = simulated_active_coverage(y, f, inclusion, confidence=options.confidence, seed=options.seed)
+    row["coverage"], row["classical_coverage"] = coverage.human_anchored, coverage.classical
+    if coverage.undefined_reason:
+        row["undefined"].update(coverage=coverage.undefined_reason, classical_coverage=coverage.undefined_reason)
+    flag(row, [(result.n, options.min_items, "labelled items")])
+    short = coverage_short(coverage, options.confidence)
+    row["small_sample"] = "; ".join(r for r in (row["small_sample"], short and f"small sample: {short}") if r) or None
+    return row
 
 
 def human_values(rows: Rows, task, labels):
@@ -189,12 +211,53 @@ def human_anchored_section(rows: Rows, options: ReportOptions):
             parts = rows.per_task("human_anchored", task["id"], lambda task=task: anchored_task(rows, task, options))
             for out, part in zip((humans, models, gaps), parts, strict=True):
                 out += part
-    for row in humans + models + gaps:
-        flag(row, [(row["n"], options.min_items, "labelled items")])
     return {"humans": humans, "models": models, "gaps": gaps, "confidence": options.confidence,
-            "method": "PPI++ (ppi-python's ppi_mean_ci, lambda tuned and clipped to [0, 1]) beside the normal "
-                      "interval of the labelled items alone; effective n: the labels a classical interval would "
-                      "need for the human-anchored width"}
+            "method": "PPI++ (ppi-python's ppi_mean_ci, lambda tuned and clipped to [0, 1]) on the labelled items "
+                      "and, as a separate sample, the judge's answers on the items nobody labelled (a labelled item "
+                      "is never counted twice; with every item labelled the interval is the classical one); items "
+                      "drawn by active selection: the design-based estimate (weights 1 / inclusion probability). "
+                      "Beside it the normal interval of the labelled items alone. Each row names its method. "
+                      "Effective n: the labels a classical interval would need for the human-anchored width. "
+                      f"Coverage: the share of {COVERAGE_REPETITIONS} campaigns simulated from the row's own "
+                      "labelled items, at its own n and N, whose interval covers; a row is flagged small sample "
+                      f"when either interval's falls more than {COVERAGE_SHORTFALL} below the level, or when it "
+                      "rests on fewer labelled items than the report's minimum"}
+
+
+def people_figures(rows: Rows, task):
+    """(item -> the people's figure, item -> gold) of one task, over the campaigns' current labels; made once per
+    report and task (the section and the planner read it; none changes it)."""
+    def make():
+        labels = {}  # item -> {annotator: answer}, over the campaigns
+        for by_item in campaign_labels(rows, task["id"]).values():
+            for item, by in by_item.items():
+                labels.setdefault(item, {}).update(by)
+        gold = {i: g for i in rows.items_of[task["id"]] if (g := rows.gold.get(i)) is not None}
+        return human_values(rows, task, labels), gold
+
+    return rows.shared(("people_figures", task["id"]), make)
+
+
+def people_inputs(rows: Rows, task, judge_id):
+    """What the people's human-anchored row of one task rests on with one judge run: {estimand, labelled: [(the
+    people's figure, the judge's stand-in)], judge_only: the stand-in on the items nobody labelled, inclusion: the
+    labelled items' inclusion probabilities under active selection or None}; None when no item is labelled. The
+    report's row and the campaign planner both read it, so that they estimate the same figure the same way."""
+    kind = rows.kind[task["id"]]
+    if kind not in ("rating", "multiple_choice"):
+        return None
+    human, gold = people_figures(rows, task)
+    j = run_answers(rows, judge_id, "rating" if kind == "rating" else "answer")
+    if kind == "rating":  # the judge's rating stands in for the people's mean
+        stand_in, estimand = {i: float(j[i]) for i in rows.items_of[task["id"]] if i in j}, "mean human rating"
+    else:  # the judge being right stands in for the people's majority being right
+        stand_in = {i: float(j[i] == gold[i]) for i in rows.items_of[task["id"]] if i in j and i in gold}
+        estimand = "human majority accuracy"
+    labelled = [i for i in stand_in if i in human]
+    if not labelled:
+        return None
+    return {"estimand": estimand, "labelled": [(human[i], stand_in[i]) for i in labelled],
+            "judge_only": [v for i, v in stand_in.items() if i not in human], "inclusion": inclusion_of(rows, labelled)}
 
 
 def anchored_task(rows: Rows, task, options: ReportOptions):
@@ -208,26 +271,20 @@ def anchored_task(rows: Rows, task, options: ReportOptions):
         column = "answer"
     else:
         return [], [], []
-    labels = {}  # item -> {annotator: answer}, over the campaigns
-    for by_item in campaign_labels(rows, task["id"]).values():
-        for item, by in by_item.items():
-            labels.setdefault(item, {}).update(by)
     humans, models, gaps = [], [], []
     items = rows.items_of[task["id"]]
-    human = human_values(rows, task, labels)
-    gold = {i: g for i in items if (g := rows.gold.get(i)) is not None}
+    human, gold = people_figures(rows, task)
     answers = {r["id"]: run_answers(rows, r["id"], column) for r in judges}
     for judge in judges:
         j = answers[judge["id"]]
         judged = [i for i in items if i in j]
         # For labels the judge's answer stands in for gold: is it the people's majority's "right"?
         proxy = {i: float(j[i]) for i in judged} if kind == "rating" else {}
-        labelled = [i for i in judged if i in human]
         keys = dict(task=task["slug"], judge=rows.run_label[judge["id"]], judge_run_id=judge["id"])
-        if kind == "rating" and labelled:
-            humans.append(_anchored([human[i] for i in labelled], [proxy[i] for i in labelled],
-                                    [proxy[i] for i in judged], options,
-                                    inclusion_of(rows, labelled), estimand="mean human rating", **keys))
+        people = people_inputs(rows, task, judge["id"])
+        if people:
+            humans.append(_anchored(people["labelled"], people["judge_only"], options, people["inclusion"],
+                                    curve=True, estimand=people["estimand"], **keys))
         for model in judges:
             if model["id"] == judge["id"]:
                 continue
@@ -238,38 +295,25 @@ def anchored_task(rows: Rows, task, options: ReportOptions):
                 with_gold = [i for i in both if i in gold]
                 if with_gold:
                     models.append(_anchored(
-                        [float(m[i] == gold[i]) for i in with_gold], [float(m[i] == j[i]) for i in with_gold],
-                        [float(m[i] == j[i]) for i in both], options, curve=False,
+                        [(float(m[i] == gold[i]), float(m[i] == j[i])) for i in with_gold],
+                        [float(m[i] == j[i]) for i in both if i not in gold], options, curve=False,
                         estimand="model accuracy", **model_keys))
-                # the gap: people right minus model right; the judge's agreement with the model's answer
-                # stands in for the model being right where gold is missing
+                # the gap: people right minus model right; the judge being right stands in for the people
+                # where they gave no label
                 gap_items = [i for i in with_gold if i in human]
                 if gap_items:
                     correct = {i: float(m[i] == gold[i]) for i in with_gold}
                     gaps.append(_anchored(
-                        [human[i] - correct[i] for i in gap_items],
-                        [float(j[i] == gold[i]) - correct[i] for i in gap_items],
-                        [float(j[i] == gold[i]) - correct[i] for i in with_gold], options, curve=False,
-                        estimand="human minus model accuracy", **model_keys))
+                        [(human[i] - correct[i], float(j[i] == gold[i]) - correct[i]) for i in gap_items],
+                        [float(j[i] == gold[i]) - correct[i] for i in with_gold if i not in human], options,
+                        curve=False, estimand="human minus model accuracy", **model_keys))
             else:
                 gap_items = [i for i in both if i in human]
                 if gap_items:
                     gaps.append(_anchored(
-                        [human[i] - m[i] for i in gap_items], [proxy[i] - m[i] for i in gap_items],
-                        [proxy[i] - m[i] for i in both], options, curve=False,
+                        [(human[i] - m[i], proxy[i] - m[i]) for i in gap_items],
+                        [proxy[i] - m[i] for i in both if i not in human], options, curve=False,
                         estimand="human minus model rating", **model_keys))
-    if kind == "multiple_choice":
-        labelled = [i for i in human]
-        for judge in judges:
-            j = answers[judge["id"]]
-            with_gold = [i for i in items if i in j and i in gold]
-            both = [i for i in labelled if i in j and i in gold]
-            if both:
-                humans.append(_anchored(
-                    [human[i] for i in both], [float(j[i] == gold[i]) for i in both],
-                    [float(j[i] == gold[i]) for i in with_gold], options, inclusion_of(rows, both),
-                    estimand="human majority accuracy", task=task["slug"], judge=rows.run_label[judge["id"]],
-                    judge_run_id=judge["id"]))
     return humans, models, gaps
 
 

@@ -106,3 +106,38 @@ def test_the_campaign_form_offers_the_aggregate_rule_and_the_annotators_kind_wit
     # DialogBench's 2-of-3 is the study's rule: majority vote stays, its raters are experts
     assert re.search(r'<option value="majority" selected>', body)
     assert re.search(r'<option value="expert" selected>', body)
+
+
+def test_the_planner_reads_the_report_s_own_figure_and_interval(client, staff, people, diqad):
+    """The same labels and judge: the planner's interval now is the report's people's row (estimand, lambda,
+    width), not a figure of its own from the final labels."""
+    from reports.planner import campaign_plan
+    from reports.service import make_report
+
+    campaign, gold = labelled_campaign(staff, people, diqad)
+    benchmark = Benchmark.objects.get(slug=diqad)
+    items = Item.objects.filter(task__benchmark=benchmark)
+    run = model_run(benchmark, list(benchmark.tasks.all()), "judge", {
+        i.pk: {"answer": str(gold[i.external_id]), "rating": float(gold[i.external_id]) + 0.3 * (n % 3)}
+        for n, i in enumerate(items.order_by("pk"))}, mode="rating")
+    plan = campaign_plan(campaign, run, target_width=0.5)
+    report = make_report(diqad, campaign.pk)
+    row = next(r for r in report["human_anchored"]["humans"] if r["judge_run_id"] == run.pk)
+    assert plan["estimand"].startswith(row["estimand"])
+    assert plan["now"]["lam"] == row["lam"] and plan["now"]["human_anchored"]["width"] == row["anchored_width"]
+    assert plan["plan"]["width_now"] == row["anchored_width"] and plan["now"]["method"] == row["method"]
+
+
+def test_the_planner_refuses_a_pilot_in_which_judge_and_people_never_disagree(client, staff, people, diqad):
+    campaign, gold = labelled_campaign(staff, people, diqad)
+    benchmark = Benchmark.objects.get(slug=diqad)
+    items = Item.objects.filter(task__benchmark=benchmark)
+    means = {}
+    for a in campaign.annotations.filter(superseded_at__isnull=True):
+        means.setdefault(a.item_id, []).append(float(a.value))
+    run = model_run(benchmark, list(benchmark.tasks.all()), "judge", {
+        i.pk: {"answer": "0", "rating": sum(means[i.pk]) / len(means[i.pk])} for i in items}, mode="rating")
+    page = signed_in(client, people["manager"]).get(f"/manage/campaigns/{campaign.pk}/", {
+        "judge": run.pk, "width": "0.3", "confidence": "0.95"}).content.decode()
+    assert 'class="notice">The judge and the people agree on all 8 labelled items so far' in page
+    assert "id=\"plan-answer\"" not in page

@@ -1,8 +1,10 @@
 """The report's crowd, human-anchored and alternative-annotator sections, in every format."""
 import numpy as np
 import pytest
+from ppi_py import ppi_mean_ci
 
-from metrics import alt_test, dawid_skene, ppi_mean
+from metrics import alt_test, classical_mean, dawid_skene, majority_label, ppi_mean
+from metrics.prediction_powered import ALL_LABELLED
 from reports.build import build_report
 from reports.contract import ReportOptions
 from reports.render import render
@@ -56,19 +58,42 @@ def test_majority_vote_stays_the_default_rule():
     assert row["model"] == "dawid_skene" and row["dawid_skene_accuracy"] is not None
 
 
-def test_human_anchored_rows_are_ppi_python_on_the_same_items():
+def test_every_item_with_gold_gives_the_classical_interval_not_a_narrower_one():
+    """n = N (gold on every item): a labelled item is not counted again among the judge-only ones, so the model's
+    accuracy row is the classical interval, its effective n is N, and its method says so."""
+    d, gold, ann, preds = mc_study()
+    section = build_report(d, OPTIONS)["human_anchored"]
+    model = {item: answer for run, item, answer, _ in preds if run == 8}
+    row = next(r for r in section["models"] if r["judge_run_id"] == 7 and r["model_run_id"] == 8)
+    expected = classical_mean([float(model[i] == gold[i]) for i in sorted(gold)], 0.95)
+    assert row["n"] == row["N"] == 120 and row["lam"] == 0
+    assert (row["anchored_low"], row["anchored_high"], row["anchored_width"]) == pytest.approx(
+        (expected.low, expected.high, expected.width))
+    assert row["anchored_width"] == row["classical_width"] and row["effective_n"] == 120
+    assert row["method"].startswith("classical, every item labelled: ")
+    html = render(build_report(d, OPTIONS), "html")
+    assert "<td class=\"text\">classical, every item labelled</td>" in html and ALL_LABELLED in html
+
+
+def test_half_the_items_labelled_passes_only_the_other_half_as_judge_only():
+    """n / N = 0.5: the people's row is ppi-python's interval with the 60 unlabelled items as its second sample."""
     d, gold, ann, preds = mc_study()
     section = build_report(d, OPTIONS)["human_anchored"]
     judge = {item: answer for run, item, answer, _ in preds if run == 7}
-    model = {item: answer for run, item, answer, _ in preds if run == 8}
-    row = next(r for r in section["models"] if r["judge_run_id"] == 7 and r["model_run_id"] == 8)
-    items = sorted(gold)
-    expected = ppi_mean([float(model[i] == gold[i]) for i in items], [float(model[i] == judge[i]) for i in items],
-                        [float(model[i] == judge[i]) for i in items], confidence=0.95)
-    assert row["anchored_low"] == pytest.approx(expected.human_anchored.low)
-    assert row["lam"] == pytest.approx(expected.lam) and row["n"] == row["N"] == 120
+    votes = {}
+    for item, _, value, *_ in ann:
+        votes.setdefault(item, []).append(value)
+    right = {i: float(majority_label(v) == gold[i]) for i, v in votes.items()}
+    labelled, unlabelled = sorted(right), [i for i in sorted(gold) if i not in right]
+    f = [float(judge[i] == gold[i]) for i in labelled]
+    f_unl = [float(judge[i] == gold[i]) for i in unlabelled]
+    y = [right[i] for i in labelled]
+    low, high = ppi_mean_ci(np.array(y), np.array(f), np.array(f_unl), alpha=0.05)
     human = next(r for r in section["humans"] if r["judge_run_id"] == 7)
     assert human["n"] == 60 and human["N"] == 120 and human["_curve"]
+    assert (human["anchored_low"], human["anchored_high"]) == pytest.approx((low[0], high[0]))
+    assert human["lam"] == pytest.approx(ppi_mean(y, f, f_unl, confidence=0.95).lam)
+    assert human["effective_n"] <= 120
     assert human["classical_width"] == pytest.approx(human["_curve"][-1]["classical"])
 
 
@@ -84,7 +109,7 @@ def test_mean_human_rating_with_a_rating_judge_and_inclusion_weights():
     row = build_report(d, OPTIONS)["human_anchored"]["humans"][0]
     means = [np.mean([v for i, _, v, *_ in ann if i == n]) for n in range(80)]
     judge = {i: r for _, i, _, r in preds}
-    expected = ppi_mean(means, [judge[n] for n in range(80)], [judge[n] for n in range(200)], confidence=0.95,
+    expected = ppi_mean(means, [judge[n] for n in range(80)], [judge[n] for n in range(80, 200)], confidence=0.95,
                         inclusion_probabilities=[0.4] * 80)
     assert row["estimand"] == "mean human rating" and row["weighted"]
     assert row["anchored_estimate"] == pytest.approx(expected.human_anchored.estimate)
@@ -125,3 +150,16 @@ def test_every_format_carries_the_sections():
     latex = render(report, "latex")
     assert "alternative annotator test" in latex and "human-anchored (PPI++)" in latex
     assert '"alt_test"' in render(report, "json") and '"_curve"' not in render(report, "json")
+
+
+def test_human_anchored_rows_are_flagged_from_their_coverage_and_the_report_says_how():
+    """20 labelled items with a reader's minimum of 10: no count flags the gap rows, their simulated coverage
+    does (the gap's interval at n = 20 covers about 0.90)."""
+    d, *_ = mc_study(n_labelled=20, n_items=200)
+    report = build_report(d, ReportOptions(n_resamples=20, min_items=10))
+    gaps = report["human_anchored"]["gaps"]
+    assert gaps and all(r["n"] == 20 for r in gaps)
+    assert any("simulated coverage" in (r["small_sample"] or "") for r in gaps)
+    assert all(r["coverage"] is not None and r["classical_coverage"] is not None for r in gaps)
+    flags = next(s["text"] for s in report["how_to_read"] if s["topic"] == "flags")
+    assert "2000 campaigns simulated" in flags and "0.93" in flags
