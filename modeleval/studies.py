@@ -251,6 +251,11 @@ register(Study(
                        "the layout of the appendix's printed examples: \"[{\", each turn's 'role' and 'content' in "
                        "Python's quotes, \"}\" (the first speaker the user, the other the assistant)",
                        "the paper prints the examples, not how a dialogue fills {{dialogue}}"),
+            Difference("the box around each dialogue", "appendix C sets each example's dialogue and {{dialogue}} "
+                       "apart in a code box (the paper's text here marks it ```)",
+                       "the dialogue alone as the user's message, without fences",
+                       "the paper does not say that the box was part of the message rather than how the page sets a "
+                       "quoted message; no fence is printed inside the examples' text"),
             Difference("reading the reply", "\"分数: N\" as the examples answer; the paper does not say how a reply "
                        "is read", "the last \"分数: N\" (either colon), else the reply's only number among 0-2, else "
                        "unreadable: wrong in Acc, UAR, Kappa, P, R and F1, left out of the correlations",

@@ -56,6 +56,17 @@ def test_appendix_c_chat_character_for_character(paper):
                            "'content': '一般按月收入的20%到30%计算。'}"
 
 
+def test_the_box_the_appendix_draws_around_each_dialogue_is_a_listed_difference(paper):
+    """Appendix C prints each user message holding a dialogue inside a code box; what we send is the dialogue alone,
+    and every run of the preset lists that, with why."""
+    section = paper("diqad.txt").split("Chinese prompt", 1)[1].split("English prompt", 1)[0]
+    assert section.count("```") == 8  # a box around each of the three examples and around {{dialogue}}
+    asked = diqad.chat_messages([{"speaker": "user", "text": "问"}, {"speaker": "expert", "text": "答"}])
+    assert not any("```" in text for _, text in asked)
+    standing = {d.setting: d for d in studies.STUDIES["diqad"].differences("rating", {"preset": "diqad"})}
+    assert "code box" in standing["the box around each dialogue"].published
+
+
 def test_the_reply_is_read_as_the_examples_answer():
     assert diqad.extract_score("分数: 2", [0, 1, 2]) == 2
     assert diqad.extract_score("分数：1", [0, 1, 2]) == 1
