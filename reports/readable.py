@@ -2,6 +2,8 @@
 the generated "How to read this report" section. Plain rows in, plain rows out (no ORM)."""
 from __future__ import annotations
 
+from django.utils.translation import gettext_noop
+
 from metrics import STRATIFIED, small_sample
 from modeleval.modes import reads
 from modeleval.scorers.choice_rules import Rule
@@ -10,11 +12,13 @@ from modeleval.scorers.choice_rules import Rule
 # run ("run": each run's own setting); generation runs are always read by extraction.
 GENERATION = "generation"
 RUN_RULE = "run"
+# Marked for translation: the report page names them in the reader's language (the stored report keeps English).
 RULES = {
-    Rule.ACC: "acc: the option with the highest summed log-likelihood (lm-eval's acc)",
-    Rule.ACC_NORM: "acc_norm: the option with the highest log-likelihood per character (lm-eval's acc_norm)",
-    Rule.PER_TOKEN: "per-token: the option with the highest mean log-likelihood per token",
-    GENERATION: "generation with extraction: the option letter read from the generated text",
+    Rule.ACC: gettext_noop("acc: the option with the highest summed log-likelihood (lm-eval's acc)"),
+    Rule.ACC_NORM: gettext_noop("acc_norm: the option with the highest log-likelihood per character (lm-eval's "
+                                "acc_norm)"),
+    Rule.PER_TOKEN: gettext_noop("per-token: the option with the highest mean log-likelihood per token"),
+    GENERATION: gettext_noop("generation with extraction: the option letter read from the generated text"),
 }
 GAP_RULES = (RUN_RULE, *(rule.value for rule in Rule))
 # Prediction column holding each rule's pick for a log-likelihood run ("acc" depends on the run: see

@@ -11,6 +11,7 @@ from .tables import (
     dialogbench_table,
     diqad_tables,
     gap_table,
+    in_language,
     pairwise_tables,
     paper_tables,
 )
@@ -79,7 +80,7 @@ def render_latex(report):
             "% How to read this report:"]
     head += [f"% {part['topic']}: {part['text']}" for part in data.get("how_to_read", [])]
     head.append("")
-    body = "\n".join(tabular(t) for t in tables if t is not None)
+    body = "\n".join(tabular(in_language(t)) for t in tables if t is not None)
     if CJK_TEXT.search(body):
         head.insert(2, "% holds Chinese, Japanese or Korean text: compile with xelatex and " + " ".join(CJK_PREAMBLE))
     return "\n".join(head) + body
