@@ -204,7 +204,7 @@ async function loadHistory() {
   const events = await apiAll(`/api/v1/batches/${batchId}/events/?limit=500`);
   $("history").replaceChildren(...events.map((e) => el("tr", {},
     el("td", {}, dateTime(e.created_at)), el("td", {}, e.round ?? ""), el("td", {}, e.kind_text),
-    el("td", {}, e.from_state ? `${e.from_state_text} → ${e.to_state_text}` : e.to_state_text), el("td", {}, e.actor || ""),
+    el("td", {}, ...(e.from_state ? [e.from_state_text, " → ", e.to_state_text] : [e.to_state_text])), el("td", {}, e.actor || ""),
     el("td", { class: "prewrap" }, e.reason_text))));
 }
 
