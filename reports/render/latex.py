@@ -4,6 +4,7 @@ and agreement. Undefined figures print as "--"; the reasons are in the JSON repo
 import re
 
 from ..build import public
+from ..readable import how_to_read
 from .anchored import anchored_tables
 from .tables import (
     agreement_table,
@@ -78,7 +79,7 @@ def render_latex(report):
     head = [f"% Report on {data['scope']['benchmark']}, gold {data['scope']['gold']}, generated {data['generated_at']}",
             f"% code {data['provenance']['code'].get('commit') or 'outside git'}; needs \\usepackage{{booktabs}}",
             "% How to read this report:"]
-    head += [f"% {part['topic']}: {part['text']}" for part in data.get("how_to_read", [])]
+    head += [f"% {part['topic']}: {part['text']}" for part in how_to_read(data)]
     head.append("")
     body = "\n".join(tabular(in_language(t)) for t in tables if t is not None)
     if CJK_TEXT.search(body):

@@ -128,6 +128,8 @@ def test_the_report_page_and_document_in_chinese_one_rendering_per_language(repo
     document = chinese.get(f"/reports/db/embed/?campaign={campaign.pk}").content.decode()
     assert '<html lang="zh-hans">' in document and "<h2>如何阅读本报告</h2>" in document
     assert "<th>人类（多数）</th>" in document and "<dt>金标准</dt>" in document
+    # The reading guide too (generated again in the reader's language from the stored figures).
+    assert "每个区间都是 95% 百分位 bootstrap，重抽样" in document and "Every interval is" not in document
     assert "How to read this report" not in document and "<th>Human (majority)</th>" not in document
     # The campaign by its name, not its id.
     assert f"<dt>标注项目</dt><dd>{campaign.name}</dd>" in document
