@@ -22,12 +22,13 @@ from django.db.models.signals import pre_save
 from django.dispatch import receiver
 from rest_framework.authtoken.models import Token
 
-from benchmarks.permissions import reads_all_gold, staff_or_holder
+from benchmarks.permissions import staff_or_holder
 from core.errors import ActionError, Code
 
-from .actions import add_member, record_event, require_role, set_member_active
+from .actions import add_member, invite_member, record_event, require_role, set_member_active
+from .actions.campaigns import needs_acceptance
 from .models import EventKind, Membership, OneTimePassword, Role
-from .policy import campaigns_with_role
+from .policy import account_reach
 
 
 def may_create_accounts(user):
@@ -182,8 +183,21 @@ def _users_named(usernames):
     return {u.get_username(): u for u in User.objects.filter(**{f"{User.USERNAME_FIELD}__in": usernames})}
 
 
+@dataclass(frozen=True)
+class MembersAdded:
+    added: list  # Memberships made or made active
+    invited: list  # Invitations pending: people whose accounts are not the manager's alone (policy.account_reach)
+
+
 def add_members(campaign, *, actor, usernames, role):
-    """Give existing accounts a role in the campaign (or give it back); all or nothing."""
+    """Give existing accounts a role in the campaign (or give it back); all or nothing. A person the manager may
+    not give a role alone (policy.account_reach) is invited instead, and joins by accepting on their own pages.
+
+    A decision: the refusal names the usernames that match no account ("No account X."), which tells a manager
+    which usernames exist. A manager adds people by username and must tell a typo from a person who has not
+    answered yet (the invitation they see pending would tell it anyway); only a manager of the campaign reaches
+    this answer (require_role above; the API checks the role before reading the body), and it says nothing of
+    what the account holds elsewhere beyond that it must accept first."""
     require_role(actor, campaign, {Role.MANAGER}, "add members")
     _check_role(role)
     if not usernames:
@@ -196,8 +210,14 @@ def add_members(campaign, *, actor, usernames, role):
                  if name in users and users[name].pk in active]
     if problems:
         _refuse(problems)
+    added, invited = [], []
     with transaction.atomic():
-        return [add_member(campaign, actor=actor, user=users[name], role=role) for name in usernames]
+        for name in usernames:
+            if needs_acceptance(actor, users[name]) is None:
+                added.append(add_member(campaign, actor=actor, user=users[name], role=role))
+            else:
+                invited.append(invite_member(campaign, actor=actor, user=users[name], role=role))
+    return MembersAdded(added, invited)
 
 
 def remove_members(campaign, *, actor, usernames, role):
@@ -228,25 +248,19 @@ def password_changed(user):
 
 
 def _reset_refusal(actor, user, campaign):
-    """Why `actor` may not reset `user`'s password, or None. A reset hands the actor the account, so it may never
-    give them more than they hold: staff accounts only by staff (superusers only by superusers), and a non-staff
-    manager only a person with no permission, gold access or managed campaign beyond the manager's own."""
+    """Why `actor` may not reset `user`'s password, or None. A reset hands the actor the account, so a manager
+    resets only an account that is theirs alone (policy.account_reach: every role of it in campaigns they manage,
+    no site-wide role); the others go to an administrator (staff reset any member's; superusers only by
+    superusers) or to the person themselves."""
     if user.pk == actor.pk:
         return "Change your own password on the Change password page."
     if not Membership.objects.filter(campaign=campaign, user=user, active=True).exists():
         return f"{user.get_username()} is not a member of this campaign."
     if user.is_superuser and not actor.is_superuser:
         return f"{user.get_username()} is a superuser; only a superuser may reset that password."
-    if actor.is_staff:
-        return None
-    if user.is_staff:
-        return f"{user.get_username()} is a staff account; only staff may reset that password."
-    if user.get_all_permissions() - actor.get_all_permissions() or (reads_all_gold(user) and not reads_all_gold(actor)):
-        return f"{user.get_username()} holds permissions you do not; ask staff to reset that password."
-    managed_by_user = set(Membership.objects.filter(user=user, active=True, role=Role.MANAGER)
-                          .values_list("campaign_id", flat=True))
-    if managed_by_user - set(campaigns_with_role(actor, {Role.MANAGER}).values_list("campaign_id", flat=True)):
-        return f"{user.get_username()} manages a campaign you do not; ask staff to reset that password."
+    if (reason := account_reach(actor, user)) is not None:
+        return (f"{reason}, so their password is not yours to reset: ask an administrator, or ask "
+                f"{user.get_username()} to change it on their Change password page.")
     return None
 
 

@@ -16,6 +16,7 @@ from .models import (
     Event,
     GoldLabel,
     GoldVersion,
+    Invitation,
     Membership,
     QCReview,
     QCSampleItem,
@@ -140,6 +141,15 @@ class ViewOnlyAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+@admin.register(Invitation)
+class InvitationAdmin(ViewOnlyAdmin):
+    """Invitations are answered by the person on their home page and withdrawn on the people page."""
+
+    list_display = ("id", "campaign", "user", "role", "invited_by", "state", "created_at", "decided_at")
+    list_filter = ("state", "role", "campaign")
+    list_select_related = ("campaign", "user", "invited_by")
 
 
 @admin.register(Assignment)

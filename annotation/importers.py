@@ -3,9 +3,12 @@
 FED: five ratings per quality per item, stored as the annotations of raters fed-rater-1..5 (position i
 in the file; the file has no worker ids, so rater i is not known to be one person across items) in a
 human_baseline campaign of their own. Text ratings such as "N/A (...)" are missing: the key is absent
-from the answers, never 0. All or nothing; a second import adds nothing.
+from the answers, never 0. JUDGE-BENCH's unified format: every individual human score of each metric, rater i
+being position i of `individual_human_scores` (judgebench-rater-1..N), as the study reads them; a position with no
+score has no annotation. All or nothing; a second import adds nothing.
 """
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
@@ -13,7 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from benchmarks.formschema import question
-from benchmarks.importers import ImportFailure, fed
+from benchmarks.importers import ImportFailure, fed, judgebench
 from benchmarks.models import Benchmark, Item
 
 from . import actions
@@ -22,7 +25,8 @@ from .models import FINAL_STATUSES, Annotation, Batch, BatchItem, BatchState, Ca
 # Imported campaigns whose "raters" are positions in a file, not people: rater i is whoever gave the
 # i-th rating of each item (FED has no worker ids). Reports mark them and keep them out of per-person tables.
 FED_SOURCE = "import:fed"
-RATERS_ARE_POSITIONS = frozenset({FED_SOURCE})
+JUDGEBENCH_SOURCE = "import:judgebench"
+RATERS_ARE_POSITIONS = frozenset({FED_SOURCE, JUDGEBENCH_SOURCE})
 
 
 @dataclass
@@ -37,7 +41,8 @@ class RatingsImportSummary:
     def __str__(self):
         return (f"{self.benchmark}: {self.annotations_created} annotations of {self.raters} external raters created in "
                 f"campaign {self.campaign}, {self.annotations_unchanged} already there unchanged; "
-                f"{self.missing_ratings} text ratings kept as missing values")
+                f"{self.missing_ratings} ratings missing (text notes such as FED's 'N/A', or no score), kept as "
+                "missing values")
 
 
 def external_raters(prefix, count):
@@ -84,24 +89,47 @@ def parse_fed_ratings(path, items):
     return rows, missing
 
 
-def import_fed_ratings(path, benchmark_slug):
+def benchmark_items(path, benchmark_slug, format_name):
     benchmark = Benchmark.objects.filter(slug=benchmark_slug).first()
     if benchmark is None:
         raise ImportFailure(path, None, "--benchmark", f"no benchmark {benchmark_slug!r}; import the items first with "
-                                                       "import_items --format fed")
+                                                       f"import_items --format {format_name}")
     items = {item.external_id: item for item in Item.objects.filter(task__benchmark=benchmark).select_related("task")}
-    rows, missing = parse_fed_ratings(path, items)
+    return benchmark, items
+
+
+def parse_judgebench_ratings(path, items):
+    """(item, [answers of position 1, 2, ...]) per instance; a position without a score of any metric is None."""
+    _, _, records = judgebench.records(path)
+    rows, missing = [], 0
+    for record, scores in records:
+        item = items.get(record.external_id)
+        if item is None:
+            raise ImportFailure(path, record.location, "id", f"no item {record.external_id!r} in the benchmark; "
+                                                             "import the items first with import_items")
+        per_position = [dict() for _ in range(max(len(values) for values in scores.values()))]
+        for key, values in scores.items():
+            for position, value in enumerate(values):
+                if value is None:
+                    missing += 1
+                else:
+                    per_position[position][key] = value
+        rows.append((item, [answers or None for answers in per_position]))
+    return rows, missing
+
+
+def store_position_ratings(path, benchmark, rows, missing, *, format_name, source, prefix, name, description):
+    """Rows of (item, [answers of rater position 1, 2, ...; None: no rating]) as the annotations of external raters
+    in the benchmark's campaign of that source (made on first import), each item's final value by the campaign's
+    rule. Unchanged ratings are counted, changed ones refused."""
     n_raters = max(len(answers) for _, answers in rows)
     with transaction.atomic():
-        raters = external_raters("fed", n_raters)
-        source = FED_SOURCE
+        raters = external_raters(prefix, n_raters)
         campaign = Campaign.objects.filter(benchmark=benchmark, source=source).first()
         if campaign is None:
             campaign = actions.create_campaign(
-                actor=None, name=f"FED ratings ({benchmark_slug})", benchmark=benchmark,
-                protocol=Protocol.HUMAN_BASELINE, source=source,
-                description="FED crowd ratings, five per item; rater i is position i in the file, not known to be "
-                            "the same person across items.",
+                actor=None, name=name, benchmark=benchmark, protocol=Protocol.HUMAN_BASELINE, source=source,
+                description=description,
                 settings={"overlap": n_raters, "items_per_task": None, "batch_size": max(2000, len(rows))})
         settings = campaign.settings
         batch_items = {bi.item_id: bi for bi in BatchItem.objects.filter(campaign=campaign)}
@@ -122,7 +150,9 @@ def import_fed_ratings(path, benchmark_slug):
         for item, answers_by_rater in rows:
             bi = batch_items[item.pk]
             primary = item.task.form["primary"]
-            for slot, (rater, answers) in enumerate(zip(raters, answers_by_rater, strict=False), start=1):
+            given = [(slot, rater, answers) for slot, (rater, answers)
+                     in enumerate(zip(raters, answers_by_rater, strict=False), start=1) if answers is not None]
+            for slot, rater, answers in given:
                 before = existing.get((bi.pk, rater.pk))
                 if before is not None:
                     if before != answers:
@@ -134,25 +164,46 @@ def import_fed_ratings(path, benchmark_slug):
                 new.append(Annotation(campaign=campaign, batch_item=bi, item=item, annotator=rater, round=1, slot=slot,
                                       settings=settings, answers=answers, value=answers.get(primary), submitted_at=now))
             if bi.status not in FINAL_STATUSES:
-                outcome = actions.round_outcome(bi, campaign, settings, 1, [a.get(primary) for a in answers_by_rater],
-                                                [False] * len(answers_by_rater))
+                outcome = actions.round_outcome(bi, campaign, settings, 1, [a.get(primary) for _, _, a in given],
+                                                [False] * len(given))
                 bi.status, bi.final_value, bi.final_method = outcome.status, outcome.value, outcome.method
                 finals.append(bi)
         Annotation.objects.bulk_create(new, batch_size=2000)
         BatchItem.objects.bulk_update(finals, ["status", "final_value", "final_method"], batch_size=2000)
         if new:
             actions.record_event(campaign, EventKind.RATINGS_IMPORTED, reason=str(path),
-                                 figures={"format": "fed", "annotations": len(new), "unchanged": unchanged,
+                                 figures={"format": format_name, "annotations": len(new), "unchanged": unchanged,
                                           "missing_ratings": missing, "raters": n_raters,
                                           "items": dict(Counter(item.task.slug for item, _ in rows))})
-    return RatingsImportSummary(benchmark_slug, campaign.pk, n_raters, len(new), unchanged, missing)
+    return RatingsImportSummary(benchmark.slug, campaign.pk, n_raters, len(new), unchanged, missing)
 
 
-RATING_FORMATS = {"fed": import_fed_ratings}
+@dataclass(frozen=True)
+class RatingsFormat:
+    title: str
+    parse: Callable  # (path, {external id: item}) -> ([(item, [answers per rater position or None])], missing)
+    source: str
+    description: str
+
+
+RATING_FORMATS = {
+    "fed": RatingsFormat("FED", parse_fed_ratings, FED_SOURCE,
+                         "FED crowd ratings, five per item; rater i is position i in the file, not known to be the "
+                         "same person across items."),
+    "judgebench": RatingsFormat("JUDGE-BENCH", parse_judgebench_ratings, JUDGEBENCH_SOURCE,
+                                "Every individual human score of the JUDGE-BENCH file; rater i is position i of each "
+                                "instance's scores (the study's reading), not known to be the same person across "
+                                "items."),
+}
 
 
 def import_ratings(path, format_name, benchmark_slug):
     if format_name not in RATING_FORMATS:
         raise ImportFailure(path, None, "--format",
                             f"unknown ratings format {format_name!r}; expected one of {sorted(RATING_FORMATS)}")
-    return RATING_FORMATS[format_name](path, benchmark_slug)
+    ratings = RATING_FORMATS[format_name]
+    benchmark, items = benchmark_items(path, benchmark_slug, format_name)
+    rows, missing = ratings.parse(path, items)
+    return store_position_ratings(path, benchmark, rows, missing, format_name=format_name, source=ratings.source,
+                                  prefix=format_name, name=f"{ratings.title} ratings ({benchmark_slug})",
+                                  description=ratings.description)

@@ -262,6 +262,38 @@ class OneTimePassword(models.Model):
         return f"{self.user}: must change the password set at {self.set_at:%Y-%m-%d %H:%M}"
 
 
+class InvitationState(models.TextChoices):
+    PENDING = "pending"
+    ACCEPTED = "accepted"
+    DECLINED = "declined"
+    WITHDRAWN = "withdrawn"
+
+
+class Invitation(models.Model):
+    """A role offered to a person whom the manager may not give it alone (policy.account_reach: they work in
+    campaigns the manager does not manage, or hold a site-wide role): the membership is made only when the person
+    accepts on their own pages. One pending invitation per campaign, person and role."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="invitations")
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="invitations")
+    role = models.CharField(max_length=20, choices=Role.choices)
+    invited_by = models.ForeignKey(User, null=True, on_delete=models.SET_NULL, related_name="+")
+    state = models.CharField(max_length=20, choices=InvitationState.choices, default=InvitationState.PENDING)
+    created_at = models.DateTimeField(auto_now_add=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "user", "role"], condition=Q(state="pending"),
+                                    name="invitation_one_pending"),
+            models.CheckConstraint(condition=Q(role__in=Role.values), name="invitation_role_valid"),
+        ]
+
+    def __str__(self):
+        return f"{self.user} invited as {self.role} in {self.campaign} ({self.state})"
+
+
 class BatchState(models.TextChoices):
     OPEN = "open", _("open")
     ANNOTATING = "annotating", _("annotating")
@@ -506,6 +538,10 @@ class EventKind(models.TextChoices):
     MEMBER_DEACTIVATED = "member_deactivated", _("member deactivated")
     ACCOUNTS_CREATED = "accounts_created", _("accounts created")
     PASSWORD_RESET = "password_reset", _("password reset")
+    INVITATION_SENT = "invitation_sent", _("invitation sent")
+    INVITATION_ACCEPTED = "invitation_accepted", _("invitation accepted")
+    INVITATION_DECLINED = "invitation_declined", _("invitation declined")
+    INVITATION_WITHDRAWN = "invitation_withdrawn", _("invitation withdrawn")
     BATCH_CREATED = "batch_created", _("batch created")
     BATCH_STARTED = "batch_started", _("batch started")
     ITEM_SKIPPED = "item_skipped", _("item skipped")

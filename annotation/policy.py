@@ -96,6 +96,28 @@ def campaigns_with_role(user, roles=None):
     return memberships.values("campaign_id")
 
 
+def account_reach(actor, user):
+    """Why `user`'s account is not `actor`'s alone to act on (give them a role, reset their password), or None.
+
+    A manager acts alone only on accounts whose every role lies in campaigns they manage and that hold no
+    site-wide role (staff, a superuser, any permission: a researcher's gold reading, a campaign creator's): a
+    reset would hand them the account, and a role given to someone who works elsewhere changes what they may do
+    there (an annotator's role on a benchmark ends a researcher's reading of its gold). The rest goes to the
+    person (an invitation they accept) or to an administrator. Staff act on every account, and everyone on their
+    own."""
+    if staff_roles(actor) or actor.pk == user.pk:
+        return None
+    name = user.get_username()
+    if user.is_staff or user.is_superuser:
+        return f"{name} holds a site-wide role (staff)"
+    if user.get_all_permissions() or reads_all_gold(user):
+        return f"{name} holds a site-wide role (researcher, or other permissions)"
+    managed = campaigns_with_role(actor, {Role.MANAGER})
+    if Membership.objects.filter(user=user, active=True).exclude(campaign_id__in=managed).exists():
+        return f"{name} works in campaigns you do not manage"
+    return None
+
+
 def visible_campaigns(user):
     ids = campaigns_with_role(user)
     campaigns = Campaign.objects.select_related("benchmark")

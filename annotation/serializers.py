@@ -6,7 +6,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from benchmarks.formschema import localized
-from benchmarks.models import Benchmark, shown_meta
+from benchmarks.models import Benchmark
 
 from . import policy, selectors
 from .actions import SYSTEM_REASONS
@@ -283,9 +283,7 @@ class QCSampleItemSerializer(serializers.ModelSerializer):
 
     def get_item(self, entry) -> dict:
         item = entry.batch_item.item
-        return {"id": item.pk, "external_id": item.external_id, "dialogue": item.dialogue, "fields": item.fields,
-                "form": localized(item.task.form, translation.get_language()),
-                "meta": shown_meta(item)}
+        return {**selectors.item_view(item), "form": localized(item.task.form, translation.get_language())}
 
 
 class QCReviewSerializer(serializers.ModelSerializer):

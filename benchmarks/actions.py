@@ -2,12 +2,15 @@
 import itertools
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from django.core.exceptions import PermissionDenied
 from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 from psycopg.copy import QueuedLibpqWriter
+
+from core.slots import Slot
 
 from .formschema import without_names
 from .importers import EXPORT_FORMATS, FORMATS, ImportFailure, detect
@@ -22,10 +25,22 @@ class ImportSummary:
     tasks_created: int
     items_created: int
     items_unchanged: int
+    labels: object = None  # what the people's labels a file carries came to (the ratings importer's summary)
 
     def __str__(self):
-        return (f"{self.benchmark}: {self.tasks_created} tasks and {self.items_created} items created, "
+        text = (f"{self.benchmark}: {self.tasks_created} tasks and {self.items_created} items created, "
                 f"{self.items_unchanged} items already there unchanged")
+        return f"{text}; {self.labels}" if self.labels is not None else text
+
+
+class CarriedLabels(Protocol):
+    """Stores the people's labels an item file carries (JUDGE-BENCH's individual scores) as annotations, inside the
+    import's transaction: annotation's ratings importer, which benchmarks does not import."""
+
+    def __call__(self, path, format_name, benchmark_slug): ...
+
+
+carried_labels: Slot[CarriedLabels] = Slot(CarriedLabels)
 
 
 class InUse(Exception):
@@ -84,7 +99,9 @@ def import_items(path, format_name, benchmark_slug, task=None):
     if not benchmark_slug or slugify(benchmark_slug) != benchmark_slug:
         raise ImportFailure(path, None, "--benchmark", "expected a slug (lowercase letters, digits, hyphens), got "
                                                        f"{benchmark_slug!r}")
+    format_name = format_name or detect(path)
     parsed = parse_file(path, format_name, task)
+    labels = None
     with transaction.atomic():
         header = {key: parsed.header.get(key, "") for key in HEADER_KEYS}
         header["name"] = header["name"] or benchmark_slug
@@ -92,7 +109,9 @@ def import_items(path, format_name, benchmark_slug, task=None):
         tasks_created, counts = add_tasks_and_items(benchmark, parsed.tasks, parsed.items, source=path)
         if counts["new"] + counts["unchanged"] == 0:
             raise ImportFailure(path, None, None, "no items in the file")
-    return ImportSummary(benchmark_slug, tasks_created, counts["new"], counts["unchanged"])
+        if getattr(FORMATS[format_name], "CARRIES_LABELS", False):
+            labels = carried_labels.provider(path, format_name, benchmark_slug)
+    return ImportSummary(benchmark_slug, tasks_created, counts["new"], counts["unchanged"], labels)
 
 
 def add_tasks_and_items(benchmark, task_specs, records, *, source):
@@ -107,11 +126,15 @@ def add_tasks_and_items(benchmark, task_specs, records, *, source):
         task = tasks.get(spec.slug)
         if task is None:
             task = Task.objects.create(benchmark=benchmark, slug=spec.slug, name=spec.name, form=spec.form,
-                                       dimension=spec.dimension, instructions=spec.instructions)
+                                       dimension=spec.dimension, instructions=spec.instructions,
+                                       source_names=sorted(spec.source_names))
             tasks_created += 1
         elif canonical_json(without_names(task.form)) != canonical_json(without_names(spec.form)):
             raise ImportFailure(source, None, "form", f"task {spec.slug!r} already exists in {benchmark.slug!r} with "
                                                       "a different answer form; import into a new benchmark version")
+        elif new_names := set(spec.source_names) - set(task.source_names):
+            task.source_names = sorted({*task.source_names, *new_names})
+            Task.objects.filter(pk=task.pk).update(source_names=task.source_names)
         tasks[spec.slug] = task
     existing = {
         (task_slug, external_id): digest

@@ -60,6 +60,9 @@ class Task(models.Model):
     dimension = models.CharField(max_length=100, blank=True, help_text="e.g. correctness, coherence, safety")
     form = models.JSONField(help_text="The answer form: questions and the primary question's key")
     instructions = models.TextField(blank=True)
+    source_names = models.JSONField(default=list, blank=True,
+                                    help_text="The task's names in the source data where they differ from ours "
+                                              "(a released file named Conversational_QA holds Intent classification)")
 
     class Meta:
         ordering = ["benchmark__slug", "slug"]
@@ -73,6 +76,13 @@ class Task(models.Model):
         were given under its form)."""
         own = referred_to_by(Task, Task.objects.filter(pk=self.pk)) - {str(Item._meta.verbose_name_plural)}
         return own | referred_to_by(Item, self.items.all())
+
+    @property
+    def names(self):
+        """Our name, with the source data's names where they differ, for the people who set studies up."""
+        if not self.source_names:
+            return self.name
+        return f"{self.name} (in the source data: {', '.join(self.source_names)})"
 
     @property
     def primary_key(self):
@@ -119,6 +129,18 @@ class Item(models.Model):
     def clean(self):
         if not isinstance(self.dialogue, list):
             raise ValidationError({"dialogue": "expected a list of {speaker, text} turns"})
+
+
+# Item fields written for models, not for people: DialogBench's released files carry each item's prompts ready made
+# (kwai/DialogBench, src/baseEval.py: prompt_SFT is what a chat model is asked, prompt_pretrain what the options are
+# scored after). They hold the task's instruction in the model's wording and can cue the answer, so they stay with
+# the item for model runs and out of every page, API answer and export that people read (shown_fields).
+MODEL_FIELDS = ("prompt_SFT", "prompt_pretrain")
+
+
+def shown_fields(item):
+    """The item's fields a person may read: all but MODEL_FIELDS."""
+    return {key: value for key, value in (item.fields or {}).items() if key not in MODEL_FIELDS}
 
 
 # Item metadata anyone who reads the item may see; the rest (source system, source ids) could give the

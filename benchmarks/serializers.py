@@ -2,7 +2,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
 from .formschema import validate_form
-from .models import Benchmark, Item, Task, shown_meta
+from .models import MODEL_FIELDS, Benchmark, Item, Task, shown_fields, shown_meta
 
 
 class BenchmarkSerializer(serializers.ModelSerializer):
@@ -16,7 +16,8 @@ class TaskSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Task
-        fields = ["id", "benchmark", "slug", "name", "dimension", "form", "instructions"]
+        fields = ["id", "benchmark", "slug", "name", "dimension", "form", "instructions", "source_names"]
+        read_only_fields = ["source_names"]
 
     def validate_form(self, value):
         try:
@@ -49,9 +50,18 @@ class ItemSerializer(serializers.ModelSerializer):
 
     def to_representation(self, item):
         data = super().to_representation(item)
+        # People read items here (the disagreements page, the API): never the fields written for models.
+        data["fields"] = shown_fields(item)
         gold = self.context.get("gold_benchmarks", set())  # ids, or None for every benchmark
         if gold is not None and item.task.benchmark_id not in gold:
             for key in self.WITH_GOLD:
                 data.pop(key, None)
             data["meta"] = shown_meta(item)
         return data
+
+    def validate_fields(self, value):
+        # The fields written for models are not shown here, so fields read from here and sent back keep them.
+        if not isinstance(value, dict):
+            raise serializers.ValidationError("expected an object of named fields")
+        stored = self.instance.fields if self.instance is not None else {}
+        return {**{key: stored[key] for key in MODEL_FIELDS if key in (stored or {})}, **value}

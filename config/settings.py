@@ -242,6 +242,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Dialogue-evaluation items, human annotation, model runs and human-versus-model reports.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema and its docs list every endpoint and field: for signed-in people (a session or a token) only.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     # Docs assets are served from the installed package: no CDN is reachable from every deployment.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

@@ -6,7 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 
 from frontend.api import ThrottledObtainAuthToken
 from frontend.throttling import throttled_sign_in
-from frontend.views import sign_in_refused
+from frontend.views import admin_sign_out, sign_in_refused
 
 api_v1 = [
     path("auth/token/", ThrottledObtainAuthToken.as_view(), name="api-token"),
@@ -22,6 +22,7 @@ docs_policy = csp_update({"style-src": [UNSAFE_INLINE], "worker-src": ["blob:"]}
 urlpatterns = [
     # The admin's sign-in goes through the same throttle as the site's and the API's.
     path("admin/login/", throttled_sign_in(admin.site.login, sign_in_refused)),
+    path("admin/logout/", admin_sign_out),
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

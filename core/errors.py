@@ -43,6 +43,7 @@ class Code(StrEnum):
     DUPLICATE = "duplicate"
     # People
     INVALID_ACCOUNTS = "invalid_accounts"
+    ACCEPTANCE_REQUIRED = "acceptance_required"  # the person, or an administrator, must agree first
     # Imports and exports: a malformed file (file, line, field)
     INVALID_FILE = "invalid_file"
     # Models and runs

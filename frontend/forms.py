@@ -112,7 +112,7 @@ class CampaignForm(SettingsForm):
 
     def __init__(self, *args, benchmark, **kwargs):
         super().__init__(*args, benchmark=benchmark, **kwargs)
-        self.fields["tasks"].choices = [(t.slug, f"{t.name} ({t.slug})") for t in benchmark.tasks.order_by("slug")]
+        self.fields["tasks"].choices = [(t.slug, f"{t.names} ({t.slug})") for t in benchmark.tasks.order_by("slug")]
         # Campaign fields first, then the settings in the model's order.
         order = ["name", "description", "protocol", "worker_role", "tasks", "benchmark", "preset"]
         self.order_fields(order + [name for name in self.fields if name not in order])

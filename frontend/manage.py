@@ -17,12 +17,12 @@ from django.utils.text import get_valid_filename
 from django.views.decorators.http import require_POST
 
 from annotation import accounts, actions, selectors
-from annotation.models import Batch, Membership, Role
+from annotation.models import Batch, Invitation, Membership, Role
 from annotation.permissions import can_create_campaigns
 from annotation.presets import PRESETS
 from benchmarks.actions import import_upload
 from benchmarks.importers import ImportFailure, format_shapes
-from benchmarks.models import Benchmark
+from benchmarks.models import Benchmark, Task
 from benchmarks.permissions import can_import_items
 from core.errors import ActionError
 from reports.planner import campaign_plan
@@ -78,7 +78,9 @@ def upload(request):
             except ImportFailure as error:
                 failure = error
         if failure is None:
-            messages.success(request, f"Imported {name} as {fmt}: {summary}.")
+            renamed = Task.objects.filter(benchmark__slug=summary.benchmark).exclude(source_names=[])
+            also = f" Named otherwise in the source data: {'; '.join(t.names for t in renamed)}." if renamed else ""
+            messages.success(request, f"Imported {name} as {fmt}: {summary}.{also}")
             where = f"/manage/?benchmark={summary.benchmark}"
             if request.headers.get("x-requested-with") == "XMLHttpRequest":
                 return JsonResponse({"location": where})  # the page goes there itself, message unread
@@ -138,6 +140,7 @@ def campaign_overview(request, pk):
         "campaign": campaign, "batches": selectors.batches_overview(campaign),
         "members": Membership.objects.filter(campaign=campaign, active=True).count(),
         "settings": campaign.settings, "estimates": selectors.annotator_estimates(campaign),
+        "draw": (draw := selectors.active_draw_view(campaign)), "draw_message": draw and draw_message(draw),
         "planner": planner, "plan": plan})
 
 
@@ -157,8 +160,27 @@ def cut(request, pk):
     batches = _act(request, actions.cut_batches, campaign, actor=request.user)
     if batches:
         sizes = sum(b.items.count() for b in batches)
-        messages.success(request, f"Cut {len(batches)} batch{'es' if len(batches) > 1 else ''} ({sizes} items).")
+        draw = selectors.active_draw_view(campaign) if batches[0].items.filter(
+            inclusion_probability__isnull=False).exists() else None
+        messages.success(request, f"Cut {len(batches)} batch{'es' if len(batches) > 1 else ''} ({sizes} items)."
+                         + (f" {draw_message(draw)}" if draw else ""))
     return redirect("manage-campaign", campaign.pk)
+
+
+def spread_text(spread):
+    return "none" if not spread else f"{spread['min']:.3f} to {spread['max']:.3f} (median {spread['median']:.3f})"
+
+
+def draw_message(draw):
+    """What active selection drew and left out, with the inclusion probabilities (selectors.active_draw_view)."""
+    if "candidates" not in draw:  # drawn before the cut kept what it left out
+        return f"Active selection drew {draw['drawn']} items by judge run {draw['judge_run']}."
+    return (f"Active selection drew {draw['drawn']} of {draw['candidates']} items and left {draw['left_out']} out "
+            f"(each item drawn on its own with its inclusion probability, {draw['budget']} expected; "
+            f"{float(draw['uniform_share']):.0%} of the weight uniform, the rest by judge run {draw['judge_run']}'s "
+            f"uncertainty). Inclusion probabilities of the items drawn: {spread_text(draw['probability_drawn'])}; "
+            f"of those left out: {spread_text(draw['probability_left_out'])}. Each drawn item's is listed under "
+            "Active selection.")
 
 
 @login_required
@@ -227,16 +249,28 @@ def members(request, pk):
                 names, role = members_form.cleaned_data["usernames"], members_form.cleaned_data["role"]
                 change = accounts.remove_members if remove else accounts.add_members
                 try:
-                    change(campaign, actor=request.user, usernames=names, role=role)
+                    done = change(campaign, actor=request.user, usernames=names, role=role)
                 except ActionError as error:
                     for problem in error.extra.get("errors") or [error.detail]:
                         members_form.add_error(None, problem)
                 else:
-                    done = "removed from" if remove else "added to"
-                    messages.success(request, f"{', '.join(names)} {done} the campaign as {role}.")
+                    report_members_change(request, names, role, done)
                     return redirect("manage-members", campaign.pk)
     return members_page(request, campaign, members_form=members_form, accounts_form=accounts_form, created=created,
                         status=400 if request.method == "POST" and created is None else 200)
+
+
+def report_members_change(request, names, role, done):
+    """The message for a members change: who was removed, added, or invited (and waits for their acceptance)."""
+    if not isinstance(done, accounts.MembersAdded):
+        messages.success(request, f"{', '.join(names)} removed from the campaign as {role}.")
+        return
+    if done.added:
+        messages.success(request, f"{', '.join(m.user.username for m in done.added)} added to the campaign as {role}.")
+    if done.invited:
+        messages.info(request, f"{', '.join(i.user.username for i in done.invited)} invited as {role}: they work "
+                               "elsewhere or hold a site-wide role, so they join when they accept the invitation on "
+                               "their own pages (or an administrator adds them).")
 
 
 def members_page(request, campaign, *, members_form=None, accounts_form=None, created=None, status=200):
@@ -245,6 +279,7 @@ def members_page(request, campaign, *, members_form=None, accounts_form=None, cr
         "campaign": campaign, "members_form": members_form or MembersForm(prefix="m"),
         "accounts_form": accounts_form or AccountsForm(prefix="a"), "created": created,
         "may_create_accounts": accounts.may_create_accounts(request.user),
+        "invitations": selectors.campaign_invitations(campaign),
         "memberships": Membership.objects.filter(campaign=campaign).select_related("user").order_by(
             "-active", "role", "user__username")}, status=status)
     if created:
@@ -277,3 +312,13 @@ def membership_active(request, pk):
                                   f"as {membership.role}.")
     return redirect("manage-members", membership.campaign_id)
 
+
+
+@login_required
+@require_POST
+def withdraw_invitation(request, pk):
+    invitation = get_object_or_404(Invitation.objects.select_related("campaign", "user"), pk=pk)
+    managed(request, invitation.campaign_id)
+    if _act(request, actions.withdraw_invitation, invitation, actor=request.user):
+        messages.success(request, f"The invitation of {invitation.user.username} as {invitation.role} is withdrawn.")
+    return redirect("manage-members", invitation.campaign_id)

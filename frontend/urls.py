@@ -30,5 +30,7 @@ urlpatterns = [
     path("manage/campaigns/<int:pk>/members/<int:user_pk>/reset-password/", manage.reset_password,
          name="manage-reset-password"),
     path("manage/memberships/<int:pk>/active/", manage.membership_active, name="manage-membership-active"),
+    path("manage/invitations/<int:pk>/withdraw/", manage.withdraw_invitation, name="manage-withdraw-invitation"),
+    path("invitations/<int:pk>/<str:answer>/", views.answer_invitation, name="answer-invitation"),
     path("manage/batches/<int:pk>/hand-in/", manage.hand_in, name="manage-hand-in"),
 ]

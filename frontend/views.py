@@ -3,18 +3,20 @@ writes through the REST API, so the rules stay in the apps' actions and selector
 from contextlib import nullcontext
 from urllib.parse import urlencode
 
+from django.contrib import admin, messages
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse, HttpResponseBadRequest, JsonResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import translation
-from django.utils.translation import gettext_noop
+from django.utils.translation import gettext, gettext_noop
 from django.views.decorators.clickjacking import xframe_options_sameorigin
+from django.views.decorators.http import require_POST
 
-from annotation import policy, selectors
-from annotation.models import Assignment, Batch, Role
+from annotation import actions, policy, selectors
+from annotation.models import Assignment, Batch, Invitation, Role
 from annotation.permissions import can_create_campaigns
 from benchmarks.formschema import localized
 from benchmarks.models import Benchmark
@@ -71,6 +73,14 @@ class SignOutView(auth_views.LogoutView):
         return super().post(request, *args, **kwargs)
 
 
+def admin_sign_out(request, extra_context=None):
+    """The admin's sign-out (its own page, with no box to untick) ends the person's API token too, as the site's
+    sign-out does by default: a token copied from the admin's session stops working with it."""
+    if request.method == "POST" and request.user.is_authenticated:
+        revoke_tokens(request.user)
+    return admin.site.logout(request, extra_context)
+
+
 def sign_in_refused(request, wait):
     """The sign-in page saying how long to wait (the throttle sets 429 and Retry-After)."""
     return render(request, "registration/login.html",
@@ -92,7 +102,30 @@ def home(request):
                           "report": campaign.pk in with_report})
     reports = readable_benchmark_reports(user).order_by("slug")
     return render(request, "frontend/home.html", {"campaigns": campaigns, "reports": reports,
-                                                  "model_runs": can_evaluate_models(user), "manage": may_manage(user)})
+                                                  "model_runs": can_evaluate_models(user), "manage": may_manage(user),
+                                                  "invitations": [
+                                                      {"invitation": i, "role": gettext(policy.ROLE_NAMES[i.role])}
+                                                      for i in selectors.pending_invitations(user)]})
+
+
+@login_required
+@require_POST
+def answer_invitation(request, pk, answer):
+    """The invited person accepts or declines an invitation from their home page (someone else's is not found)."""
+    invitation = get_object_or_404(Invitation.objects.select_related("campaign"), pk=pk, user=request.user)
+    act = {"accept": actions.accept_invitation, "decline": actions.decline_invitation}.get(answer)
+    if act is None:
+        raise Http404
+    try:
+        act(invitation, actor=request.user)
+    except ActionError as error:
+        messages.error(request, error.detail)
+    else:
+        role = gettext(policy.ROLE_NAMES[invitation.role])
+        messages.success(request, (gettext("You joined %(campaign)s as %(role)s.") if answer == "accept" else
+                                   gettext("You declined to join %(campaign)s as %(role)s."))
+                         % {"campaign": invitation.campaign.name, "role": role})
+    return redirect("home")
 
 
 @login_required
@@ -135,8 +168,10 @@ def disagreements(request, pk):
 @login_required
 def dashboard(request, pk):
     campaign, access = campaign_with_role(request, pk, policy.READ_BATCHES, "see its dashboard")
+    # A batch links to its review page only for those the review page lets in (experts, say, are not).
     return render(request, "frontend/dashboard.html", {"campaign": campaign, "with_report": access.reads_gold,
-                                                       "can_export": access.reads_labels})
+                                                       "can_export": access.reads_labels,
+                                                       "batch_links": access.holds(policy.READ_QC)})
 
 
 @login_required

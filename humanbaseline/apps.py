@@ -13,7 +13,8 @@ class HumanBaselineConfig(AppConfig):
         from types import SimpleNamespace
 
         from annotation import judges, policy, selectors
-        from annotation.importers import FED_SOURCE
+        from annotation.importers import FED_SOURCE, import_ratings
+        from benchmarks import actions as benchmark_actions
         from benchmarks import permissions
         from modeleval import human_labels
         from modeleval.selectors import item_uncertainty
@@ -27,3 +28,5 @@ class HumanBaselineConfig(AppConfig):
         permissions.member_scope.fill(policy.member_scope)
         # Active selection draws items by a judge run's uncertainty without annotation importing modeleval.
         judges.source.fill(item_uncertainty)
+        # An item file that carries people's labels (JUDGE-BENCH) brings them in within the same import.
+        benchmark_actions.carried_labels.fill(import_ratings)

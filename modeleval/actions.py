@@ -31,6 +31,7 @@ from .models import (
     RunState,
 )
 from .modes import classify
+from .permissions import reads_results_of
 from .scorers import loading
 from .scorers.prompts import template_hash
 
@@ -178,6 +179,13 @@ def _check_position_policy(scorer, policy, item_ids):
         raise RunError(Code.NO_GOLD, f"position policy {policy} moves the gold answer: {no_gold} items have none")
 
 
+def check_reads_results(user, benchmark) -> None:
+    """RunError(Code.FORBIDDEN) when the person may not read the results of a run on `benchmark`."""
+    if not reads_results_of(user, benchmark):
+        raise RunError(Code.FORBIDDEN, f"you label on benchmark {benchmark.slug}, so its gold and its runs' results "
+                                       "are hidden from you; a run on it is started by someone who reads them")
+
+
 def check_runs_per_person(user) -> None:
     """RunError(Code.TOO_MANY_RUNS) when `user` has RUNS_PER_PERSON runs of any kind queued or running. The person's
     row is locked until the caller's transaction ends, so that runs started at once are counted one by one.
@@ -219,6 +227,7 @@ def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=Non
     if position_policy is not None and position_policy not in PositionPolicy.values:
         raise RunError(Code.BAD_SETTINGS, f"position policy must be one of {PositionPolicy.values}")
     bounds.check({"limit": limit, "chunk_size": chunk_size, "max_attempts": max_attempts, "seed": seed}, bounds.RUN)
+    check_reads_results(user, benchmark)
     if within_cap:
         check_runs_per_person(user)
     task_qs = Task.objects.filter(benchmark=benchmark).order_by("slug")
@@ -338,6 +347,7 @@ def start_training(*, model: ModelSpec, benchmark, question_key="", settings=Non
     if model.is_api or model.trained_by_id or model.is_released:
         raise RunError(Code.MODE_UNSUITED, f"model {model.name}: training needs a local base checkpoint")
     bounds.check({"max_attempts": max_attempts, "seed": seed}, bounds.RUN)
+    check_reads_results(user, benchmark)
     check_runs_per_person(user)
     try:
         resolved = training.resolve(settings)

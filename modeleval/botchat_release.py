@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 
 from django.db import transaction
@@ -37,12 +38,15 @@ from .selfchat_runs.store import _record
 SOURCE = f"{botchat.SOURCE} MuTualTest-convs.tsv"
 RELEASED = ModelSpec.RELEASED  # the source prefix of a model that holds released dialogues only
 INDEX, NOT_MODELS = "index", {"index", "nround", "", "Unnamed: 0"}
+COLUMN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._+-]{0,99}")
 
 
 def read_columns(path, models=None) -> dict[str, list[tuple[int, str, list[str]]]]:
     """{model column: [(line, seed id, chats)]} of the file, every cell checked: a JSON list of at least 2
     non-empty strings starting from the seed's id. `models` keeps those columns only."""
     csv.field_size_limit(1 << 26)
+    if not Path(path).is_file():
+        raise ImportFailure(path, None, None, "no such file")
     with open(path, newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle, delimiter="\t")
         header = reader.fieldnames or []
@@ -55,6 +59,12 @@ def read_columns(path, models=None) -> dict[str, list[tuple[int, str, list[str]]
             columns = [c for c in columns if c in set(models)]
         if not columns:
             raise ImportFailure(path, "line 1", "header", "at least one model column beside index")
+        if bad := [c for c in columns if not COLUMN_NAME.fullmatch(c)]:
+            # The column names the model, its source and its runs: no markup, no path, nothing a page or a file
+            # name could mistake for something else.
+            raise ImportFailure(path, "line 1", "header", f"model column names of letters, digits, spaces, '.', "
+                                                          f"'_', '+' or '-' (at most 100), starting with a letter "
+                                                          f"or a digit; got {', '.join(map(ascii, bad))}")
         found = {column: [] for column in columns}
         seen = set()
         for line, row in enumerate(reader, start=2):

@@ -18,6 +18,16 @@ def with_readable_results(user, rows, benchmark="benchmark"):
     return rows if gold is None else rows.filter(**{f"{benchmark}_id__in": gold})
 
 
+def reads_results_of(user, benchmark):
+    """Whether the user reads the results of runs on `benchmark` (with_readable_results): who does not (a researcher
+    who labels on it) may not start one either, since they could neither read nor cancel it. None: the command
+    line (the operator)."""
+    if user is None:
+        return True
+    gold = gold_benchmarks(user)
+    return gold is None or benchmark.pk in gold
+
+
 class IsResearcherOrStaff(permissions.BasePermission):
     message = "Model evaluation is open to staff and the researchers group."
 

@@ -184,7 +184,7 @@ register(Study(
     published={
         "rating": {"fewshot": {"strategy": "random", "k": huynh.K}, "seeds": list(huynh.SEEDS), "top_k": 3,
                    "read": "probabilities"},
-        "yes_no": {"fewshot": {"strategy": "random", "k": huynh.K}, "seeds": list(huynh.SEEDS)},
+        "yes_no": {"fewshot": {"strategy": "random", "k": huynh.K_YES_NO}, "seeds": list(huynh.SEEDS)},
     },
     standing={
         "*": (

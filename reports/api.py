@@ -6,7 +6,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .access import ReportPending, report_for
-from .contract import ReportOptions
+from .contract import EQUIVALENCE_MARGIN_MAX, ReportOptions
 from .limits import report_slot
 from .readable import GAP_RULES
 from .render import FORMATS
@@ -35,8 +35,9 @@ class ReportQuery(serializers.Serializer):
     min_items = serializers.IntegerField(required=False, min_value=0, max_value=1_000_000)
     min_agreement_items = serializers.IntegerField(required=False, min_value=0, max_value=1_000_000)
     min_raters = serializers.IntegerField(required=False, min_value=0, max_value=1000)
+    equivalence_margin = serializers.FloatField(required=False, min_value=0, max_value=EQUIVALENCE_MARGIN_MAX)
 
-    OPTIONS = ("rule", "min_items", "min_agreement_items", "min_raters")
+    OPTIONS = ("rule", "min_items", "min_agreement_items", "min_raters", "equivalence_margin")
 
 
 @extend_schema(
@@ -53,6 +54,8 @@ class ReportQuery(serializers.Serializer):
         OpenApiParameter("min_items", int, description="Figures from fewer items are flagged small sample (30)"),
         OpenApiParameter("min_agreement_items", int, description="Agreement from fewer items is flagged (30)"),
         OpenApiParameter("min_raters", int, description="Agreement from fewer raters per item is flagged (3)"),
+        OpenApiParameter("equivalence_margin", float, description="A gap whose confidence sequence lies within "
+                                                                  "[-margin, margin] is equivalent (0.05; 0 to 10)"),
     ],
     responses={(200, "application/json"): OpenApiTypes.OBJECT, (202, "application/json"): OpenApiTypes.OBJECT,
                (200, "text/csv"): OpenApiTypes.STR, (200, "text/html"): OpenApiTypes.STR,

@@ -24,6 +24,7 @@ from .sections.pairwise import pairwise_section
 from .sections.paper import paper_section
 from .sections.provenance import provenance
 from .sections.ratings import rating_section
+from .sections.sequential import sequential_section
 
 
 def build_report(data: ReportData, options: ReportOptions = ReportOptions(), generated_at=None,
@@ -69,6 +70,7 @@ def build_report(data: ReportData, options: ReportOptions = ReportOptions(), gen
         "crowd": crowd_section(rows, options),
         "human_anchored": human_anchored_section(rows, options),
         "alt_test": alt_test_section(rows, options),
+        "sequential": sequential_section(rows, options),
         "item_lists": item_lists(rows, mc, options.item_list_limit),
         "provenance": provenance(rows),
     }

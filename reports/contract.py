@@ -9,6 +9,7 @@ from metrics import MIN_ITEMS
 from .readable import GAP_RULES, RUN_RULE
 
 SCHEMA_VERSION = 1
+EQUIVALENCE_MARGIN_MAX = 10.0
 
 
 @dataclass
@@ -57,6 +58,9 @@ class ReportOptions:
     min_items: int = MIN_ITEMS  # figures from fewer items are flagged "small sample"
     min_agreement_items: int = 30  # agreement figures from fewer items are flagged, with no Landis-Koch band
     min_raters: int = 3  # ... and from fewer raters per item
+    # A gap whose confidence sequence lies within [-margin, margin] is "equivalent" (the gap's own unit: rating
+    # points or a share of items); a researcher's setting, between 0 and EQUIVALENCE_MARGIN_MAX.
+    equivalence_margin: float = 0.05
 
     def __post_init__(self):
         if self.rule not in GAP_RULES:
@@ -64,3 +68,5 @@ class ReportOptions:
         for name in ("min_items", "min_agreement_items", "min_raters"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be 0 or more")
+        if not 0 <= self.equivalence_margin <= EQUIVALENCE_MARGIN_MAX:
+            raise ValueError(f"equivalence_margin must be between 0 and {EQUIVALENCE_MARGIN_MAX}")

@@ -127,6 +127,7 @@ def how_to_read(report):
             "labelled items alone, with lambda (0: classical) and the effective number of labels. The alternative "
             "annotator test lets a judge replace the people when it wins against half of them or more "
             "(Benjamini-Yekutieli), each compared after giving away the epsilon of the annotators' kind.")})
+    sections += sequential_guide(report)
     flagged = flagged_rows(report)
     text = _("A figure from fewer than %(items)s items, and an agreement figure from fewer than %(agreement_items)s "
              "items or %(raters)s raters, is flagged \"small sample\" (its reason names the counts); a flagged "
@@ -148,3 +149,22 @@ def how_to_read(report):
             "and a model no row names (the packaged model, which no paper ran) is shown alone. The settings in which "
             "a run differs from the study are its protocol's differences.") % {"studies": studies}})
     return sections
+
+
+def sequential_guide(report):
+    """The reading guide's words on confidence sequences, when the report has any."""
+    section = report.get("sequential") or {}
+    if not section.get("gaps"):
+        return []
+    return [{"topic": "watching the gap", "text": (
+        "A confidence sequence is an interval that covers the truth, with the stated confidence, at every number of "
+        "labels at once: it may be looked at after every label and the campaign stopped whenever it looks clear. "
+        "A fixed-n interval (the human-anchored and classical intervals elsewhere in this report) is valid only at "
+        "a number of labels fixed in advance; looked at after every label and stopped on when the gap looks clear, "
+        "it is wrong about half the time. The sequences are wider for it (about 1.5 times at 500 labels). "
+        f"Verdict: separated when the sequence excludes 0; equivalent when it lies within ±{section['margin']:g} "
+        "(the reader's margin, in the gap's unit); else continue, with about how many more labels either verdict "
+        "needs if the estimate and its spread stay as they are, and whether new items or more raters per item "
+        "narrow it faster. The betting sequence needs no large-sample approximation but only answers in a known "
+        "range. The report's rows do not keep the order the labels arrived in: the sequences take the labelled "
+        "items in an order seeded by the report's seed.")}]

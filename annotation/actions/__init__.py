@@ -50,6 +50,7 @@ from .gold import (
                       may_choose_benchmark_gold,
                       pin_gold_version,
 )
+from .invitations import accept_invitation, decline_invitation, invite_member, withdraw_invitation
 from .leases import Lease, lease_next_item, reclaim_expired_leases, release_assignment, start_next_open_batch
 from .submissions import Submission, resolve_disagreement, round_outcome, submit_annotation
 
@@ -69,6 +70,10 @@ __all__ = [
     "update_settings",
     "add_member",
     "set_member_active",
+    "invite_member",
+    "accept_invitation",
+    "decline_invitation",
+    "withdraw_invitation",
     "campaign_items",
     "next_batch_number",
     "active_draw",

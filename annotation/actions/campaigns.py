@@ -1,5 +1,6 @@
 """Campaigns, settings, members, and cutting a campaign's items into batches."""
 import random
+import statistics
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -23,6 +24,7 @@ from ..models import (
     Role,
     Selection,
 )
+from ..policy import account_reach
 from ._common import PROTOCOL_DEFAULTS, current_settings, record_event, require_role
 
 
@@ -100,10 +102,18 @@ def update_settings(campaign, *, actor, changes, note=""):
     return target
 
 
-def add_member(campaign, *, actor, user, role):
-    require_role(actor, campaign, {Role.MANAGER}, "add members")
-    if role not in Role.values:
-        raise ActionError(Code.INVALID_CAMPAIGN, f"Unknown role {role!r}; expected one of {Role.values}.")
+def needs_acceptance(actor, user):
+    """An ActionError (acceptance_required) when the actor may not give `user` a role alone (policy.account_reach),
+    else None."""
+    if (reason := account_reach(actor, user)) is not None:
+        return ActionError(Code.ACCEPTANCE_REQUIRED,
+                           f"{reason}: invite them instead (they accept or decline on their own pages), or ask an "
+                           "administrator.", username=user.get_username())
+    return None
+
+
+def join(campaign, *, actor, user, role, figures=None):
+    """The membership written (made, or made active again), with its event; the callers check who may."""
     with transaction.atomic():
         membership, created = Membership.objects.select_for_update().get_or_create(campaign=campaign, user=user,
                                                                                     role=role)
@@ -111,13 +121,28 @@ def add_member(campaign, *, actor, user, role):
             raise ActionError(Code.DUPLICATE, f"{user} is already {role} in this campaign.")
         membership.active = True
         membership.save()
-        record_event(campaign, EventKind.MEMBER_ADDED, actor=actor, figures={"user": user.username, "role": role})
+        record_event(campaign, EventKind.MEMBER_ADDED, actor=actor,
+                     figures={"user": user.username, "role": role, **(figures or {})})
     return membership
 
 
+def add_member(campaign, *, actor, user, role):
+    """A role given by a manager: only to a person whose account is theirs alone (policy.account_reach); anyone
+    else is invited (actions.invite_member) and joins by accepting."""
+    require_role(actor, campaign, {Role.MANAGER}, "add members")
+    if role not in Role.values:
+        raise ActionError(Code.INVALID_CAMPAIGN, f"Unknown role {role!r}; expected one of {Role.values}.")
+    if (refusal := needs_acceptance(actor, user)) is not None:
+        raise refusal
+    return join(campaign, actor=actor, user=user, role=role)
+
+
 def set_member_active(membership, *, actor, active):
-    """Members leave by deactivation: their labels and events keep pointing at them."""
+    """Members leave by deactivation: their labels and events keep pointing at them. Giving a role back is giving
+    it: the same rule as add_member."""
     require_role(actor, membership.campaign, {Role.MANAGER}, "change members")
+    if active and (refusal := needs_acceptance(actor, membership.user)) is not None:
+        raise refusal
     with transaction.atomic():
         membership.active = active
         membership.save(update_fields=["active"])
@@ -148,7 +173,8 @@ def next_batch_number(campaign):
 def active_draw(campaign, settings, ids):
     """Active selection: each item drawn independently with a probability from the judge run's uncertainty mixed
     with uniform, `active_budget` items on average (metrics.prediction_powered), seeded. Items the judge has no
-    reading for count as of the mean uncertainty. {item id: inclusion probability} of the items drawn."""
+    reading for count as of the mean uncertainty. ({item id: inclusion probability} of the items drawn, the same of
+    the items left out)."""
     uncertainty = judges.item_uncertainty(settings.active_judge_run, ids)
     if not uncertainty:
         raise ActionError(Code.INVALID_SETTINGS, f"Run {settings.active_judge_run} has no reading of this campaign's "
@@ -156,8 +182,18 @@ def active_draw(campaign, settings, ids):
     mean = sum(uncertainty.values()) / len(uncertainty)
     pi = inclusion_probabilities([uncertainty.get(pk, mean) for pk in ids], settings.active_budget,
                                  float(settings.active_uniform_share))
-    drawn = poisson_draw(pi, f"{settings.seed}:active")
-    return {pk: float(p) for pk, p, chosen in zip(ids, pi, drawn, strict=True) if chosen}
+    drawn, left_out = {}, {}
+    for pk, p, chosen in zip(ids, pi, poisson_draw(pi, f"{settings.seed}:active"), strict=True):
+        (drawn if chosen else left_out)[pk] = float(p)
+    return drawn, left_out
+
+
+def probability_spread(probabilities):
+    """Lowest, median and highest of some inclusion probabilities (None for none), as the cut's event keeps them."""
+    if not probabilities:
+        return None
+    return {"min": round(min(probabilities), 4), "median": round(statistics.median(probabilities), 4),
+            "max": round(max(probabilities), 4)}
 
 
 def cut_batches(campaign, *, actor):
@@ -170,12 +206,12 @@ def cut_batches(campaign, *, actor):
         settings = current_settings(campaign)
         done = set(BatchItem.objects.filter(campaign=campaign).values_list("item_id", flat=True))
         ids = [pk for pk in campaign_items(campaign, settings) if pk not in done]
-        probability = {}
+        probability, left_out = {}, {}
         if settings.selection_mode == Selection.ACTIVE and ids:
             if BatchItem.objects.filter(campaign=campaign, inclusion_probability__isnull=False).exists():
                 raise ActionError(Code.NOTHING_TO_CUT, "The items of this campaign were drawn by active selection "
                                                        "already; every item drawn is in a batch.")
-            probability = active_draw(campaign, settings, ids)
+            probability, left_out = active_draw(campaign, settings, ids)
             ids = [pk for pk in ids if pk in probability]
         if not ids:
             raise ActionError(Code.NOTHING_TO_CUT, "Every item of the campaign is already in a batch.")
@@ -191,8 +227,12 @@ def cut_batches(campaign, *, actor):
                  for i, pk in enumerate(chunk, start=1)], batch_size=2000)
             figures = {"items": len(chunk), "settings_version": settings.version}
             if probability:
+                # What the draw took and left: the manager is told both, with the inclusion probabilities.
                 figures["active"] = {"judge_run": settings.active_judge_run, "budget": settings.active_budget,
-                                     "uniform_share": settings.active_uniform_share, "drawn": len(ids)}
+                                     "uniform_share": settings.active_uniform_share, "drawn": len(ids),
+                                     "candidates": len(ids) + len(left_out), "left_out": len(left_out),
+                                     "probability_drawn": probability_spread(list(probability.values())),
+                                     "probability_left_out": probability_spread(list(left_out.values()))}
             record_event(campaign, EventKind.BATCH_CREATED, batch=batch, actor=actor, to_state=BatchState.OPEN,
                          figures=figures)
             batches.append(batch)

@@ -6,7 +6,7 @@ annotator models, accepted and imported labels), home (what waits for a person, 
 Callers use the names re-exported here: `from annotation import selectors; selectors.lease_view(...)`.
 """
 from .gold import circular_gold, gold_is_derived
-from .home import campaign_language, waiting_for
+from .home import campaign_invitations, campaign_language, pending_invitations, waiting_for
 from .leases import (
                        LEASE_RELATIONS,
                        item_view,
@@ -19,6 +19,7 @@ from .leases import (
                        seconds_until_submit_allowed,
 )
 from .progress import (
+                       active_draw_view,
                        batch_progress,
                        batches_overview,
                        campaign_progress,
@@ -46,6 +47,9 @@ from .scores import (
 )
 
 __all__ = [
+    "pending_invitations",
+    "campaign_invitations",
+    "active_draw_view",
     "batch_progress",
     "campaign_progress",
     "labeller_progress",

@@ -1,5 +1,5 @@
 """A person's home page: what waits for them in a campaign, and the language of their pages."""
-from ..models import BatchState, DisagreementStatus
+from ..models import BatchState, DisagreementStatus, Invitation, InvitationState
 from ..policy import READ_BATCHES, READ_DISAGREEMENTS
 from .leases import open_lease
 from .progress import left_for
@@ -38,3 +38,15 @@ def campaign_language(user) -> str:
                  .annotate(language=Subquery(latest))
                  .exclude(language="").order_by("-created_at", "-id").values_list("language", flat=True))
     return languages.first() or ""
+
+
+def pending_invitations(user):
+    """The invitations waiting for the person's answer, with their campaigns (their home page lists them)."""
+    return (Invitation.objects.filter(user=user, state=InvitationState.PENDING)
+            .select_related("campaign", "campaign__benchmark", "invited_by").order_by("created_at", "pk"))
+
+
+def campaign_invitations(campaign):
+    """The campaign's pending invitations (its people page lists them)."""
+    return (Invitation.objects.filter(campaign=campaign, state=InvitationState.PENDING)
+            .select_related("user", "invited_by").order_by("created_at", "pk"))

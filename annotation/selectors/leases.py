@@ -4,7 +4,7 @@ import math
 from django.utils import timezone, translation
 
 from benchmarks.formschema import language_choice, localized
-from benchmarks.models import shown_meta
+from benchmarks.models import shown_fields, shown_meta
 from core import sql
 
 from ..guidelines import render_guidelines
@@ -18,8 +18,9 @@ def seconds_until_submit_allowed(assignment, now=None):
 
 
 def item_view(item):
-    """An item as a worker sees it: no gold, only the metadata in benchmarks' SHOWN_META."""
-    return {"id": item.pk, "external_id": item.external_id, "dialogue": item.dialogue, "fields": item.fields,
+    """An item as a person sees it: no gold, no field written for models (benchmarks' shown_fields), only the
+    metadata in benchmarks' SHOWN_META."""
+    return {"id": item.pk, "external_id": item.external_id, "dialogue": item.dialogue, "fields": shown_fields(item),
             "meta": shown_meta(item)}
 
 

@@ -83,6 +83,24 @@ def batches_overview(campaign):
     return rows
 
 
+def active_draw_view(campaign):
+    """What active selection drew for the campaign, for its manager: the draw's figures as the cut recorded them
+    (candidates, drawn, left out, budget, uniform share, judge run, the spread of the inclusion probabilities of
+    the items drawn and of those left out) and each drawn item's inclusion probability (`items`: external id,
+    batch number, probability; the likeliest first). None where no item was drawn by active selection."""
+    from ..models import Event, EventKind
+
+    event = (Event.objects.filter(campaign=campaign, kind=EventKind.BATCH_CREATED, figures__has_key="active")
+             .order_by("id").first())
+    if event is None:
+        return None
+    items = (BatchItem.objects.filter(campaign=campaign, inclusion_probability__isnull=False)
+             .order_by("-inclusion_probability", "item__external_id")
+             .values_list("item__external_id", "batch__number", "inclusion_probability"))
+    return {**event.figures["active"], "items": [{"external_id": external_id, "batch": number, "probability": p}
+                                                 for external_id, number, p in items]}
+
+
 def left_for(campaign, user):
     """Items still waiting for this person's label: pending items of the batches being annotated (or not yet
     started) that they have not labelled or skipped this round, with a free slot or their own live lease.

@@ -6,6 +6,7 @@ from . import (
     diqad_released,
     fed,
     jsonl,
+    judgebench,
     kodialogbench,
     mutual,
 )
@@ -14,7 +15,7 @@ from .detect import detect
 
 FORMATS = {"dialogbench": dialogbench, "fed": fed, "diqad": diqad, "jsonl": jsonl, "mutual": mutual,
            "dialogbench_paper": dialogbench_paper, "dialogbench_released": dialogbench_released,
-           "diqad_released": diqad_released, "kodialogbench": kodialogbench}
+           "diqad_released": diqad_released, "kodialogbench": kodialogbench, "judgebench": judgebench}
 EXPORT_FORMATS = {"jsonl": jsonl}
 
 

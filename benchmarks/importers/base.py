@@ -30,6 +30,7 @@ class TaskSpec:
     form: dict
     dimension: str = ""
     instructions: str = ""
+    source_names: tuple = ()  # the source data's names of the task where they differ from `name`
 
 
 @dataclass

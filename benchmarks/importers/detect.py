@@ -1,10 +1,12 @@
 """Which format a file is in, read from the keys of its first record (`import_items` without --format)."""
 from pathlib import Path
 
-from .base import ImportFailure, json_array, parse_json
+from .base import ImportFailure, json_array, parse_json, read_text
+from .judgebench import is_unified
 
 # (format, test on the first record), the first that holds wins: the more specific shapes first.
 RULES = [
+    ("judgebench", is_unified),
     ("jsonl", lambda r: r.get("type") in ("benchmark", "task", "item")),
     ("fed", lambda r: "context" in r and "annotations" in r),
     ("mutual", lambda r: "utterances" in r),
@@ -28,7 +30,14 @@ def first_record(path):
         if head.startswith(b"{"):
             for number, raw in enumerate(source, start=1):
                 if raw.strip():
-                    return f"line {number}", parse_json(path, raw, f"line {number}")
+                    try:
+                        return f"line {number}", parse_json(path, raw, f"line {number}")
+                    except ImportFailure as line_failure:
+                        # Not JSON lines, or a file that is one JSON object written over several lines.
+                        try:
+                            return "file", parse_json(path, read_text(path))
+                        except ImportFailure:
+                            raise line_failure from None
     if head.startswith(b"["):
         return "item 0", json_array(path, "records")[0]
     if not head:
@@ -48,4 +57,5 @@ def detect(path):
                         "DialogBench as in its paper (option, label, dialogue), as its released code reads it "
                         "(prompt_SFT, prompt_pretrain, choices, label), our DialogBench shape (task, options, "
                         "label), DiQAD as released (label, reason, turns), our DiQAD shape (dialogue, label), "
-                        "FED (context, annotations), MuTual (utterances) or our jsonl (type); or name it with --format")
+                        "FED (context, annotations), JUDGE-BENCH (dataset, annotations, instances), MuTual "
+                        "(utterances) or our jsonl (type); or name it with --format")

@@ -186,7 +186,13 @@ def published_options(path, where, record, key):
 
 
 def published_tasks(tasks_seen):
-    return [TaskSpec(slug, TASKS[slug][0], multiple_choice_form(), TASKS[slug][1]) for slug in tasks_seen]
+    """Task specs of {slug: the names the file gave the task}; a name that is not ours (our name or slug, case and
+    separators aside) is kept as the task's source name, so that a manager sees why Conversational_QA.json
+    became Intent classification."""
+    ours = {slug: {_name_key(slug), _name_key(TASKS[slug][0])} for slug in tasks_seen}
+    return [TaskSpec(slug, TASKS[slug][0], multiple_choice_form(), TASKS[slug][1],
+                     source_names=tuple(sorted(n for n in names or () if _name_key(n) not in ours[slug])))
+            for slug, names in tasks_seen.items()]
 
 
 def named_task(path, task):
@@ -196,6 +202,12 @@ def named_task(path, task):
         raise ImportFailure(path, None, "--task", f"expected a DialogBench task name such as 'Emotion Detection' or "
                                                   f"'Dialogue NLI', got {task!r}")
     return slug
+
+
+def published_name(record, stem, named_as=None):
+    """The name the data gives the record's task: its `task` field, else the name the person gave, else the file's."""
+    name = record.get("task")
+    return name if isinstance(name, str) else named_as or stem
 
 
 def published_task(path, where, record, stem, named=None):

@@ -14,7 +14,7 @@ Items of the same tasks as the `dialogbench` format, the analysis kept in meta.
 from pathlib import Path
 
 from .base import ImportFailure, ItemRecord, json_records, language_of_text, parse_speaker_lines, record_id, require
-from .dialogbench import named_task, published_benchmark, published_options, published_task
+from .dialogbench import named_task, published_benchmark, published_name, published_options, published_task
 
 # The upload page's table of formats (`code` in backticks).
 FORMAT_SHAPE = ("DialogBench as its paper's generation prompts print an item (a JSON array or JSON lines): `speaker1 "
@@ -60,6 +60,7 @@ def parse_published(path, shape, source, read, task=None):
     path = Path(path)
     items, tasks_seen = [], {}
     named = named_task(path, task) if task else None
+    named_as = task
     for where, record in json_records(path, shape):
         task = published_task(path, where, record, path.stem, named)
         turns, option_key, own_fields, own_meta = read(path, where, record)
@@ -67,7 +68,7 @@ def parse_published(path, shape, source, read, task=None):
         fields = {"options": options, **own_fields,
                   **{extra: record[extra] for extra in EXTRAS if record.get(extra) not in (None, "")}}
         meta = {"domain": require(path, where, record, "domain", str, optional=True, default=""), **own_meta}
-        tasks_seen.setdefault(task, None)
+        tasks_seen.setdefault(task, set()).add(published_name(record, path.stem, named_as))
         items.append(ItemRecord(task, record_id(path, where, record), turns, fields, meta, {"answer": label}, where))
     return published_benchmark(path, tasks_seen, items, source)
 

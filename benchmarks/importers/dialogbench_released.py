@@ -6,13 +6,15 @@ and src/baseEval.py): one JSON-lines file per task, named by the task ("Emotion_
  optional: "id", "domain", "task", "dialogue", task extras}
 
 A JSON array of the same objects is read too. The two prompts are kept as the item's fields
-`prompt_SFT` and `prompt_pretrain`: the `dialogbench` prompt preset asks the model exactly them.
+`prompt_SFT` and `prompt_pretrain`: the `dialogbench` prompt preset asks the model exactly them; they are
+written for models and no person is shown them (benchmarks.models.MODEL_FIELDS).
 The dialogue shown to people is the record's `dialogue` when it has one, else the text the
 pretrain prompt holds after 【Dialogue content】 (【对话内容】), else the SFT prompt's text before its
 instruction ("Based on the content of the above dialogue" / "基于以上对话内容").
 """
 import re
 
+from ..models import MODEL_FIELDS
 from .base import ImportFailure, language_of_text, require
 from .dialogbench_paper import paper_turns, parse_published
 
@@ -22,10 +24,18 @@ FORMAT_SHAPE = ('DialogBench as its released code reads it (kwai/DialogBench): o
          '(`Emotion_Classification.json`, ...), a `task` field, or the task named on this page.')
 
 SHAPE = 'a DialogBench record of its released code ("prompt_pretrain", "prompt_SFT", "choices", "label")'
-PROMPTS = ("prompt_SFT", "prompt_pretrain")
+PROMPTS = MODEL_FIELDS  # kept for the model runs, never shown to people (benchmarks.models.shown_fields)
 CONTENT = re.compile(r"【(?:Dialogue content|对话内容)】(.*?)【", re.S)
 SFT_INSTRUCTION = re.compile(r"Based on the content of the above dialogue|基于以上对话内容")
 SPEAKER_LINE = re.compile(r"^\s*([^:：\n]{1,40}?)\s*[:：]\s*(.*)$")
+# The parts of a prompt (config/prompt.json) that hold the item's own content, by the field they fill; people are
+# shown them as those fields, since they are never shown the prompts. A part is the text after its 【heading】 up
+# to the next heading (the headings at the end, 【Answer】, 【Reply】 with nothing after it, are for the model's
+# answer).
+PROMPT_PARTS = {"test_question": ("Question", "提问"), "knowledge": ("Knowledge", "知识"),
+                "persona": ("Persona", "人物性格"), "hypothesis": ("Hypothesis", "假设"), "response": ("Reply", "回复")}
+PART = re.compile(r"【({})】([^【]*)(?=【)".format("|".join(name for names in PROMPT_PARTS.values() for name in names)))
+FIELD_OF_PART = {name: field for field, names in PROMPT_PARTS.items() for name in names}
 
 
 def dialogue_text(record):
@@ -36,6 +46,18 @@ def dialogue_text(record):
     if match := SFT_INSTRUCTION.search(sft):
         return sft[: match.start()]
     return None
+
+
+def prompt_parts(record):
+    """{field: text} of the content parts the record's prompts hold (pretrain first, then SFT), fields the record
+    does not give itself."""
+    parts = {}
+    for key in ("prompt_pretrain", "prompt_SFT"):
+        for heading, text in PART.findall(record.get(key) or ""):
+            field = FIELD_OF_PART[heading]
+            if text.strip() and record.get(field) in (None, ""):
+                parts.setdefault(field, text.strip())
+    return parts
 
 
 def text_turns(text):
@@ -66,7 +88,7 @@ def read_released_record(path, where, record):
         if not turns:
             raise ImportFailure(path, where, "prompt_pretrain", "expected the dialogue after 【Dialogue content】 "
                                 "(【对话内容】), or in prompt_SFT before its instruction, or a 'dialogue' field")
-    fields = {key: value for key, value in prompts.items() if value}
+    fields = {**{key: value for key, value in prompts.items() if value}, **prompt_parts(record)}
     return turns, "choices", fields, {"language": language_of_text(next(iter(fields.values())))}
 
 

@@ -77,9 +77,10 @@ def defaults(mode, language, preset) -> dict:
         resolved["dialogue_format"] = "json"
         resolved["instruction"] = diqad.VERIFICATION_INSTRUCTION
     if preset == huynh.PRESET:
-        # Huynh et al.: 3 examples chosen at random, the choice repeated over seeds (one variant each); the
-        # task line is the appendix's, written per quality.
-        resolved["fewshot"] = {"strategy": "random", "k": huynh.K, "fixed_ids": []}
+        # Huynh et al.: examples chosen at random (3 for FED's ratings, 4 for the DSTC10 yes/no runs), the choice
+        # repeated over seeds (one variant each); the task line is the appendix's, written per quality.
+        k = huynh.K_YES_NO if mode == Mode.YES_NO else huynh.K
+        resolved["fewshot"] = {"strategy": "random", "k": k, "fixed_ids": []}
         resolved["seeds"] = list(huynh.SEEDS)
         resolved["instruction"] = ""
     return resolved

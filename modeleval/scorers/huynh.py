@@ -34,7 +34,10 @@ from dataclasses import dataclass
 from itertools import islice
 
 PRESET = "huynh"
+# Examples per prompt, as the paper ran each mode: 3 for FED's ratings (Tables 1-2, appendix B), 4 for the DSTC10
+# yes/no runs (Table 5 and appendix F: 4, 8 and 12 examples; Table 6: 4). Three is no DSTC10 configuration.
 K = 3
+K_YES_NO = 4
 SEEDS = (0, 1, 2)
 
 # Appendix B (Table 8): FED.

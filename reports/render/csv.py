@@ -7,7 +7,8 @@ import numbers
 from benchmarks.spreadsheet import safe_cell
 
 from ..build import public
-from .anchored import csv_lines
+from .anchored import _reasoned, csv_lines
+from .sequential import sequential_csv_lines
 
 COLUMNS = ["section", "task", "question", "model", "subset", "metric", "value", "undefined_reason", "rule", "flag"]
 # Keys that identify a row rather than measure something.
@@ -17,7 +18,7 @@ IDENTIFIERS = {"task", "question", "quality", "model", "run_id", "campaign_id", 
                "gap_interval", "pooled_gap_interval", "ceiling_rule", "judge", "estimand", "scoring", "annotator_kind",
                "rule_text", "test", "gold_small_sample", "gold_correlation_of"}
 # Text figures written as they are (which overall interval leads, and why).
-TEXT_FIGURES = ("interval_lead", "interval_lead_why")
+TEXT_FIGURES = ("interval_lead", "interval_lead_why", "verdict", "reaches", "next_labels", "betting_verdict", "lead")
 SUBSET_KEYS = ("rater_group", "campaign", "batch", "round", "annotator", "dimension", "domain", "source", "position",
                "judge", "estimand")
 def _is_value(value):
@@ -136,6 +137,7 @@ def rows(report):
                        "value": point["share"],
                        "undefined_reason": "" if point["share"] is not None else "no judgements"}
     yield from csv_lines(report, _lines)
+    yield from sequential_csv_lines(report, _lines, _reasoned)
     for study in (report.get("paper") or {}).get("studies", []):
         for table in study["tables"]:
             section = f"paper.{study['study']}.table{table['table']}"

@@ -6,6 +6,7 @@ from ..build import public
 from ..readable import how_to_read
 from .anchored import anchored_tables, width_plot
 from .plots import all_plots
+from .sequential import sequential_table
 from .tables import all_tables, campaign_names, in_language
 
 
@@ -13,7 +14,8 @@ def render_html(report):
     """A standalone page: tables, provenance and the plots inlined as SVG, in the active language (reports.render)."""
     data = public(report)
     widths = width_plot(report)
-    tables = [in_language(t) for t in all_tables(data) + [t for t in anchored_tables(data) if t is not None]]
+    tables = [in_language(t) for t in all_tables(data)
+              + [t for t in (*anchored_tables(data), sequential_table(data)) if t is not None]]
     generated = parse_datetime(data["generated_at"])
     return render_to_string("reports/report.html", {
         "report": data, "campaign_name": campaign_names(data).get(data["scope"]["campaign_id"]),

@@ -22,6 +22,8 @@ from ..rows import Rows
 SCALE = {"percent": 100, "spearman": 1, "tokens": 1}
 PACKAGED_NOTE = "the packaged model (SmolLM2-135M-Instruct): no paper ran it, ours alone"
 NO_ROW_NOTE = "no row of this table names this model: ours alone"
+CONFIG_NOTE = ("the paper's rows of this model chose their examples otherwise (config): a figure is laid beside "
+               "only one made the same way, so ours stands alone")
 DIQAD_PRESET = "diqad"
 
 
@@ -69,7 +71,11 @@ def lay_beside(study, number, ours, note="", overrides=None):
     for ours_row in ours:
         row = pick(table["rows"], ours_row, overrides.get(ours_row["label"]))
         if row is None:
-            alone.append({**ours_row, "note": PACKAGED_NOTE if ours_row["packaged"] else NO_ROW_NOTE})
+            other_config = ours_row.get("same_config_only") and pick(
+                table["rows"], {**ours_row, "config": None, "same_config_only": False},
+                overrides.get(ours_row["label"])) is not None
+            note = PACKAGED_NOTE if ours_row["packaged"] else CONFIG_NOTE if other_config else NO_ROW_NOTE
+            alone.append({**ours_row, "note": note})
             continue
         used.add(id(row))
         paper = {c: figure(row["values"].get(c)) for c in columns}
@@ -87,12 +93,12 @@ def lay_beside(study, number, ours, note="", overrides=None):
 
 def pick(paper_rows, ours_row, named=None):
     """The paper row of our row's model: the one `named`, else the first whose names match, one of our row's
-    `config` (how examples were chosen) first; of our row's kind (pre-trained or instruction-tuned, human) and
-    domain where both say."""
-    if ours_row.get("config"):
-        same = [row for row in paper_rows if row.get("config") == ours_row["config"]]
-        found = pick(same, {**ours_row, "config": None}, named)
-        if found is not None:
+    `config` (how examples were chosen) first, and only such a row when our row is `same_config_only`; of our
+    row's kind (pre-trained or instruction-tuned, human) and domain where both say."""
+    if ours_row.get("config") or ours_row.get("same_config_only"):
+        same = [row for row in paper_rows if row.get("config") == ours_row.get("config")]
+        found = pick(same, {**ours_row, "config": None, "same_config_only": False}, named)
+        if found is not None or ours_row.get("same_config_only"):
             return found
     for row in paper_rows:
         if ours_row.get("kind") and row.get("kind") and ours_row["kind"] != row["kind"]:
@@ -235,9 +241,24 @@ def diqad_tables(rows: Rows, report):
 # --- Huynh et al.: Tables 1-4 (FED qualities) and 6 (overall, yes/no) ------------------------------------------
 
 QUALITY_NAMES = {"semapprop": "semanticallyappropriate", "topicdepth": "depth"}
-# Our few-shot strategies by the paper's names for how its examples were chosen (Tables 1 and 2).
+# Our few-shot strategies by the paper's names for how its examples were chosen (Tables 1-4: three examples).
 EXAMPLE_CONFIGS = {"random": "random", "fixed": "manual", "bm25_both": "BM25C+R", "bm25_context": "BM25C"}
+# Table 6: overall quality, yes/no, 4 examples by BM25 on the context, or none.
+TABLE_6_CONFIGS = {("bm25_context", 4): "4 examples chosen by BM25 on the context", ("none", 0): "zero-shot"}
 FED_TASKS = {"turn": "fed-turn", "dialog": "fed-dialog"}
+
+
+def huynh_config(fewshot, level):
+    """The paper's name for how a run chose its examples, in the table of `level` (None: Table 6), or a name of
+    ours that no row carries: a run is laid beside a paper row only when both chose their examples alike."""
+    strategy, k = fewshot.get("strategy", "none"), int(fewshot.get("k", 0) or 0)
+    if strategy == "none" or k == 0:
+        strategy, k = "none", 0
+    if level is None:
+        return TABLE_6_CONFIGS.get((strategy, k), f"{k} examples, {strategy}")
+    if strategy in EXAMPLE_CONFIGS and k == huynh.K:
+        return EXAMPLE_CONFIGS[strategy]
+    return "zero-shot" if k == 0 else f"{k} examples, {strategy}"
 
 
 def huynh_tables(rows: Rows, report):
@@ -275,7 +296,7 @@ def huynh_tables(rows: Rows, report):
             values.update({c: None for c in table["columns"] if c not in values})
             fewshot = (run["settings"] or {}).get("fewshot") or {}
             ours.append(our_row(f"{name} [{mode}, {strategy}]", names=run_names(run), values=values,
-                                packaged=is_packaged(run), config=EXAMPLE_CONFIGS.get(strategy),
+                                packaged=is_packaged(run), config=huynh_config(fewshot, level), same_config_only=True,
                                 run_ids=[m["run_id"] for m in pick_of.values() if m],
                                 undefined={c: "no run rated this quality here" for c, v in values.items() if v is None},
                                 sd={c: m.get("spearman_std") for c, m in pick_of.items() if m},
@@ -283,8 +304,8 @@ def huynh_tables(rows: Rows, report):
                                             f"{strategy} {fewshot.get('k', 0)}"))
         if ours:
             tables.append(lay_beside("huynh", table["table"], ours, "the paper's examples are named per row "
-                                     "(config); a row of ours is laid beside the paper's row of the same way of "
-                                     "choosing examples where the paper has one"))
+                                     "(config); a row of ours is laid beside a paper row only when both chose their "
+                                     "examples the same way (random, BM25, manual or none, and as many)"))
     return tables
 
 

@@ -2,7 +2,10 @@
 drawn item's inclusion probability is kept on its batch item and its leases, and the report weights by it."""
 import json
 
+import numpy as np
 import pytest
+from django.contrib.messages import get_messages
+from django.urls import reverse
 
 from annotation import actions
 from annotation.models import Assignment, BatchItem, Event
@@ -58,8 +61,14 @@ def test_the_draw_follows_the_judges_uncertainty_and_keeps_each_probability(staf
     assert sum(b.items.count() for b in batches) == len(stored)
     assert pi.sum() == pytest.approx(20) and pi[-1] > pi[0] > 0  # the unsure items are likelier, none impossible
     event = Event.objects.filter(campaign=campaign, kind="batch_created").first()
-    assert event.figures["active"] == {"judge_run": run.pk, "budget": 20, "uniform_share": 0.2,
-                                       "drawn": len(stored)}
+    left = {i: p for i, p in zip(ids, pi, strict=True) if i not in drawn}
+    assert event.figures["active"] == {
+        "judge_run": run.pk, "budget": 20, "uniform_share": 0.2, "drawn": len(stored), "candidates": 60,
+        "left_out": 60 - len(stored),
+        "probability_drawn": {"min": round(min(drawn.values()), 4), "max": round(max(drawn.values()), 4),
+                              "median": round(float(np.median(list(drawn.values()))), 4)},
+        "probability_left_out": {"min": round(min(left.values()), 4), "max": round(max(left.values()), 4),
+                                 "median": round(float(np.median(list(left.values()))), 4)}}
     with pytest.raises(ActionError) as again:
         actions.cut_batches(campaign, actor=staff)
     assert again.value.code == Code.NOTHING_TO_CUT and "active selection" in again.value.detail
@@ -96,3 +105,21 @@ def test_every_item_mode_is_unchanged(staff, people, sixty):
     actions.cut_batches(campaign, actor=staff)
     assert BatchItem.objects.filter(campaign=campaign).count() == 60
     assert not BatchItem.objects.filter(campaign=campaign, inclusion_probability__isnull=False).exists()
+
+
+def test_the_cut_says_what_it_drew_and_left_out_with_the_probabilities(staff, people, sixty, client):
+    """The manager's cut names the items drawn and those left out, and the campaign page lists each drawn item's
+    inclusion probability (before, the message said only how many batches and items were cut)."""
+    run = judge(sixty)
+    campaign = active(staff, people, sixty, run)
+    client.force_login(staff)
+    response = client.post(reverse("manage-cut", args=[campaign.pk]), follow=True)
+    message = " ".join(str(m) for m in get_messages(response.wsgi_request)) or response.content.decode()
+    drawn = dict(BatchItem.objects.filter(campaign=campaign).values_list("item__external_id", "inclusion_probability"))
+    assert f"Active selection drew {len(drawn)} of 60 items and left {60 - len(drawn)} out" in message
+    assert f"{min(drawn.values()):.3f} to {max(drawn.values()):.3f}" in message  # the drawn items' probabilities
+    assert "of those left out:" in message and "20 expected" in message and "judge run" in message
+    page = client.get(reverse("manage-campaign", args=[campaign.pk])).content.decode()
+    assert 'id="active-draw-items"' in page
+    for external_id, p in drawn.items():
+        assert f'<th scope="row">{external_id}</th>' in page and f"{p:.4f}" in page

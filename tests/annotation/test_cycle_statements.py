@@ -1,5 +1,5 @@
 """The annotator cycle's SQL budget: one `next` and one `submit` through the API, counted statement by
-statement with Django's query capture. The budgets are stated here and in README.md (API section);
+statement with Django's query capture. The budgets are stated here and in docs/api.md;
 perf/annotator_load.py measures what they cost in time."""
 import pytest
 from django.db import connection

@@ -65,7 +65,17 @@ def test_task_with_bad_form_is_refused_by_the_api(demo_items):
 
 @pytest.mark.django_db
 def test_openapi_schema_lists_the_endpoints(client):
+    client.force_login(User.objects.create_user("reader"))
     response = client.get("/api/schema/", HTTP_ACCEPT="application/json")
     assert response.status_code == 200
     paths = response.json()["paths"]
     assert {"/api/v1/benchmarks/", "/api/v1/tasks/", "/api/v1/items/"} <= set(paths)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("url", ["/api/schema/", "/api/docs/", "/api/redoc/", "/api/docs/?script="])
+def test_the_schema_and_its_docs_are_for_signed_in_people(client, url):
+    refused = client.get(url)
+    assert refused.status_code in (401, 403) and "/api/v1/items/" not in refused.content.decode(), url
+    client.force_login(User.objects.create_user("reader"))
+    assert client.get(url).status_code == 200, url

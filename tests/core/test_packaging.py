@@ -23,7 +23,7 @@ RUNTIME = PROJECT["project"]["dependencies"]
 TEST_TOOLS = PROJECT["project"]["optional-dependencies"]["test"]
 APPS = tuple(name.rstrip("*") for name in PROJECT["tool"]["setuptools"]["packages"]["find"]["include"])
 PLATFORM_LOCK, TEST_LOCK = ROOT / "requirements.txt", ROOT / "requirements-test.txt"
-# Installed before the lock, the CPU or the CUDA build (bin/setup, README "GPU workers"); what it pulls in
+# Installed before the lock, the CPU or the CUDA build (bin/setup, docs/deployment.md "GPU workers"); what it pulls in
 # differs between the two, so the locks may pin its requirements but need not.
 TORCH = "torch"
 # llama.cpp's server, for the API backend's tests: bin/setup-test installs it from its wheel cache with
@@ -84,7 +84,7 @@ def test_every_dependency_is_pinned_in_the_locks_within_its_range():
     for text, lock in [(text, platform) for text in RUNTIME] + [(text, platform | test) for text in TEST_TOOLS]:
         requirement = Requirement(text)
         name = canonicalize_name(requirement.name)
-        if name == TORCH:  # installed before the lock, CPU or CUDA build (bin/setup, README)
+        if name == TORCH:  # installed before the lock, CPU or CUDA build (bin/setup, docs/deployment.md)
             assert requirement.specifier.contains("2.13.0"), text
             continue
         assert name in lock, f"{text} is not pinned in {'requirements.txt' if lock is platform else 'either lock'}"

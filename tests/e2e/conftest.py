@@ -119,6 +119,12 @@ def shot(page, name, title, key_selector):
     return paths
 
 
+def keep_shot(page, folder, name):
+    """A full-page screenshot kept for reading, in `folder` where that folder exists."""
+    if Path(folder).is_dir():
+        page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=True)
+
+
 def make_user(username, researcher=False):
     user = User.objects.create_user(username, password=PASSWORD)
     if researcher:

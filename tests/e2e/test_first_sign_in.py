@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from annotation.models import OneTimePassword
 from tests.annotation.conftest import diqad, make_campaign  # noqa: F401 (fixture)
 
-from .conftest import PASSWORD, expect, first_sign_in, shot, sign_in
+from .conftest import PASSWORD, expect, first_sign_in, keep_shot, shot, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -19,9 +19,7 @@ LOOK = Path("/work/shots/accounts")
 
 
 def look(page, name):
-    """A full-page screenshot kept for reading (where that folder exists)."""
-    if LOOK.is_dir():
-        page.screenshot(path=str(LOOK / f"{name}.png"), full_page=True)
+    keep_shot(page, LOOK, name)
 
 
 def test_first_sign_in_forces_a_new_password_then_home(page, second_page, diqad):  # noqa: F811

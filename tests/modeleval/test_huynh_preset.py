@@ -186,7 +186,7 @@ def test_yes_no_prompts_in_table_9s_layout(fed_rated):
         lines = built.text.split("\n")
         assert lines[:3] == ["Instruction: Given a conversation and a response, choose if the response is a good "
                              "response to the context", "Example", "Background info: none"]
-        assert len(built.example_ids) == 3 and built.text.count("\n\nBackground info: none\nConversation:\n") == 3
+        assert len(built.example_ids) == 4 and built.text.count("\n\nBackground info: none\nConversation:\n") == 4
         assert [line for line in lines if line.startswith("Answer:")][:3] != [] and lines[-1] == "Answer:"
         assert all(line in ("Answer: Yes", "Answer: No") for line in lines if line.startswith("Answer: "))
         assert lines[-3:-1] == [f"Response : {item.fields['response']['text']}",
@@ -245,3 +245,14 @@ def test_preset_run_scores_one_variant_per_seed(packaged, fed_rated):
     rows = list(Prediction.objects.filter(run=run).order_by("variant"))
     assert [r.variant for r in rows] == ["seed-0", "seed-1", "seed-2"]
     assert all(0 <= r.rating <= 1 and r.answer in ("yes", "no") and r.prompt.endswith("\nAnswer:") for r in rows)
+
+
+def test_each_mode_publishes_a_number_of_examples_the_paper_ran(paper):
+    """FED's ratings with 3 examples (Table 8's prompt shows three); the DSTC10 yes/no runs with 4, 8 or 12 (Table 5,
+    appendix F; Table 6 with 4): a yes/no run of the preset never asks with a number of examples the paper never
+    used."""
+    text = paper("huynh2023.txt")
+    assert "over 4, 8, and 12 examples in Table 5" in text and "using 4 in-context examples" in text
+    assert studies.STUDIES[huynh.PRESET].published["yes_no"]["fewshot"]["k"] in (4, 8, 12)
+    assert studies.STUDIES[huynh.PRESET].published["rating"]["fewshot"]["k"] == 3
+    assert rating_family.defaults("yes_no", "en", huynh.PRESET)["fewshot"]["k"] == huynh.K_YES_NO == 4

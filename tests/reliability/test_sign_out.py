@@ -51,3 +51,15 @@ def test_signing_out_unticked_keeps_the_token(person):
     site.force_login(person)
     assert site.post("/accounts/logout/").status_code == 302
     assert works(token)
+
+
+@pytest.mark.django_db
+def test_the_admin_s_sign_out_ends_the_token_too():
+    User.objects.create_user("boss", password=PASSWORD, is_staff=True)
+    token = token_for("boss")
+    admin = Client()
+    admin.force_login(User.objects.get(username="boss"))
+    assert admin.get("/admin/").status_code == 200 and works(token)
+    assert admin.post("/admin/logout/").status_code in (200, 302)
+    assert not works(token)
+    assert admin.get("/admin/").status_code == 302  # signed out of the admin too

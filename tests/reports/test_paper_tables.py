@@ -15,6 +15,7 @@ from modeleval.models import ModelSpec
 from reports.contract import ReportOptions
 from reports.paper_tables import STUDIES, figure, matches, study_tables
 from reports.render import render
+from reports.sections import paper as paper_section
 from reports.sections.paper import PACKAGED_NOTE
 from reports.service import make_report
 from tests.conftest import DEMO_DATA, SHARED_DATA
@@ -221,26 +222,62 @@ def test_botchat_tables_beside_the_released_dialogues_judged_here(db, tmp_path, 
 
 
 def test_huynh_tables_beside_a_models_runs_of_its_preset(db, fed_path):
-    """FED turn level, a BLOOM-7B1 run per quality with random examples: beside the paper's Table 3 row of BLOOM 7B
-    (manually chosen examples, the only BLOOM row), our Spearman per quality and the difference."""
+    """FED turn level, a BLOOM-7B1 run per quality with manually fixed examples: beside the paper's Table 3 row of
+    BLOOM 7B (manually chosen examples), our Spearman per quality and the difference. The same model's runs with
+    random examples stand alone: the paper has no BLOOM row of random examples, and a figure is never laid beside
+    one made with examples chosen otherwise."""
     from annotation.importers import import_ratings
 
     import_items(fed_path, "fed", "fed")
     import_ratings(fed_path, "fed", "fed")
     turn = Task.objects.get(benchmark__slug="fed", slug="fed-turn")
     items = list(Item.objects.filter(task=turn).order_by("pk"))
-    fewshot = {"strategy": "random", "k": 3, "fixed_ids": []}
-    for key in ("interesting", "fluent"):
-        model_run(turn.benchmark, [turn], "bloom-7b1", {i.pk: {"rating": float(n % 3), "answer": str(n % 3)}
-                                                       for n, i in enumerate(items)},
-                  mode="rating", settings={"preset": "huynh", "quality": key, "fewshot": fewshot})
+    for name, fewshot in (("bloom-7b1", {"strategy": "fixed", "k": 3, "fixed_ids": [items[0].pk]}),
+                          ("bloom-7b1-random", {"strategy": "random", "k": 3, "fixed_ids": []})):
+        for key in ("interesting", "fluent"):
+            model_run(turn.benchmark, [turn], name, {i.pk: {"rating": float(n % 3), "answer": str(n % 3)}
+                                                     for n, i in enumerate(items)},
+                      mode="rating", settings={"preset": "huynh", "quality": key, "fewshot": fewshot})
     report = make_report("fed", options=OPTIONS)
     [study] = report["paper"]["studies"]
     tables = {t["table"]: t for t in study["tables"]}
-    assert set(tables) == {"3"}  # Tables 1 and 2 hold TNLGv2 only; 4 is dialog level; 6 is yes/no
+    # Tables 1 and 2 hold TNLGv2 only; 4 is dialog level; 6 is yes/no. A model alone is shown once, in the first
+    # table of its columns (1).
+    assert set(tables) == {"1", "3"} and tables["1"]["beside"] == []
     [row] = tables["3"]["beside"]
-    assert (row["paper_model"], row["config"], row["label"]) == ("BLOOM 7B", "manual", "bloom-7b1 [rating, random]")
-    ours = {m["quality"]: m["spearman"] for m in report["ratings"]["models"] if m["task"] == "fed-turn"}
+    assert (row["paper_model"], row["config"], row["label"]) == ("BLOOM 7B", "manual", "bloom-7b1 [rating, fixed]")
+    ours = {m["quality"]: m["spearman"] for m in report["ratings"]["models"] if m["run_id"] in row["run_ids"]}
     assert row["values"]["Interesting"] == ours["interesting"] and row["paper"]["Interesting"] == 0.291
     assert row["difference"]["Fluent"] == pytest.approx(ours["fluent"] - row["paper"]["Fluent"], abs=1e-6)
     assert row["values"]["Engaging"] is None and row["undefined"]["Engaging"] == "no run rated this quality here"
+    [alone] = tables["1"]["ours_alone"]
+    assert alone["label"] == "bloom-7b1-random [rating, random]" and alone["config"] == "random"
+    assert alone["note"] == paper_section.NO_ROW_NOTE  # Table 1 names no BLOOM; Table 3 only its manual row
+
+
+@pytest.mark.parametrize("fewshot, config", [
+    ({"strategy": "none", "k": 0}, "zero-shot"),
+    ({"strategy": "bm25_context", "k": 4}, "4 examples chosen by BM25 on the context"),
+    ({"strategy": "random", "k": 4}, None),
+])
+def test_a_yes_no_run_meets_only_the_table_6_row_of_its_own_examples(db, fed_path, fewshot, config):
+    """Table 6 prints Flan-T5-3B twice, zero-shot and with 4 BM25-on-context examples: a run is laid beside the row
+    of its own examples, and a run of random examples beside neither."""
+    from annotation.importers import import_ratings
+
+    import_items(fed_path, "fed", "fed")
+    import_ratings(fed_path, "fed", "fed")
+    for slug in ("fed-turn", "fed-dialog"):
+        task = Task.objects.get(benchmark__slug="fed", slug=slug)
+        items = list(Item.objects.filter(task=task).order_by("pk"))
+        model_run(task.benchmark, [task], "flan-t5-3b", {i.pk: {"rating": (n % 7) / 7, "answer": "yes"}
+                                                         for n, i in enumerate(items)},
+                  mode="yes_no", settings={"preset": "huynh", "quality": "overall", "fewshot": fewshot})
+    report = make_report("fed", options=OPTIONS)
+    [study] = report["paper"]["studies"]
+    [table] = [t for t in study["tables"] if t["table"] == "6"]
+    if config is None:
+        assert table["beside"] == [] and table["ours_alone"][0]["note"] == paper_section.CONFIG_NOTE
+    else:
+        [row] = table["beside"]
+        assert (row["paper_model"], row["config"]) == ("Flan-T5-3B", config)

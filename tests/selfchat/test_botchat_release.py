@@ -126,3 +126,21 @@ def test_botchats_own_file_when_it_is_here(db, mutual_path):
     assert len(runs) == 14 and all(r.items_total == 547 for r in runs)
     benchmark = arena.make_pairs(runs=runs[:2], seed=0, benchmark_slug="released-222")
     assert len({i.meta["seed_id"] for i in Item.objects.filter(task__benchmark=benchmark)}) <= 222
+
+
+@pytest.mark.parametrize("column", ["<script>alert(1)</script>", "../../etc", "a/b", ".hidden"])
+def test_a_column_name_that_is_not_a_model_name_is_refused_with_nothing_written(real_dialogues, tmp_path, column):
+    path = write_release(tmp_path / "MuTualTest-convs.tsv", {"GPT-4": GENERATED["GPT-4"], column: GENERATED["GPT-4"]})
+    with pytest.raises(ImportFailure) as refused:
+        botchat_release.import_released(path, seeds_benchmark=real_dialogues)
+    assert "line 1" in str(refused.value) and "model column names" in str(refused.value)
+    assert not ModelSpec.objects.exists() and not EvalRun.objects.exists()
+
+
+def test_a_missing_file_is_a_clear_error(real_dialogues, tmp_path):
+    from django.core.management import CommandError, call_command
+
+    missing = tmp_path / "nowhere.tsv"
+    with pytest.raises(CommandError) as refused:
+        call_command("import_botchat_dialogues", str(missing), "--seeds-benchmark", real_dialogues)
+    assert str(missing) in str(refused.value) and "no such file" in str(refused.value)

@@ -2,6 +2,7 @@
 // and per question from the report (which computes agreement and its band).
 import { api, el, fmt, pct, say } from "./api.js";
 import { showFlags } from "./flags.js";
+import { showSequences } from "./sequence.js";
 
 const root = document.getElementById("dashboard");
 const { campaign, benchmark } = root.dataset;
@@ -18,7 +19,8 @@ async function progress() {
   $("totals").replaceChildren(el("progress", { max: total || 1, value: done, "aria-label": "Campaign progress" }),
     ` ${done} of ${total} items done · ${rows.length} batches · re-annotation rate ${pct(rows.length ? again / rows.length : null)} (${again} batches sent back at least once)`);
   $("batches").replaceChildren(...rows.map((b) => el("tr", {},
-    el("td", {}, el("a", { href: `/batches/${b.id}/review/` }, `Batch ${b.number}`)), ...cells(b.state.replace("_", " "), b.round),
+    el("td", {}, root.dataset.batchLinks ? el("a", { href: `/batches/${b.id}/review/` }, `Batch ${b.number}`) : `Batch ${b.number}`),
+    ...cells(b.state.replace("_", " "), b.round),
     el("td", {}, el("progress", { max: b.progress.total || 1, value: b.progress.done, "aria-label": `Batch ${b.number}` }), ` ${b.progress.done}/${b.progress.total}`),
     ...cells(b.progress.disagreements, b.progress.excluded))));
 }
@@ -27,6 +29,8 @@ async function progress() {
 // (reports.access.status_of); the tables say so and fill in when it is ready.
 const REPORT_RETRY_MS = 2000;
 const FAILED_RETRY_MS = 10000;
+const LIVE_REFRESH_MS = 30000;
+let live;
 
 function reportNote(text) {
   $("annotators").replaceChildren(el("tr", {}, el("td", { colspan: 6, class: "muted report-pending" }, text)));
@@ -39,6 +43,11 @@ function pending(s) {
   return `The report's figures are being computed (${step}); they fill in here when ready.`;
 }
 
+// The researcher's margin for "equivalent" (a report option): a changed one asks for the report under it.
+const margin = $("margin");
+const marginQuery = () => (margin && margin.checkValidity() && margin.value !== "" ? `&equivalence_margin=${encodeURIComponent(margin.value)}` : "");
+margin?.addEventListener("change", () => { if (margin.checkValidity()) fromReport(); });
+
 async function fromReport() {
   if (!root.dataset.report) {
     $("annotators").replaceChildren(el("tr", {}, el("td", { colspan: 6 }, "Figures per annotator come with the report (researchers and staff).")));
@@ -46,7 +55,7 @@ async function fromReport() {
   }
   let report;
   try {
-    report = await api(`/api/v1/reports/?benchmark=${encodeURIComponent(benchmark)}&campaign=${campaign}&format=json`);
+    report = await api(`/api/v1/reports/?benchmark=${encodeURIComponent(benchmark)}&campaign=${campaign}&format=json${marginQuery()}`);
   } catch (error) {
     reportNote(`${error.body?.detail || "Could not load the figures."} Trying again shortly.`);
     setTimeout(fromReport, FAILED_RETRY_MS);
@@ -58,6 +67,10 @@ async function fromReport() {
     return;
   }
   const mine = (rows) => rows.filter((r) => String(r.campaign_id) === campaign);
+  showSequences(report, campaign, $("sequences"), $("sequence-plots"));
+  // Live: labels keep arriving, and the stored report is recomputed when they do; look again in a while.
+  clearTimeout(live);
+  live = setTimeout(fromReport, LIVE_REFRESH_MS);
   $("annotators").replaceChildren(...mine(report.annotators).map((a) => el("tr", {},
     ...cells(a.annotator, a.n_annotations, a.median_reading_seconds === null ? null : `${fmt(a.median_reading_seconds, 1)} s`,
       pct(a.accuracy_vs_qc), pct(a.peer_agreement), a.rejected_rounds))));

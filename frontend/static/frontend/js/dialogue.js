@@ -45,7 +45,7 @@ function fieldValue(value) {
 // The names of the fields and metadata the importers give items, in the person's language; any other name shows
 // as it is named in the data.
 const FIELD_NAMES = {
-  options: gettext("Options"), question: gettext("Question"), option_description: gettext("Option descriptions"),
+  options: gettext("Options"), question: gettext("Question"), test_question: gettext("Question"), option_description: gettext("Option descriptions"),
   target_speaker: gettext("Target speaker"), next_speaker: gettext("Next speaker"), domain: gettext("Domain"),
   context: gettext("Context"), response: gettext("Response"), persona: gettext("Persona"), knowledge: gettext("Knowledge"),
   task: gettext("Task"), model_a: gettext("Model A"), model_b: gettext("Model B"),

@@ -81,7 +81,8 @@ export function buildForm(form, item, dialogueLength) {
   ordered.forEach((spec, n) => {
     const required = spec.required !== false;
     const id = `q-${spec.key}`;
-    const legend = el("legend", { id: `${id}-label` }, `${n + 1}. ${spec.label || spec.key}`,
+    // Numbered among the questions shown (answers() renumbers them): DiQAD's reason is 3 whichever score asks it.
+    const legend = el("legend", { id: `${id}-label` }, el("span", { class: "q-number" }, `${n + 1}. `), spec.label || spec.key,
       required ? el("span", { class: "req" }, TEXT.required) : null);
     const box = el("fieldset", { class: "question", dataset: { key: spec.key } }, legend);
     const error = el("p", { class: "field-error", id: `${id}-error`, hidden: true });
@@ -156,11 +157,13 @@ export function buildForm(form, item, dialogueLength) {
   // Conditional questions: shown (and sent) only while their condition holds; the server checks again.
   function answers() {
     const result = {};
+    let number = 0;
     for (const q of questions) {
       const cond = q.spec.shown_if;
       const shown = !cond || cond.in.some((v) => v === result[cond.key]);
       q.box.hidden = !shown;
       if (!shown) continue;
+      q.box.querySelector(".q-number").textContent = `${++number}. `;
       const value = answerOf(q);
       if (value !== undefined) result[q.spec.key] = value;
     }
