@@ -142,7 +142,7 @@ def store_position_ratings(path, benchmark, rows, missing, *, format_name, sourc
                 for i, item in enumerate(new_items, start=1)])
             batch_items.update({bi.item_id: bi for bi in created})
             actions.record_event(campaign, EventKind.BATCH_STARTED, batch=batch, to_state=BatchState.ANNOTATING,
-                                 reason="ratings imported", figures={"items": len(created)})
+                                 reason=actions.RATINGS_IMPORTED, figures={"items": len(created)})
         earlier = Annotation.objects.filter(campaign=campaign, round=1)
         existing = {(bi_id, rater_id): answers
                     for bi_id, rater_id, answers in earlier.values_list("batch_item_id", "annotator_id", "answers")}

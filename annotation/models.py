@@ -12,6 +12,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from benchmarks.models import Benchmark, Item, Task
 
@@ -19,9 +20,9 @@ User = settings.AUTH_USER_MODEL
 
 
 class Protocol(models.TextChoices):
-    PRODUCTION = "production", "production annotation with QC (DiQAD)"
-    HUMAN_BASELINE = "human_baseline", "human baseline, raters blind to each other (DialogBench, KoDialogBench)"
-    GOLD_PANEL = "gold_panel", "expert panel whose majority becomes gold"
+    PRODUCTION = "production", _("production annotation with QC (DiQAD)")
+    HUMAN_BASELINE = "human_baseline", _("human baseline, raters blind to each other (DialogBench, KoDialogBench)")
+    GOLD_PANEL = "gold_panel", _("expert panel whose majority becomes gold")
 
 
 class Policy(models.TextChoices):
@@ -40,10 +41,10 @@ class TieRule(models.TextChoices):
 
 class Aggregation(models.TextChoices):
     # Same names as metrics.aggregation.ANNOTATOR_METHODS, plus majority vote.
-    MAJORITY = "majority", "majority vote (the protocol's rule)"
-    DAWID_SKENE = "dawid_skene", "Dawid-Skene (a confusion matrix per annotator)"
-    ONE_COIN = "one_coin", "one-coin Dawid-Skene (one competence per annotator)"
-    MACE = "mace", "MACE (competence and spamming per annotator)"
+    MAJORITY = "majority", _("majority vote (the protocol's rule)")
+    DAWID_SKENE = "dawid_skene", _("Dawid-Skene (a confusion matrix per annotator)")
+    ONE_COIN = "one_coin", _("one-coin Dawid-Skene (one competence per annotator)")
+    MACE = "mace", _("MACE (competence and spamming per annotator)")
 
 
 class AnnotatorKind(models.TextChoices):
@@ -59,12 +60,12 @@ class Selection(models.TextChoices):
 
 
 class Role(models.TextChoices):
-    MANAGER = "manager"
-    ANNOTATOR = "annotator"
-    QC = "qc", "quality controller"
-    EXPERT = "expert"
-    TRAINER = "trainer"
-    VIEWER = "viewer", "viewer (researcher)"
+    MANAGER = "manager", _("manager")
+    ANNOTATOR = "annotator", _("annotator")
+    QC = "qc", _("quality controller")
+    EXPERT = "expert", _("expert")
+    TRAINER = "trainer", _("trainer")
+    VIEWER = "viewer", _("viewer (researcher)")
 
 
 # Every role Campaign.worker_role can name.
@@ -294,12 +295,12 @@ class Invitation(models.Model):
 
 
 class BatchState(models.TextChoices):
-    OPEN = "open"
-    ANNOTATING = "annotating"
-    HANDED_IN = "handed_in"
-    IN_REVIEW = "in_review"
-    ACCEPTED = "accepted"
-    REJECTED = "rejected"
+    OPEN = "open", _("open")
+    ANNOTATING = "annotating", _("annotating")
+    HANDED_IN = "handed_in", _("handed in")
+    IN_REVIEW = "in_review", _("in review")
+    ACCEPTED = "accepted", _("accepted")
+    REJECTED = "rejected", _("rejected")
 
 
 class Batch(models.Model):
@@ -530,35 +531,35 @@ class QCSampleItem(models.Model):
 
 
 class EventKind(models.TextChoices):
-    CAMPAIGN_CREATED = "campaign_created"
-    SETTINGS_CHANGED = "settings_changed"
-    MEMBER_ADDED = "member_added"
-    MEMBER_ACTIVATED = "member_activated"
-    MEMBER_DEACTIVATED = "member_deactivated"
-    ACCOUNTS_CREATED = "accounts_created"
-    PASSWORD_RESET = "password_reset"
-    INVITATION_SENT = "invitation_sent"
-    INVITATION_ACCEPTED = "invitation_accepted"
-    INVITATION_DECLINED = "invitation_declined"
-    INVITATION_WITHDRAWN = "invitation_withdrawn"
-    BATCH_CREATED = "batch_created"
-    BATCH_STARTED = "batch_started"
-    ITEM_SKIPPED = "item_skipped"
-    ITEM_FLAGGED = "item_flagged"
-    LABEL_CHANGED = "label_changed"
-    LEASES_RECLAIMED = "leases_reclaimed"
-    DISAGREEMENT_RESOLVED = "disagreement_resolved"
-    HANDED_IN = "handed_in"
-    REVIEW_STARTED = "review_started"
-    ACCEPTED = "accepted"
-    REJECTED = "rejected"
-    COMPLETED = "completed"
-    REOPENED = "reopened"
-    GOLD_VERSION_CREATED = "gold_version_created"
-    GOLD_VERSION_FROZEN = "gold_version_frozen"
-    GOLD_VERSION_PINNED = "gold_version_pinned"
-    GOLD_VERSION_CHOSEN_FOR_BENCHMARK = "gold_version_chosen_for_benchmark"
-    RATINGS_IMPORTED = "ratings_imported"
+    CAMPAIGN_CREATED = "campaign_created", _("campaign created")
+    SETTINGS_CHANGED = "settings_changed", _("settings changed")
+    MEMBER_ADDED = "member_added", _("member added")
+    MEMBER_ACTIVATED = "member_activated", _("member activated")
+    MEMBER_DEACTIVATED = "member_deactivated", _("member deactivated")
+    ACCOUNTS_CREATED = "accounts_created", _("accounts created")
+    PASSWORD_RESET = "password_reset", _("password reset")
+    INVITATION_SENT = "invitation_sent", _("invitation sent")
+    INVITATION_ACCEPTED = "invitation_accepted", _("invitation accepted")
+    INVITATION_DECLINED = "invitation_declined", _("invitation declined")
+    INVITATION_WITHDRAWN = "invitation_withdrawn", _("invitation withdrawn")
+    BATCH_CREATED = "batch_created", _("batch created")
+    BATCH_STARTED = "batch_started", _("batch started")
+    ITEM_SKIPPED = "item_skipped", _("item skipped")
+    ITEM_FLAGGED = "item_flagged", _("item flagged")
+    LABEL_CHANGED = "label_changed", _("label changed")
+    LEASES_RECLAIMED = "leases_reclaimed", _("leases reclaimed")
+    DISAGREEMENT_RESOLVED = "disagreement_resolved", _("disagreement resolved")
+    HANDED_IN = "handed_in", _("handed in")
+    REVIEW_STARTED = "review_started", _("review started")
+    ACCEPTED = "accepted", _("accepted")
+    REJECTED = "rejected", _("rejected")
+    COMPLETED = "completed", _("completed")
+    REOPENED = "reopened", _("reopened")
+    GOLD_VERSION_CREATED = "gold_version_created", _("gold version created")
+    GOLD_VERSION_FROZEN = "gold_version_frozen", _("gold version frozen")
+    GOLD_VERSION_PINNED = "gold_version_pinned", _("gold version pinned")
+    GOLD_VERSION_CHOSEN_FOR_BENCHMARK = "gold_version_chosen_for_benchmark", _("gold version chosen for benchmark")
+    RATINGS_IMPORTED = "ratings_imported", _("ratings imported")
 
 
 class Event(models.Model):

@@ -9,12 +9,14 @@ from benchmarks.formschema import localized
 from benchmarks.models import Benchmark
 
 from . import policy, selectors
+from .actions import SYSTEM_REASONS
 from .models import (
     WORKER_ROLES,
     Annotation,
     Assignment,
     Batch,
     BatchItem,
+    BatchState,
     Campaign,
     CampaignSettings,
     Disagreement,
@@ -218,9 +220,12 @@ class BatchSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Batch
-        fields = ["id", "campaign", "number", "state", "round", "settings_version", "accepted_below_threshold",
-                  "progress", "created_at", "updated_at"]
+        fields = ["id", "campaign", "number", "state", "state_text", "round", "settings_version",
+                  "accepted_below_threshold", "progress", "created_at", "updated_at"]
         read_only_fields = fields
+
+    state_text = serializers.CharField(source="get_state_display", read_only=True,
+                                       help_text="The state in the reader's language.")
 
     @extend_schema_field(ProgressSerializer)
     def get_progress(self, batch):
@@ -236,13 +241,35 @@ class BatchItemSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+def state_text(state):
+    """A batch state in the reader's language ("" stays "")."""
+    return str(BatchState(state).label) if state in BatchState.values else state
+
+
 class EventSerializer(serializers.ModelSerializer):
     actor = serializers.SlugRelatedField(slug_field="username", read_only=True)
 
     class Meta:
         model = Event
-        fields = ["id", "kind", "from_state", "to_state", "round", "actor", "reason", "figures", "created_at"]
+        fields = ["id", "kind", "kind_text", "from_state", "from_state_text", "to_state", "to_state_text", "round",
+                  "actor", "reason", "reason_text", "figures", "created_at"]
         read_only_fields = fields
+
+    kind_text = serializers.CharField(source="get_kind_display", read_only=True,
+                                      help_text="The event's name in the reader's language.")
+    from_state_text = serializers.SerializerMethodField()
+    to_state_text = serializers.SerializerMethodField()
+    reason_text = serializers.SerializerMethodField(
+        help_text="The reason in the reader's language where the platform wrote it (a person's own text as given).")
+
+    def get_from_state_text(self, event) -> str:
+        return state_text(event.from_state)
+
+    def get_to_state_text(self, event) -> str:
+        return state_text(event.to_state)
+
+    def get_reason_text(self, event) -> str:
+        return translation.gettext(event.reason) if event.reason in SYSTEM_REASONS else event.reason
 
 
 class QCSampleItemSerializer(serializers.ModelSerializer):

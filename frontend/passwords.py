@@ -31,7 +31,8 @@ def note_one_time_password(sender, request, user, **kwargs):
 
 class PasswordChangeRequiredMiddleware:
     """While the session says the password must be changed, every page sends the person to the change-password
-    page (sign-out still works) and the API answers 403 `{"code": "password_change_required"}`."""
+    page (sign-out still works, and what that page itself needs: its scripts' catalog, the language switcher) and the
+    API answers 403 `{"code": "password_change_required"}`."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -45,7 +46,8 @@ class PasswordChangeRequiredMiddleware:
 
     @staticmethod
     def open(path):
-        return path in (reverse("password-change"), reverse("logout"), reverse("login")) or \
+        return path in (reverse("password-change"), reverse("logout"), reverse("login"), reverse("javascript-catalog"),
+                        reverse("set_language")) or \
             path.startswith("/" + settings.STATIC_URL.lstrip("/"))
 
 

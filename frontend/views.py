@@ -10,13 +10,15 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.translation import gettext
+from django.utils import translation
+from django.utils.translation import gettext, gettext_noop
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_POST
 
 from annotation import actions, policy, selectors
-from annotation.models import Assignment, Batch, Invitation
+from annotation.models import Assignment, Batch, Invitation, Role
 from annotation.permissions import can_create_campaigns
+from benchmarks.formschema import localized
 from benchmarks.models import Benchmark
 from core.api import http_status
 from core.errors import ActionError
@@ -44,7 +46,10 @@ from .access import campaign_with_role, may_manage
 from .throttling import guard
 from .tokens import revoke_tokens
 
-REPORT_DOWNLOADS = ("csv", "json", "latex")
+# The report page's downloads, by the names their formats go by.
+REPORT_DOWNLOADS = {"html": "HTML", "csv": "CSV", "json": "JSON", "latex": "LaTeX"}
+# The report option `rule`'s own choice ("run"); the others are named in reports.readable.RULES.
+RUN_RULE_TEXT = gettext_noop("run: each run's own rule")
 
 
 class ThrottledLoginView(auth_views.LoginView):
@@ -90,7 +95,9 @@ def home(request):
     with_report = readable_report_campaigns(user)
     for campaign in policy.visible_campaigns(user).order_by("name"):
         access = policy.access_of(user, campaign, roles_by.get(campaign.pk, ()))
-        campaigns.append({"campaign": campaign, "roles": sorted(access.roles), "may_manage": access.may_manage,
+        # The roles by their names in the person's language.
+        campaigns.append({"campaign": campaign, "roles": [Role(role).label for role in sorted(access.roles)],
+                          "may_manage": access.may_manage,
                           "waiting": selectors.waiting_for(access),
                           "report": campaign.pk in with_report})
     reports = readable_benchmark_reports(user).order_by("slug")
@@ -154,7 +161,7 @@ def disagreements(request, pk):
     uncertain_first = request.GET.get("order") == "uncertain" and not blind
     return render(request, "frontend/disagreements.html", {
         "campaign": campaign, "can_resolve": access.may_resolve, "blind": blind,
-        "tasks": {t.pk: t.form for t in campaign.tasks.all()},
+        "tasks": {t.pk: localized(t.form, translation.get_language()) for t in campaign.tasks.all()},
         "estimates": selectors.annotator_estimates(campaign) if uncertain_first else None})
 
 
@@ -249,10 +256,10 @@ def report(request, slug):
     benchmark, campaign, choices = asked
     query = urlencode({"benchmark": benchmark.slug, **({"campaign": campaign} if campaign is not None else {}),
                        **choices})
-    downloads = [(fmt, f"{reverse('report-download', args=[benchmark.slug, fmt])}?{query}")
-                 for fmt in REPORT_DOWNLOADS]
+    downloads = [(fmt, name, f"{reverse('report-download', args=[benchmark.slug, fmt])}?{query}")
+                 for fmt, name in REPORT_DOWNLOADS.items()]
     defaults = ReportOptions()
-    rules = [(rule, "run: each run's own rule" if rule == "run" else RULES[rule]) for rule in GAP_RULES]
+    rules = [(rule, RUN_RULE_TEXT if rule == "run" else RULES[rule]) for rule in GAP_RULES]
     stored = stored_for_page(request, benchmark, campaign, choices, served=False)
     if isinstance(stored, HttpResponse):
         return stored
@@ -292,7 +299,7 @@ def report_download(request, slug, fmt):
     except ReportPending as pending:
         query = urlencode({**({"campaign": campaign} if campaign is not None else {}), **choices})
         return render(request, "frontend/report_pending.html", {
-            "benchmark": benchmark, "fmt": fmt, "status": pending.as_dict(),
+            "benchmark": benchmark, "fmt": fmt, "fmt_name": REPORT_DOWNLOADS[fmt], "status": pending.as_dict(),
             "report_url": f"{reverse('report-page', args=[benchmark.slug])}?{query}"}, status=409)
     _, media_type, extension = FORMATS[fmt]
     response = HttpResponse(text, content_type=f"{media_type}; charset=utf-8")

@@ -7,6 +7,9 @@
   labels on the benchmark (readable_benchmark_reports), without the names and per-person figures of the annotators of
   campaigns they cannot read.
 """
+from django.utils import translation
+from django.utils.translation import gettext
+
 from annotation import policy
 from annotation.models import Campaign
 from benchmarks.models import Benchmark
@@ -113,7 +116,8 @@ class ReportPending(Exception):
 
 def status_of(stored):
     """What a reader is told about a stored report while it is computed (the page polls it)."""
-    return {"state": stored.state, "progress": stored.progress, "step": stored.step, "stale": stored.is_stale,
+    return {"state": stored.state, "progress": stored.progress, "step": stored.step,
+            "step_text": gettext(stored.step) if stored.step else stored.step, "stale": stored.is_stale,
             "stale_since": stored.stale_since.isoformat() if stored.stale_since else None,
             "computed_at": stored.computed_at.isoformat() if stored.computed_at else None,
             "has_report": stored.has_report,
@@ -140,10 +144,12 @@ class Served:
         return self.text(fmt)
 
     def text(self, fmt):
+        """The report in `fmt`, in the language of the request being answered (the reader's: frontend.middleware)."""
+        language = translation.get_language()
         if not self.hidden:
-            return store.rendered(self.stored, fmt)
+            return store.rendered(self.stored, fmt, language)
         report, _ = store.report_of(self.stored)
-        return render(without_people_of(report, self.hidden), fmt)
+        return render(without_people_of(report, self.hidden), fmt, language)
 
 
 def stored_report_for(user, benchmark, campaign=None, gold_version=None, options=ReportOptions()):

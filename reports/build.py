@@ -11,6 +11,8 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import UTC, datetime
 
+from django.utils.translation import gettext_noop
+
 from .contract import SCHEMA_VERSION, ReportData, ReportOptions
 from .readable import RULES, how_to_read
 from .rows import Rows
@@ -32,11 +34,11 @@ def build_report(data: ReportData, options: ReportOptions = ReportOptions(), gen
     progress = progress or (lambda fraction, step: None)
     rows = Rows(data)
     rows.parts = parts
-    progress(0.35, "multiple choice")
+    progress(0.35, gettext_noop("multiple choice"))
     mc = mc_section(rows, options)
-    progress(0.6, "ratings")
+    progress(0.6, gettext_noop("ratings"))
     ratings = rating_section(rows, options)
-    progress(0.7, "agreement and annotators")
+    progress(0.7, gettext_noop("agreement and annotators"))
     report = {
         "schema_version": SCHEMA_VERSION,
         "generated_at": (generated_at or datetime.now(UTC)).isoformat(),

@@ -58,11 +58,14 @@ class ReportText(models.Model):
     rendered on first request and dropped when the figures change (a new generation)."""
     stored = models.ForeignKey(StoredReport, on_delete=models.CASCADE, related_name="texts")
     format = models.CharField(max_length=8)
+    # The reader's language for a format that has one (reports.render.text_language), else "".
+    language = models.CharField(max_length=16, blank=True, default="")
     generation = models.PositiveIntegerField()
     text = models.TextField()
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["stored", "format", "generation"], name="reporttext_once")]
+        constraints = [models.UniqueConstraint(fields=["stored", "format", "language", "generation"],
+                                               name="reporttext_once_per_language")]
 
 
 class RowsVersion(models.Model):

@@ -2,6 +2,11 @@
 the generated "How to read this report" section. Plain rows in, plain rows out (no ORM)."""
 from __future__ import annotations
 
+import re
+
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
+
 from metrics import STRATIFIED, small_sample
 from metrics.agreement_intervals import METHOD as AGREEMENT_METHOD
 from metrics.prediction_powered import COVERAGE_REPETITIONS, COVERAGE_SHORTFALL
@@ -12,11 +17,13 @@ from modeleval.scorers.choice_rules import Rule
 # run ("run": each run's own setting); generation runs are always read by extraction.
 GENERATION = "generation"
 RUN_RULE = "run"
+# Marked for translation: the report page names them in the reader's language (the stored report keeps English).
 RULES = {
-    Rule.ACC: "acc: the option with the highest summed log-likelihood (lm-eval's acc)",
-    Rule.ACC_NORM: "acc_norm: the option with the highest log-likelihood per character (lm-eval's acc_norm)",
-    Rule.PER_TOKEN: "per-token: the option with the highest mean log-likelihood per token",
-    GENERATION: "generation with extraction: the option letter read from the generated text",
+    Rule.ACC: gettext_noop("acc: the option with the highest summed log-likelihood (lm-eval's acc)"),
+    Rule.ACC_NORM: gettext_noop("acc_norm: the option with the highest log-likelihood per character (lm-eval's "
+                                "acc_norm)"),
+    Rule.PER_TOKEN: gettext_noop("per-token: the option with the highest mean log-likelihood per token"),
+    GENERATION: gettext_noop("generation with extraction: the option letter read from the generated text"),
 }
 GAP_RULES = (RUN_RULE, *(rule.value for rule in Rule))
 # Prediction column holding each rule's pick for a log-likelihood run ("acc" depends on the run: see
@@ -59,61 +66,67 @@ def flagged_rows(report):
 
 
 def how_to_read(report):
-    """The "How to read this report" section: [{topic, text}], generated from the report itself."""
+    """The "How to read this report" section: [{topic, text}], generated from the report itself, in the active
+    language (the stored report keeps English; the HTML and LaTeX renderings generate it again in the reader's)."""
     options, gold, scope = report["options"], report["gold"], report["scope"]
     sections = []
-    text = f"Gold: {gold['citation']}, {gold['why']}."
+    text = _("Gold: %(citation)s, %(why)s.") % {"citation": gold["citation"], "why": gold["why"]}
     if gold["declined"]:
-        text += f" Not used: {gold['declined']['citation']} ({gold['declined']['reason']})."
+        text += " " + _("Not used: %(citation)s (%(reason)s).") % gold["declined"]
     if gold["derived_from_campaign"]:
-        text += f" It was derived from the labels of campaign {gold['derived_from_campaign']} ({gold['method']})."
+        text += " " + _("It was derived from the labels of campaign %(campaign)s (%(method)s).") % {
+            "campaign": gold["derived_from_campaign"], "method": gold["method"]}
     for left in gold["left_out"]:
-        text += (f" {left['count']} item(s) have no label in it ({left['reason']}: "
-                 f"{', '.join(map(str, left['items'][:10]))}{', ...' if left['count'] > 10 else ''});"
-                 " they are scored against nothing and left out of every figure that needs gold.")
+        text += " " + _("%(count)s item(s) have no label in it (%(reason)s: %(items)s); they are scored against "
+                        "nothing and left out of every figure that needs gold.") % {
+            "count": left["count"], "reason": left["reason"],
+            "items": ", ".join(map(str, left["items"][:10])) + (", ..." if left["count"] > 10 else "")}
     for excluded in gold["excluded_campaigns"]:
-        text += f" Campaign {excluded['campaign_id']} is not among the humans: {excluded['reason']}."
+        text += " " + _("Campaign %(campaign)s is not among the humans: %(reason)s.") % {
+            "campaign": excluded["campaign_id"], "reason": excluded["reason"]}
     sections.append({"topic": "gold", "text": text})
-    humans = ", ".join(map(str, scope["human_campaigns"])) or "none"
-    text = f"The humans are the labels of campaign(s) {humans}."
+    humans = ", ".join(map(str, scope["human_campaigns"])) or _("none")
+    text = _("The humans are the labels of campaign(s) %(campaigns)s.") % {"campaigns": humans}
     positions = report["raters"]["positions"]
     if positions:
-        text += (" Raters of campaign(s) " + ", ".join(str(p["campaign_id"]) for p in positions)
-                 + " are positions in an "
-                 "imported file, not people (rater i is whoever gave the i-th rating of an item): they count in "
-                 "agreement and in the ceiling, and are left out of the per-person tables.")
+        text += " " + _("Raters of campaign(s) %(campaigns)s are positions in an imported file, not people (rater i is "
+                        "whoever gave the i-th rating of an item): they count in agreement and in the ceiling, and are "
+                        "left out of the per-person tables.") % {
+            "campaigns": ", ".join(str(p["campaign_id"]) for p in positions)}
     sections.append({"topic": "humans", "text": text})
     rule = options["rule"]
-    text = ("Model accuracy, the gap, McNemar, positions and the item lists score each model by "
-            + ("its run's own rule" if rule == RUN_RULE else RULES[rule].split(":")[0])
-            + ", named on every model figure. "
-            + " ".join(f"{name}: {label.split(': ', 1)[1]}." for name, label in RULES.items()))
+    chosen = _("its run's own rule") if rule == RUN_RULE else RULES[rule].split(":")[0]
+    # Each rule by its meaning: the text after the name (a colon, or the full-width colon of a Chinese text).
+    meanings = [f"{name}: {re.split(r': |：', _(label), maxsplit=1)[-1]}." for name, label in RULES.items()]
+    text = (_("Model accuracy, the gap, McNemar, positions and the item lists score each model by %(rule)s, named on "
+              "every model figure.") % {"rule": chosen} + " " + " ".join(meanings))
     sections.append({"topic": "rules", "text": text})
-    level = f"{options['confidence']:.0%}"
-    text = (f"Every interval is a {level} percentile bootstrap with {options['n_resamples']} resamples (seed "
-            f"{options['seed']}). Per task, the gap's interval resamples the task's items with the human and the model "
-            "answer kept together, on the items both answered. Over all tasks there are two: gap_low/gap_high, the "
-            f"within-task interval of the mean of the tasks, from a {STRATIFIED}; pooled_gap_low/pooled_gap_high, the "
-            "item-level interval of the pooled items of every task. The one that matches how the people's items "
-            "were drawn leads (interval_lead, first in the tables): within-task for a sample drawn inside each task "
-            "with enough items in every task, item-level otherwise; with few items per task the within-task "
-            "interval is too narrow.")
+    text = _("Every interval is a %(level)s percentile bootstrap with %(n)s resamples (seed %(seed)s). Per task, the "
+             "gap's interval resamples the task's items with the human and the model answer kept together, on the "
+             "items both answered. Over all tasks there are two: gap_low/gap_high, the within-task interval of the "
+             "mean of the tasks, from a %(stratified)s; pooled_gap_low/pooled_gap_high, the item-level interval of the "
+             "pooled items of every task. The one that matches how the people's items were drawn leads "
+             "(interval_lead, first in the tables): within-task for a sample drawn inside each task with enough items "
+             "in every task, item-level otherwise; with few items per task the within-task interval is too "
+             "narrow.") % {"level": f"{options['confidence']:.0%}", "n": options["n_resamples"],
+                            "seed": options["seed"], "stratified": STRATIFIED}
     leads = {}
     for m in (report.get("multiple_choice") or {}).get("overall", {}).get("models", []):
         if m.get("interval_lead"):
             leads.setdefault((m["interval_lead"], m["interval_lead_why"]), []).append(m["model"])
-    text += "".join(f" Here the {lead} interval leads for {', '.join(models)}: {why}."
-                    for (lead, why), models in leads.items())
-    sections.append({"topic": "intervals", "text": text + " Bradley-Terry intervals resample matches. Agreement's "
-                     f"intervals (Fleiss' kappa, Krippendorff's alpha) are not percentile ones: {AGREEMENT_METHOD}, "
-                     "with the same resamples and seed. Human-anchored intervals are normal ones, their method named "
-                     "on each row."})
-    sections.append({"topic": "tests", "text": (
+    text += "".join(" " + _("Here the %(lead)s interval leads for %(models)s: %(why)s.") % {
+        "lead": lead, "models": ", ".join(models), "why": why} for (lead, why), models in leads.items())
+    text += " " + _("Bradley-Terry intervals resample matches.") + " " + _(
+        "Agreement's intervals (Fleiss' kappa, Krippendorff's alpha) are not percentile ones: %(method)s, with the "
+        "same resamples and seed. Human-anchored intervals are normal ones, their method named on each row.") % {
+        "method": AGREEMENT_METHOD}
+    sections.append({"topic": "intervals", "text": text})
+    sections.append({"topic": "tests", "text": _(
         "McNemar is the exact two-sided test on the items where exactly one of human majority and model is right, "
         "per task (mcnemar_p) and over the pooled items of every task (pooled_mcnemar_p); no correction for "
         "testing many tasks and models is applied.")})
     if report.get("crowd") or report.get("human_anchored") or (report.get("alt_test") or {}).get("tests"):
-        sections.append({"topic": "fewer labels", "text": (
+        sections.append({"topic": "fewer labels", "text": _(
             "A typical person (the mean of the annotators' accuracies) and the aggregated crowd (one label per item "
             "by the campaign's rule) are two figures, named apart. Human-anchored intervals (PPI++) use people's "
             "labels on some items and a judge's answers on the items nobody labelled (a labelled item is never "
@@ -124,28 +137,34 @@ def how_to_read(report):
             "(Benjamini-Yekutieli), each compared after giving away the epsilon of the annotators' kind.")})
     sections += sequential_guide(report)
     flagged = flagged_rows(report)
-    text = (f"A figure from fewer than {options['min_items']} items, and an agreement figure from fewer than "
-            f"{options['min_agreement_items']} items or {options['min_raters']} raters, is flagged \"small sample\" "
-            "(its reason names the counts); a flagged agreement figure gets no Landis-Koch band. ")
+    text = _("A figure from fewer than %(items)s items, and an agreement figure from fewer than %(agreement_items)s "
+             "items or %(raters)s raters, is flagged \"small sample\" (its reason names the counts); a flagged "
+             "agreement figure gets no Landis-Koch band.") % {
+        "items": options["min_items"], "agreement_items": options["min_agreement_items"],
+        "raters": options["min_raters"]}
     if report.get("human_anchored"):
         level = options["confidence"]
-        text += (f"A human-anchored row is flagged, whatever its count, when its interval or the classical one beside "
-                 f"it covers less than {level - COVERAGE_SHORTFALL:.2f} (its {level:.0%} level less "
-                 f"{COVERAGE_SHORTFALL}) in {COVERAGE_REPETITIONS} campaigns simulated from its own labelled items at "
-                 "its own n and N (drawn again with replacement, or by its inclusion probabilities under active "
-                 "selection); its coverage columns show the shares. ")
-    text += (f"{len(flagged)} row(s) are flagged here, in " + ", ".join(sorted({s for s, _ in flagged})) + "."
-             if flagged else "No row is flagged here.")
+        text += " " + _(
+            "A human-anchored row is flagged, whatever its count, when its interval or the classical one beside it "
+            "covers less than %(floor).2f (its %(level)s level less %(shortfall)s) in %(repetitions)s campaigns "
+            "simulated from its own labelled items at its own n and N (drawn again with replacement, or by its "
+            "inclusion probabilities under active selection); its coverage columns show the shares.") % {
+            "floor": level - COVERAGE_SHORTFALL, "level": f"{level:.0%}", "shortfall": COVERAGE_SHORTFALL,
+            "repetitions": COVERAGE_REPETITIONS}
+    text += " " + (_("%(n)s row(s) are flagged here, in %(sections)s.") % {
+        "n": len(flagged), "sections": ", ".join(sorted({s for s, _row in flagged}))}
+        if flagged else _("No row is flagged here."))
     sections.append({"topic": "flags", "text": text})
     if report.get("paper"):
-        studies = ", ".join(f"{s['study']} (Table {', '.join(t['table'] for t in s['tables'])})"
-                            for s in report["paper"]["studies"])
-        sections.append({"topic": "papers", "text": (
-            f"The papers' tables beside ours: {studies}. Each model of a run that follows a study's preset is laid "
+        studies = ", ".join(_("%(study)s (Table %(tables)s)") % {
+            "study": s["study"], "tables": ", ".join(t["table"] for t in s["tables"])}
+            for s in report["paper"]["studies"])
+        sections.append({"topic": "papers", "text": _(
+            "The papers' tables beside ours: %(studies)s. Each model of a run that follows a study's preset is laid "
             "beside the paper's row of the same model (by its name, its endpoint's model name or its source's name), "
             "with the difference ours minus the paper's in the paper's unit; what our figure is, is named per row, "
             "and a model no row names (the packaged model, which no paper ran) is shown alone. The settings in which "
-            "a run differs from the study are its protocol's differences.")})
+            "a run differs from the study are its protocol's differences.") % {"studies": studies}})
     return sections
 
 

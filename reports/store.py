@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from benchmarks.models import canonical_json
 
@@ -28,7 +29,7 @@ from .limits import BUSY_RETRY_AFTER_S, ReportBusy
 from .models import ReportText, StoredReport
 from .parts import base_digest, kept_parts, sha256_of
 from .provenance import code_version
-from .render import render
+from .render import render, text_language
 from .selectors import report_data, resolve_scope
 
 State = StoredReport.State
@@ -88,7 +89,7 @@ def fetch(benchmark_slug, campaign=None, gold_version=None, options=ReportOption
                              f"try again in a few seconds.", BUSY_RETRY_AFTER_S)
     # One request queues it: the others find it queued.
     queued = (StoredReport.objects.filter(pk=stored.pk).exclude(state=State.QUEUED)
-              .update(state=State.QUEUED, progress=0.0, step="waiting for a worker", requested_by=user,
+              .update(state=State.QUEUED, progress=0.0, step=gettext_noop("waiting for a worker"), requested_by=user,
                       requested_at=timezone.now(), error=""))
     if queued:
         if settings.REPORTS_COMPUTE_IN_REQUEST:
@@ -104,17 +105,20 @@ def report_of(stored):
     return StoredReport.objects.filter(pk=stored.pk).values_list("report", "generation").get()
 
 
-def rendered(stored, fmt):
-    """The stored report as text in `fmt`: kept from an earlier request of this generation, or rendered now from the
-    stored figures and kept. Only for readers who see the whole report (reports.access decides)."""
-    text = (ReportText.objects.filter(stored_id=stored.pk, format=fmt, generation=stored.generation)
+def rendered(stored, fmt, language=None):
+    """The stored report as text in `fmt` for a reader of `language` (None: English): kept from an earlier request of
+    this generation in that language, or rendered now from the stored figures and kept. Only for readers who see the
+    whole report (reports.access decides)."""
+    language = text_language(fmt, language)
+    text = (ReportText.objects.filter(stored_id=stored.pk, format=fmt, language=language, generation=stored.generation)
             .values_list("text", flat=True).first())
     if text is None:
         report, generation = report_of(stored)
-        text = render(report, fmt)
+        text = render(report, fmt, language)
         # A recompute may have replaced the figures since `stored` was read: the text is kept under the generation
         # it was rendered from, which is served only while it is the current one.
-        ReportText.objects.bulk_create([ReportText(stored_id=stored.pk, format=fmt, generation=generation, text=text)],
+        ReportText.objects.bulk_create([ReportText(stored_id=stored.pk, format=fmt, language=language,
+                                                   generation=generation, text=text)],
                                        ignore_conflicts=True)
     return text
 
@@ -130,7 +134,7 @@ def compute(stored_id):
     # Stale marks from here on are changes this computation may not see: it starts from a clean mark.
     started = (StoredReport.objects.filter(pk=stored_id).filter(~Q(state=State.READY) | Q(stale_since__isnull=False))
                .update(state=State.COMPUTING, started_at=timezone.now(), stale_since=None, progress=0.0,
-                       step="reading the rows"))
+                       step=gettext_noop("reading the rows")))
     if not started:
         return "nothing to do"
     stored = StoredReport.objects.select_related("benchmark").get(pk=stored_id)
@@ -151,7 +155,7 @@ def compute(stored_id):
                 report = stored.report  # the same inputs: the same figures (and the same renderings)
             else:
                 progress = progress_of(stored_id)
-                progress(0.3, "computing the statistics")
+                progress(0.3, gettext_noop("computing the statistics"))
                 options = ReportOptions(**stored.options)
                 parts = kept_parts.session(base_digest(data, inputs, options)) if settings.REPORTS_KEEP_ROWS \
                     else None

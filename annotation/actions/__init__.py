@@ -13,6 +13,8 @@ Callers use the names re-exported here: `from annotation import actions; actions
 from ._common import (
                       MAX_COMMENT,
                       PROTOCOL_DEFAULTS,
+                      RATINGS_IMPORTED,
+                      SYSTEM_REASONS,
                       TRANSITIONS,
                       current_settings,
                       forbidden,
@@ -55,6 +57,8 @@ from .submissions import Submission, resolve_disagreement, round_outcome, submit
 __all__ = [
     "TRANSITIONS",
     "PROTOCOL_DEFAULTS",
+    "RATINGS_IMPORTED",
+    "SYSTEM_REASONS",
     "forbidden",
     "require_role",
     "jsonable",

@@ -1,7 +1,7 @@
 """Helpers every area of the annotation actions shares: roles, events, the batch state machine, settings."""
 from decimal import Decimal
 
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 
 from benchmarks.formschema import is_one_of, primary_values
 from core.errors import ActionError, Code
@@ -92,3 +92,12 @@ def _check_value(item, value):
 
 
 MAX_COMMENT = 2000
+
+# The reasons the platform writes on events by itself, stored in English as written; the pages show them in the
+# reader's language (a person's own reason is shown as they wrote it).
+FIRST_LEASE = gettext_noop("first lease")
+REJECTED_IN_QC = gettext_noop("rejected in QC")
+HANDED_IN_BY_ITSELF = gettext_noop("handed in by itself: every item has its final label")
+COMPLETE_BY_ITSELF = gettext_noop("complete by itself: every item has its final label; this protocol has no QC step")
+RATINGS_IMPORTED = gettext_noop("ratings imported")
+SYSTEM_REASONS = frozenset({FIRST_LEASE, REJECTED_IN_QC, HANDED_IN_BY_ITSELF, COMPLETE_BY_ITSELF, RATINGS_IMPORTED})

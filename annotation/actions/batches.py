@@ -28,6 +28,9 @@ from ..policy import roles_of
 from ..qc import draw_sample, new_sample_secret, sample_seed
 from ..selectors import qc_figures
 from ._common import (
+    COMPLETE_BY_ITSELF,
+    HANDED_IN_BY_ITSELF,
+    REJECTED_IN_QC,
     _check_value,
     _locked_batch,
     _review,
@@ -194,7 +197,7 @@ def reject_batch(batch, *, actor, reason):
             **review.figures, "labelled": labelled, "sample": size, "against_rule": against_rule,
             "max_rounds_reached": last_round})
         if not last_round:
-            _reopen(batch, actor=actor, reason="rejected in QC")
+            _reopen(batch, actor=actor, reason=REJECTED_IN_QC)
     return batch
 
 
@@ -246,8 +249,7 @@ def auto_hand_in(batch_id, *, actor):
     batch.settings, at = sql.instance(CampaignSettings, row, at)
     batch.campaign, _ = sql.instance(Campaign, row, at)
     try:
-        reason = ("handed in by itself: every item has its final label" if batch.campaign.has_qc
-                  else "complete by itself: every item has its final label; this protocol has no QC step")
+        reason = HANDED_IN_BY_ITSELF if batch.campaign.has_qc else COMPLETE_BY_ITSELF
         return _hand_in(batch, actor=actor, reason=reason)
     except ActionError:
         return None  # another request handed it in first, or a label was reopened meanwhile

@@ -29,7 +29,7 @@ from ..models import (
     Role,
 )
 from ..selectors import LEASE_RELATIONS, live_lease_and_first_batch
-from ._common import MAX_COMMENT, _transition, current_settings, forbidden, record_event
+from ._common import FIRST_LEASE, MAX_COMMENT, _transition, current_settings, forbidden, record_event
 
 
 @dataclass
@@ -56,7 +56,7 @@ def start_next_open_batch(campaign, actor):
         return False
     batch = Batch.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=first)
     if batch.state == BatchState.OPEN:
-        _start_batch(batch, actor=actor, reason="first lease")
+        _start_batch(batch, actor=actor, reason=FIRST_LEASE)
     return True
 
 

@@ -24,14 +24,18 @@ def waiting_for(access):
 
 
 def campaign_language(user) -> str:
-    """The language of the campaign the person joined last among their active ones whose current settings name one
-    ("" when none does): their pages' language until they choose one themselves."""
+    """The language of the campaign the person joined last to work in (a labelling, QC, expert or trainer role) among
+    their active ones whose current settings name one ("" when none does): their pages' language until they choose
+    one themselves. A campaign they manage or read as a researcher does not set it: a manager's pages follow the
+    manager's own language, not that of the last campaign they made for others."""
     from django.db.models import OuterRef, Subquery
 
     from ..models import CampaignSettings, Membership
+    from ..policy import STAFF_ROLES
 
     latest = CampaignSettings.objects.filter(campaign=OuterRef("campaign")).order_by("-version").values("language")[:1]
-    languages = (Membership.objects.filter(user=user, active=True).annotate(language=Subquery(latest))
+    languages = (Membership.objects.filter(user=user, active=True).exclude(role__in=STAFF_ROLES)
+                 .annotate(language=Subquery(latest))
                  .exclude(language="").order_by("-created_at", "-id").values_list("language", flat=True))
     return languages.first() or ""
 

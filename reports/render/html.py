@@ -1,19 +1,26 @@
 from django.template.loader import render_to_string
+from django.utils import formats
+from django.utils.dateparse import parse_datetime
 
 from ..build import public
+from ..readable import how_to_read
 from .anchored import anchored_tables, width_plot
 from .plots import all_plots
 from .sequential import sequential_table
-from .tables import all_tables
+from .tables import all_tables, campaign_names, in_language
 
 
 def render_html(report):
-    """A standalone page: tables, provenance and the plots inlined as SVG."""
+    """A standalone page: tables, provenance and the plots inlined as SVG, in the active language (reports.render)."""
     data = public(report)
     widths = width_plot(report)
-    tables = all_tables(data) + [t for t in (*anchored_tables(data), sequential_table(data)) if t is not None]
+    tables = [in_language(t) for t in all_tables(data)
+              + [t for t in (*anchored_tables(data), sequential_table(data)) if t is not None]]
+    generated = parse_datetime(data["generated_at"])
     return render_to_string("reports/report.html", {
-        "report": data,
+        "report": data, "campaign_name": campaign_names(data).get(data["scope"]["campaign_id"]),
+        "how_to_read": how_to_read(data),
+        "generated_at": formats.date_format(generated, "DATETIME_FORMAT") if generated else data["generated_at"],
         "plots": all_plots(report) + ([("Interval width against human labels used", widths)] if widths else []),
         "tables": [table_entry(t) for t in tables],
     })

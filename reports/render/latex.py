@@ -4,6 +4,7 @@ and agreement. Undefined figures print as "--"; the reasons are in the JSON repo
 import re
 
 from ..build import public
+from ..readable import how_to_read
 from .anchored import anchored_tables
 from .sequential import sequential_table
 from .tables import (
@@ -12,6 +13,7 @@ from .tables import (
     dialogbench_table,
     diqad_tables,
     gap_table,
+    in_language,
     pairwise_tables,
     paper_tables,
 )
@@ -79,9 +81,9 @@ def render_latex(report):
     head = [f"% Report on {data['scope']['benchmark']}, gold {data['scope']['gold']}, generated {data['generated_at']}",
             f"% code {data['provenance']['code'].get('commit') or 'outside git'}; needs \\usepackage{{booktabs}}",
             "% How to read this report:"]
-    head += [f"% {part['topic']}: {part['text']}" for part in data.get("how_to_read", [])]
+    head += [f"% {part['topic']}: {part['text']}" for part in how_to_read(data)]
     head.append("")
-    body = "\n".join(tabular(t) for t in tables if t is not None)
+    body = "\n".join(tabular(in_language(t)) for t in tables if t is not None)
     if CJK_TEXT.search(body):
         head.insert(2, "% holds Chinese, Japanese or Korean text: compile with xelatex and " + " ".join(CJK_PREAMBLE))
     return "\n".join(head) + body

@@ -1,6 +1,8 @@
 """The report's tables as plain structures (title, header, rows of cells) that HTML and LaTeX
 both typeset. A cell is text, or a number with the reason it is missing."""
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+from django.utils.translation import gettext
 
 from modeleval.scorers import dialogbench
 from modeleval.scorers.choice_rules import Rule
@@ -75,7 +77,23 @@ def with_rule(model, rule):
 
 def gap_rule_text(report):
     rule = report["options"].get("rule", "run")
-    return "each run's own rule (named per model)" if rule == "run" else rule
+    return gettext("each run's own rule (named per model)") if rule == "run" else rule
+
+
+def campaign_names(report):
+    """campaign id -> its name, for the tables people read (the ids stay in JSON and CSV)."""
+    return {c["campaign_id"]: c["name"] for c in report.get("campaigns", [])}
+
+
+def shown(text):
+    """A title, header or note in the reader's language where the catalogs have it (the report is rendered in it:
+    reports.render), else as it is; an empty one stays empty."""
+    return gettext(text) if isinstance(text, str) and text else text
+
+
+def in_language(table):
+    """`table` with its title, header and note in the reader's language."""
+    return replace(table, title=shown(table.title), header=[shown(h) for h in table.header], note=shown(table.note))
 
 
 def order_tasks(slugs):
@@ -114,7 +132,8 @@ def dialogbench_table(report):
                          *[figure_cell(m["per_task"].get(s), "not run on this task", "percent") for s in slugs],
                          average_of_tasks(m, ran, overall["n_tasks"], "mean_of_tasks")])
     partial = any(m["n_tasks"] != overall["n_tasks"] for m in overall["models"])
-    return Table("dialogbench", f"Accuracy per task (%); models scored by {gap_rule_text(report)}", header, rows,
+    return Table("dialogbench", gettext("Accuracy per task (%%); models scored by %(rule)s") % {
+        "rule": gap_rule_text(report)}, header, rows,
                  "Each model's rule in brackets (acc, acc_norm, per_token, generation with extraction); "
                  "Avg is the unweighted mean of the tasks" + (" (left out, --, for a model not run on every task)"
                                                               if partial else "") +
@@ -175,7 +194,8 @@ def mc_detail_table(report):
                          cell(m, f"{pooled}gap_high", "percent"),
                          cell(m, "pooled_mcnemar_p", "p") if pooled else Cell(None, "see the pooled row"),
                          Cell(None, "per task"), cell(m, "n_missing", "int")])
-    return Table("mc_models", f"Models against the human majority (%); gap scored by {gap_rule_text(report)}",
+    return Table("mc_models", gettext("Models against the human majority (%%); gap scored by %(rule)s") % {
+        "rule": gap_rule_text(report)},
                  header, rows,
                  "Accuracy and gap on the items both the people and the model answered (paired; Missing: items people "
                  "answered that the model has no prediction for, left out of both sides); All items and Accuracy on "
@@ -220,8 +240,8 @@ def gap_table(report):
                          Cell(kind + ("; leads" if kind == m.get("interval_lead") else ""), style="text"),
                          cell(m, f"{pooled}gap_low", "percent"), cell(m, f"{pooled}gap_high", "percent"),
                          cell(m, "pooled_mcnemar_p", "p") if pooled else Cell(None, "see the pooled row")])
-    return Table("gap", f"Human majority minus model on the items both answered (%); models scored by "
-                 f"{gap_rule_text(report)}", header, rows, narrow=True,
+    return Table("gap", gettext("Human majority minus model on the items both answered (%%); models scored by "
+                                "%(rule)s") % {"rule": gap_rule_text(report)}, header, rows, narrow=True,
                  note="Items: items both the people and the model answered; Missing: items people answered that the "
                  "model has no prediction for, left out of both sides. Human: the majority of the raters right (m of "
                  f"k). Per task: paired {level} percentile bootstrap over the task's items (human and model answers "
@@ -268,7 +288,7 @@ def group_table(report, key, label):
                  "the dimensions are its tasks), the tasks' own mean is the Avg of the accuracy-per-task table")
     if with_gaps:
         note += "; Gap: the mean of the tasks' paired human-model gaps on the items humans answered"
-    return Table(key, f"Accuracy by {label.lower()} (%)", header, rows, note)
+    return Table(key, gettext("Accuracy by %(subset)s (%%)") % {"subset": gettext(label).lower()}, header, rows, note)
 
 
 def position_table(report):
@@ -313,7 +333,8 @@ def agreement_table(report, section="campaigns"):
              *([] if batch else [cell(r, "krippendorff_alpha"), *ends(r, "krippendorff_alpha"),
                                  Cell(r["krippendorff_level"], style="text"), cell(r, "percent_agreement")])]
             for r in rows_in]
-    return Table(f"agreement_{section}", "Agreement per " + ("batch" if batch else "campaign, task and question"),
+    return Table(f"agreement_{section}", gettext("Agreement per batch") if batch
+                 else gettext("Agreement per campaign, task and question"),
                  header, rows,
                  "Fleiss' kappa uses the items with the modal number of ratings; alpha accepts missing ones. A "
                  "small-sample row has no Landis-Koch band."
@@ -327,7 +348,8 @@ def annotator_table(report):
         return None
     header = ["Campaign", "Annotator", "Labels", "Acc. vs gold", "Acc. vs QC", "Peer agreement", "Peer kappa",
               "Median reading (s)", "Rounds caused", "Rejected rounds"]
-    rows = [[Cell(r["campaign_id"], style="int"), Cell(r["annotator"], style="text"),
+    names = campaign_names(report)
+    rows = [[Cell(names.get(r["campaign_id"], r["campaign_id"]), style="text"), Cell(r["annotator"], style="text"),
              Cell(r["n_annotations"], style="int"), cell(r, "accuracy_vs_gold", "percent"),
              cell(r, "accuracy_vs_qc", "percent"), cell(r, "peer_agreement", "percent"),
              cell(r, "peer_kappa"), cell(r, "median_reading_seconds"), cell(r, "rounds_caused", "int"),
@@ -379,7 +401,8 @@ def diqad_tables(report):
         rows = [[Cell(m["model"], style="text"),
                  *[cell(m, key, "percent", flag_key="gold_small_sample") for _, key in DIQAD_COLUMNS],
                  Cell(m["n_gold"], style="int")] for m in models]
-        tables.append(Table(f"diqad_{q['task']}_{q['quality']}", f"{q['task']} / {q['label']} against gold (x100)",
+        tables.append(Table(f"diqad_{q['task']}_{q['quality']}", gettext("%(task)s / %(quality)s against gold (x100)")
+                            % {"task": q["task"], "quality": q["label"]},
                             ["Model", *[name for name, _ in DIQAD_COLUMNS], "Items"], rows,
                             f"Spearman and Pearson: {models[0]['gold_correlation_of']}; Items: the items with gold "
                             f"the model scored, every figure's sample; {ratings['note']}"))
@@ -440,7 +463,8 @@ def pairwise_tables(report):
                 "and sd over seeded shuffles of the matches; Bradley-Terry does not depend on the order. Matches: "
                 + "; ".join(f"{judge}: {entry['matches_from']}" for judge, entry in task["judges"].items()
                             if entry.get("matches_from")))
-        tables.append(Table(f"pairwise_{task['task']}", f"Pairwise: {task['task']}", header, rows, note))
+        tables.append(Table(f"pairwise_{task['task']}", gettext("Pairwise: %(task)s") % {"task": task["task"]}, header,
+                            rows, note))
         botchat = task.get("botchat") or {}
         if botchat:
             rows = [[Cell(judge, style="text"), Cell(r["model"], style="text"), Cell(r["n"], style="int"),
@@ -451,7 +475,8 @@ def pairwise_tables(report):
                     for judge, table in botchat.items() for r in table["systems"]]
             decided = ", ".join(f"{judge}: {table.get('n_decided_by_loop', 0)}" for judge, table in botchat.items())
             tables.append(Table(
-                f"botchat_{task['task']}", f"BotChat arena: {task['task']} (each order of showing a result)",
+                f"botchat_{task['task']}",
+                gettext("BotChat arena: %(task)s (each order of showing a result)") % {"task": task["task"]},
                 ["Judge", "System", "Comparisons", "Win", "Both", "Neither", "Lose", "Unread", "Read", "Win (%)",
                  "Tie (%)", "Lose (%)", "Win+Tie (%)", "NotBad (%)", "Score"], rows,
                 "as open-compass/BotChat analyze.py: per comparison the system shown first wins when only the other "
@@ -467,7 +492,7 @@ def pairwise_tables(report):
                        for key in ("win_rate", "tie_rate", "win_tie_rate")]]
                     for judge, table in botchat.items() for r in table.get("versus", [])]
             tables.append(Table(
-                f"botchat_versus_{task['task']}", f"BotChat one against one: {task['task']}",
+                f"botchat_versus_{task['task']}", gettext("BotChat one against one: %(task)s") % {"task": task["task"]},
                 ["Judge", "System", "Against", "Comparisons", "Unread", "Read", "Win", "Tie", "Lose", "Win (%)",
                  "Tie (%)", "Win+Tie (%)"], rows,
                 "as analyze.py calc_win_rate (the paper's Table 2 reads the Win+Tie against GPT-4 or the real "
@@ -476,7 +501,8 @@ def pairwise_tables(report):
             rows = [[Cell(a["judge_a"], style="text"), Cell(a["judge_b"], style="text"),
                      Cell(a["n_compared"], style="int"), cell(a, "agreement", "percent"), cell(a, "kappa")]
                     for a in task["judge_agreement"]]
-            tables.append(Table(f"judge_agreement_{task['task']}", f"Judge against judge: {task['task']}",
+            tables.append(Table(f"judge_agreement_{task['task']}",
+                                gettext("Judge against judge: %(task)s") % {"task": task["task"]},
                                 ["Judge", "Other judge", "Items", "Same verdict (%)", "Kappa"], rows,
                                 "win / tie / lose of the combined verdicts on the items both judges decided"))
     return tables
@@ -507,7 +533,8 @@ def item_list_tables(report):
                      Cell(", ".join(f"{k}: {v}" for k, v in i["human_answers"].items()), style="text"),
                      Cell(", ".join(f"{k}: {v}" for k, v in i["model_answers"].items()), style="text")]
                     for i in lists[key]]
-            tables.append(Table(key, f"{title} ({lists['counts'][key]} items, first {lists['limit']} shown)",
+            tables.append(Table(key, gettext("%(title)s (%(n)s items, first %(shown)s shown)") % {
+                "title": gettext(title), "n": lists["counts"][key], "shown": lists["limit"]},
                                 ["Task", "Item", "Gold", "Human answers", "Model answers"], rows))
     return tables
 

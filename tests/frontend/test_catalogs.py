@@ -1,4 +1,4 @@
-"""Every string the annotator, QC and expert pages show has its Simplified Chinese and Korean translation: the
+"""Every string the annotator, QC, expert and report pages show has its Simplified Chinese and Korean translation: the
 strings are read from the pages' templates (Django's own templatize, as makemessages reads them) and scripts
 (their gettext, ngettext and pgettext calls), and looked up in the catalogs as written (.po) and as compiled (.mo,
 committed so that a fresh clone needs no gettext); each translation keeps its placeholders."""
@@ -22,14 +22,21 @@ PAGES = {
     "annotator": (["frontend/base.html", "frontend/home.html", "registration/login.html",
                    "frontend/password_change.html", "frontend/annotate.html"],
                   ["annotate.js", "form.js", "dialogue.js", "ask.js"]),
-    "qc": (["frontend/base.html", "frontend/home.html", "frontend/review.html"],
+    "qc": (["frontend/base.html", "frontend/home.html", "frontend/review.html", "frontend/annotator_estimates.html"],
            ["review.js", "form.js", "dialogue.js", "ask.js"]),
-    "expert": (["frontend/base.html", "frontend/home.html", "frontend/disagreements.html"],
+    "expert": (["frontend/base.html", "frontend/home.html", "frontend/disagreements.html",
+                "frontend/uncertain_items.html"],
                ["disagreements.js", "flags.js", "form.js", "dialogue.js", "ask.js"]),
+    # A researcher's report page, its downloads' waiting page, and the report document in its frame.
+    "report": (["frontend/base.html", "frontend/home.html", "frontend/report.html", "frontend/report_pending.html",
+                "reports/report.html"], ["report.js"]),
     # A researcher's pages: the strings marked for translation so far (the gap while labels arrive).
     "researcher": (["frontend/base.html", "frontend/dashboard.html", "frontend/report.html"],
                    ["dashboard.js", "sequence.js"]),
 }
+# Scripts of other pages whose strings are translated too.
+SCRIPTS_ALONE = ("manage_upload.js",)
+TEMPLATE_DIRS = (TEMPLATES, ROOT / "reports" / "templates")
 LITERAL = r"""u?'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*\""""
 CALL = re.compile(rf"\b(gettext|ngettext|pgettext)\(\s*((?:(?:{LITERAL})\s*,?\s*)+)")
 PLACEHOLDER = re.compile(r"%\(\w+\)s")
@@ -53,7 +60,8 @@ def used(page):
     templates, scripts = PAGES[page]
     strings = set()
     for name in templates:
-        strings |= calls(templatize((TEMPLATES / name).read_text(encoding="utf-8"), origin=name))
+        path = next(folder / name for folder in TEMPLATE_DIRS if (folder / name).exists())
+        strings |= calls(templatize(path.read_text(encoding="utf-8"), origin=name))
     for name in scripts:
         strings |= calls((SCRIPTS / name).read_text(encoding="utf-8"))
     return strings
@@ -88,11 +96,9 @@ def catalogs(language):
     return po, mo
 
 
-@pytest.mark.parametrize("language", LANGUAGES)
-@pytest.mark.parametrize("page", sorted(PAGES))
-def test_every_string_of_the_page_is_translated(page, language):
-    strings = used(page)
-    assert len(strings) > 20, strings  # the extraction found the page's strings
+def untranslated(strings, language):
+    """(missing, stale, placeholders): the msgids of `strings` the catalogs of `language` lack, have compiled from an
+    older .po, or translate with other placeholders."""
     po, mo = catalogs(language)
     missing, stale, placeholders = [], [], []
     for context, msgid, plural in sorted(strings, key=str):
@@ -106,9 +112,30 @@ def test_every_string_of_the_page_is_translated(page, language):
             stale.append(msgid)
         if sorted(PLACEHOLDER.findall(text)) != sorted(PLACEHOLDER.findall(msgid)):
             placeholders.append(msgid)
+    return missing, stale, placeholders
+
+
+def check(strings, language):
+    missing, stale, placeholders = untranslated(strings, language)
     assert not missing, f"untranslated in {language} (add them to frontend/locale, then bin/messages): {missing}"
     assert not stale, f"the compiled {language} catalog is older than its .po (run bin/messages): {stale}"
     assert not placeholders, f"translations that lose or add placeholders: {placeholders}"
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("page", sorted(PAGES))
+def test_every_string_of_the_page_is_translated(page, language):
+    strings = used(page)
+    assert len(strings) > 20, strings  # the extraction found the page's strings
+    check(strings, language)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("script", SCRIPTS_ALONE)
+def test_every_string_of_the_script_is_translated(script, language):
+    strings = calls((SCRIPTS / script).read_text(encoding="utf-8"))
+    assert len(strings) >= 4, strings
+    check(strings, language)
 
 
 def test_the_extraction_reads_templates_and_scripts():

@@ -17,7 +17,7 @@ def download_links(client, campaign):
     assert page.status_code == 200
     links = dict(re.findall(r'<a [^>]*href="([^"]+)"[^>]*id="download-(\w+)"', page.content.decode()))
     links = {fmt: href.replace("&amp;", "&") for href, fmt in links.items()}
-    assert set(links) == {"csv", "json", "latex"}, links
+    assert set(links) == {"html", "csv", "json", "latex"}, links
     return page.content.decode(), links
 
 
@@ -39,7 +39,7 @@ def test_a_download_made_while_the_report_is_computed_says_so_and_is_no_file(cli
     compute(StoredReport.objects.get().pk)
     page, links = download_links(client, campaign)
     assert 'aria-disabled="true"' not in page
-    for fmt, extension in (("csv", "csv"), ("json", "json"), ("latex", "tex")):
+    for fmt, extension in (("html", "html"), ("csv", "csv"), ("json", "json"), ("latex", "tex")):
         answer = client.get(links[fmt])
         assert answer.status_code == 200
         assert answer["Content-Disposition"] == f'attachment; filename="report-db.{extension}"'
@@ -53,3 +53,12 @@ def test_a_download_of_an_unknown_format_or_an_unreadable_report_is_refused(clie
     assert client.get(f"/reports/db/download/csv/?campaign={campaign.pk}").status_code in (403, 404)
     client.force_login(User.objects.create_user("reader", is_staff=True))
     assert client.get(f"/reports/db/download/exe/?campaign={campaign.pk}").status_code == 404
+
+
+def test_the_downloads_go_by_their_formats_names(client, settings):
+    """HTML among the downloads, and each by the name its format goes by: LaTeX, not "LATEX"."""
+    _, campaign = demo_benchmark("db")
+    client.force_login(User.objects.create_user("reader", is_staff=True))
+    page, _ = download_links(client, campaign)
+    names = dict(re.findall(r'id="download-(\w+)"[^>]*>([^<]+)</a>', page))
+    assert names == {"html": "HTML", "csv": "CSV", "json": "JSON", "latex": "LaTeX"}, names

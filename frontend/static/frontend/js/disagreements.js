@@ -20,6 +20,8 @@ const TEXT = {
   noAnswer: gettext("the server did not answer."),
   noneOpen: gettext("No open disagreements."),
 };
+// How a disagreement was settled when no one decided it.
+const METHODS = { majority: gettext("majority vote"), extra_annotator: gettext("one more annotator"), adjudicated: gettext("an expert decided") };
 
 const root = document.getElementById("queue");
 const campaignId = root.dataset.campaign;
@@ -146,7 +148,8 @@ async function settledRows(done) {
       const form = forms[item.task];
       shown = labelOf(choicesOf(form.questions.find((q) => q.key === form.primary), item), d.resolved_value);
     } catch { /* the raw value is still right */ }
-    return el("tr", {}, el("td", {}, d.external_id), el("td", {}, shown), el("td", {}, d.resolved_by || d.method), el("td", {}, d.reason));
+    return el("tr", {}, el("td", {}, d.external_id), el("td", {}, shown), el("td", {}, d.resolved_by || (METHODS[d.method] ?? d.method)),
+      el("td", {}, d.reason));
   }));
 }
 

@@ -1,13 +1,13 @@
 // The campaign's flags from annotators (item, batch and round, who, comment), for trainers, experts and
 // managers; the card stays hidden for roles that may not read them. The newest page first; older flags on asking.
 import { api, ApiError, el } from "./api.js";
-import { fill, gettext } from "./i18n.js";
+import { dateTime, fill, gettext } from "./i18n.js";
 
 const PAGE = 50;
 
 function row(f) {
   return el("tr", {}, el("td", {}, f.external_id), el("td", {}, `${f.batch} / ${f.round}`), el("td", {}, f.author || "—"),
-    el("td", { class: "prewrap" }, f.comment), el("td", {}, new Date(f.created_at).toLocaleString()));
+    el("td", { class: "prewrap" }, f.comment), el("td", {}, dateTime(f.created_at)));
 }
 
 export async function showFlags(campaignId, card, body) {

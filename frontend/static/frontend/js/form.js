@@ -18,6 +18,8 @@ const TEXT = {
 };
 
 const KEYS = "123456789";
+// Several values in one string, as DiQAD's release writes its reasons (benchmarks/importers/diqad_released.py).
+const SEPARATOR = "#!#";
 // Letters for exclusion codes: never digits, so they cannot be taken for scores; not `g` (guidelines)
 // nor `y`/`n` (yes/no).
 const EXCLUSION_KEYS = "xzwvutsrqpomlkjihfedcba";
@@ -246,7 +248,11 @@ export function describeAnswers(form, item, answers = {}) {
   return form.questions.filter((q) => answers[q.key] !== undefined).map((q) => {
     const given = answers[q.key];
     const choices = ["single_choice", "multi_choice", "scale", "boolean"].includes(q.type) ? choicesOf(q, item) : [];
-    const name = (v) => choices.find((c) => JSON.stringify(c.value) === JSON.stringify(v))?.label ?? String(v);
+    const known = (v) => choices.find((c) => JSON.stringify(c.value) === JSON.stringify(v))?.label;
+    // A value outside the options (reasons as released, "less_informative#!#not_fluent") by the names of its parts.
+    const name = (v) => known(v) ?? (typeof v === "string" && v.includes(SEPARATOR)
+      ? v.split(SEPARATOR).filter((p) => p.trim()).map((p) => known(p.trim()) ?? p.trim().replaceAll("_", " ")).join(", ")
+      : String(v));
     const text = Array.isArray(given) ? given.map(name).join(", ") : name(given);
     return { key: q.key, label: q.label || q.key, text, primary: q.key === form.primary };
   });

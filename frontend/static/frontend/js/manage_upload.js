@@ -1,6 +1,16 @@
 // Upload with a progress bar: the same form, sent with XMLHttpRequest so that its upload progress can be
 // shown. A success answers where to go next; an error page replaces this one's content, with the file,
 // line and field the importer named.
+import { fill, gettext } from "./i18n.js";
+
+// Every string this file shows.
+const TEXT = {
+  sent: (sent, total) => fill(gettext("%(sent)s of %(total)s MB sent"), { sent, total }),
+  importing: gettext("Uploaded; importing…"),
+  answered: (status) => fill(gettext("The server answered %(status)s; nothing was imported."), { status }),
+  lost: gettext("The connection was lost; nothing was imported. Try again."),
+};
+
 function bind() {
   const form = document.getElementById("upload-form");
   if (!form) return;
@@ -16,12 +26,12 @@ function bind() {
     xhr.upload.addEventListener("progress", (e) => {
       if (!e.lengthComputable) return;
       bar.value = Math.round((100 * e.loaded) / e.total);
-      text.textContent = `${(e.loaded / 1048576).toFixed(1)} of ${(e.total / 1048576).toFixed(1)} MB sent`;
+      text.textContent = TEXT.sent((e.loaded / 1048576).toFixed(1), (e.total / 1048576).toFixed(1));
     });
     xhr.upload.addEventListener("load", () => {
       bar.value = 100;
       bar.removeAttribute("value"); // indeterminate while the server imports
-      text.textContent = "Uploaded; importing…";
+      text.textContent = TEXT.importing;
     });
     xhr.addEventListener("load", () => {
       if (xhr.status === 200 && (xhr.getResponseHeader("Content-Type") || "").startsWith("application/json")) {
@@ -34,12 +44,12 @@ function bind() {
         document.querySelector("main").replaceWith(main);
         bind();
       } else {
-        text.textContent = `The server answered ${xhr.status}; nothing was imported.`;
+        text.textContent = TEXT.answered(xhr.status);
         button.disabled = false;
       }
     });
     xhr.addEventListener("error", () => {
-      text.textContent = "The connection was lost; nothing was imported. Try again.";
+      text.textContent = TEXT.lost;
       button.disabled = false;
     });
     xhr.open("POST", form.action);

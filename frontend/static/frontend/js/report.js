@@ -1,5 +1,7 @@
 // The report is a document of its own (its styles, no scripts) in a frame; the frame takes the
 // report's full height, so the page's own scroll moves through it rather than a box inside the page.
+import { fill, gettext, timeOfDay } from "./i18n.js";
+
 const frame = document.getElementById("report-frame");
 
 function fit() {
@@ -37,13 +39,15 @@ const SLOW_MS = 10000;
 
 function describe(s) {
   const done = `${Math.round(100 * s.progress)}%`;
-  if (s.state === "failed") return `The report could not be computed: ${s.error || "an error"}. Reload the page to try again.`;
-  const step = s.state === "queued" ? "waiting for a worker" : `${s.step}, ${done}`;
-  if (s.stale && s.has_report) {
-    const when = s.stale_since ? new Date(s.stale_since).toLocaleTimeString() : "recently";
-    return `Stale: the data changed at ${when}, after this report was computed. The figures below are the previous report's; a new one is being computed (${step}).`;
+  if (s.state === "failed") {
+    return fill(gettext("The report could not be computed: %(error)s. Reload the page to try again."), { error: s.error || gettext("an error") });
   }
-  return `This report is being computed (${step}).`;
+  const step = s.state === "queued" ? gettext("waiting for a worker") : `${s.step_text}, ${done}`;
+  if (s.stale && s.has_report) {
+    const when = s.stale_since ? timeOfDay(s.stale_since) : gettext("recently");
+    return fill(gettext("Stale: the data changed at %(when)s, after this report was computed. The figures below are the previous report's; a new one is being computed (%(step)s)."), { when, step });
+  }
+  return fill(gettext("This report is being computed (%(step)s)."), { step });
 }
 
 // Downloads: a file only once the report is fresh. Until then the links are marked disabled and a click on one
@@ -59,9 +63,9 @@ function offerDownloads(ready, s) {
   }
   downloadsNote.hidden = ready;
   if (!ready && s) {
-    downloadsNote.textContent = s.state === "failed" ? "No downloads: the report could not be computed."
-      : s.state === "queued" ? "Offered once the report is ready (waiting for a worker)."
-      : `Offered once the report is ready (${Math.round(100 * s.progress)}% computed).`;
+    downloadsNote.textContent = s.state === "failed" ? gettext("No downloads: the report could not be computed.")
+      : s.state === "queued" ? gettext("Offered once the report is ready (waiting for a worker).")
+      : fill(gettext("Offered once the report is ready (%(share)s computed)."), { share: `${Math.round(100 * s.progress)}%` });
   }
 }
 

@@ -8,7 +8,7 @@ import { api, apiAll, ApiError, composing, el, inOrder, pct, say } from "./api.j
 import { ask, asking } from "./ask.js";
 import { renderItem } from "./dialogue.js";
 import { choiceIndex, choiceLabel, choicesOf } from "./form.js";
-import { fill, gettext } from "./i18n.js";
+import { dateTime, fill, gettext } from "./i18n.js";
 
 // Every string the labels on their way show.
 const TEXT = {
@@ -16,6 +16,8 @@ const TEXT = {
   notSaved: (item, detail) => fill(gettext("Your label on item %(item)s was not saved: %(detail)s"), { item, detail }),
   noAnswer: gettext("the server did not answer."),
 };
+// A QC review's decision by its name.
+const DECISIONS = { accepted: gettext("accepted"), rejected: gettext("rejected") };
 
 const root = document.getElementById("review");
 const batchId = root.dataset.batch;
@@ -201,14 +203,14 @@ async function decide(kind) {
 async function loadHistory() {
   const events = await apiAll(`/api/v1/batches/${batchId}/events/?limit=500`);
   $("history").replaceChildren(...events.map((e) => el("tr", {},
-    el("td", {}, new Date(e.created_at).toLocaleString()), el("td", {}, e.round ?? ""), el("td", {}, e.kind),
-    el("td", {}, e.from_state ? `${e.from_state} → ${e.to_state}` : e.to_state), el("td", {}, e.actor || ""),
-    el("td", { class: "prewrap" }, e.reason))));
+    el("td", {}, dateTime(e.created_at)), el("td", {}, e.round ?? ""), el("td", {}, e.kind_text),
+    el("td", {}, ...(e.from_state ? [e.from_state_text, " → ", e.to_state_text] : [e.to_state_text])), el("td", {}, e.actor || ""),
+    el("td", { class: "prewrap" }, e.reason_text))));
 }
 
 async function load() {
   batch = await api(`/api/v1/batches/${batchId}/`);
-  $("batch-state").textContent = fill(gettext("State: %(state)s"), { state: batch.state.replace("_", " ") }) + " · " +
+  $("batch-state").textContent = fill(gettext("State: %(state)s"), { state: batch.state_text }) + " · " +
     fill(gettext("round %(round)s"), batch) + " · " + fill(gettext("guidelines v%(version)s"), { version: batch.settings_version }) +
     (batch.accepted_below_threshold ? " · " + gettext("accepted below threshold") : "");
   $("start").hidden = !(takesQC && batch.state === "handed_in");
@@ -221,7 +223,7 @@ async function load() {
   const current = review && review.round === batch.round;
   editable = takesQC && batch.state === "in_review" && Boolean(current);
   if (review) labelsFrom(review.sample);
-  $("sample-title").textContent = review ? fill(gettext("Sample of round %(round)s"), review) + (review.decision ? ` (${review.decision})` : "") : gettext("Sample");
+  $("sample-title").textContent = review ? fill(gettext("Sample of round %(round)s"), review) + (review.decision ? ` (${DECISIONS[review.decision] ?? review.decision})` : "") : gettext("Sample");
   $("blind-note").hidden = !review?.blind;
   $("qc-keys").hidden = !editable;
   $("sample").replaceChildren(...(review ? review.sample.map(sampleEntry) : [el("li", {}, gettext("No sample: the batch has not been handed in."))]));
