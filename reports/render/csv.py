@@ -8,6 +8,7 @@ from benchmarks.spreadsheet import safe_cell
 
 from ..build import public
 from .anchored import csv_lines
+from .judge_card import csv_lines as judge_card_lines
 
 COLUMNS = ["section", "task", "question", "model", "subset", "metric", "value", "undefined_reason", "rule", "flag"]
 # Keys that identify a row rather than measure something.
@@ -136,6 +137,7 @@ def rows(report):
                        "value": point["share"],
                        "undefined_reason": "" if point["share"] is not None else "no judgements"}
     yield from csv_lines(report, _lines)
+    yield from judge_card_lines(report, _lines)
     for study in (report.get("paper") or {}).get("studies", []):
         for table in study["tables"]:
             section = f"paper.{study['study']}.table{table['table']}"

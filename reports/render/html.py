@@ -2,6 +2,7 @@ from django.template.loader import render_to_string
 
 from ..build import public
 from .anchored import anchored_tables, width_plot
+from .judge_card import judge_card_tables
 from .plots import all_plots
 from .tables import all_tables
 
@@ -10,7 +11,7 @@ def render_html(report):
     """A standalone page: tables, provenance and the plots inlined as SVG."""
     data = public(report)
     widths = width_plot(report)
-    tables = all_tables(data) + [t for t in anchored_tables(data) if t is not None]
+    tables = all_tables(data) + [t for t in anchored_tables(data) if t is not None] + judge_card_tables(data)
     return render_to_string("reports/report.html", {
         "report": data,
         "plots": all_plots(report) + ([("Interval width against human labels used", widths)] if widths else []),
