@@ -18,14 +18,14 @@ class Command(BaseCommand):
         parser.add_argument("--benchmark", required=True, metavar="SLUG")
         parser.add_argument("--task", required=True, metavar="SLUG")
         parser.add_argument("--judge", required=True, help="the judge's name (e.g. the API model it called)")
-        parser.add_argument("--settings", default="{}", metavar="JSON",
+        parser.add_argument("--judge-settings", default="{}", metavar="JSON",
                             help="the judge's settings as a JSON object (prompt, temperature, tool, date...)")
 
-    def handle(self, *, path, benchmark, task, judge, settings, **options):
+    def handle(self, *, path, benchmark, task, judge, judge_settings, **options):
         try:
-            given = json.loads(settings)
+            given = json.loads(judge_settings)
         except ValueError as error:
-            raise CommandError(f"--settings: a JSON object, got {settings[:60]!r} ({error})") from None
+            raise CommandError(f"--judge-settings: a JSON object, got {judge_settings[:60]!r} ({error})") from None
         try:
             done = import_verdicts(path, benchmark=benchmark, task=task, judge=judge, settings=given)
         except (RunError, ImportFailure) as error:
