@@ -13,7 +13,9 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Count
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.text import get_valid_filename
+from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
 from annotation import accounts, actions, selectors
@@ -25,6 +27,8 @@ from benchmarks.importers import ImportFailure, format_shapes
 from benchmarks.models import Benchmark
 from benchmarks.permissions import can_import_items
 from core.errors import ActionError
+from modeleval.permissions import can_evaluate_models
+from modeleval.verdicts import import_verdicts
 from reports.planner import campaign_plan
 from reports.planner import judge_runs as planner_judges
 
@@ -37,6 +41,7 @@ from .forms import (
     PresetChoiceForm,
     SettingsChangeForm,
     UploadForm,
+    VerdictsForm,
 )
 
 
@@ -53,7 +58,8 @@ def manage_home(request):
                                             n_items=Count("tasks__items")).order_by("slug")
     return render(request, "frontend/manage_home.html", {
         "campaigns": managed_campaigns(request.user).order_by("name"), "benchmarks": benchmarks,
-        "can_create": can_create_campaigns(request.user), "can_import": can_import_items(request.user)})
+        "can_create": can_create_campaigns(request.user), "can_import": can_import_items(request.user),
+        "can_import_verdicts": can_evaluate_models(request.user)})
 
 
 @login_required
@@ -86,6 +92,41 @@ def upload(request):
     status = 400 if request.method == "POST" else 200
     return render(request, "frontend/manage_upload.html", {"form": form, "failure": failure,
                                                            "formats": format_shapes()}, status=status)
+
+
+@login_required
+def verdicts(request):
+    """A judge's verdicts made elsewhere, imported as a finished run (modeleval.verdicts)."""
+    if not can_evaluate_models(request.user):
+        raise PermissionDenied("A judge's verdicts are imported by staff and researchers.")
+    initial = {"benchmark": request.GET.get("benchmark")} if request.GET.get("benchmark") else {}
+    form = VerdictsForm(request.POST or None, request.FILES or None, initial=initial)
+    failure = None
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        name = get_valid_filename(Path(data["file"].name).name) or "verdicts.jsonl"
+        with tempfile.TemporaryDirectory(prefix="hb-verdicts-") as folder:
+            path = Path(folder) / name
+            with open(path, "wb") as out:
+                for chunk in data["file"].chunks():
+                    out.write(chunk)
+            try:
+                done = import_verdicts(path, benchmark=data["benchmark"], task=data["task"], judge=data["judge"],
+                                       settings=data["judge_settings"], name=name, user=request.user)
+            except ImportFailure as error:
+                failure = error
+            except ActionError as error:
+                form.add_error(None, error.detail)
+        if failure is None and not form.errors:
+            if done.created:
+                messages.success(request, gettext("Imported %(n)d verdicts of %(judge)s as run %(run)d.") % {
+                    "n": done.n_verdicts, "judge": data["judge"], "run": done.run.pk})
+            else:
+                messages.info(request, gettext("Run %(run)d holds these verdicts already: nothing was added.") % {
+                    "run": done.run.pk})
+            return redirect(f"{reverse('manage-verdicts')}?benchmark={data['benchmark'].slug}")
+    status = 400 if request.method == "POST" else 200
+    return render(request, "frontend/manage_verdicts.html", {"form": form, "failure": failure}, status=status)
 
 
 @login_required

@@ -101,7 +101,7 @@ def task_cards(rows: Rows, task, options: ReportOptions):
                                             confidence=options.confidence, n_resamples=options.n_resamples,
                                             seed=options.seed).to_dict()
         card["alt_test"] = _alt_test(people, j, ratings, annotator_kind, options)
-        card["savings"] = _savings(rows, task, kind, figure, j, gold, judges, answers, judge, options)
+        card["savings"] = _savings(rows, task, kind, figure, set(people), j, gold, judges, answers, judge, options)
         card["swap"] = _swap(rows, judge["id"]) if kind == "pairwise" else None
         card["verdict"] = _verdict(card)
         flag(card, [(card["n_labelled"], options.min_items, "labelled items")])
@@ -122,8 +122,9 @@ def _alt_test(people, judge, ratings, annotator_kind, options):
             "undefined_reason": result.undefined_reason}
 
 
-def _savings(rows, task, kind, figure, j, gold, judges, answers, judge, options):
-    """The labels the judge saves on the people's figure, and (with gold) on each other run's accuracy."""
+def _savings(rows, task, kind, figure, labelled_items, j, gold, judges, answers, judge, options):
+    """The labels the judge saves on the people's figure, and (with gold) on each other run's accuracy. An item
+    people labelled is never a judge-only one, even where their figure is undefined (a tied vote)."""
     out = []
     judged = [i for i in rows.items_of[task["id"]] if i in j]
     labelled = [i for i in judged if i in figure]
@@ -141,7 +142,7 @@ def _savings(rows, task, kind, figure, j, gold, judges, answers, judge, options)
         estimand, y = f"share of items the people label {main}", {i: float(figure[i] == main) for i in labelled}
         stand = {i: float(j[i] == main) for i in judged}
     if labelled:
-        unlabelled = [stand[i] for i in judged if i not in y]
+        unlabelled = [stand[i] for i in judged if i not in labelled_items]
         out.append(label_savings([y[i] for i in labelled], [stand[i] for i in labelled], unlabelled,
                                  estimand=estimand, confidence=options.confidence).to_dict())
     if kind != "multiple_choice" or not gold:
