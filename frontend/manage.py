@@ -4,6 +4,7 @@ Django forms post to these views, which call the apps' actions; a refused action
 on the page (nothing written), never as an error page.
 """
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 from django.contrib import messages
@@ -62,6 +63,19 @@ def manage_home(request):
         "can_import_verdicts": can_evaluate_models(request.user)})
 
 
+@contextmanager
+def saved_upload(upload, default_name):
+    """(path, name) of an uploaded file written to a temporary folder under its own (made safe) name, so that
+    an importer's refusal names the file as given; the folder goes when the block ends."""
+    name = get_valid_filename(Path(upload.name).name) or default_name
+    with tempfile.TemporaryDirectory(prefix="hb-upload-") as folder:
+        path = Path(folder) / name
+        with open(path, "wb") as out:
+            for chunk in upload.chunks():
+                out.write(chunk)
+        yield path, name
+
+
 @login_required
 def upload(request):
     if not can_import_items(request.user):
@@ -70,13 +84,7 @@ def upload(request):
     form = UploadForm(request.POST or None, request.FILES or None, initial=initial)
     failure = None
     if request.method == "POST" and form.is_valid():
-        upload = form.cleaned_data["file"]
-        name = get_valid_filename(Path(upload.name).name) or "upload"
-        with tempfile.TemporaryDirectory(prefix="hb-upload-") as folder:
-            path = Path(folder) / name
-            with open(path, "wb") as out:
-                for chunk in upload.chunks():
-                    out.write(chunk)
+        with saved_upload(form.cleaned_data["file"], "upload") as (path, name):
             try:
                 fmt, summary = import_upload(path, actor=request.user, benchmark_slug=form.cleaned_data["slug"],
                                              format_name=form.cleaned_data["format"], name=name,
@@ -104,12 +112,7 @@ def verdicts(request):
     failure = None
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        name = get_valid_filename(Path(data["file"].name).name) or "verdicts.jsonl"
-        with tempfile.TemporaryDirectory(prefix="hb-verdicts-") as folder:
-            path = Path(folder) / name
-            with open(path, "wb") as out:
-                for chunk in data["file"].chunks():
-                    out.write(chunk)
+        with saved_upload(data["file"], "verdicts.jsonl") as (path, name):
             try:
                 done = import_verdicts(path, benchmark=data["benchmark"], task=data["task"], judge=data["judge"],
                                        settings=data["judge_settings"], name=name, user=request.user)
