@@ -21,9 +21,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from ._common import Result
-from .agreement import cohen_kappa
-from .bootstrap import bootstrap_ci
+from ._common import Result, check_confidence, is_missing, percentile_interval, plain
+from .bootstrap import resample_indices
 from .comparison import accuracy_with_wilson
 from .prediction_powered import ppi_mean
 
@@ -43,31 +42,57 @@ class JudgeAgreement(Result):
     undefined_reason: str | None = None
 
 
-def _spearman(pairs):
-    x, y = (np.array(v, dtype=float) for v in zip(*pairs, strict=True))
-    if x.size < 3 or np.all(x == x[0]) or np.all(y == y[0]):
-        return None
-    return float(stats.spearmanr(x, y).statistic)
+def _kappas(a: np.ndarray, b: np.ndarray, k: int) -> np.ndarray:
+    """Cohen's kappa of each row pair of integer codes (resamples x items), from the rows' confusion counts."""
+    rows, n = a.shape
+    cells = np.bincount((np.arange(rows)[:, None] * k * k + a * k + b).ravel(), minlength=rows * k * k)
+    table = cells.reshape(rows, k, k) / n
+    observed = np.trace(table, axis1=1, axis2=2)
+    chance = (table.sum(axis=2) * table.sum(axis=1)).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa = (observed - chance) / (1 - chance)
+    return np.where(chance < 1, kappa, np.nan)
+
+
+def _spearmans(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Spearman's rho of each row pair (resamples x items): Pearson's r of the rows' average ranks."""
+    rx, ry = (stats.rankdata(v, axis=1) for v in (x, y))
+    rx, ry = rx - rx.mean(axis=1, keepdims=True), ry - ry.mean(axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rho = (rx * ry).sum(axis=1) / np.sqrt((rx ** 2).sum(axis=1) * (ry ** 2).sum(axis=1))
+    return np.where(np.isfinite(rho), rho, np.nan)
 
 
 def judge_agreement(people: Sequence[Any], judge: Sequence[Any], *, ratings: bool, confidence: float = 0.95,
                     n_resamples: int = 1000, seed: int | None = 0) -> JudgeAgreement:
     """The judge against the people's figure per item (their majority label, or their mean rating): Cohen's
-    kappa for labels, Spearman's rho for ratings, each with a percentile bootstrap interval over items."""
-    pairs = [(p, j) for p, j in zip(people, judge, strict=True) if p is not None and j is not None]
+    kappa for labels, Spearman's rho for ratings, each with a percentile bootstrap interval over items (the
+    resamples `bootstrap_ci` draws, computed for all of them at once; a resample where the figure is undefined
+    is left out)."""
+    check_confidence(confidence)
+    pairs = [(p, j) for p, j in zip(people, judge, strict=True) if not (is_missing(p) or is_missing(j))]
+    name = "spearman" if ratings else "cohen_kappa"
+    if len(pairs) < (3 if ratings else 1):
+        return JudgeAgreement(name, None, None, None, len(pairs), confidence,
+                              "fewer than 3 items with both the people's and the judge's answer" if ratings
+                              else "no item has both the people's and the judge's answer")
     if ratings:
-        statistic, name = _spearman, "spearman"
+        x, y = (np.array(v, dtype=float) for v in zip(*pairs, strict=True))
+        statistic = _spearmans
     else:
-        def statistic(sample):
-            return cohen_kappa([p for p, _ in sample], [j for _, j in sample]).value
-        name = "cohen_kappa"
-    if not pairs:
-        return JudgeAgreement(name, None, None, None, 0, confidence, "no item has both the people's and the "
-                                                                     "judge's answer")
-    interval = bootstrap_ci(statistic, pairs, n_resamples=n_resamples, confidence=confidence, seed=seed)
-    reason = None if interval.estimate is not None else ("undefined: fewer than 3 items or no spread" if ratings
-                                                         else "undefined: one category only")
-    return JudgeAgreement(name, interval.estimate, interval.low, interval.high, len(pairs), confidence, reason)
+        codes = {label: n for n, label in enumerate(dict.fromkeys(plain(v) for pair in pairs for v in pair))}
+        x, y = (np.array([codes[plain(v)] for v in side]) for side in zip(*pairs, strict=True))
+
+        def statistic(a, b):
+            return _kappas(a, b, len(codes))
+    estimate = float(statistic(x[None, :], y[None, :])[0])
+    if not np.isfinite(estimate):
+        return JudgeAgreement(name, None, None, None, len(pairs), confidence,
+                              "undefined: a side does not vary" if ratings else "undefined: chance agreement is 1")
+    index = np.stack(list(resample_indices(len(pairs), n_resamples, seed)))
+    values = statistic(x[index], y[index])
+    low, high = percentile_interval(values[np.isfinite(values)], confidence)
+    return JudgeAgreement(name, estimate, low, high, len(pairs), confidence)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The judge cards as tables, for HTML, LaTeX and CSV alike: one row per judge run, and its label savings per
 estimand."""
-from .tables import Cell, Table
+from .tables import Cell, Table, figure_cell
 
 
 def _interval(agreement):
@@ -22,7 +22,7 @@ def card_table(report):
     if not cards:
         return None
     header = ["Task", "Judge", "Verdicts", "Agreement with the people", "Alternative annotator test", "Winning rate",
-              "Labels saved (PPI++)", "rho^2 (pilot)", "Expected saved", "Swap consistency", "In short"]
+              "Labels saved (PPI++, %)", "rho^2 (pilot)", "Expected saved (%)", "Swap consistency (%)", "In short"]
     body = []
     for card in cards:
         test, people, swap = card["alt_test"], _people(card), card.get("swap")
@@ -33,14 +33,14 @@ def card_table(report):
             _interval(card["agreement"]),
             Cell("passes" if passed else "fails" if passed is False else None, test.get("undefined_reason"),
                  style="text"),
-            Cell(test["winning_rate"], test.get("undefined_reason")),
-            Cell(people["realised_saved"] if people else None,
-                 (people or {}).get("undefined_reason") or "no labelled item", style="percent"),
-            Cell(people["rho_squared"] if people else None, "no labelled item"),
-            Cell(people["expected_saved"] if people else None, "no labelled item", style="percent"),
-            Cell(None if swap is None else swap["consistency"],
-                 "not a pairwise judge" if card["kind"] != "pairwise" else "no pair read in both orders",
-                 style="percent"),
+            figure_cell(test["winning_rate"], test.get("undefined_reason")),
+            figure_cell(people["realised_saved"] if people else None,
+                        (people or {}).get("undefined_reason") or "no labelled item", "percent"),
+            figure_cell(people["rho_squared"] if people else None, "the labelled items or the judge do not vary"),
+            figure_cell(people["expected_saved"] if people else None, "no pilot correlation", "percent"),
+            figure_cell(None if swap is None else swap["consistency"],
+                        "not a pairwise judge" if card["kind"] != "pairwise" else "no pair read in both orders",
+                        "percent"),
             Cell(card["verdict"], style="text")])
     gold = section.get("gold") or {}
     return Table("judge_cards", "Judge cards: may the judge replace the people, and how many labels does it save?",
@@ -60,16 +60,18 @@ def savings_table(report):
     rows = [(card, s) for card in cards for s in card["savings"]]
     if not rows:
         return None
-    header = ["Task", "Judge", "Estimand", "n labelled", "N judge-only", "Saved (realised)", "Factor (realised)",
-              "rho^2", "Expected saved", "Expected saved with these N", "Judge accuracy", "Model accuracy", "Capped"]
+    header = ["Task", "Judge", "Estimand", "n labelled", "N judge-only", "Saved (realised, %)", "Factor (realised)",
+              "rho^2", "Expected saved (%)", "Expected saved with these N (%)", "Judge accuracy", "Model accuracy",
+              "Capped"]
     body = [[Cell(card["task"], style="text"), Cell(card["judge"], style="text"), Cell(s["estimand"], style="text"),
              Cell(s["n"], style="int"), Cell(s["N"], style="int"),
-             Cell(s["realised_saved"], s.get("undefined_reason"), style="percent"),
-             Cell(s["realised_factor"], s.get("undefined_reason"), style="decimal"),
-             Cell(s["rho_squared"], "the labelled items or the judge's stand-in do not vary"),
-             Cell(s["expected_saved"], "no pilot correlation", style="percent"),
-             Cell(s["expected_saved_here"], "no pilot correlation", style="percent"),
-             Cell(s["judge_accuracy"], "not a model's accuracy"), Cell(s["model_accuracy"], "not a model's accuracy"),
+             figure_cell(s["realised_saved"], s.get("undefined_reason"), "percent"),
+             figure_cell(s["realised_factor"], s.get("undefined_reason"), "decimal"),
+             figure_cell(s["rho_squared"], "the labelled items or the judge's stand-in do not vary"),
+             figure_cell(s["expected_saved"], "no pilot correlation", "percent"),
+             figure_cell(s["expected_saved_here"], "no pilot correlation", "percent"),
+             figure_cell(s["judge_accuracy"], "not a model's accuracy"),
+             figure_cell(s["model_accuracy"], "not a model's accuracy"),
              Cell(s["cap_reason"] or "no", style="text")] for card, s in rows]
     return Table("judge_savings", "Human labels each judge saves under PPI++, per estimand", header, body,
                  "Realised: from the labelled and judged items as they are. Expected: rho^2 from the same items read "

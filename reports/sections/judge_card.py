@@ -190,7 +190,9 @@ def _verdict(card):
              if passed is False else "has no alternative annotator test verdict")
     people = next((s for s in card["savings"] if s["estimand"].startswith(("mean human", "human", "share"))), None)
     if people is None or people["realised_saved"] is None:
-        return f"The judge {first}; its savings are undefined here."
+        why = ("every judged item is labelled: no label is left to save" if people and people["N"] == 0
+               else (people or {}).get("undefined_reason") or "no item is labelled")
+        return f"The judge {first}; its savings are undefined here ({why})."
     saved = people["realised_saved"]
     joint = "and" if (passed and saved > 0) or (not passed and saved <= 0) else "but"
     return (f"The judge {first} ({test['annotator_kind']} annotators, epsilon {test['epsilon']}), {joint} saves "

@@ -11,7 +11,7 @@ from modeleval.verdicts import import_verdicts
 from tests.conftest import DEMO_DATA
 from tests.reports import factories
 
-from .conftest import expect, make_user, shot, sign_in
+from .conftest import SHOTS, expect, make_user, shot, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -26,7 +26,9 @@ def test_the_report_page_shows_a_card_per_judge(page, tmp_path):
 
     answers = {i.pk: [i.source_gold["answer"], wrong(i) if n % 3 == 0 else i.source_gold["answer"],
                       i.source_gold["answer"] if n % 2 == 0 else wrong(i)] for n, i in enumerate(items)}
-    campaign = factories.human_campaign(bench, answers, name="DialogBench demo: human baseline")
+    # people label two thirds of the items; the judges answer all of them
+    labelled = {pk: votes for n, (pk, votes) in enumerate(answers.items()) if n % 3 != 2}
+    campaign = factories.human_campaign(bench, labelled, name="DialogBench demo: human baseline")
     factories.model_run(bench, list(bench.tasks.all()), "demo-model", {
         i.pk: {"answer": i.source_gold["answer"] if n % 2 else wrong(i),
                "options": factories.options_for({k: -1.0 if k == i.source_gold["answer"] else -2.0
@@ -39,7 +41,8 @@ def test_the_report_page_shows_a_card_per_judge(page, tmp_path):
     import_verdicts(path, benchmark=bench, task=emotion, judge="api-judge", settings={"temperature": 0})
     Membership.objects.create(campaign=campaign, user=make_user("researcher1", researcher=True), role="viewer")
     sign_in(page, "researcher1")
-    page.goto(f"/reports/dialogbench-demo/embed/?campaign={campaign.pk}")
+    # the benchmark's report: every item, the labelled ones and the judge-only ones
+    page.goto("/reports/dialogbench-demo/embed/")
     cards = page.locator("#judge_cards")
     expect(cards).to_be_visible()
     expect(cards).to_contain_text("api-judge")
@@ -49,3 +52,5 @@ def test_the_report_page_shows_a_card_per_judge(page, tmp_path):
     expect(page.locator("#judge_savings")).to_contain_text("human majority accuracy")
     cards.scroll_into_view_if_needed()
     shot(page, "report-judge-cards", "Report", "#judge_cards")
+    for key in ("judge_cards", "judge_savings"):  # the cards themselves, to read without the rest of the report
+        page.locator(f"#{key}").screenshot(path=str(SHOTS / f"report-{key.replace('_', '-')}-table.png"))

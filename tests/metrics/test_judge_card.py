@@ -13,6 +13,7 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.proportion import proportion_confint
 
 from metrics import majority_label, ppi_mean
+from metrics.bootstrap import bootstrap_ci
 from metrics.judge_card import NO_BETTER_FACTOR, judge_agreement, label_savings, swap_consistency
 from tests.conftest import SHARED_DATA
 from tests.metrics.test_alt_test import PUBLISHED
@@ -78,6 +79,13 @@ def test_agreement_is_scikit_learns_kappa_and_scipys_spearman_with_intervals():
     assert rho.value == pytest.approx(stats.spearmanr(ratings, judged).statistic)
     assert rho.low < rho.value < rho.high
     assert judge_agreement([1, None], [None, 2], ratings=True).undefined_reason
+    # the intervals: the generic percentile bootstrap (same resamples) of scikit-learn's and SciPy's figures
+    slow = bootstrap_ci(lambda sample: cohen_kappa_score(*zip(*sample, strict=True)),
+                        list(zip(people, judge, strict=True)), n_resamples=200)
+    assert (kappa.low, kappa.high) == pytest.approx((slow.low, slow.high))
+    slow = bootstrap_ci(lambda sample: stats.spearmanr(*zip(*sample, strict=True)).statistic,
+                        list(zip(ratings, judged, strict=True)), n_resamples=200)
+    assert (rho.low, rho.high) == pytest.approx((slow.low, slow.high))
 
 
 def test_swap_consistency_is_a_share_with_its_wilson_interval():
