@@ -82,24 +82,29 @@ def judge_card_tables(report):
     return [t for t in (card_table(report), savings_table(report)) if t is not None]
 
 
+def _row(keys, figures, reason):
+    """A CSV row: the figures, each missing one with its reason (a CSV value is never empty alone)."""
+    return {**keys, **figures, "undefined": {k: reason or "undefined" for k, v in figures.items() if v is None}}
+
+
 def csv_lines(report, lines):
     """The cards' figures for the CSV (`lines`: the CSV module's row writer)."""
     for card in (report.get("judge_cards") or {}).get("cards") or []:
         keys = {"task": card["task"], "judge": card["judge"]}
         agreement = card["agreement"]
-        yield from lines("judge_cards.agreement", {**keys, agreement["statistic"]: agreement["value"],
-                                                   "low": agreement["low"], "high": agreement["high"],
-                                                   "undefined": {}})
+        yield from lines("judge_cards.agreement", _row(keys, {agreement["statistic"]: agreement["value"],
+                                                              "low": agreement["low"], "high": agreement["high"]},
+                                                       agreement.get("undefined_reason")))
         test = card["alt_test"]
-        yield from lines("judge_cards.alt_test", {**keys, "winning_rate": test["winning_rate"],
-                                                  "advantage_probability": test["advantage_probability"],
-                                                  "passed": test["passed"], "undefined": {}})
+        yield from lines("judge_cards.alt_test", _row(keys, {k: test[k] for k in ("winning_rate",
+                                                                                  "advantage_probability", "passed")},
+                                                      test.get("undefined_reason")))
         for s in card["savings"]:
-            yield from lines("judge_cards.savings", {**keys, "estimand": s["estimand"],
-                                                     **{k: s[k] for k in ("realised_saved", "realised_factor",
-                                                                          "rho_squared", "expected_saved",
-                                                                          "expected_saved_here", "capped")},
-                                                     "undefined": {}})
+            figures = {k: s[k] for k in ("realised_saved", "realised_factor", "rho_squared", "expected_saved",
+                                         "expected_saved_here", "capped")}
+            yield from lines("judge_cards.savings", _row({**keys, "estimand": s["estimand"]}, figures,
+                                                         s.get("undefined_reason") or "the labelled items or the "
+                                                                                      "judge's stand-in do not vary"))
         if card.get("swap"):
-            yield from lines("judge_cards.swap", {**keys, "consistency": card["swap"]["consistency"],
-                                                  "undefined": {}})
+            yield from lines("judge_cards.swap", _row(keys, {"consistency": card["swap"]["consistency"]},
+                                                      "no pair read in both orders"))

@@ -63,6 +63,7 @@ def run_crowdkit(rows, **options):
     return json.loads(done.stdout)
 
 
+@pytest.mark.slow  # crowd-kit starts in a process of its own
 @pytest.mark.parametrize("variational", [True, False])
 def test_mace_equals_crowd_kits_mace_with_its_defaults(variational):
     rows = crowd()
@@ -76,6 +77,7 @@ def test_mace_equals_crowd_kits_mace_with_its_defaults(variational):
         assert result.competence[annotator] == pytest.approx(knowing, abs=1e-9)
 
 
+@pytest.mark.slow
 def test_mace_equals_crowd_kit_with_other_settings():
     rows = crowd(n_items=150, seed=5)
     expected = run_crowdkit(rows, n_restarts=2, n_iter=7, random_state=11, alpha=1.0, beta=2.0)

@@ -93,7 +93,13 @@ def test_every_format_carries_the_cards():
     report = build_report(d, OPTIONS)
     html = render(report, "html")
     assert 'id="judge_cards"' in html and 'id="judge_savings"' in html and "kappa" in html
-    assert "judge_cards.savings" in render(report, "csv")
+    csv = render(report, "csv")
+    assert "judge_cards.savings" in csv and "judge_cards.alt_test" in csv
+    import csv as reader
+    import io
+
+    rows = [r for r in reader.DictReader(io.StringIO(csv)) if r["section"].startswith("judge_cards")]
+    assert rows and all(r["undefined_reason"] for r in rows if r["value"] == "")
     assert "Judge cards" in render(report, "latex")
     assert json.loads(render(report, "json"))["judge_cards"]["cards"]
 
