@@ -120,3 +120,32 @@ def test_the_command_imports_and_says_so_and_refuses_with_the_place(tmp_path, di
         call_command("import_verdicts", str(bad), benchmark=dialogbench, task=task.slug, judge="cli-judge")
     with pytest.raises(CommandError, match="--judge-settings"):
         call_command("import_verdicts", str(path), benchmark=dialogbench, task=task.slug, judge="x", judge_settings="{")
+
+
+def test_the_alternative_annotator_tests_judges_imported_give_its_published_verdicts(tmp_path, db):
+    """Each judge of the test's smallest labelled data set (wax) imported from JSON lines: the run holds the judge's
+    published answers, and the test on them gives the published winning rate and advantage probability."""
+    from benchmarks.actions import import_items
+    from metrics import alt_test
+    from tests.metrics.test_alt_test import PUBLISHED
+    from tests.metrics.test_judge_card import alttest
+
+    human, judges = alttest("wax")
+    scoring, epsilon, published = PUBLISHED["wax"]
+    items = sorted({i for answers in human.values() for i in answers})
+    labels = sorted({str(v) for answers in list(human.values()) + list(judges.values()) for v in answers.values()})
+    form = {"primary": "r", "questions": [{"key": "r", "type": "single_choice",
+                                           "options": [{"value": v, "label": v} for v in labels]}]}
+    benchmark = write(tmp_path, [{"type": "benchmark", "name": "wax"}, {"type": "task", "slug": "wax", "name": "wax",
+                                                                        "form": form}]
+                      + [{"type": "item", "task": "wax", "external_id": i, "dialogue": [{"speaker": "a", "text": i}]}
+                         for i in items], name="wax.jsonl")
+    import_items(benchmark, "jsonl", "wax")
+    for judge, (winning_rate, advantage) in published.items():
+        answers = {i: str(v) for i, v in judges[judge].items() if i in items and v is not None}
+        path = write(tmp_path, [{"item": i, "answer": v} for i, v in answers.items()], name=f"{judge}.jsonl")
+        run = import_verdicts(path, benchmark="wax", task="wax", judge=judge, settings={"source": "AltTest"}).run
+        stored = dict(run.predictions.values_list("item__external_id", "answer"))
+        assert stored == answers
+        result = alt_test(human, stored, epsilon=epsilon, scoring=scoring)
+        assert (round(result.winning_rate, 2), round(result.advantage_probability, 2)) == (winning_rate, advantage)
