@@ -5,6 +5,7 @@ from django import forms
 from django.conf import settings as conf
 from django.forms.models import fields_for_model
 from django.utils.translation import get_language_info
+from django.utils.translation import gettext_lazy as _
 
 from annotation.models import WORKER_ROLES, CampaignSettings, Protocol, Role
 from annotation.presets import PRESETS, meaning
@@ -200,3 +201,26 @@ class PlannerForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["judge"].queryset = judges
         self.fields["judge"].label_from_instance = run_choice
+
+
+class VerdictsForm(forms.Form):
+    """A judge's verdicts made elsewhere (modeleval.verdicts): the file, where they belong and who made them."""
+
+    file = forms.FileField(label=_("Verdicts file"),
+                           help_text=_('JSON lines, one verdict per line: {"item": "<external id>", "answer": ...}'))
+    benchmark = forms.ModelChoiceField(Benchmark.objects.order_by("slug"), to_field_name="slug",
+                                       label=_("Benchmark"))
+    task = forms.SlugField(max_length=100, label=_("Task"), help_text=_("The task's slug, e.g. diqad-quality"))
+    judge = forms.CharField(max_length=200, label=_("Judge"),
+                            help_text=_("The judge's name, e.g. the model the tool or API called"))
+    judge_settings = forms.JSONField(required=False, initial=dict, label=_("Judge settings"),
+                                     help_text=_("A JSON object: prompt, temperature, tool, date..."),
+                                     widget=forms.Textarea(attrs={"rows": 3}))
+
+    def clean_judge_settings(self):
+        value = self.cleaned_data.get("judge_settings")
+        if value in (None, ""):
+            return {}
+        if not isinstance(value, dict):
+            raise forms.ValidationError(_("The judge's settings must be a JSON object."))
+        return value

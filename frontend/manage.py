@@ -4,6 +4,7 @@ Django forms post to these views, which call the apps' actions; a refused action
 on the page (nothing written), never as an error page.
 """
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 from django.contrib import messages
@@ -13,7 +14,9 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Count
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.text import get_valid_filename
+from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
 from annotation import accounts, actions, selectors
@@ -25,6 +28,8 @@ from benchmarks.importers import ImportFailure, format_shapes
 from benchmarks.models import Benchmark, Task
 from benchmarks.permissions import can_import_items
 from core.errors import ActionError
+from modeleval.permissions import can_evaluate_models
+from modeleval.verdicts import import_verdicts
 from reports.planner import campaign_plan
 from reports.planner import judge_runs as planner_judges
 
@@ -37,6 +42,7 @@ from .forms import (
     PresetChoiceForm,
     SettingsChangeForm,
     UploadForm,
+    VerdictsForm,
 )
 
 
@@ -53,7 +59,21 @@ def manage_home(request):
                                             n_items=Count("tasks__items")).order_by("slug")
     return render(request, "frontend/manage_home.html", {
         "campaigns": managed_campaigns(request.user).order_by("name"), "benchmarks": benchmarks,
-        "can_create": can_create_campaigns(request.user), "can_import": can_import_items(request.user)})
+        "can_create": can_create_campaigns(request.user), "can_import": can_import_items(request.user),
+        "can_import_verdicts": can_evaluate_models(request.user)})
+
+
+@contextmanager
+def saved_upload(upload, default_name):
+    """(path, name) of an uploaded file written to a temporary folder under its own (made safe) name, so that
+    an importer's refusal names the file as given; the folder goes when the block ends."""
+    name = get_valid_filename(Path(upload.name).name) or default_name
+    with tempfile.TemporaryDirectory(prefix="hb-upload-") as folder:
+        path = Path(folder) / name
+        with open(path, "wb") as out:
+            for chunk in upload.chunks():
+                out.write(chunk)
+        yield path, name
 
 
 @login_required
@@ -64,13 +84,7 @@ def upload(request):
     form = UploadForm(request.POST or None, request.FILES or None, initial=initial)
     failure = None
     if request.method == "POST" and form.is_valid():
-        upload = form.cleaned_data["file"]
-        name = get_valid_filename(Path(upload.name).name) or "upload"
-        with tempfile.TemporaryDirectory(prefix="hb-upload-") as folder:
-            path = Path(folder) / name
-            with open(path, "wb") as out:
-                for chunk in upload.chunks():
-                    out.write(chunk)
+        with saved_upload(form.cleaned_data["file"], "upload") as (path, name):
             try:
                 fmt, summary = import_upload(path, actor=request.user, benchmark_slug=form.cleaned_data["slug"],
                                              format_name=form.cleaned_data["format"], name=name,
@@ -88,6 +102,36 @@ def upload(request):
     status = 400 if request.method == "POST" else 200
     return render(request, "frontend/manage_upload.html", {"form": form, "failure": failure,
                                                            "formats": format_shapes()}, status=status)
+
+
+@login_required
+def verdicts(request):
+    """A judge's verdicts made elsewhere, imported as a finished run (modeleval.verdicts)."""
+    if not can_evaluate_models(request.user):
+        raise PermissionDenied("A judge's verdicts are imported by staff and researchers.")
+    initial = {"benchmark": request.GET.get("benchmark")} if request.GET.get("benchmark") else {}
+    form = VerdictsForm(request.POST or None, request.FILES or None, initial=initial)
+    failure = None
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        with saved_upload(data["file"], "verdicts.jsonl") as (path, name):
+            try:
+                done = import_verdicts(path, benchmark=data["benchmark"], task=data["task"], judge=data["judge"],
+                                       settings=data["judge_settings"], name=name, user=request.user)
+            except ImportFailure as error:
+                failure = error
+            except ActionError as error:
+                form.add_error(None, error.detail)
+        if failure is None and not form.errors:
+            if done.created:
+                messages.success(request, gettext("Imported %(n)d verdicts of %(judge)s as run %(run)d.") % {
+                    "n": done.n_verdicts, "judge": data["judge"], "run": done.run.pk})
+            else:
+                messages.info(request, gettext("Run %(run)d holds these verdicts already: nothing was added.") % {
+                    "run": done.run.pk})
+            return redirect(f"{reverse('manage-verdicts')}?benchmark={data['benchmark'].slug}")
+    status = 400 if request.method == "POST" else 200
+    return render(request, "frontend/manage_verdicts.html", {"form": form, "failure": failure}, status=status)
 
 
 @login_required

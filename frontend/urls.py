@@ -22,6 +22,7 @@ urlpatterns = [
     path("reports/<slug:slug>/download/<str:fmt>/", views.report_download, name="report-download"),
     path("manage/", manage.manage_home, name="manage"),
     path("manage/upload/", manage.upload, name="manage-upload"),
+    path("manage/verdicts/", manage.verdicts, name="manage-verdicts"),
     path("manage/campaigns/new/", manage.campaign_new, name="manage-campaign-new"),
     path("manage/campaigns/<int:pk>/", manage.campaign_overview, name="manage-campaign"),
     path("manage/campaigns/<int:pk>/cut/", manage.cut, name="manage-cut"),

@@ -216,13 +216,19 @@ def median_reading_seconds(seconds: Iterable[float | None]) -> float | None:
 
 # ---------------------------------------------------------------- annotator models
 
-AnnotatorMethod = Literal["dawid_skene", "one_coin", "mace"]
+AnnotatorMethod = Literal["dawid_skene", "one_coin", "mace", "mace_em"]
 ANNOTATOR_METHODS = {
     "dawid_skene": "Dawid-Skene: a confusion matrix per annotator (P(given label | true label)) and label priors",
     "one_coin": "one-coin Dawid-Skene: one competence per annotator, its errors spread evenly over the other labels",
-    "mace": "MACE: each annotator knows the label with probability 1 - spamming, else answers from a "
-            "label distribution of their own (uniform prior over the true label)",
+    "mace": "MACE as published (crowd-kit's MACE: variational Bayes, 50 iterations from a seeded random start, "
+            "the best of 10 restarts): each annotator knows the label with probability 1 - spamming, else "
+            "answers from a label distribution of their own (uniform prior over the true label)",
+    "mace_em": "MACE's model fitted by EM from the majority vote until the likelihood settles (not the published "
+               "estimator: a higher likelihood, other labels)",
 }
+MACE_RESTARTS = 10  # crowd-kit's MACE defaults, the configuration its users publish
+MACE_ITERATIONS = 50
+MACE_NOISE = 0.5
 EM_TOLERANCE = 1e-6  # stop when the mean log-likelihood per label changes by less than this
 EM_MAX_ITERATIONS = 500
 _FLOOR = 1e-10  # probabilities are kept at or above this before logs (as crowd-kit's Dawid-Skene)
@@ -424,10 +430,13 @@ def dawid_skene(answers: Iterable[tuple[Any, Any, Any]], *, labels: Sequence[Any
                    iterations, converged, log_likelihood, tolerance, max_iterations)
 
 
-def mace(answers: Iterable[tuple[Any, Any, Any]], *, labels: Sequence[Any] | None = None,
-         gold: Mapping[Any, Any] | None = None, variational: bool = False, alpha: float = 0.5, beta: float = 0.5,
-         tolerance: float = EM_TOLERANCE, max_iterations: int = EM_MAX_ITERATIONS) -> AnnotatorModel:
-    """MACE (Hovy, Berg-Kirkpatrick, Vaswani and Hovy, NAACL 2013) by EM.
+def mace_em(answers: Iterable[tuple[Any, Any, Any]], *, labels: Sequence[Any] | None = None,
+            gold: Mapping[Any, Any] | None = None, variational: bool = False, alpha: float = 0.5,
+            beta: float = 0.5, tolerance: float = EM_TOLERANCE,
+            max_iterations: int = EM_MAX_ITERATIONS) -> AnnotatorModel:
+    """MACE's model (Hovy, Berg-Kirkpatrick, Vaswani and Hovy, NAACL 2013) fitted by EM from the majority vote
+    until it settles: not the published estimator (`mace`), whose short variational run from a random start
+    stops far from this maximum and labels items otherwise.
 
     An annotator knows the true label with probability 1 - spamming and gives it; otherwise they answer from
     a label distribution of their own. The true label has a uniform prior. The start: competence = the
@@ -437,10 +446,32 @@ def mace(answers: Iterable[tuple[Any, Any, Any]], *, labels: Sequence[Any] | Non
     distribution). Stopping and `gold` as in `dawid_skene`.
     """
     data = _Answers(answers, labels, gold)
+    steps, m_step = _mace_steps(data, variational, alpha, beta)
+
+    def e_step(params):
+        posteriors, log_marginal = steps(params)
+        return posteriors, float(log_marginal.sum())
+
+    given = np.zeros((data.n_annotators, data.n_labels))
+    np.add.at(given, (data.annotator, data.label), 1.0)
+    start = data.majority_start()
+    agreement = np.clip(np.bincount(data.annotator, weights=start[data.item, data.label], minlength=data.n_annotators)
+                        / np.bincount(data.annotator, minlength=data.n_annotators), _FLOOR, 1 - _FLOOR)
+    # (spamming, knowing) weights per annotator: probabilities under EM; under variational Bayes the geometric
+    # means exp(E[log p]), which need not sum to 1
+    initial = (np.stack([1 - agreement, agreement]), given / given.sum(axis=1, keepdims=True))
+    posteriors, ((spamming, knowing), strategy), iterations, converged, log_likelihood = _run_em(
+        data, initial, e_step, m_step, tolerance, max_iterations)
+    return _result("mace_em", data, posteriors, np.full(data.n_labels, 1 / data.n_labels), knowing, None, spamming,
+                   iterations, converged, log_likelihood, tolerance, max_iterations)
+
+
+def _mace_steps(data, variational, alpha, beta):
+    """MACE's E-step (posteriors and the log-likelihood from (spamming, knowing) weights and each annotator's
+    answer distribution) and M-step (expected counts, normalised: + 0.01 / K under EM, exp(digamma) with
+    Beta(alpha, beta) and Dirichlet(10) priors under variational Bayes), as crowd-kit's MACE computes them."""
     k = data.n_labels
     smoothing = 0.01 / k
-    given = np.zeros((data.n_annotators, k))
-    np.add.at(given, (data.annotator, data.label), 1.0)
 
     def normalise(counts, prior):
         if variational:
@@ -474,18 +505,59 @@ def mace(answers: Iterable[tuple[Any, Any, Any]], *, labels: Sequence[Any] | Non
                             + spam)
         log_joint = np.log(1 / k) + np.stack([data.per_item(per_answer[:, c]) for c in range(k)], axis=1)
         posteriors, log_marginal = _normalised_log(log_joint)
-        return data.hold_gold(posteriors), float(log_marginal.sum())
+        return data.hold_gold(posteriors), log_marginal
 
-    start = data.majority_start()
-    agreement = np.clip(np.bincount(data.annotator, weights=start[data.item, data.label], minlength=data.n_annotators)
-                        / np.bincount(data.annotator, minlength=data.n_annotators), _FLOOR, 1 - _FLOOR)
-    # (spamming, knowing) weights per annotator: probabilities under EM; under variational Bayes the geometric
-    # means exp(E[log p]), which need not sum to 1
-    initial = (np.stack([1 - agreement, agreement]), given / given.sum(axis=1, keepdims=True))
-    posteriors, ((spamming, knowing), strategy), iterations, converged, log_likelihood = _run_em(
-        data, initial, e_step, m_step, tolerance, max_iterations)
-    return _result("mace", data, posteriors, np.full(k, 1 / k), knowing, None, spamming, iterations, converged,
-                   log_likelihood, tolerance, max_iterations)
+    return e_step, m_step
+
+
+def mace(answers: Iterable[tuple[Any, Any, Any]], *, labels: Sequence[Any] | None = None,
+         gold: Mapping[Any, Any] | None = None, variational: bool = True, restarts: int = MACE_RESTARTS,
+         iterations: int = MACE_ITERATIONS, noise: float = MACE_NOISE, alpha: float = 0.5, beta: float = 0.5,
+         seed: int = 0) -> AnnotatorModel:
+    """MACE (Hovy, Berg-Kirkpatrick, Vaswani and Hovy, NAACL 2013) as crowd-kit 1.4.2 computes it with its
+    defaults, the configuration published results use: variational Bayes (Beta(0.5, 0.5) on knowing, Dirichlet(10)
+    on each annotator's answer distribution; `variational` False: EM with 0.01 / K smoothing), `iterations` steps
+    (no stopping rule), kept from the restart whose last E-step has the highest log-likelihood.
+
+    The start, as crowd-kit draws it: (spamming, knowing) weights and answer distributions uniform on
+    [1, 2.5] (scipy.stats.uniform(1, 1 + noise) with random_state `seed`), each row normalised; workers and
+    labels numbered in order of first appearance. crowd-kit passes the same integer seed to every restart, so
+    that its restarts start alike and end alike: they are run here as one, with the same outcome. Steps: an
+    E-step, then `iterations` times an M-step and an E-step; the log-likelihood is crowd-kit's, the sum over items
+    of log(P(answers) + 1e-8). Computed in logs (crowd-kit multiplies the probabilities, which underflows on items
+    with many answers); crowd-kit reads its per-label counts in the sorted order of workers' and labels' names,
+    so that its answers equal these when that order is the order of first appearance. `gold`: as in
+    `dawid_skene` (crowd-kit's MACE has none).
+    """
+    if iterations < 0 or restarts < 1:
+        raise ValueError("iterations must be 0 or more and restarts 1 or more")
+    answers = answers if isinstance(answers, list) else list(answers)
+    first_seen = list(dict.fromkeys(plain(row[2]) for row in answers if not is_missing(row[2])))
+    data = _Answers(answers, None, gold)  # checks the answers and the gold; the label order is set below
+    order = first_seen + [v for v in (labels if labels is not None else data.labels) if v not in first_seen]
+    if labels is not None:
+        unknown = [v for v in first_seen if v not in labels]
+        if unknown:
+            raise ValueError(f"label {unknown[0]!r} is not one of the labels given")
+    data = _Answers(answers, order, gold)
+    e_step, m_step = _mace_steps(data, variational, alpha, beta)
+    from scipy import stats
+
+    draw = stats.uniform(1, 1 + noise)
+    spam = draw.rvs(size=(data.n_annotators, 2), random_state=seed)
+    strategy = draw.rvs(size=(data.n_annotators, data.n_labels), random_state=seed)
+    params = ((spam / spam.sum(axis=1, keepdims=True)).T, strategy / strategy.sum(axis=1, keepdims=True))
+    posteriors, log_marginal = e_step(params)
+    for _ in range(iterations):
+        params = m_step(posteriors, params)
+        posteriors, log_marginal = e_step(params)
+    log_likelihood = float(np.logaddexp(log_marginal, np.log(1e-8)).sum())
+    (spamming, knowing), _ = params
+    wanted = list(labels) if labels is not None else sorted(order, key=_sort_key)
+    columns = [order.index(v) for v in wanted]
+    data.labels = wanted  # the columns as asked (the steps are done)
+    return _result("mace", data, posteriors[:, columns], np.full(len(wanted), 1 / len(wanted)), knowing, None,
+                   spamming, iterations, False, log_likelihood, 0.0, iterations)
 
 
 def annotator_model(method: AnnotatorMethod, answers, **options) -> AnnotatorModel:
@@ -496,4 +568,22 @@ def annotator_model(method: AnnotatorMethod, answers, **options) -> AnnotatorMod
         return dawid_skene(answers, one_coin=True, **options)
     if method == "mace":
         return mace(answers, **options)
+    if method == "mace_em":
+        return mace_em(answers, **options)
     raise ValueError(f"method must be one of {sorted(ANNOTATOR_METHODS)}")
+
+
+MAJORITY_DISAGREEMENT_SHOWN = 0.03  # beyond this share of items, a model's aggregate is shown beside majority vote
+
+
+def disagreement_with_majority(model: AnnotatorModel, answers: Iterable[tuple[Any, Any, Any]]) -> float | None:
+    """The share of the model's items whose most probable label is not their majority vote (`majority_label`: an
+    item with a tied vote has none, so it counts as a disagreement). None without items."""
+    by_item: dict = {}
+    for item, _, label in answers:
+        by_item.setdefault(item, []).append(label)
+    if not model.items:
+        return None
+    differ = sum(majority_label(by_item.get(item, [])) != label
+                 for item, label in zip(model.items, model.aggregate, strict=True))
+    return differ / len(model.items)

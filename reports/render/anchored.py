@@ -11,7 +11,7 @@ def crowd_table(report):
     if not rows:
         return None
     header = ["Campaign", "Task", "Items with gold", "Annotators", "A typical person", "Aggregated crowd", "Rule",
-              "Majority vote", "Annotator model", "Model's crowd"]
+              "Majority vote", "Annotator model", "Model's crowd", "Items where the model differs from majority vote"]
     body = []
     for r in rows:
         model = r.get("model")
@@ -19,11 +19,13 @@ def crowd_table(report):
                      Cell(r["n_annotators"], style="int"), cell(r, "typical_person_accuracy", "percent"),
                      cell(r, "crowd_accuracy", "percent"), Cell(r["rule"], style="text"),
                      cell(r, "majority_accuracy", "percent"), Cell(model or "--", style="text"),
-                     cell(r, f"{model}_accuracy", "percent") if model else Cell(None, "no labels")])
+                     cell(r, f"{model}_accuracy", "percent") if model else Cell(None, "no labels"),
+                     Cell(r.get("majority_disagreement"), "no annotator model", style="percent")])
     return Table("crowd", "A typical person and the aggregated crowd: accuracy against gold (%)", header, body,
                  "A typical person: the mean of the annotators' own accuracies. Aggregated crowd: one label per item "
                  "by the campaign's rule (its aggregation setting), scored against the gold. The two answer different "
-                 "questions and are not interchangeable.")
+                 "questions and are not interchangeable. Majority vote is shown beside every annotator model's crowd, "
+                 "with the share of items where the two labels differ (a tie in the vote counts as a difference).")
 
 
 def competence_table(report):

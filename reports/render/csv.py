@@ -8,6 +8,7 @@ from benchmarks.spreadsheet import safe_cell
 
 from ..build import public
 from .anchored import _reasoned, csv_lines
+from .judge_card import csv_lines as judge_card_lines
 from .sequential import sequential_csv_lines
 
 COLUMNS = ["section", "task", "question", "model", "subset", "metric", "value", "undefined_reason", "rule", "flag"]
@@ -138,6 +139,7 @@ def rows(report):
                        "undefined_reason": "" if point["share"] is not None else "no judgements"}
     yield from csv_lines(report, _lines)
     yield from sequential_csv_lines(report, _lines, _reasoned)
+    yield from judge_card_lines(report, _lines)
     for study in (report.get("paper") or {}).get("studies", []):
         for table in study["tables"]:
             section = f"paper.{study['study']}.table{table['table']}"

@@ -5,6 +5,7 @@ from django.utils.dateparse import parse_datetime
 from ..build import public
 from ..readable import how_to_read
 from .anchored import anchored_tables, width_plot
+from .judge_card import judge_card_tables
 from .plots import all_plots
 from .sequential import sequential_table
 from .tables import all_tables, campaign_names, in_language
@@ -15,7 +16,8 @@ def render_html(report):
     data = public(report)
     widths = width_plot(report)
     tables = [in_language(t) for t in all_tables(data)
-              + [t for t in (*anchored_tables(data), sequential_table(data)) if t is not None]]
+              + [t for t in (*anchored_tables(data), sequential_table(data)) if t is not None]
+              + judge_card_tables(data)]
     generated = parse_datetime(data["generated_at"])
     return render_to_string("reports/report.html", {
         "report": data, "campaign_name": campaign_names(data).get(data["scope"]["campaign_id"]),

@@ -6,6 +6,7 @@ import re
 from ..build import public
 from ..readable import how_to_read
 from .anchored import anchored_tables
+from .judge_card import judge_card_tables
 from .sequential import sequential_table
 from .tables import (
     agreement_table,
@@ -77,7 +78,7 @@ def render_latex(report):
     data = public(report)
     tables = [dialogbench_table(data), gap_table(data), *paper_tables(data), *diqad_tables(data),
               correlation_table(data), agreement_table(data), *pairwise_tables(data), *anchored_tables(data),
-              sequential_table(data)]
+              sequential_table(data), *judge_card_tables(data)]
     head = [f"% Report on {data['scope']['benchmark']}, gold {data['scope']['gold']}, generated {data['generated_at']}",
             f"% code {data['provenance']['code'].get('commit') or 'outside git'}; needs \\usepackage{{booktabs}}",
             "% How to read this report:"]

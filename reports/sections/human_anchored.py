@@ -8,7 +8,16 @@ from collections import defaultdict
 import numpy as np
 
 from benchmarks.formschema import excluding_values, question, rating_values
-from metrics import ALT_TEST_EPSILON, alt_test, annotator_model, as_number, majority_label, ppi_mean, width_curve
+from metrics import (
+    ALT_TEST_EPSILON,
+    alt_test,
+    annotator_model,
+    as_number,
+    disagreement_with_majority,
+    majority_label,
+    ppi_mean,
+    width_curve,
+)
 from metrics.prediction_powered import (
     COVERAGE_REPETITIONS,
     COVERAGE_SHORTFALL,
@@ -32,7 +41,8 @@ AGGREGATION_TEXT = {
     "majority": "majority vote of the item's labels (a tie gives no label and counts as wrong)",
     "dawid_skene": "Dawid-Skene's most probable label, fitted to every label of the campaign's task",
     "one_coin": "one-coin Dawid-Skene's most probable label, fitted to every label of the campaign's task",
-    "mace": "MACE's most probable label, fitted to every label of the campaign's task",
+    "mace": "MACE's most probable label (as published: crowd-kit's configuration), fitted to every label of the "
+            "campaign's task",
 }
 
 
@@ -129,6 +139,7 @@ def crowd_row(rows: Rows, campaign_id, task_id, labels, options: ReportOptions):
             "no labelled item has gold")
         row["model"] = model_method
         row["model_iterations"], row["model_converged"] = model.iterations, model.converged
+        row["majority_disagreement"] = disagreement_with_majority(model, answers)
         row["annotators"] = [
             {"annotator": rows.data.users.get(a, str(a)), "competence": model.competence[a],
              "gold_accuracy": (people[a][0] / people[a][1]) if people[a][1] else None, "n_gold": people[a][1]}

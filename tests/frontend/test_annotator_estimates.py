@@ -76,6 +76,20 @@ def test_experts_page_lists_the_most_uncertain_items_first(client, staff, people
     assert {item for item, _ in listed} == {i.external_id for i in Item.objects.filter(task__benchmark__slug=diqad)}
 
 
+def test_majority_vote_stands_beside_a_model_that_differs_from_it(client, staff, people, diqad):
+    """The expert's decisions hold three tied items: the model's labels differ from majority vote (no label on a
+    tie) on more than a few percent of the items, so majority vote is shown beside each."""
+    campaign, gold = labelled_campaign(staff, people, diqad)
+    page = signed_in(client, people["expert"]).get(
+        f"/campaigns/{campaign.pk}/disagreements/?order=uncertain").content.decode()
+    share = len(CARELESS) / len(gold)
+    assert f"differs from majority vote on a share of {share:.2f} of the items" in page
+    cells = dict(re.findall(r'<tr data-item="([^"]+)">.*?<td class="majority">(.*?)</td>', page))
+    assert set(cells) == set(gold)
+    for item, label in gold.items():
+        assert ("tie" in cells[item]) if item in CARELESS else cells[item] == str(label)
+
+
 def test_the_planner_says_how_many_more_labels_reach_the_width(client, staff, people, diqad):
     campaign, gold = labelled_campaign(staff, people, diqad)
     benchmark = Benchmark.objects.get(slug=diqad)

@@ -1,0 +1,186 @@
+"""A judge run elsewhere (another tool, an API called by hand): its verdicts per item imported as a finished run,
+so that the report's judge card, human-anchored intervals and alternative annotator test read it like a run made
+here.
+
+The file is JSON lines, one verdict per line: `{"item": "<the item's external id>", "answer": <the judge's
+answer>}` (`"item_id"` is read as `"item"`). The answer is one of the task's answers: an option key of a
+multiple-choice item ("A"), a value of the primary question's options, or a rating on its scale (stored as the
+run's rating too). The judge's name and settings travel beside the file: the name becomes a model that holds
+verdicts, never weights (it cannot run), and the settings are kept on the run as given.
+
+One transaction: a malformed file writes nothing, and the refusal names the file, line and field. The same file
+with the same judge, settings and task again adds nothing: the run it made is returned.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from benchmarks.formschema import option_values, question, rating_values
+from benchmarks.importers import ImportFailure
+from benchmarks.importers.base import json_lines
+from benchmarks.models import Benchmark
+from core.errors import Code
+
+from .errors import RunError
+from .lifecycle import record
+from .models import EvalRun, Mode, ModelSpec, ParseStatus, Prediction, RunEventKind, RunState
+from .permissions import can_evaluate_models
+
+IMPORTED = ModelSpec.IMPORTED  # the source prefix of a model that holds a judge's imported verdicts
+PROMPT_VERSION = "imported"
+ITEM_KEYS = ("item", "item_id")
+
+
+@dataclass(frozen=True)
+class Imported:
+    run: EvalRun
+    created: bool  # False: the same verdicts were imported before, nothing was added
+    n_verdicts: int
+
+
+def _answer_spec(task):
+    """(mode, allowed values or None, is a rating) for the task's primary question."""
+    spec = question(task.form, task.form["primary"])
+    scale = rating_values(spec)
+    if scale is not None:
+        return Mode.RATING, scale, True
+    if spec["type"] == "single_choice":
+        return Mode.GENERATE, None, False
+    raise RunError(Code.MODE_UNSUITED, f"task {task.slug}: its primary question ({spec['type']}) takes no verdicts "
+                                       "to import; a choice or a rating is needed")
+
+
+def _check_answer(path, line, value, task_spec, item_fields, scale):
+    """The answer as stored (text) and its rating (or None), or an ImportFailure naming the line."""
+    if isinstance(value, bool) and scale is not None and False in scale:
+        return str(value).lower(), float(value)
+    if scale is not None:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ImportFailure(path, f"line {line}", "answer", f"a number on the task's scale {scale}, got "
+                                                                f"{json.dumps(value)[:40]}")
+        if not min(scale) <= value <= max(scale):
+            raise ImportFailure(path, f"line {line}", "answer", f"a rating from {min(scale)} to {max(scale)}, got "
+                                                                f"{value}")
+        return (str(int(value)) if float(value).is_integer() else str(value)), float(value)
+    allowed = [str(v) for v in option_values(task_spec, item_fields)]
+    if isinstance(value, (dict, list)) or value is None or str(value) not in allowed:
+        raise ImportFailure(path, f"line {line}", "answer", f"one of {allowed}, got {json.dumps(value)[:40]}")
+    return str(value), None
+
+
+def read_verdicts(path, task, *, name=None):
+    """[(line, item, answer, rating)] of the file, every line checked against the task's items and answers.
+    `name`: the file's name in refusals (an upload's, not its temporary path)."""
+    shown = name or str(path)
+    items = {i.external_id: i for i in task.items.all()}
+    mode_spec = question(task.form, task.form["primary"])
+    _, scale, _ = _answer_spec(task)
+    verdicts, seen = [], {}
+    try:
+        for line, record in json_lines(path):
+            key = next((k for k in ITEM_KEYS if k in record), None)
+            if key is None:
+                raise ImportFailure(shown, f"line {line}", "item", "the item's external id")
+            external_id = record[key]
+            if isinstance(external_id, (dict, list, bool)) or external_id is None:
+                raise ImportFailure(shown, f"line {line}", key, "the item's external id as text or a number")
+            external_id = str(external_id)
+            if external_id not in items:
+                raise ImportFailure(shown, f"line {line}", key, f"an item of task {task.slug}; {external_id!r} is not "
+                                                                "one")
+            if external_id in seen:
+                raise ImportFailure(shown, f"line {line}", key, f"each item once; {external_id!r} is on line "
+                                                                f"{seen[external_id]} too")
+            seen[external_id] = line
+            if "answer" not in record:
+                raise ImportFailure(shown, f"line {line}", "answer", "the judge's answer")
+            answer, rating = _check_answer(shown, line, record["answer"], mode_spec, items[external_id].fields, scale)
+            verdicts.append((line, items[external_id], answer, rating))
+    except ImportFailure as failure:
+        if failure.path != shown:  # json_lines names the path it read: name the file as given
+            raise ImportFailure(shown, failure.location, failure.field, failure.expected) from None
+        raise
+    return verdicts
+
+
+def _judge_model(judge) -> ModelSpec:
+    """The model standing for an imported judge: made once per name; a model of ours under the name is refused."""
+    name = slugify(judge)[:100]
+    if not name:
+        raise RunError(Code.BAD_SETTINGS, "the judge needs a name (letters or digits)")
+    source = f"{IMPORTED}{judge}"[:500]
+    spec = ModelSpec.objects.filter(name=name).first()
+    if spec is None:
+        return ModelSpec.objects.create(name=name, source=source, revision="verdicts imported from elsewhere")
+    if spec.source != source:
+        raise RunError(Code.MODEL_EXISTS, f"a model named {name!r} is registered already and is not an imported "
+                                          "judge; give the judge another name")
+    return spec
+
+
+def _gold(item):
+    value = (item.source_gold or {}).get(item.task.form["primary"])
+    return None if value is None else str(value)
+
+
+@transaction.atomic
+def import_verdicts(path, *, benchmark, task, judge, settings=None, name=None, user=None) -> Imported:
+    """The verdicts of `path` (see the module's text) on `task` of `benchmark` (slugs or objects) as a finished run
+    of the judge `judge` with its `settings` (a JSON object). `name`: the file's name in refusals."""
+    if user is not None and not can_evaluate_models(user):
+        raise RunError(Code.FORBIDDEN, "a judge's verdicts are imported by staff and researchers")
+    if settings is None:
+        settings = {}
+    if not isinstance(settings, dict):
+        raise RunError(Code.BAD_SETTINGS, "the judge's settings must be a JSON object")
+    if isinstance(benchmark, str):
+        found = Benchmark.objects.filter(slug=benchmark).first()
+        if found is None:
+            raise RunError(Code.UNKNOWN_BENCHMARK, f"no benchmark {benchmark!r}")
+        benchmark = found
+    if isinstance(task, str):
+        found = benchmark.tasks.filter(slug=task).first()
+        if found is None:
+            raise RunError(Code.UNKNOWN_TASK, f"benchmark {benchmark.slug} has no task {task!r}")
+        task = found
+    mode, _, is_rating = _answer_spec(task)
+    verdicts = read_verdicts(path, task, name=name)
+    if not verdicts:
+        raise ImportFailure(name or str(path), None, None, "no verdicts; expected one JSON object per line")
+    content = json.dumps([[item.external_id, answer, rating] for _, item, answer, rating in verdicts],
+                         sort_keys=True, ensure_ascii=False)
+    sha = hashlib.sha256(content.encode()).hexdigest()
+    spec = ModelSpec.objects.select_for_update().get(pk=_judge_model(judge).pk)  # one import of a judge at a time
+    run_settings = {"imported": {"judge": judge, "file": name or Path(path).name, "sha256": sha},
+                    "judge_settings": settings}
+    # A run is the same import when the judge, its settings, the task and the verdicts are.
+    same = (EvalRun.objects.filter(model=spec, benchmark=benchmark, tasks=task, mode=mode,
+                                                        settings__imported__sha256=sha)
+            .filter(settings__judge_settings=settings))
+    if done := same.first():
+        return Imported(done, False, len(verdicts))
+    now = timezone.now()
+    run = EvalRun.objects.create(
+        model=spec, benchmark=benchmark, mode=mode, settings=run_settings, selection={"imported": run_settings[
+            "imported"]["file"]}, prompt_template="", prompt_sha256="", prompt_version=PROMPT_VERSION,
+        state=RunState.FINISHED, items_total=len(verdicts), items_done=len(verdicts), chunks_total=0, chunks_done=0,
+        created_by=user, started_at=now, finished_at=now)
+    run.tasks.set([task])
+    predictions = []
+    for _, item, answer, rating in verdicts:
+        gold = _gold(item)
+        predictions.append(Prediction(run=run, item=item, parse_status=ParseStatus.PARSED, answer=answer,
+                                      raw_output=answer, rating=rating if is_rating else None, gold=gold or "",
+                                      correct=None if gold is None else answer == gold))
+    Prediction.objects.bulk_create(predictions)
+    record(run, RunEventKind.CREATED, actor=user, items=len(verdicts), imported=run_settings["imported"])
+    record(run, RunEventKind.FINISHED, actor=user, items=len(verdicts))
+    return Imported(run, True, len(verdicts))
