@@ -139,6 +139,11 @@ _OWN_CHAT = Difference("the model's chat", "the model's own chat() from its remo
                        "models load here from local files without running their remote code; a tokenizer without a "
                        "chat template asks the plain prompt: register the model with its template")
 
+_QWEN_SYSTEM = Difference("Qwen's system prompt", "src/qwen.py calls the model's chat(), whose default system "
+                          "prompt is \"You are a helpful assistant.\"", "the system message the tokenizer's chat "
+                          "template adds by itself, if any (a run may set one with system=..., listed as set for the "
+                          "run)", "chat() is remote code, never run here; the template is what the checkpoint ships")
+
 register(Study(
     preset=dialogbench.PRESET,
     title="DialogBench (Ou et al., 2024)",
@@ -157,7 +162,8 @@ register(Study(
                        "extraction it reproduces (a run may set max_new_tokens=256, listed as set for this run)"),
         ),
         **{f"generate:evaluator={name}": (_HISTORY, _OWN_CHAT)
-           for name in dialogbench.EVALUATORS if name != "llama"},
+           for name in dialogbench.EVALUATORS if name not in ("llama", "qwen")},
+        "generate:evaluator=qwen": (_HISTORY, _OWN_CHAT, _QWEN_SYSTEM),
         "generate:evaluator=llama": (_HISTORY,),
         "generate:evaluator=api": (
             Difference("the GPT rows' requests", "ChatGPT and GPT-4 (gpt-3.5-turbo-0613, gpt-4-0314) through "
@@ -168,6 +174,11 @@ register(Study(
                        "parameters, not what was sent"),
         ),
         "*": (
+            Difference("tokenizer", "the slow (Python) tokenizer: AutoTokenizer.from_pretrained(..., use_fast=False) "
+                       "in src/baseEval.py", "the checkpoint's tokenizer as transformers loads it: the fast one where "
+                       "the checkpoint has one, and always for a GGUF file",
+                       "a GGUF file carries only what the fast tokenizer is built from; the two agree on almost every "
+                       "text but may split some strings apart, which moves an option's log-likelihood"),
             Difference("human baseline", "3 experts on 50 items per task, an item right when 2 of 3 are",
                        "as many raters as the campaign has, on the items they answered",
                        "the paper's expert answers are not published; our annotators are counted the same way"),

@@ -56,12 +56,12 @@ def test_a_run_follows_a_study_picked_by_name_and_lists_where_it_differs(page, r
     run = EvalRun.objects.get()
     assert run.settings["preset"] == "dialogbench" and run.prompt_version == "dialogbench-sft-en/1"
     cell = page.locator(f"#runs tr[data-run='{run.pk}'] .study")
-    expect(cell.locator("summary")).to_have_text("DialogBench (Ou et al., 2024): 2 differences")
+    expect(cell.locator("summary")).to_have_text("DialogBench (Ou et al., 2024): 3 differences")
     cell.locator("summary").click()
-    expect(cell.locator("li")).to_have_count(2)
+    expect(cell.locator("li")).to_have_count(3)
     # The packaged model has no evaluator of its own in src/evaluate.py: prompt_SFT as it is, no chat history asked.
     assert run.settings["evaluator"] == "default"
-    expect(cell.locator("li").nth(1)).to_contain_text("reply limit: published 128 new tokens in the released code")
+    expect(cell.locator("li").nth(2)).to_contain_text("reply limit: published 128 new tokens in the released code")
     expect(cell).to_contain_text("kwai/DialogBench commit 239a5cc")
     page.select_option("#mode", "loglikelihood")  # the choice follows the mode's studies
     expect(page.locator("#preset")).to_have_value("dialogbench")

@@ -292,11 +292,14 @@ def test_the_protocol_lists_each_evaluators_remaining_differences_and_a_changed_
         settings = {**modes.resolve_settings("generate", "en", {"preset": "dialogbench"}), "evaluator": evaluator}
         return [(d["setting"], d["why"]) for d in studies.protocol("generate", settings, policy)["differences"]]
 
-    assert [s for s, _ in listed("default", "as_is")] == ["human baseline", "reply limit"]
+    assert [s for s, _ in listed("default", "as_is")] == ["tokenizer", "human baseline", "reply limit"]
     assert [s for s, _ in listed("qwen", "gold_at_each_position")] == [
-        "human baseline", "reply limit", "chat history", "the model's chat"]
-    assert [s for s, _ in listed("llama", "as_is")] == ["human baseline", "reply limit", "chat history"]
-    assert [s for s, _ in listed("api", "as_is")] == ["human baseline", "reply limit", "the GPT rows' requests"]
+        "tokenizer", "human baseline", "reply limit", "chat history", "the model's chat", "Qwen's system prompt"]
+    assert [s for s, _ in listed("baichuan", "gold_at_each_position")] == [
+        "tokenizer", "human baseline", "reply limit", "chat history", "the model's chat"]
+    assert [s for s, _ in listed("llama", "as_is")] == ["tokenizer", "human baseline", "reply limit", "chat history"]
+    assert [s for s, _ in listed("api", "as_is")] == ["tokenizer", "human baseline", "reply limit",
+                                                      "the GPT rows' requests"]
     assert listed("qwen", "as_is")[-1] == ("position policy", "set for this run")
     assert listed("default", "circular")[-1] == ("position policy", "set for this run")
     assert all("could not be read" not in why
