@@ -119,6 +119,10 @@ class BotChatVersus(Result):
     win_rate: float | None
     tie_rate: float | None
     win_tie_rate: float | None  # (win + tie) / n_read; None when no answer was read
+    # The same over the orders of showing calc_win_rate walks: only those in which the first model won at least once
+    # (its loop runs over the keys of its `win` counter); None when it walks none of the two orders.
+    win_tie_rate_study_walk: float | None = None
+    n_read_study_walk: int = 0
 
 
 def botchat_versus(judgements: Sequence[Match]) -> list[BotChatVersus]:
@@ -126,21 +130,38 @@ def botchat_versus(judgements: Sequence[Match]) -> list[BotChatVersus]:
     Win+Tie against a reference model of the paper's Table 2): for every two models that met, the model's wins,
     ties (both, neither) and losses against the opponent over the comparisons in either order of showing, over
     the read answers only (an unknown answer counts in neither numerator nor denominator; `unknown` says how
-    many). One row per ordered pair (model, opponent), sorted by the names."""
+    many). One row per ordered pair (model, opponent), sorted by the names. Beside it, `win_tie_rate_study_walk`:
+    the rate as calc_win_rate itself adds it up, walking only the orders of showing in which the model shown first
+    won at least once (an order the first model never won drops out, its ties and losses with it)."""
     counts: dict[tuple, dict[str, int]] = defaultdict(lambda: {"win": 0, "tie": 0, "lose": 0, "unknown": 0})
+    # Per order of showing (first, second): the first model's read outcomes, as calc_win_rate keys them "A;B".
+    shown: dict[tuple, dict[str, int]] = defaultdict(lambda: {"win": 0, "tie": 0, "lose": 0})
     tie = {"both": "tie", "neither": "tie"}
     for first, second, outcome in judgements:
         _check_botchat(outcome)
         first, second = plain(first), plain(second)
         counts[first, second][tie.get(outcome, outcome)] += 1
         counts[second, first][tie.get(BOTCHAT_MIRROR[outcome], BOTCHAT_MIRROR[outcome])] += 1
+        if outcome != "unknown":
+            shown[first, second][tie.get(outcome, outcome)] += 1
+    walked: dict[tuple, dict[str, int]] = defaultdict(lambda: {"win": 0, "tie": 0, "read": 0})
+    for (first, second), c in shown.items():
+        if c["win"]:  # calc_win_rate's `for k in win`: an order the first model never won is not walked
+            read = c["win"] + c["tie"] + c["lose"]
+            for model, wins in ((first, c["win"]), (second, c["lose"])):
+                opponent = second if model == first else first
+                walked[model, opponent]["win"] += wins
+                walked[model, opponent]["tie"] += c["tie"]
+                walked[model, opponent]["read"] += read
     rows = []
     for (model, opponent), c in sorted(counts.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]))):
         read = c["win"] + c["tie"] + c["lose"]
         share = {k: c[k] / read if read else None for k in ("win", "tie")}
+        w = walked.get((model, opponent), {"win": 0, "tie": 0, "read": 0})
         rows.append(BotChatVersus(model, opponent, read + c["unknown"], read, c["unknown"], c["win"], c["tie"],
                                   c["lose"], share["win"], share["tie"],
-                                  (c["win"] + c["tie"]) / read if read else None))
+                                  (c["win"] + c["tie"]) / read if read else None,
+                                  (w["win"] + w["tie"]) / w["read"] if w["read"] else None, w["read"]))
     return rows
 
 

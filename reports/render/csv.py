@@ -104,7 +104,7 @@ def rows(report):
                                "undefined_reason": "" if record[metric] is not None else "no answer read"}
                 for record in table.get("versus", []):
                     for metric in ("n", "unknown", "n_read", "win", "tie", "lose", "win_rate", "tie_rate",
-                                   "win_tie_rate"):
+                                   "win_tie_rate", "win_tie_rate_study_walk", "n_read_study_walk"):
                         yield {"section": "pairwise.botchat_versus", "task": task["task"], "question": None,
                                "model": judge, "subset": f"system={record['model']};against={record['opponent']}",
                                "metric": metric, "value": record[metric],

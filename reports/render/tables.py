@@ -489,14 +489,18 @@ def pairwise_tables(report):
             rows = [[Cell(judge, style="text"), Cell(r["model"], style="text"), Cell(r["opponent"], style="text"),
                      *[Cell(r[key], style="int") for key in ("n", "unknown", "n_read", "win", "tie", "lose")],
                      *[figure_cell(r[key], "no answer read", "percent", table.get("small_sample"))
-                       for key in ("win_rate", "tie_rate", "win_tie_rate")]]
+                       for key in ("win_rate", "tie_rate", "win_tie_rate")],
+                     figure_cell(r.get("win_tie_rate_study_walk"), "no order of showing the system won once",
+                                 "percent", table.get("small_sample"))]
                     for judge, table in botchat.items() for r in table.get("versus", [])]
             tables.append(Table(
                 f"botchat_versus_{task['task']}", gettext("BotChat one against one: %(task)s") % {"task": task["task"]},
                 ["Judge", "System", "Against", "Comparisons", "Unread", "Read", "Win", "Tie", "Lose", "Win (%)",
-                 "Tie (%)", "Win+Tie (%)"], rows,
+                 "Tie (%)", "Win+Tie (%)", "Win+Tie, study's walk (%)"], rows,
                 "as analyze.py calc_win_rate (the paper's Table 2 reads the Win+Tie against GPT-4 or the real "
-                "dialogue): both orders of showing pooled, over the read answers only"))
+                "dialogue): both orders of showing pooled, over the read answers only; the study's walk adds up "
+                "only the orders of showing in which the system shown first won at least once, as calc_win_rate's "
+                "loop over its win counter does"))
         if task.get("judge_agreement"):
             rows = [[Cell(a["judge_a"], style="text"), Cell(a["judge_b"], style="text"),
                      Cell(a["n_compared"], style="int"), cell(a, "agreement", "percent"), cell(a, "kappa")]

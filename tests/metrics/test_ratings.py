@@ -175,3 +175,22 @@ def test_botchat_win_tie_leaves_unread_answers_out_of_its_denominator_as_calc_wi
     nothing_read = botchat_versus([("x", "y", "unknown")])[0]
     assert (nothing_read.n, nothing_read.n_read, nothing_read.win_tie_rate) == (1, 0, None)
     assert botchat_outcomes([("x", "y", "unknown")])[0].win_tie_rate is None
+
+
+def test_botchat_win_tie_by_the_studys_walk_drops_an_order_of_showing_its_first_model_never_won():
+    """calc_win_rate walks the keys of its `win` counter: an order of showing ("A;B") in which A never won adds
+    nothing, its ties and losses included. Worked by hand: "x;y" has a win, "y;x" none (a tie and a loss of y)."""
+    from metrics import botchat_versus
+
+    judgements = [("x", "y", "win"), ("x", "y", "lose"), ("x", "y", "both"),
+                  ("y", "x", "neither"), ("y", "x", "lose"), ("y", "x", "unknown")]
+    versus = {(r.model, r.opponent): r for r in botchat_versus(judgements)}
+    xy, yx = versus["x", "y"], versus["y", "x"]
+    # Every read order: x won 1 + 1 (y's loss), tied 2, lost 1, of 5.
+    assert (xy.win, xy.tie, xy.lose, xy.n_read) == (2, 2, 1, 5) and xy.win_tie_rate == pytest.approx(4 / 5)
+    # The study's walk: only "x;y" (win, lose, both): x 1 win + 1 tie of 3, y 1 win + 1 tie of 3.
+    assert (xy.n_read_study_walk, xy.win_tie_rate_study_walk) == (3, pytest.approx(2 / 3))
+    assert (yx.n_read_study_walk, yx.win_tie_rate_study_walk) == (3, pytest.approx(2 / 3))
+    assert yx.win_tie_rate == pytest.approx(3 / 5)
+    never = {(r.model, r.opponent): r for r in botchat_versus([("x", "y", "lose"), ("x", "y", "both")])}
+    assert never["x", "y"].win_tie_rate_study_walk is None and never["y", "x"].win_tie_rate_study_walk is None
