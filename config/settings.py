@@ -151,6 +151,13 @@ CACHES = {
 }
 LOGIN_FAILURE_LIMIT = int(os.environ.get("HB_LOGIN_FAILURE_LIMIT", "5"))
 LOGIN_FAILURE_WINDOW_SECONDS = int(os.environ.get("HB_LOGIN_FAILURE_WINDOW", "300"))
+# How long a sign-in waits for the attempts already being checked on the same account or address (never refused
+# for them while the failures are under the limit) before it is asked to try again.
+LOGIN_WAIT_SECONDS = float(os.environ.get("HB_LOGIN_WAIT_SECONDS", "20"))
+# The reverse proxies in front of the web processes (addresses or networks, comma-separated, e.g. "10.0.0.5" or
+# "172.16.0.0/12"): a request from one of them is counted by sign-in throttling under the address the proxy
+# forwarded in X-Forwarded-For. Empty (the default): the connection's own address, and the header is ignored.
+TRUSTED_PROXIES = env_list("HB_TRUSTED_PROXIES", [])
 # Abuse limits (README "Abuse limits"). API tokens expire this many days after they were issued.
 API_TOKEN_DAYS = int(os.environ.get("HB_API_TOKEN_DAYS", "30"))
 # The most rows one page of any API list may carry, whatever ?limit= asks for.
