@@ -303,7 +303,8 @@ LOGGING = {
 # chunks go to the `cpu` queue; the number of requests in flight per chunk is the model's `concurrency`.
 # Where a model behind an API may be called, and which environment variables may hold its key (modeleval.endpoints):
 # an endpoint's host must be one of HB_API_HOSTS ("api.example.com", "*.example.com" for its subdomains, "*" for
-# any public host); a host on a private, loopback or link-local address only with HB_API_ALLOW_PRIVATE=1. A key
+# any public host; "vllm.internal:8000" or "[fd00::5]:8000" on that port only); a host on a private, loopback or
+# link-local address only with HB_API_ALLOW_PRIVATE=1, judged on the address each connection uses. A key
 # variable must start with HB_API_KEY_ENV_PREFIX or be one of HB_API_KEY_ENVS, so that no other server secret
 # (SECRET_KEY, DATABASE_URL) can be sent to an endpoint.
 API_HOSTS = [host.lower() for host in env_list("HB_API_HOSTS", [])]

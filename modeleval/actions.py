@@ -83,7 +83,7 @@ def _probe(spec_fields, reference):
 
     endpoints.check_target(spec_fields["endpoint"], spec_fields["api_key_env"])
     endpoint = apiclient.Endpoint(spec_fields["endpoint"], spec_fields["api_model"], spec_fields["api_key_env"],
-                                  max_retries=1)
+                                  max_retries=1, resolve=endpoints.checked_addresses)
     try:
         ref = None
         if reference:
