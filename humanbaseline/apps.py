@@ -16,7 +16,7 @@ class HumanBaselineConfig(AppConfig):
         from annotation.importers import FED_SOURCE
         from benchmarks import permissions
         from modeleval import human_labels
-        from modeleval.selectors import item_uncertainty
+        from modeleval.selectors import item_uncertainty, uncertainty_runs
 
         # Model evaluation trains on accepted labels and takes FED raters' ratings as few-shot examples.
         human_labels.source.fill(SimpleNamespace(
@@ -27,3 +27,4 @@ class HumanBaselineConfig(AppConfig):
         permissions.member_scope.fill(policy.member_scope)
         # Active selection draws items by a judge run's uncertainty without annotation importing modeleval.
         judges.source.fill(item_uncertainty)
+        judges.runs.fill(uncertainty_runs)
