@@ -273,7 +273,8 @@ if EMBEDDED_BROKER:
         "store_processed": False,
     }
 else:
-    # Longer than the longest chunk: a chunk still running is never handed to a second worker.
+    # Longer than the longest chunk: a chunk still running is never handed to a second worker. A chunk whose
+    # worker was lost does not wait for it: its heartbeat stops and it is sent again (CHUNK_LOST_AFTER_S below).
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600"))
     }
@@ -285,8 +286,15 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
 CELERY_TASK_ROUTES = {"modeleval.tasks.score_chunk": {"queue": "gpu"}, "reports.tasks.compute_report": {"queue": "cpu"}}
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER")
+# A chunk being scored beats every CHUNK_HEARTBEAT_S; one silent for CHUNK_LOST_AFTER_S (its worker killed, its
+# machine gone) is sent again by beat's sweep every CHUNK_RECLAIM_EVERY_S: a lost worker's chunk comes back within
+# about a minute, whatever the broker's visibility timeout.
+CHUNK_HEARTBEAT_S = float(os.environ.get("HB_CHUNK_HEARTBEAT", "5"))
+CHUNK_LOST_AFTER_S = float(os.environ.get("HB_CHUNK_LOST_AFTER", "30"))
+CHUNK_RECLAIM_EVERY_S = float(os.environ.get("HB_CHUNK_RECLAIM_EVERY", "15"))
 CELERY_BEAT_SCHEDULE = {
     "reclaim-expired-leases": {"task": "annotation.tasks.reclaim_expired_leases", "schedule": 60.0},
+    "reclaim-lost-chunks": {"task": "modeleval.tasks.reclaim_lost_chunks", "schedule": CHUNK_RECLAIM_EVERY_S},
 }
 
 LOGGING = {
