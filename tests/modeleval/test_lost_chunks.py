@@ -11,11 +11,9 @@ from django.utils import timezone
 from modeleval import runner
 from modeleval.models import ChunkState, EvalRun, ModelSpec, RunChunk, RunEvent, RunState
 
-from .conftest import demo_benchmark  # noqa: F401 (a fixture)
-
 
 @pytest.fixture
-def run(demo_benchmark):  # noqa: F811
+def run(demo_benchmark):
     model = ModelSpec.objects.create(name="m", source="packaged")
     return EvalRun.objects.create(model=model, benchmark=demo_benchmark, mode="generate", state=RunState.RUNNING,
                                   prompt_sha256="0" * 64, prompt_version="custom", chunks_total=4)
