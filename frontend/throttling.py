@@ -192,7 +192,9 @@ def take_attempt(keys):
     """Wait for a place on every counter (at most LOGIN_WAIT_SECONDS); the seconds to wait when a counter is over
     its limit of failures (the attempt is then refused unchecked), else 0 (a place is taken: `settle` frees it)."""
     now = timezone.now()
-    SignInAttempts.objects.filter(window_ends__lt=now).delete()  # windows that have passed
+    with transaction.atomic():  # windows that have passed; rows another attempt holds are left for later
+        passed = SignInAttempts.objects.select_for_update(skip_locked=True).filter(window_ends__lt=now)
+        SignInAttempts.objects.filter(pk__in=list(passed.values_list("pk", flat=True))).delete()
     deadline = time.monotonic() + settings.LOGIN_WAIT_SECONDS
     while True:
         wait = _try_take(keys, timezone.now())
