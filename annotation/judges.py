@@ -16,7 +16,18 @@ class JudgeReadings(Protocol):
         """{item id: 0 (sure) to 1} for the items the run has a reading for."""
 
 
+class JudgeRuns(Protocol):
+    def __call__(self, benchmark):
+        """The runs on a benchmark that may be its judge (finished, of a mode that tells how unsure it was)."""
+
+
 source: Slot[JudgeReadings] = Slot(JudgeReadings)
+runs: Slot[JudgeRuns] = Slot(JudgeRuns)
+
+
+def is_judge_of(run_id, benchmark) -> bool:
+    """Whether the run exists and may be the benchmark's judge."""
+    return runs.provider(benchmark).filter(pk=run_id).exists()
 
 
 def item_uncertainty(run_id, item_ids) -> dict:

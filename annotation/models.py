@@ -141,28 +141,37 @@ def validate_guidelines_by_language(value):
 
 
 class CampaignSettings(models.Model):
-    """One version of a campaign's settings and guidelines. Frozen once a batch has started with it."""
+    """One version of a campaign's settings and guidelines. Frozen once a batch has started with it.
+
+    Every number has bounds, checked with the settings (actions.campaigns._clean_settings), wide enough for every
+    protocol reproduced here (overlap 2-5, batches of up to a whole benchmark's 100,000 items, leases of minutes,
+    seconds of reading) and narrow enough that no value breaks a statement, a loop or a clock."""
 
     campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="settings_versions")
     version = models.PositiveIntegerField()
-    overlap = models.PositiveSmallIntegerField(default=2, validators=[MinValueValidator(1)],
+    overlap = models.PositiveSmallIntegerField(default=2, validators=[MinValueValidator(1), MaxValueValidator(100)],
                                                help_text="k: distinct annotators per item and round")
-    min_reading_seconds = models.PositiveIntegerField(default=0, help_text="Enforced by the server from the lease")
-    lease_minutes = models.PositiveIntegerField(default=30, validators=[MinValueValidator(1)])
-    batch_size = models.PositiveIntegerField(default=2000, validators=[MinValueValidator(1)])
-    qc_sample_size = models.PositiveIntegerField(default=100, validators=[MinValueValidator(1)])
+    min_reading_seconds = models.PositiveIntegerField(default=0, validators=[MaxValueValidator(3600)],
+                                                      help_text="Enforced by the server from the lease")
+    lease_minutes = models.PositiveIntegerField(default=30, validators=[MinValueValidator(1), MaxValueValidator(1440)])
+    batch_size = models.PositiveIntegerField(default=2000,
+                                             validators=[MinValueValidator(1), MaxValueValidator(100_000)])
+    qc_sample_size = models.PositiveIntegerField(default=100,
+                                                 validators=[MinValueValidator(1), MaxValueValidator(100_000)])
     qc_stratify = models.BooleanField(default=False, help_text="Draw the QC sample proportionally per final label")
     overall_threshold = models.DecimalField(max_digits=5, decimal_places=4, default=Decimal("0.92"),
                                             validators=[MinValueValidator(0), MaxValueValidator(1)])
     class_threshold = models.DecimalField(max_digits=5, decimal_places=4, default=Decimal("0.90"),
                                           validators=[MinValueValidator(0), MaxValueValidator(1)])
-    max_rounds = models.PositiveSmallIntegerField(default=5, validators=[MinValueValidator(1)])
+    max_rounds = models.PositiveSmallIntegerField(default=5, validators=[MinValueValidator(1), MaxValueValidator(100)])
     disagreement_policy = models.CharField(max_length=20, choices=Policy.choices, default=Policy.ADJUDICATE)
     tie_rule = models.CharField(max_length=10, choices=TieRule.choices, default=TieRule.NONE)
-    max_extra_annotators = models.PositiveSmallIntegerField(default=1, help_text="For the extra_annotator policy")
+    max_extra_annotators = models.PositiveSmallIntegerField(default=1, validators=[MaxValueValidator(100)],
+                                                            help_text="For the extra_annotator policy")
     items_per_task = models.PositiveIntegerField(null=True, blank=True,
+                                                 validators=[MinValueValidator(1), MaxValueValidator(10_000_000)],
                                                  help_text="Seeded sample per task (human baseline); empty = all items")
-    seed = models.BigIntegerField(default=0)
+    seed = models.BigIntegerField(default=0, validators=[MinValueValidator(0), MaxValueValidator(2 ** 63 - 1)])
     guidelines = models.TextField(blank=True, help_text="Markdown shown to every member")
     guidelines_by_language = models.JSONField(
         default=dict, blank=True, validators=[validate_guidelines_by_language],
@@ -178,7 +187,8 @@ class CampaignSettings(models.Model):
                                       help_text="Who the annotators are, for the alternative annotator test")
     selection_mode = models.CharField(max_length=10, choices=Selection.choices, default=Selection.ALL,
                                       help_text="Which items are cut into batches")
-    active_budget = models.PositiveIntegerField(null=True, blank=True, validators=[MinValueValidator(1)],
+    active_budget = models.PositiveIntegerField(null=True, blank=True,
+                                                validators=[MinValueValidator(1), MaxValueValidator(10_000_000)],
                                                 help_text="Active selection: items drawn for labels, on average")
     active_uniform_share = models.DecimalField(max_digits=4, decimal_places=3, default=Decimal("0.2"),
                                                validators=[MinValueValidator(0), MaxValueValidator(1)],

@@ -122,9 +122,10 @@ class WorkerProgressSerializer(ProgressSerializer):
     pending = disagreements = excluded = None  # outcomes: for the batch's readers only
     left = serializers.IntegerField(help_text="total - done")
     mine = serializers.IntegerField(help_text="Items you labelled in this round")
-    ready_to_hand_in = serializers.BooleanField(help_text="Every item has its final label: the batch may be handed in")
-    hand_in_blocked = serializers.CharField(allow_null=True, help_text=(
-        "Why a batch whose labels are all in cannot be handed in yet (null otherwise)"))
+    state = serializers.CharField(help_text="The batch's state; \"complete\" once its labels of this round are all "
+                                            "in and nobody has decided on it yet (handed in or not, agreeing or not)")
+    ready_to_hand_in = serializers.BooleanField(help_text="Every label is in and the batch is handed in by hand: the "
+                                                          "page offers to hand it in")
 
 
 class CampaignProgressSerializer(serializers.Serializer):

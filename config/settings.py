@@ -151,6 +151,13 @@ CACHES = {
 }
 LOGIN_FAILURE_LIMIT = int(os.environ.get("HB_LOGIN_FAILURE_LIMIT", "5"))
 LOGIN_FAILURE_WINDOW_SECONDS = int(os.environ.get("HB_LOGIN_FAILURE_WINDOW", "300"))
+# How long a sign-in waits for the attempts already being checked on the same account or address (never refused
+# for them while the failures are under the limit) before it is asked to try again.
+LOGIN_WAIT_SECONDS = float(os.environ.get("HB_LOGIN_WAIT_SECONDS", "20"))
+# The reverse proxies in front of the web processes (addresses or networks, comma-separated, e.g. "10.0.0.5" or
+# "172.16.0.0/12"): a request from one of them is counted by sign-in throttling under the address the proxy
+# forwarded in X-Forwarded-For. Empty (the default): the connection's own address, and the header is ignored.
+TRUSTED_PROXIES = env_list("HB_TRUSTED_PROXIES", [])
 # Abuse limits (README "Abuse limits"). API tokens expire this many days after they were issued.
 API_TOKEN_DAYS = int(os.environ.get("HB_API_TOKEN_DAYS", "30"))
 # The most rows one page of any API list may carry, whatever ?limit= asks for.
@@ -268,7 +275,8 @@ if EMBEDDED_BROKER:
         "store_processed": False,
     }
 else:
-    # Longer than the longest chunk: a chunk still running is never handed to a second worker.
+    # Longer than the longest chunk: a chunk still running is never handed to a second worker. A chunk whose
+    # worker was lost does not wait for it: its heartbeat stops and it is sent again (CHUNK_LOST_AFTER_S below).
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600"))
     }
@@ -280,8 +288,15 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
 CELERY_TASK_ROUTES = {"modeleval.tasks.score_chunk": {"queue": "gpu"}, "reports.tasks.compute_report": {"queue": "cpu"}}
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER")
+# A chunk being scored beats every CHUNK_HEARTBEAT_S; one silent for CHUNK_LOST_AFTER_S (its worker killed, its
+# machine gone) is sent again by beat's sweep every CHUNK_RECLAIM_EVERY_S: a lost worker's chunk comes back within
+# about a minute, whatever the broker's visibility timeout.
+CHUNK_HEARTBEAT_S = float(os.environ.get("HB_CHUNK_HEARTBEAT", "5"))
+CHUNK_LOST_AFTER_S = float(os.environ.get("HB_CHUNK_LOST_AFTER", "30"))
+CHUNK_RECLAIM_EVERY_S = float(os.environ.get("HB_CHUNK_RECLAIM_EVERY", "15"))
 CELERY_BEAT_SCHEDULE = {
     "reclaim-expired-leases": {"task": "annotation.tasks.reclaim_expired_leases", "schedule": 60.0},
+    "reclaim-lost-chunks": {"task": "modeleval.tasks.reclaim_lost_chunks", "schedule": CHUNK_RECLAIM_EVERY_S},
 }
 
 LOGGING = {
@@ -298,7 +313,8 @@ LOGGING = {
 # chunks go to the `cpu` queue; the number of requests in flight per chunk is the model's `concurrency`.
 # Where a model behind an API may be called, and which environment variables may hold its key (modeleval.endpoints):
 # an endpoint's host must be one of HB_API_HOSTS ("api.example.com", "*.example.com" for its subdomains, "*" for
-# any public host); a host on a private, loopback or link-local address only with HB_API_ALLOW_PRIVATE=1. A key
+# any public host; "vllm.internal:8000" or "[fd00::5]:8000" on that port only); a host on a private, loopback or
+# link-local address only with HB_API_ALLOW_PRIVATE=1, judged on the address each connection uses. A key
 # variable must start with HB_API_KEY_ENV_PREFIX or be one of HB_API_KEY_ENVS, so that no other server secret
 # (SECRET_KEY, DATABASE_URL) can be sent to an endpoint.
 API_HOSTS = [host.lower() for host in env_list("HB_API_HOSTS", [])]

@@ -15,6 +15,8 @@ from django.urls import reverse, reverse_lazy
 
 from annotation import accounts
 
+from .throttling import guard
+
 MUST_CHANGE = "must_change_password"
 CODE = "password_change_required"
 DETAIL = "Your password was set by someone else: choose your own on the Change password page before going on."
@@ -71,6 +73,26 @@ class PasswordChangeView(auth_views.PasswordChangeView):
 
     def get_context_data(self, **kwargs):
         return {**super().get_context_data(**kwargs), "forced": bool(self.request.session.get(MUST_CHANGE))}
+
+    def post(self, request, *args, **kwargs):
+        """The old password is a sign-in's password: its check counts on the account's sign-in throttle
+        (frontend/throttling.py), a wrong one as a failure, and is refused unchecked past the limit."""
+
+        def attempt():
+            response = super(PasswordChangeView, self).post(request, *args, **kwargs)
+            form = getattr(self, "checked_form", None)
+            return response, form is not None and "old_password" not in form.errors
+
+        def refuse(wait):
+            # An empty form: showing the one sent would check its old password after all.
+            form = self.get_form_class()(user=request.user)
+            return self.render_to_response(self.get_context_data(form=form, throttled_seconds=wait))
+
+        return guard(request, request.user.get_username(), attempt, refuse)
+
+    def get_form(self, form_class=None):
+        self.checked_form = super().get_form(form_class)
+        return self.checked_form
 
     def form_valid(self, form):
         response = super().form_valid(form)

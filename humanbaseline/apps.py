@@ -17,7 +17,7 @@ class HumanBaselineConfig(AppConfig):
         from benchmarks import actions as benchmark_actions
         from benchmarks import permissions
         from modeleval import human_labels
-        from modeleval.selectors import item_uncertainty
+        from modeleval.selectors import item_uncertainty, uncertainty_runs
 
         # Model evaluation trains on accepted labels and takes FED raters' ratings as few-shot examples.
         human_labels.source.fill(SimpleNamespace(
@@ -28,5 +28,6 @@ class HumanBaselineConfig(AppConfig):
         permissions.member_scope.fill(policy.member_scope)
         # Active selection draws items by a judge run's uncertainty without annotation importing modeleval.
         judges.source.fill(item_uncertainty)
+        judges.runs.fill(uncertainty_runs)
         # An item file that carries people's labels (JUDGE-BENCH) brings them in within the same import.
         benchmark_actions.carried_labels.fill(import_ratings)

@@ -85,7 +85,7 @@ def _probe(spec_fields, reference):
 
     endpoints.check_target(spec_fields["endpoint"], spec_fields["api_key_env"])
     endpoint = apiclient.Endpoint(spec_fields["endpoint"], spec_fields["api_model"], spec_fields["api_key_env"],
-                                  max_retries=1)
+                                  max_retries=1, resolve=endpoints.checked_addresses)
     try:
         ref = None
         if reference:
@@ -285,11 +285,13 @@ def start_run(*, model: ModelSpec, benchmark, mode=Mode.LOGLIKELIHOOD, tasks=Non
 SCORE_CHUNK_TASK = "modeleval.tasks.score_chunk"
 
 
-def enqueue_chunks(run_id, states=(ChunkState.PENDING,)):
-    """Put the run's pending chunks (or those in `states`) on the gpu queue. When the broker cannot be reached
-    the run is failed (chunks already sent are then skipped by the workers) rather than left queued for ever,
-    and RunError(Code.BROKER_UNAVAILABLE) tells the caller to start it again later."""
+def enqueue_chunks(run_id, states=(ChunkState.PENDING,), only=None):
+    """Put the run's pending chunks (or those in `states`; of them, those in `only`) on the gpu queue. When the
+    broker cannot be reached the run is failed (chunks already sent are then skipped by the workers) rather than
+    left queued for ever, and RunError(Code.BROKER_UNAVAILABLE) tells the caller to start it again later."""
     chunk_ids = RunChunk.objects.filter(run_id=run_id, state__in=states).order_by("index")
+    if only is not None:
+        chunk_ids = chunk_ids.filter(pk__in=only)
     run = EvalRun.objects.select_related("model").filter(pk=run_id).first()
     if run is None:
         return

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+import httpcore
 import httpx
 
 from .scorers.prompts import chat_messages, with_system
@@ -70,6 +71,30 @@ def request_key(endpoint: str, path: str, body: Mapping) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+class PinnedBackend(httpcore.SyncBackend):
+    """httpcore's network backend, connecting to the addresses `resolve(host, port)` returns (the ones the
+    operator's rules were checked on, resolved once) instead of resolving the name again: a name that answers a
+    public address to the check and a loopback one to the connection (DNS rebinding) reaches nothing else. TLS
+    still names and verifies the host (SNI, certificate) and the Host header is the URL's: only the socket's
+    address is chosen here. A refusal by `resolve` is a connection error."""
+
+    def __init__(self, resolve: Callable[[str, int], Sequence[str]]):
+        self.resolve = resolve
+
+    def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        try:
+            addresses = list(self.resolve(host, port))
+        except Exception as error:  # noqa: BLE001 - the rule's refusal, told as a connection that did not happen
+            raise httpcore.ConnectError(f"{host}: refused by the endpoint rules") from error
+        last = httpcore.ConnectError(f"{host}: no address")
+        for address in addresses:
+            try:
+                return super().connect_tcp(address, port, timeout, local_address, socket_options)
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as error:
+                last = error
+        raise last
+
+
 @dataclass
 class Endpoint:
     base_url: str
@@ -80,6 +105,16 @@ class Endpoint:
     backoff_s: float = 0.5  # first wait; doubled at each retry, with jitter, capped at max_backoff_s
     max_backoff_s: float = 30.0
     sleep: Callable[[float], None] = time.sleep
+    # (host, port) -> the addresses a connection may use (checked), or an exception; None: the system resolver.
+    resolve: Callable[[str, int], Sequence[str]] | None = None
+
+    def client(self, **options) -> httpx.Client:
+        """An HTTP client for this endpoint: connections go to the addresses `resolve` checked, and no proxy from
+        the environment stands between (a proxy would resolve the name again itself)."""
+        transport = httpx.HTTPTransport(limits=options.pop("limits", httpx.Limits()))
+        if self.resolve is not None:
+            transport._pool._network_backend = PinnedBackend(self.resolve)  # httpx names no door for it
+        return httpx.Client(timeout=self.timeout, transport=transport, trust_env=False, **options)
 
     def _headers(self) -> dict:
         headers = {"Content-Type": "application/json"}
@@ -110,7 +145,7 @@ class Endpoint:
                 self.sleep(self.wait_s(attempt - 1, getattr(last, "retry_after", None)))
             try:
                 if client is None:
-                    with httpx.Client(timeout=self.timeout) as own:
+                    with self.client() as own:
                         response = own.post(self.url(path), json=body, headers=self._headers())
                 else:
                     response = client.post(self.url(path), json=body, headers=self._headers())
@@ -244,7 +279,7 @@ def probe(endpoint: Endpoint, reference: Sequence[tuple[str, float]] | None = No
     `reference` ((token, logprob) of PROBE_TEXT computed in-process from the same weights) when
     one is given."""
     capabilities: dict = {}
-    with httpx.Client(timeout=endpoint.timeout) as client:
+    with endpoint.client() as client:
         _check(capabilities, "chat", lambda: {"sample": chat_text(endpoint.post(
             CHAT, chat_body(endpoint.model, "Say OK.", max_tokens=4), client))})
         _check(capabilities, "completions", lambda: {"sample": completion_text(endpoint.post(

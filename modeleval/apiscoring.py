@@ -32,7 +32,8 @@ def endpoint_of(spec: ModelSpec) -> apiclient.Endpoint:
     """The spec's endpoint, once the operator's rules allow it as they stand now (RunError otherwise): a model
     registered before a host or a key variable was withdrawn is not called."""
     endpoints.check_target(spec.endpoint, spec.api_key_env)
-    return apiclient.Endpoint(spec.endpoint, spec.api_model, spec.api_key_env, **settings.MODELEVAL_API_CLIENT)
+    return apiclient.Endpoint(spec.endpoint, spec.api_model, spec.api_key_env, resolve=endpoints.checked_addresses,
+                              **settings.MODELEVAL_API_CLIENT)
 
 
 # Atomic in Redis: drop expired leases, then take a slot if one is free.
@@ -113,7 +114,7 @@ class ApiModel:
         if missing:
             workers = max(1, self.spec.concurrency)
             limits = httpx.Limits(max_connections=workers, max_keepalive_connections=workers)
-            with httpx.Client(timeout=self.endpoint.timeout, limits=limits) as client, \
+            with self.endpoint.client(limits=limits) as client, \
                     ThreadPoolExecutor(workers) as pool:
                 futures = {pool.submit(self._post, path, body, client): key
                            for key, (path, body) in missing.items()}

@@ -197,6 +197,8 @@ class RunChunk(models.Model):
     items_scored = models.PositiveIntegerField(default=0, help_text="Items the running attempt has scored so far "
                                                                     "(progress only; counted in the run when done)")
     started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True, help_text="Last sign of life of the running attempt's "
+                                                                         "worker (modeleval.runner.Heartbeat)")
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

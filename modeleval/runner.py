@@ -8,16 +8,22 @@ message whose worker died is delivered again), so everything here is safe to rep
 - predictions are upserted on (run, item, variant), so a chunk scored twice writes each row once;
 - completion locks the chunk and counts it only if it was not done already, then moves the run to
   finished when `chunks_done` reaches `chunks_total` (a conditional UPDATE, so exactly one chunk
-  finishes the run, and no chord or result backend is needed).
+  finishes the run, and no chord or result backend is needed);
+- a running attempt's worker writes a heartbeat (`Heartbeat`); a chunk whose worker stopped beating (killed,
+  its machine gone) is sent again by `reclaim_lost_chunks` (every CHUNK_RECLAIM_EVERY_S, from beat) within about
+  a minute, instead of waiting for the broker's visibility timeout (an hour, longer than the longest chunk).
 Locks are always taken run first, then chunk, as `cancel_run` does, so they cannot deadlock.
 """
 from __future__ import annotations
 
 import socket
+import threading
 import traceback
 from dataclasses import dataclass
+from datetime import timedelta
 
-from django.db import transaction
+from django.conf import settings
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -75,8 +81,9 @@ def claim_chunk(chunk_id: int, worker: str = "") -> Claim | None:
         return None
     chunk.attempts += 1
     chunk.state, chunk.worker, chunk.started_at, chunk.finished_at = ChunkState.RUNNING, worker, timezone.now(), None
-    chunk.items_scored = 0
-    chunk.save(update_fields=["attempts", "state", "worker", "started_at", "finished_at", "items_scored"])
+    chunk.items_scored, chunk.heartbeat_at = 0, chunk.started_at
+    chunk.save(update_fields=["attempts", "state", "worker", "started_at", "finished_at", "items_scored",
+                              "heartbeat_at"])
     if chunk.attempts > 1:
         record(run, RunEventKind.CHUNK_RETRIED, chunk=chunk, worker=worker, attempt=chunk.attempts,
                last_error=chunk.error)
@@ -154,12 +161,8 @@ def process_chunk(chunk_id: int, worker: str = "") -> str:
         return "skipped"
     trains = modes.plan(claim.run.mode).trains
     try:
-        if trains:
-            from .training import train_chunk
-
-            rows = train_chunk(claim.run, claim.chunk)
-        else:
-            rows = score_in_steps(claim.run, claim.chunk, _items(claim.chunk), inference.score_items)
+        with Heartbeat(claim.chunk):
+            rows = _rows(claim, trains, inference)
         # Inside the try: rows the database refuses are this chunk's failure too, not a lost message.
         if not complete_chunk(chunk_id, rows):
             return "skipped"
@@ -182,6 +185,72 @@ def process_chunk(chunk_id: int, worker: str = "") -> str:
         if fail_attempt(chunk_id, error):
             raise RetryChunk(error, RETRY_DELAY_S * claim.chunk.attempts) from error
         return "failed"
+
+
+def _rows(claim, trains, inference):
+    if trains:
+        from .training import train_chunk
+
+        return train_chunk(claim.run, claim.chunk)
+    return score_in_steps(claim.run, claim.chunk, _items(claim.chunk), inference.score_items)
+
+
+class Heartbeat:
+    """While a chunk is scored, a thread of its worker writes the chunk's heartbeat every CHUNK_HEARTBEAT_S (the
+    attempt's own: a later attempt's claim stops it counting), so that `reclaim_lost_chunks` can tell a worker
+    that is still scoring from one that was killed."""
+
+    def __init__(self, chunk):
+        self.chunk_id, self.attempt = chunk.pk, chunk.attempts
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._beat, name=f"heartbeat-chunk-{chunk.pk}", daemon=True)
+
+    def _beat(self):
+        try:
+            while not self.stopped.wait(settings.CHUNK_HEARTBEAT_S):
+                try:
+                    RunChunk.objects.filter(pk=self.chunk_id, state=ChunkState.RUNNING, attempts=self.attempt) \
+                        .update(heartbeat_at=timezone.now())
+                except Exception:  # noqa: BLE001 - the database away for a moment: the next beat tries again
+                    connection.close()
+        finally:
+            connection.close()  # this thread's own connection
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stopped.set()
+        self.thread.join(timeout=30)
+
+
+def reclaim_lost_chunks(now=None) -> list[int]:
+    """Send again every running chunk whose worker has not beaten for CHUNK_LOST_AFTER_S (killed, or its machine
+    gone): the chunk goes back to pending with an event, and one message for it goes on its queue. Its attempt
+    stays counted (the claim counted it), so a chunk that kills every worker still stops at the run's attempts
+    limit. The lost worker's own message, if the broker ever hands it out again, finds the chunk done and is
+    skipped. The ids of the chunks sent again."""
+    from . import actions  # the queue of a run's chunks is the actions' (enqueue_chunks)
+
+    now = now or timezone.now()
+    stale = now - timedelta(seconds=settings.CHUNK_LOST_AFTER_S)
+    reclaimed = {}
+    for chunk_id in RunChunk.objects.filter(state=ChunkState.RUNNING, heartbeat_at__lt=stale,
+                                            run__state=RunState.RUNNING).values_list("pk", flat=True):
+        with transaction.atomic():
+            run, chunk = _locked(chunk_id)
+            if chunk.state != ChunkState.RUNNING or not chunk.heartbeat_at or chunk.heartbeat_at >= stale:
+                continue  # it beat, finished or was taken again meanwhile
+            chunk.state = ChunkState.PENDING
+            chunk.save(update_fields=["state"])
+            silent = round((now - chunk.heartbeat_at).total_seconds())
+            record(run, RunEventKind.CHUNK_ATTEMPT_FAILED, chunk=chunk, attempt=chunk.attempts, worker=chunk.worker,
+                   reason=f"worker lost: no heartbeat for {silent} s; the chunk is sent again")
+            reclaimed.setdefault(run.pk, []).append(chunk_id)
+    for run_id, chunk_ids in reclaimed.items():
+        actions.enqueue_chunks(run_id, only=chunk_ids)
+    return [chunk_id for chunk_ids in reclaimed.values() for chunk_id in chunk_ids]
 
 
 def score_in_steps(run, chunk, items, score) -> list[dict]:

@@ -36,3 +36,9 @@ def generate_selfchat(self, run_id: int) -> str:
         return selfchat_runs.generate(run_id, worker=self.request.hostname or "")
     except DatabaseError as error:
         raise self.retry(countdown=DATABASE_RETRY_S, exc=error, max_retries=DATABASE_MAX_RETRIES) from None
+
+
+# From beat, on the `cpu` queue: chunks whose worker stopped beating are sent again (runner.reclaim_lost_chunks).
+@shared_task(ignore_result=True)
+def reclaim_lost_chunks() -> int:
+    return len(runner.reclaim_lost_chunks())

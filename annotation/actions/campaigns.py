@@ -5,6 +5,7 @@ import statistics
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Max
+from django.utils.translation import gettext
 
 from benchmarks.models import Benchmark, Item
 from core.errors import ActionError, Code
@@ -29,11 +30,19 @@ from ._common import PROTOCOL_DEFAULTS, current_settings, record_event, require_
 
 
 def _clean_settings(settings):
+    """The fields' own bounds and rules (CampaignSettings), and an active-selection judge that is a run of the
+    campaign's benchmark that can judge (annotation.judges)."""
+    errors = {}
     try:
         settings.full_clean(exclude=["campaign"])
     except ValidationError as error:
-        raise ActionError(Code.INVALID_SETTINGS, "Some settings are not valid.",
-                          errors=error.message_dict) from None
+        errors.update(error.message_dict)
+    run, benchmark = settings.active_judge_run, settings.campaign.benchmark
+    if run is not None and "active_judge_run" not in errors and not judges.is_judge_of(run, benchmark):
+        errors["active_judge_run"] = [gettext("Run %(run)s is not a finished rating, yes/no or log-likelihood run of "
+                                              "this campaign's benchmark.") % {"run": run}]
+    if errors:
+        raise ActionError(Code.INVALID_SETTINGS, "Some settings are not valid.", errors=errors)
 
 
 def create_campaign(*, actor, name, benchmark, protocol, tasks=None, settings=None, selection=None, description="",

@@ -23,8 +23,8 @@ from .progress import (
                        batch_progress,
                        batches_overview,
                        campaign_progress,
-                       hand_in_readiness,
                        labeller_progress,
+                       labeller_view,
                        left_for,
                        worker_progress,
 )
@@ -56,7 +56,7 @@ __all__ = [
     "batches_overview",
     "left_for",
     "worker_progress",
-    "hand_in_readiness",
+    "labeller_view",
     "seconds_until_submit_allowed",
     "item_view",
     "LEASE_RELATIONS",

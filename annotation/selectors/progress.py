@@ -5,7 +5,7 @@ from django.db.models import Count
 
 from core import sql
 
-from ..models import FINAL_STATUSES, HOLDS_PERSON, BatchItem, BatchState, ItemStatus, LeaseStatus
+from ..models import HOLDS_PERSON, BatchItem, BatchState, ItemStatus, LeaseStatus
 
 
 def batch_progress(batch):
@@ -37,26 +37,27 @@ def labeller_progress(batch, user, campaign):
     batch_id, user_id = getattr(batch, "pk", batch), getattr(user, "pk", user)
     left_text, left_params = _left_for_sql(campaign, user)
     row = sql.fetch_one(
-        "WITH head AS (SELECT b.id, b.number, b.round, b.state, COALESCE(NULLIF(s.overlap, 0), 1) AS overlap "
+        "WITH head AS (SELECT b.id, b.number, b.round, b.state, COALESCE(NULLIF(s.overlap, 0), 1) AS overlap, "
+        "s.auto_hand_in "
         "FROM annotation_batch b LEFT OUTER JOIN annotation_campaignsettings s ON b.settings_id = s.id WHERE b.id = "
         "%s), "
         "counted AS (SELECT COUNT(*) AS total, COUNT(*) FILTER (WHERE labels >= (SELECT h.overlap FROM head h)) AS "
-        f"done, COUNT(*) FILTER (WHERE NOT status IN ({sql.marks(FINAL_STATUSES)})) AS unsettled, SUM(mine) AS mine "
+        "done, SUM(mine) AS mine "
         # The person's own labels are counted in the same pass over the batch's items: counted apart, as a join of
         # their labels with the batch's items, a planner without fresh statistics (a new campaign) read every item
         # of the batch once per label of theirs, and the page's cycle slowed with each label.
         "FROM (SELECT COUNT(a.id) AS labels, COUNT(a.id) FILTER (WHERE a.annotator_id = %s) AS mine, "
-        "bi.status AS status FROM annotation_batchitem bi "
+        "bi.id FROM annotation_batchitem bi "
         "LEFT OUTER JOIN annotation_annotation a ON a.batch_item_id = bi.id AND a.round = (SELECT h.round FROM head h) "
         "WHERE bi.batch_id = %s GROUP BY bi.id) per_item) "
-        "SELECT head.number, head.round, head.state, counted.mine, counted.total, counted.done, counted.unsettled, "
+        "SELECT head.number, head.round, head.state, counted.mine, counted.total, counted.done, head.auto_hand_in, "
         f"({left_text}) FROM head, counted",
-        sql.params(batch_id, *FINAL_STATUSES, user_id, batch_id, *left_params))
+        sql.params(batch_id, user_id, batch_id, *left_params))
     if row is None:  # no such batch: answered as worker_progress answers it
         return {**worker_progress(batch_id, user_id), "left_for_you": left_for(campaign, user)}
-    number, round_, state, mine, total, done, unsettled, left = row
-    return {"batch": number, "batch_id": batch_id, "round": round_, "state": state, "done": done, "total": total,
-            "left": total - done, "mine": mine or 0, **hand_in_readiness(state, total, done, unsettled),
+    number, round_, state, mine, total, done, auto_hand_in, left = row
+    return {"batch": number, "batch_id": batch_id, "round": round_, "done": done, "total": total,
+            "left": total - done, "mine": mine or 0, **labeller_view(state, total, done, auto_hand_in),
             "left_for_you": left}
 
 
@@ -132,32 +133,37 @@ def worker_progress(batch, annotator):
     batch_id, annotator_id = getattr(batch, "pk", batch), getattr(annotator, "pk", annotator)
     # Kept as text: the page asks after every item (see core.sql).
     row = sql.fetch_one(
-        "SELECT b.number, b.round, b.state, s.overlap, (SELECT COUNT(a.id) FROM annotation_annotation a "
+        "SELECT b.number, b.round, b.state, s.overlap, s.auto_hand_in, (SELECT COUNT(a.id) "
+        "FROM annotation_annotation a "
         "INNER JOIN annotation_batchitem bi ON a.batch_item_id = bi.id WHERE bi.batch_id = %s AND a.round = b.round "
         "AND a.annotator_id = %s GROUP BY a.round) FROM annotation_batch b LEFT OUTER JOIN "
         "annotation_campaignsettings s ON b.settings_id = s.id WHERE b.id = %s", [batch_id, annotator_id, batch_id])
-    number, round_, state, overlap, mine = row or (None, None, None, 0, 0)
+    number, round_, state, overlap, auto_hand_in, mine = row or (None, None, None, 0, True, 0)
     # One join grouped by item: a third less of PostgreSQL's time than a count per item (1.8 against 2.7 ms at
-    # 1,000 items with two labels each). The same statement counts the items without a final label, which say
-    # whether the batch may be handed in (the hand-in's own rule, actions.batches._hand_in).
-    total, done, unsettled = sql.fetch_one(
-        "SELECT COUNT(*), COUNT(*) FILTER (WHERE labels >= %s), COUNT(*) FILTER (WHERE NOT status IN "
-        f"({sql.marks(FINAL_STATUSES)})) FROM (SELECT COUNT(a.id) AS labels, bi.status AS status "
+    # 1,000 items with two labels each).
+    total, done = sql.fetch_one(
+        "SELECT COUNT(*), COUNT(*) FILTER (WHERE labels >= %s) FROM (SELECT COUNT(a.id) AS labels "
         "FROM annotation_batchitem bi LEFT OUTER JOIN annotation_annotation a ON a.batch_item_id = bi.id "
         "AND a.round = %s WHERE bi.batch_id = %s GROUP BY bi.id) counted",
-        sql.params(overlap or 1, *FINAL_STATUSES, round_, batch_id))
-    return {"batch": number, "batch_id": batch_id, "round": round_, "state": state, "done": done, "total": total,
-            "left": total - done, "mine": mine or 0, **hand_in_readiness(state, total, done, unsettled)}
+        sql.params(overlap or 1, round_, batch_id))
+    return {"batch": number, "batch_id": batch_id, "round": round_, "done": done, "total": total,
+            "left": total - done, "mine": mine or 0, **labeller_view(state, total, done, auto_hand_in)}
 
 
-def hand_in_readiness(state, total, done, unsettled):
-    """Whether a labeller's page offers "Hand in batch N", and why not once all labels are in: a batch is
-    handed in only when every item has its final label (actions.batches._hand_in refuses otherwise). Only a yes or
-    no: which items wait, and why, is for the batch's readers. (With the automatic hand-in, a batch whose
-    labels all agree is handed in at its last label, so the state says as much already.)"""
-    ready = state == BatchState.ANNOTATING and total > 0 and not unsettled
-    waiting = state == BatchState.ANNOTATING and total > 0 and done == total and bool(unsettled)
-    return {"ready_to_hand_in": ready,
-            "hand_in_blocked": ("Not every item has its final label yet: items whose labels differ wait for a "
-                                "decision (or one more label). The batch can be handed in once they have it.")
-            if waiting else None}
+LABELLER_COMPLETE = "complete"
+# The states a batch whose labels are all in may be in while nobody has decided on it yet: which of them it is says
+# whether its labels agreed (the automatic hand-in follows the last final label; a protocol without QC is accepted
+# at once), so its labellers see them as one.
+_SETTLING = (BatchState.ANNOTATING, BatchState.HANDED_IN, BatchState.IN_REVIEW, BatchState.ACCEPTED)
+
+
+def labeller_view(state, total, done, auto_hand_in):
+    """The batch's state as its labellers see it, and whether their page offers "Hand in batch N": nothing in it
+    depends on whether anyone's labels agreed. A batch whose labels of this round are all in reads "complete",
+    whether it waits for a decision, was handed in or accepted; the hand-in is offered (where the batch is handed
+    in by hand) once every label is in. Whether it can be handed in yet (every item with its final label,
+    actions.batches._hand_in) is for the batch's readers."""
+    all_in = total > 0 and done == total
+    shown = LABELLER_COMPLETE if all_in and state in _SETTLING else state
+    return {"state": shown,
+            "ready_to_hand_in": bool(all_in and state == BatchState.ANNOTATING and not auto_hand_in)}

@@ -94,10 +94,11 @@ def test_active_selection_needs_a_budget_and_a_judge(staff, people, sixty):
     assert set(refused.value.extra["errors"]) == {"active_budget", "active_judge_run"}
     generation = model_run(sixty, list(sixty.tasks.all()), "talker", {
         i.pk: {"answer": "2"} for i in Item.objects.filter(task__benchmark=sixty)}, mode="generate")
-    campaign = active(staff, people, sixty, generation)
+    # A run that tells nothing of how unsure it was (generation) is no judge: refused with the settings already.
     with pytest.raises(ActionError) as unread:
-        actions.cut_batches(campaign, actor=staff)
-    assert unread.value.code == Code.INVALID_SETTINGS and not BatchItem.objects.filter(campaign=campaign).exists()
+        active(staff, people, sixty, generation)
+    assert unread.value.code == Code.INVALID_SETTINGS and set(unread.value.extra["errors"]) == {"active_judge_run"}
+    assert not BatchItem.objects.exists()
 
 
 def test_every_item_mode_is_unchanged(staff, people, sixty):

@@ -28,25 +28,28 @@ def label_all(campaign, user, score):
         first = False
 
 
-def test_hand_in_is_not_offered_while_a_disagreement_is_open(staff, people, diqad):
+def test_the_labellers_progress_is_the_same_whether_their_labels_agreed(staff, people, diqad):
+    """Issue 41, item 4 (it replaces issue 29's hand-in shown disabled with its reason, which told a labeller that
+    a peer disagreed): every label in, the labeller sees "complete" and, where batches are handed in by hand, the
+    hand-in offered, disagreement or not. The hand-in action still refuses a batch without its final labels."""
     campaign = campaign_of(staff, people, diqad)
     batch = campaign.batches.get()
     label_all(campaign, people["ann1"], 2)
     label_all(campaign, people["ann2"], 0)  # differs from ann1 on every item
     assert Disagreement.objects.filter(status="open").exists()
     progress = selectors.labeller_progress(batch.pk, people["ann1"], campaign.pk)
-    assert progress["done"] == progress["total"] == 8  # every label is in ...
-    assert progress["ready_to_hand_in"] is False  # ... but the batch cannot be handed in
-    assert "final label" in progress["hand_in_blocked"]
-    # The action refuses too.
+    assert progress["done"] == progress["total"] == 8  # every label is in
+    assert progress["state"] == "complete" and progress["ready_to_hand_in"] is True
+    assert "hand_in_blocked" not in progress
     with pytest.raises(ActionError) as refused:
         actions.hand_in_batch(batch, actor=people["ann1"])
     assert refused.value.code == Code.NOT_COMPLETE
     for disagreement in Disagreement.objects.filter(status="open"):
         actions.resolve_disagreement(disagreement, actor=people["expert"], value=2)
-    progress = selectors.labeller_progress(batch.pk, people["ann1"], campaign.pk)
-    assert progress["ready_to_hand_in"] is True and progress["hand_in_blocked"] is None
+    assert selectors.labeller_progress(batch.pk, people["ann1"], campaign.pk) == progress
     actions.hand_in_batch(batch, actor=people["ann1"])
+    handed_in = selectors.labeller_progress(batch.pk, people["ann1"], campaign.pk)
+    assert handed_in["state"] == "complete" and handed_in["ready_to_hand_in"] is False
 
 
 def test_home_counts_only_the_items_this_person_can_take(client, staff, people, diqad):

@@ -58,8 +58,10 @@ def test_items_left_and_the_automatic_hand_in(page, setup):
     label(page)
     label(page)
     expect(page.locator("#done")).to_be_visible()
-    expect(page.locator("#notice")).to_contain_text("Batch 1 is complete and was handed in to QC")
-    expect(page.locator("#done-text")).to_contain_text("handed in to QC")
+    # "Complete", not "handed in": whether the batch went on at its last label would say whether its labels agreed.
+    expect(page.locator("#notice")).to_contain_text("Batch 1 is complete.")
+    expect(page.locator("#done-text")).to_contain_text("Batch 1 is complete.")
+    expect(page.locator("#done-text")).not_to_contain_text("handed in")
     assert page.locator("#hand-in").is_hidden()
     assert campaign.batches.get().state == BatchState.HANDED_IN
     shot(page, "annotate-handed-in", "Label", "#done")
@@ -178,12 +180,12 @@ def test_the_progress_is_asked_once_per_item_and_again_in_a_new_batch(page, setu
     assert calls[0].endswith("/submit/") and calls[1].endswith("/next/?progress=0"), calls
     del calls[:]
     label(page)
-    expect(page.locator("#notice")).to_contain_text("Batch 1 is complete and was handed in to QC")
+    expect(page.locator("#notice")).to_contain_text("Batch 1 is complete.")
     expect(page.locator("#progress-text")).to_contain_text("Batch 2, round 1: 0 of 1 items done · 0 labelled by you")
     expect(page.locator("#left-for-you")).to_have_text("1 left for you")
     # The item from batch 2: its lease is read again, with batch 2's progress.
     assert len(calls) == 3 and calls[2].startswith("assignments/") and "submit" not in calls[2], calls
     label(page)
     expect(page.locator("#done")).to_be_visible()
-    expect(page.locator("#done-text")).to_contain_text("Batch 2 is complete and was handed in to QC")
+    expect(page.locator("#done-text")).to_contain_text("Batch 2 is complete.")
     assert list(campaign.batches.order_by("number").values_list("state", flat=True)) == [BatchState.HANDED_IN] * 2

@@ -1,6 +1,6 @@
 """Pages while something is not ready yet (issue 29, defects 6 and 7): the dashboard and the report page while the
 report is computed (progress shown, figures filled in when ready, downloads only once there is a file), and the
-annotation page's hand-in while a disagreement is open (offered disabled, with the reason)."""
+annotation page after the last label while a disagreement is open (the same as when the labels agree: issue 41)."""
 import uuid
 
 import pytest
@@ -79,7 +79,9 @@ def answer(campaign, user, value, count=None):
         done += 1
 
 
-def test_hand_in_is_shown_disabled_with_its_reason_while_a_disagreement_is_open(page):
+def test_the_page_after_the_last_label_says_nothing_of_a_disagreement(page):
+    """Issue 41, item 4: the labeller sees the batch complete and the hand-in offered, as when the labels agree;
+    whether the batch can be handed in yet is for its readers."""
     import_items(DEMO_DATA / "dialogbench_sample.jsonl", "dialogbench", "db-two")
     boss = User.objects.create_user("boss", is_staff=True)
     ann1, ann2 = make_user("ann1"), make_user("ann2")
@@ -102,6 +104,7 @@ def test_hand_in_is_shown_disabled_with_its_reason_while_a_disagreement_is_open(
     expect(page.locator("#item")).to_be_hidden()  # the last item's card goes with it (a grid once overrode `hidden`)
     button = page.locator("#hand-in")
     expect(button).to_be_visible()
-    expect(button).to_be_disabled()  # every label is in, but the items wait for a decision
-    expect(page.locator("#hand-in-blocked")).to_contain_text("Not every item has its final label yet")
-    shot(page, "annotate-hand-in-blocked", "Label", "#hand-in-blocked")
+    expect(button).to_be_enabled()  # as when the labels agree
+    expect(page.locator("#done-text")).to_contain_text("Batch 1 is complete.")
+    expect(page.locator("#done")).not_to_contain_text("final label")
+    shot(page, "annotate-last-label-disagreeing", "Label", "#done")

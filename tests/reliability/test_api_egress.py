@@ -258,3 +258,116 @@ def test_probe_errors_name_the_kind_only_and_the_same_for_every_port(staff, loop
     assert all(SECRET not in detail and "redis" not in detail for detail in details), details
     assert len(set(details)) == 1, details  # open, closed, HTTP or not: one answer
     assert details[0].startswith("no_answer: ") and not ModelSpec.objects.exists()
+
+
+# ---------------------------------------------------------------- the address checked is the address used (issue 41, 3)
+
+PUBLIC = "93.184.216.34"  # a public address: what the rebinding name answers the check with
+
+
+@pytest.fixture
+def rebinding(monkeypatch):
+    """A resolver for `rebind.example` that answers a public address first and loopback after (DNS rebinding),
+    and connections to the public address refused at once (nothing here may leave the machine): the addresses
+    every connection was opened to."""
+    real_resolve, real_connect = socket.getaddrinfo, socket.create_connection
+    answers, opened = [], []
+
+    def resolve(host, port, *args, **kwargs):
+        if host == "rebind.example":
+            address = PUBLIC if not answers else "127.0.0.1"
+            answers.append(address)
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port or 0))]
+        return real_resolve(host, port, *args, **kwargs)
+
+    def connect(address, *args, **kwargs):
+        opened.append(address[0])
+        if address[0] == PUBLIC:
+            raise ConnectionRefusedError("refused (test)")
+        return real_connect(address, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    monkeypatch.setattr(socket, "create_connection", connect)
+    return opened
+
+
+@pytest.mark.django_db
+def test_a_rebinding_name_reaches_only_the_address_that_was_checked(staff, stub, settings, rebinding, monkeypatch):
+    settings.API_HOSTS, settings.API_ALLOW_PRIVATE = ["rebind.example"], False
+    settings.MODELEVAL_API_CLIENT = {**settings.MODELEVAL_API_CLIENT, "max_retries": 0}
+    monkeypatch.setenv("HB_API_KEY_JUDGE", SECRET)
+    endpoint = f"http://rebind.example:{stub.server_address[1]}/v1"
+    answer = register(staff, endpoint, "HB_API_KEY_JUDGE")
+    assert answer.status_code == 400 and answer.json()["code"] in ("probe_failed", "endpoint_not_allowed")
+    assert stub.seen == [], "the key reached the loopback listener"
+    assert "127.0.0.1" not in rebinding
+    # A chunk's requests too: each connection resolves once and goes to what it checked, or nowhere.
+    spec = ModelSpec.objects.create(name="rebound", backend=Backend.API, endpoint=endpoint, api_model="m",
+                                    api_key_env="HB_API_KEY_JUDGE", capabilities={"chat": {"ok": True}})
+    import_items(DEMO_DATA / "dialogbench_sample.jsonl", "dialogbench", "db-demo")
+    run = runner.run_sync(actions.start_run(model=spec, benchmark=Benchmark.objects.get(slug="db-demo"),
+                                            mode="generate", limit=2, enqueue=False))
+    assert run.state == RunState.FAILED and stub.seen == [] and "127.0.0.1" not in rebinding
+
+
+@pytest.mark.django_db
+def test_a_pinned_connection_keeps_the_host_name(stub, settings, monkeypatch):
+    """The connection goes to the checked address; the request still names the host (Host header; TLS's SNI and
+    certificate check use the same name, httpcore's start_tls(server_hostname=origin.host))."""
+    from modeleval import apiclient, endpoints
+
+    hosts = []
+    real_post = OpenAIStub.do_POST
+    monkeypatch.setattr(OpenAIStub, "do_POST", lambda self: (hosts.append(self.headers["host"]), real_post(self)))
+    settings.API_HOSTS, settings.API_ALLOW_PRIVATE = ["model.internal"], True
+    real_resolve = socket.getaddrinfo
+    monkeypatch.setattr(socket, "getaddrinfo", lambda host, *rest, **kw: real_resolve(
+        "127.0.0.1" if host == "model.internal" else host, *rest, **kw))
+    endpoint = apiclient.Endpoint(f"http://model.internal:{stub.server_address[1]}/v1", "m",
+                                  resolve=endpoints.checked_addresses)
+    answer = endpoint.post(apiclient.CHAT, apiclient.chat_body("m", "hi"))
+    assert answer == {"choices": [{"message": {"content": "OK"}}]}
+    assert hosts == [f"model.internal:{stub.server_address[1]}"]
+
+
+@pytest.mark.parametrize("address", ["64:ff9b::7f00:1", "64:ff9b::a00:7", "64:ff9b:1::a9fe:a9fe", "2002:7f00:1::1",
+                                     "2002:c0a8:101::", "::127.0.0.1", "::10.0.0.7", "::ffff:169.254.169.254",
+                                     "2001:0:4136:e378:8000:63bf:80ff:fffe"])
+def test_ipv6_forms_of_private_ipv4_addresses_are_refused(settings, address):
+    from modeleval import endpoints
+
+    settings.API_HOSTS, settings.API_ALLOW_PRIVATE = ["*"], False
+    with pytest.raises(actions.RunError) as refused:
+        endpoints.check_endpoint(f"http://[{address}]:8000/v1")
+    assert refused.value.code == "endpoint_not_allowed"
+
+
+def test_ipv6_forms_of_public_ipv4_addresses_are_judged_by_them(settings):
+    from modeleval import endpoints
+
+    settings.API_HOSTS, settings.API_ALLOW_PRIVATE = ["*"], False
+    for address in ("64:ff9b::5db8:d822", "2002:5db8:d822::1"):  # 93.184.216.34 through NAT64 and 6to4
+        endpoints.check_endpoint(f"http://[{address}]:8000/v1")
+
+
+def test_the_allow_list_may_name_a_port(settings):
+    from modeleval import endpoints
+
+    settings.API_ALLOW_PRIVATE = True
+    settings.API_HOSTS = ["127.0.0.1:8000", "[::1]:9000", "localhost"]
+    endpoints.check_endpoint("http://127.0.0.1:8000/v1")
+    endpoints.check_endpoint("http://[::1]:9000/v1")
+    endpoints.check_endpoint("http://localhost:6379/v1")  # no port named: any
+    for url in ("http://127.0.0.1:6379/v1", "http://127.0.0.1/v1", "http://[::1]:8000/v1"):
+        with pytest.raises(actions.RunError) as refused:
+            endpoints.check_endpoint(url)
+        assert refused.value.code == "endpoint_not_allowed", url
+
+
+@pytest.mark.parametrize("name", ["HB_API_KEY_JUDGE\n", "HB_API_KEY_JUDGE\r\n", "\nHB_API_KEY_JUDGE"])
+def test_a_key_variable_with_a_newline_is_refused(name):
+    from modeleval import endpoints
+
+    with pytest.raises(actions.RunError) as refused:
+        endpoints.check_key_env(name)
+    assert refused.value.code == "bad_key_env"

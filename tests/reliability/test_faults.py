@@ -2,6 +2,8 @@
 
 - Three Celery workers killed with SIGKILL, each in the middle of a different chunk of one model run: the run
   finishes with the predictions of an uninterrupted run, once each, no chunk near its attempts limit.
+- A worker killed with SIGKILL under the shipped visibility timeout (an hour): its chunk's heartbeat stops, beat
+  sends it again within a minute, another worker scores it, the predictions are an uninterrupted run's.
 - Redis (a private redis-server, broker and cache) stopped for 30 s: annotators keep signing in and labelling,
   a run started meanwhile is refused with 503 broker_unavailable, the run in flight resumes once Redis is back.
 - PostgreSQL (a private cluster) restarted under 8 annotators: requests during the outage answer 503
@@ -34,7 +36,7 @@ from annotation import actions as annotation_actions
 from annotation.models import Annotation, BatchItem
 from benchmarks.actions import import_items
 from modeleval import actions, runner
-from modeleval.models import ChunkState, EvalRun, ModelSpec, Prediction, RunChunk, RunState
+from modeleval.models import ChunkState, EvalRun, ModelSpec, Prediction, RunChunk, RunEvent, RunState
 from perf.annotator_load import Gunicorn, free_port, make_load_campaign, server_env
 from tests.annotation.conftest import DIQAD_ANSWERS, make_campaign, sid
 from tests.conftest import DEMO_DATA, ROOT
@@ -156,6 +158,66 @@ def test_three_workers_killed_mid_chunk_and_the_run_matches_an_uninterrupted_one
     assert set(run.chunks.exclude(pk__in=[v.pk for v in victims]).values_list("attempts", flat=True)) == {1}
 
     assert Prediction.objects.filter(run=run).count() == run.items_total and no_duplicate_predictions(run)
+    assert_same_predictions(run, reference)
+
+
+# ---------------------------------------------------------------- a lost worker, with the shipped timeout
+
+@pytest.mark.model
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.timeout(480)
+def test_a_worker_killed_mid_chunk_is_replaced_within_a_minute_under_the_shipped_visibility_timeout(
+        start_worker, worker_env, researcher, packaged, demo_benchmark, tmp_path):
+    """The broker would hand the killed worker's message out again only after an hour (the shipped visibility
+    timeout); the chunk's heartbeat stops instead, and beat's sweep sends it again within a minute."""
+    from django.conf import settings
+
+    from tests.modeleval.conftest import LoggedProcess
+
+    env = {"CELERY_VISIBILITY_TIMEOUT": "3600"}  # the shipped value (deploy/env.example)
+    workers = [start_worker("sweeper", queue="cpu", **env)]  # beat's sweep runs on the cpu queue
+    beat = LoggedProcess([sys.executable, "-m", "celery", "-A", "config", "beat", "--loglevel", "info",
+                          "--schedule", str(tmp_path / "beat-schedule")], tmp_path / "beat.log",
+                         env={**worker_env, **env})
+    try:
+        workers += [start_worker("steady", **env), start_worker("lost", **env)]
+        answer = client_for(researcher).post("/api/v1/runs/", {"model": packaged.name, "benchmark": "db-demo",
+                                                               "chunk_size": 1}, format="json")
+        assert answer.status_code == 201, answer.content
+        run_id = answer.json()["id"]
+
+        def scoring_a_fresh_chunk():
+            mine = RunChunk.objects.filter(run_id=run_id, worker__startswith="lost@")
+            if mine.filter(state=ChunkState.DONE).exists():
+                return mine.filter(state=ChunkState.RUNNING, attempts=1).first()
+            return None
+
+        victim = wait_for(scoring_a_fresh_chunk, 240, "the doomed worker scoring a fresh chunk", workers, every=0.05)
+        workers[2].kill()
+        killed_at = time.monotonic()
+        victim.refresh_from_db()
+        assert (victim.state, victim.attempts) == (ChunkState.RUNNING, 1)  # killed mid-chunk, nothing reported
+        # Sent again within a minute of the kill (heartbeat silent for CHUNK_LOST_AFTER_S, a sweep after it) ...
+        limit = settings.CHUNK_LOST_AFTER_S + settings.CHUNK_RECLAIM_EVERY_S
+        assert limit <= 60
+        wait_for(lambda: RunEvent.objects.filter(run_id=run_id, chunk=victim, reason__startswith="worker lost")
+                 .exists(), limit + 15, "the lost chunk to be sent again", workers + [beat])
+        sent_after = time.monotonic() - killed_at
+        # ... and scored by the worker still standing, while the lost worker's message waits out its hour.
+        redone = wait_for(lambda: RunChunk.objects.filter(pk=victim.pk, state=ChunkState.DONE).first(), 240,
+                          "the lost chunk to be scored again", workers)
+        print(f"\nlost chunk sent again {sent_after:.0f} s after the kill, done {time.monotonic() - killed_at:.0f} s "
+              "after it")
+        assert redone.attempts == 2 and redone.worker.startswith("steady@")
+        run = wait_for(lambda: EvalRun.objects.filter(pk=run_id, state__in=[RunState.FINISHED, RunState.FAILED])
+                       .first(), 240, "the run to finish", workers)
+    finally:
+        beat.stop()
+    assert run.state == RunState.FINISHED, run.reason
+    assert Prediction.objects.filter(run=run).count() == run.items_total and no_duplicate_predictions(run)
+    reference = actions.start_run(model=packaged, benchmark=demo_benchmark, chunk_size=1, enqueue=False)
+    assert runner.run_sync(reference).state == RunState.FINISHED
     assert_same_predictions(run, reference)
 
 

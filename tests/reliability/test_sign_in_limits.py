@@ -102,3 +102,130 @@ def test_a_password_change_invalidates_tokens(victim):
     victim.save()
     assert read_with(token).status_code in (401, 403)
     assert not Token.objects.filter(user=victim).exists()
+
+
+# ---------------------------------------------------------------- per account, behind a proxy (issue 41, item 2)
+
+PROXY = "10.9.0.2"
+
+
+def via_proxy(path, username, password, forwarded, client=None):
+    """An attempt through the reverse proxy: the connection is the proxy's, the person's address is forwarded."""
+    client = client or Client(REMOTE_ADDR=PROXY)
+    extra = {"HTTP_X_FORWARDED_FOR": forwarded}
+    if path == TOKEN:
+        return client.post(path, {"username": username, "password": password}, content_type="application/json",
+                           **extra)
+    return client.post(path, {"username": username, "password": password}, **extra)
+
+
+def signed_in(response):
+    return response.status_code in (200, 302) and (response.status_code == 302 or "token" in response.json())
+
+
+@pytest.fixture
+def checked(monkeypatch):
+    """The passwords the server checks."""
+    seen, real = [], User.check_password
+
+    def counting(user, raw_password):
+        seen.append(raw_password)
+        return real(user, raw_password)
+
+    monkeypatch.setattr(User, "check_password", counting)
+    return seen
+
+
+@pytest.fixture
+def ten_people(db):
+    return [User.objects.create_user(f"person{n}", password=f"right-{n}") for n in range(10)]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", [SITE, TOKEN])
+def test_behind_a_declared_proxy_people_sign_in_while_another_address_guesses(ten_people, settings, path):
+    settings.TRUSTED_PROXIES = [PROXY]
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"login": "10/min"}}
+    guesser = "198.51.100.7"
+    for round_ in range(4):
+        # The guesser sprays other accounts and the people's own, past every limit, between the people's sign-ins.
+        for n in range(15):
+            via_proxy(path, f"nobody{round_}-{n}", "guess", guesser)
+        assert via_proxy(path, "person0", "guess", guesser).status_code == 429
+        for n, person in enumerate(ten_people):
+            # Everyone's connection is the proxy's; half of the people share one address (an office).
+            address = "203.0.113.50" if n % 2 else f"203.0.113.{n}"
+            assert signed_in(via_proxy(path, person.username, f"right-{n}", address)), (round_, n)
+
+
+@pytest.mark.django_db
+def test_the_forwarded_address_is_believed_only_from_a_declared_proxy(victim, settings):
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"login": "3/min"}}
+    # No proxy declared: a client writing X-Forwarded-For does not escape its address's counter.
+    for n in range(3):
+        via_proxy(SITE, f"user{n}", "guess", f"192.0.2.{n}")
+    assert via_proxy(SITE, "user9", "guess", "192.0.2.99").status_code == 429
+    # Declared: the proxy's own address and what a client wrote left of the proxy's entry are not believed.
+    settings.TRUSTED_PROXIES = ["10.9.0.0/24"]
+    for n in range(3):
+        via_proxy(SITE, f"other{n}", "guess", f"1.2.3.{n}, 192.0.2.200")
+    assert via_proxy(SITE, "other9", "guess", "9.9.9.9, 192.0.2.200").status_code == 429
+    assert via_proxy(SITE, "victim", "right-password", "192.0.2.201").status_code == 302
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", [SITE, ADMIN, TOKEN])
+def test_one_accounts_guesses_from_many_addresses_stop_at_its_limit(victim, settings, path, checked):
+    settings.LOGIN_FAILURE_LIMIT = 5
+    codes = [attempt(path, "victim", f"guess{n}", address=f"10.1.{n}.1").status_code for n in range(25)]
+    assert len(checked) == 5 and codes[5:] == [429] * 20, codes
+    # The right password from yet another address, in a browser that never signed in here, is refused too.
+    assert attempt(path, "victim", "right-password", address="10.2.0.1").status_code == 429
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", [SITE, ADMIN, TOKEN])
+def test_a_browser_that_signed_in_before_is_not_locked_out_by_other_peoples_guesses(victim, settings, path):
+    settings.LOGIN_FAILURE_LIMIT = 3
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"login": "3/min"}}
+    own = Client(REMOTE_ADDR="10.0.0.1")
+    assert attempt_with(own, SITE, "victim", "right-password").status_code == 302
+    device = own.cookies["hb_known_device"].value
+    own.logout()  # the test client's sign-out forgets every cookie; the browser keeps this one
+    own.cookies["hb_known_device"] = device
+    # Someone guesses the account from many addresses and fills the person's own address's counter too.
+    for n in range(10):
+        attempt(path, "victim", "guess", address=f"10.3.{n}.1")
+        attempt(path, f"user{n}", "guess", address="10.0.0.1")
+    assert attempt(path, "victim", "right-password", address="10.0.0.1").status_code == 429  # a new browser
+    # The person's browser signs in; its own wrong passwords still stop at the limit.
+    assert attempt_with(own, path, "victim", "right-password").status_code in (200, 302)
+    for _ in range(3):
+        assert attempt_with(own, path, "victim", "typo").status_code in (200, 400)
+    assert attempt_with(own, path, "victim", "right-password").status_code == 429
+    # A cookie of another account, or a forged one, counts for nothing.
+    forged = Client(REMOTE_ADDR="10.0.0.1")
+    forged.cookies["hb_known_device"] = device[:-2] + ("xx" if not device.endswith("xx") else "yy")
+    assert attempt_with(forged, path, "victim", "right-password").status_code == 429
+
+
+def attempt_with(client, path, username, password):
+    if path == TOKEN:
+        return client.post(path, {"username": username, "password": password}, content_type="application/json")
+    return client.post(path, {"username": username, "password": password})
+
+
+@pytest.mark.django_db
+def test_the_change_password_page_counts_wrong_old_passwords(victim, settings, checked):
+    settings.LOGIN_FAILURE_LIMIT = 3
+    client = Client(REMOTE_ADDR="10.0.0.1")
+    client.force_login(victim)
+    change = {"new_password1": "a-new-password-1", "new_password2": "a-new-password-1"}
+    codes = [client.post("/accounts/password/", {"old_password": f"guess{n}", **change}).status_code
+             for n in range(10)]
+    refused = client.post("/accounts/password/", {"old_password": "right-password", **change})
+    assert codes[:3] == [200] * 3 and codes[3:] == [429] * 7 and len(checked) == 3, codes
+    assert refused.status_code == 429 and b'id="password-throttled"' in refused.content
+    # The same counter as the sign-in pages: the account is refused there too.
+    assert attempt(SITE, "victim", "right-password", address="10.4.0.1").status_code == 429
+    assert User.objects.filter(username="victim").get().password == victim.password  # unchanged

@@ -79,3 +79,23 @@ def test_parallel_wrong_passwords_to_the_sign_in_page_check_at_most_the_limit(li
     codes = all_at_once(sign_in, form)
     assert codes[200] <= 5 and codes[200] + codes[429] == ATTEMPTS, codes
     assert len(checks) <= 5, f"{len(checks)} passwords checked: {codes}"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_right_passwords_sent_at_once_all_sign_in(live_server, settings, checks):
+    """Twelve right sign-ins at once, to one account and to twelve accounts, from one address: none is refused
+    because of the attempts in flight beside it (each waits for a place instead)."""
+    settings.LOGIN_FAILURE_LIMIT = 5
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"login": "10/min"}}
+    User.objects.create_user("shared", password="right-password")
+    for n in range(ATTEMPTS):
+        User.objects.create_user(f"person{n}", password=f"right-{n}")
+    url = f"{live_server.url}/api/v1/auth/token/"
+    same = all_at_once(lambda _: requests.post(url, timeout=120, json={"username": "shared",
+                                                                       "password": "right-password"}).status_code)
+    assert same == Counter({200: ATTEMPTS}), same
+    names = iter(range(ATTEMPTS))
+    many = all_at_once(lambda n: requests.post(url, timeout=120, json={"username": f"person{n}",
+                                                                       "password": f"right-{n}"}).status_code,
+                       lambda: next(names))
+    assert many == Counter({200: ATTEMPTS}), many

@@ -87,12 +87,12 @@ function startCountdown(seconds) {
   countdown = setInterval(tick, 250);
 }
 
-// Every item has all its labels of this round; the batch may be handed in only once every item also has its
-// final label (the server's ready_to_hand_in): until then the button is shown disabled with the reason.
-const complete = (p) => p && p.state === "annotating" && p.total > 0 && p.done === p.total;
-// Where a finished batch goes is the protocol's: to QC (handed in), or nowhere more where there is no QC (complete).
+// Every item has all its labels of this round, and the batch is handed in by hand: the server's ready_to_hand_in.
+// Nothing a labeller sees says whether the labels agreed: a batch whose labels are all in reads "complete" (the
+// server's state) whether it waits for a decision or went on.
+const complete = (p) => Boolean(p && p.ready_to_hand_in);
 const handedIn = (p) => (p && p.state === "handed_in" ? " " + fill(gettext("Batch %(batch)s is complete and was handed in to QC."), { batch: p.batch })
-  : p && p.state === "accepted" ? " " + fill(gettext("Batch %(batch)s is complete."), { batch: p.batch }) : "");
+  : p && (p.state === "complete" || p.state === "accepted") ? " " + fill(gettext("Batch %(batch)s is complete."), { batch: p.batch }) : "");
 
 function showProgress(progress) {
   lastProgress = { ...lastProgress, ...progress };
@@ -103,12 +103,8 @@ function showProgress(progress) {
   $("progress-text").textContent = fill(gettext("Batch %(batch)s, round %(round)s: %(done)s of %(total)s items done"), p) +
     (p.mine !== undefined ? " · " + fill(gettext("%(mine)s labelled by you"), p) : "");
   $("left-for-you").textContent = p.left_for_you === undefined ? "" : fill(gettext("%(left)s left for you"), { left: p.left_for_you });
-  const blocked = complete(p) && p.ready_to_hand_in === false ? p.hand_in_blocked : null;
   $("hand-in").hidden = !complete(p);
-  $("hand-in").disabled = Boolean(blocked);
   $("hand-in").textContent = fill(gettext("Hand in batch %(batch)s"), p);
-  $("hand-in-blocked").hidden = !blocked;
-  $("hand-in-blocked").textContent = blocked || "";
 }
 
 function render(item, task, formSpec) {
@@ -315,7 +311,7 @@ async function handIn() {
   const p = lastProgress;
   try {
     const batch = await api(`/api/v1/batches/${p.batch_id}/hand_in/`, { method: "POST" });
-    showProgress({ state: batch.state });
+    showProgress({ state: batch.state, ready_to_hand_in: false });
     $("hand-in").hidden = true;
     say(notice, batch.state === "handed_in" ? fill(gettext("Batch %(batch)s was handed in to QC."), p)
       : fill(gettext("Batch %(batch)s is complete."), p), "ok");
