@@ -158,7 +158,7 @@ LOGIN_WAIT_SECONDS = float(os.environ.get("HB_LOGIN_WAIT_SECONDS", "20"))
 # "172.16.0.0/12"): a request from one of them is counted by sign-in throttling under the address the proxy
 # forwarded in X-Forwarded-For. Empty (the default): the connection's own address, and the header is ignored.
 TRUSTED_PROXIES = env_list("HB_TRUSTED_PROXIES", [])
-# Abuse limits (README "Abuse limits"). API tokens expire this many days after they were issued.
+# Abuse limits (docs/security.md "Abuse limits"). API tokens expire this many days after they were issued.
 API_TOKEN_DAYS = int(os.environ.get("HB_API_TOKEN_DAYS", "30"))
 # The most rows one page of any API list may carry, whatever ?limit= asks for.
 MAX_PAGE_SIZE = int(os.environ.get("HB_MAX_PAGE_SIZE", "500"))

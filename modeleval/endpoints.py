@@ -1,5 +1,5 @@
 """Where a model behind an API may be called and which environment variable may hold its key: what the
-operator allowed in the settings (README "Models behind an API", config/settings.py).
+operator allowed in the settings (docs/model-runs.md "Models behind an API", config/settings.py).
 
 A model's key is sent as a Bearer token to its endpoint, so the variable it names must be one the
 operator declared for API keys (`API_KEY_ENV_PREFIX`, `API_KEY_ENVS`), never SECRET_KEY or
