@@ -16,7 +16,7 @@ from .conftest import CHROMIUM, PASSWORD, expect, first_sign_in, shot, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-# DiQAD-shaped items (README's import table): the score each annotator gives each item in round 1, by id.
+# DiQAD-shaped items (docs/data.md's import table): the score each annotator gives each item in round 1, by id.
 ROUND_1 = {"dq-001": 0, "dq-002": 1, "dq-003": 2}
 GUIDELINES = "Score 2 only when the answer is complete, informative and proactive."
 REASON = "Items dq-001 and dq-002 are better than that: reread the proactivity rule."
