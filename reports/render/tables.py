@@ -554,19 +554,25 @@ def paper_tables(report):
         for table in study["tables"]:
             columns = table["columns"]
             style = "number" if table["unit"] == "spearman" else "decimal"
+            # Rows per domain (DiQAD's Table 4) say their domain in a column of its own, or they read alike.
+            by_domain = any(e.get("domain") is not None for e in (*table["beside"], *table["ours_alone"]))
+
+            def domain(entry, by_domain=by_domain):
+                return [Cell(entry.get("domain") or "", style="text")] if by_domain else []
             rows, said = [], []
             for entry in table["beside"]:
                 paper_label = entry["paper_model"] + (f" ({entry['config']})" if entry.get("config") else "")
-                rows += [[Cell(paper_label, style="text"), Cell(f"paper, Table {table['table']}", style="text"),
+                rows += [[Cell(paper_label, style="text"), *domain(entry),
+                          Cell(f"paper, Table {table['table']}", style="text"),
                           *[figure_cell(entry["paper"].get(c), "not in the paper", style) for c in columns]],
-                         [Cell(entry["label"], style="text"), Cell("ours", style="text"),
+                         [Cell(entry["label"], style="text"), *domain(entry), Cell("ours", style="text"),
                           *[figure_cell(entry["values"].get(c), entry["undefined"].get(c), style) for c in columns]],
-                         [Cell("", style="text"), Cell("difference", style="text"),
+                         [Cell("", style="text"), *domain(entry), Cell("difference", style="text"),
                           *[figure_cell(entry["difference"].get(c), "one of the two is missing", style)
                             for c in columns]]]
                 said.append(f"{entry['label']}: {entry['figure']}")
             for entry in table["ours_alone"]:
-                rows.append([Cell(entry["label"], style="text"), Cell("ours alone", style="text"),
+                rows.append([Cell(entry["label"], style="text"), *domain(entry), Cell("ours alone", style="text"),
                              *[figure_cell(entry["values"].get(c), entry["undefined"].get(c), style) for c in columns]])
                 said.append(f"{entry['label']}: {entry['note']}; {entry['figure']}")
             note = (f"{study['paper']}, Table {table['table']} ({table['unit']}); {table['note']}; the difference is "
@@ -574,7 +580,7 @@ def paper_tables(report):
                     "the paper's table have no run here.")
             tables.append(Table(f"paper_{study['study']}_{table['table']}",
                                 f"{study['study']}: the paper's Table {table['table']} beside ours ({table['title']})",
-                                ["Model", "Figure", *columns], rows, note))
+                                ["Model", *(["Domain"] if by_domain else []), "Figure", *columns], rows, note))
     return tables
 
 

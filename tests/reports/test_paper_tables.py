@@ -156,6 +156,12 @@ def test_diqad_table_3_beside_a_prompted_run(db):
     assert row["difference"]["Acc"] == pytest.approx(60.7)
     four = next(t for t in study["tables"] if t["table"] == "4")
     assert {e["domain"] for e in four["ours_alone"]} == {"legal", "car", "emotion", "finance", "education", "digital"}
+    # The paper's w/o rows are tested on the whole held-out domain, its all-domain row on a split: not paired.
+    assert "not a paired one" in four["note"]
+    from reports.render.tables import paper_tables
+    [rendered] = [t for t in paper_tables(report) if t.key == "paper_diqad_4"]
+    assert rendered.header[:3] == ["Model", "Domain", "Figure"]
+    assert sorted(row[1].value for row in rendered.rows) == sorted(e["domain"] for e in four["ours_alone"])
 
 
 def test_kodialogbench_tables_4_and_5_beside_a_run_of_its_preset(db):
