@@ -21,11 +21,11 @@ LANGUAGES = ("zh_Hans", "ko")
 PAGES = {
     "annotator": (["frontend/base.html", "frontend/home.html", "registration/login.html",
                    "frontend/password_change.html", "frontend/annotate.html"],
-                  ["annotate.js", "form.js", "dialogue.js", "ask.js"]),
+                  ["annotate.js", "form.js", "dialogue.js", "ask.js", "keys.js"]),
     "qc": (["frontend/base.html", "frontend/home.html", "frontend/review.html"],
-           ["review.js", "form.js", "dialogue.js", "ask.js"]),
+           ["review.js", "form.js", "dialogue.js", "ask.js", "keys.js"]),
     "expert": (["frontend/base.html", "frontend/home.html", "frontend/disagreements.html"],
-               ["disagreements.js", "flags.js", "form.js", "dialogue.js", "ask.js"]),
+               ["disagreements.js", "flags.js", "form.js", "dialogue.js", "ask.js", "keys.js"]),
 }
 LITERAL = r"""u?'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*\""""
 CALL = re.compile(rf"\b(gettext|ngettext|pgettext)\(\s*((?:(?:{LITERAL})\s*,?\s*)+)")
