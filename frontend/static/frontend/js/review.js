@@ -248,7 +248,7 @@ async function load(before = null) {
 $("start").addEventListener("click", async () => {
   try {
     await load(() => api(`/api/v1/batches/${batchId}/start_review/`, { method: "POST" }));
-    focusEntry(currentEntry());  // keys typed meanwhile have moved on already
+    focusEntry(currentEntry());  // keys typed meanwhile were refused (keys.js)
   } catch (error) {
     say(notice, error.body?.detail || gettext("Could not start the review."), "error");
   }
