@@ -254,9 +254,10 @@ def test_blind_typist_on_the_expert_queue(page, tmp_path):
     press(page, ["Enter", "2", "Enter"])
     said = refusal(page)
     keys_back(page)
-    assert not Disagreement.objects.filter(status="resolved").exists(), "a decision typed while the queue loaded"
+    assert page.locator(".disagreement input:checked").count() == 0, "a decision typed while the queue loaded"
+    expect(page.locator(".disagreement.pending")).to_have_count(0)
+    assert not Disagreement.objects.filter(status="resolved").exists()
     assert "was not used" in said, said
-    assert page.locator(".disagreement input:checked").count() == 0
     order = [int(card.get_attribute("data-id")) for card in page.locator(".disagreement").all()]
     meant = ["1", "0", "2", "2", "1", "0"]
     press(page, [key for value in meant for key in (value, "Enter")])
