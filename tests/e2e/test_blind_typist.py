@@ -106,11 +106,12 @@ def dialog(page, button, text, send):
 def type_plan(page, name, plan, keys_of, answers_of, title):
     """Types the plan on the workspace and checks each step where it happens. Steps: ("answer", a): a's keys and
     Enter; ("rush", a, b): a, then b's whole sequence at once, while a is being saved; ("straddle", a, b): a, then
-    b straddling the next item's showing; ("flag", a): a's keys, a flag sent with Ctrl+Enter, then Enter;
+    b straddling the next item's showing (with "click" after it: then a click on the page, a fresh start that
+    gives the keys back at once); ("flag", a): a's keys, a flag sent with Ctrl+Enter, then Enter;
     ("skip", a, send): a's keys, then the item skipped (sent with Ctrl+Enter, or Enter on the button).
     Screenshots: the page after the flag's Ctrl+Enter, and after the first refused burst (taken at once, while the
     keys are paused). Returns the labels expected and how many sequences were typed."""
-    expected, sequences = {}, 0
+    expected, sequences, shots = {}, 0, set()
     for step, meant, *more in plan:
         settle(page)
         item = on_screen(page)
@@ -142,8 +143,13 @@ def type_plan(page, name, plan, keys_of, answers_of, title):
             else:
                 landed = straddle(page, follow)
             said = refusal(page)
-            SHOTS.mkdir(exist_ok=True)
-            page.screenshot(path=str(SHOTS / f"keys-{name}-refused-{step}.png"), full_page=True)
+            if more[1:] == ["click"]:
+                page.click("#dialogue")
+                assert not page.locator(PAUSED).count(), "a click did not give the keys back"
+            elif step not in shots:
+                shots.add(step)
+                SHOTS.mkdir(exist_ok=True)
+                page.screenshot(path=str(SHOTS / f"keys-{name}-refused-{step}.png"), full_page=True)
             sequences += 1
             settle(page)
             shown = on_screen(page)
@@ -192,7 +198,7 @@ def test_the_skip_and_flag_dialogs_own_their_keys_on_the_workspace(page, tmp_pat
 
 def test_a_burst_belongs_to_the_item_it_was_typed_on_in_the_workspace(page, tmp_path):
     plan = [("answer", (2, False)), ("straddle", (1, True), (0, False)), ("rush", (1, False), (2, True)),
-            ("answer", (0, False)), ("straddle", (2, True), (1, False)), ("answer", (1, True))]
+            ("answer", (0, False)), ("straddle", (2, True), (1, False), "click"), ("answer", (1, True))]
     assert diqad_plan(page, tmp_path, plan) == 9
 
 
