@@ -65,6 +65,44 @@ def diqad_campaign(tmp_path, roles, items=6, **settings):
     return campaign, people
 
 
+def handed_in_batch(tmp_path, items):
+    """A DiQAD batch of `items` items, all scored 2 by its annotator, handed in to its QC with every item sampled."""
+    campaign, people = diqad_campaign(tmp_path, {"ann1": "annotator", "qc": "qc"}, items=items, overlap=1,
+                                      qc_sample_size=items)
+    batch = campaign.batches.get()
+    while lease := actions.lease_next_item(campaign, annotator=people["ann1"]):
+        submit_score(lease.assignment, people["ann1"], 2)
+    actions.hand_in_batch(batch, actor=people["ann1"])
+    return batch
+
+
+def disagreeing_campaign(tmp_path, items):
+    """A DiQAD campaign whose two annotators disagree on each of its `items` items, for its expert."""
+    campaign, people = diqad_campaign(tmp_path, {"ann1": "annotator", "ann2": "annotator", "expert": "expert"},
+                                      items=items, disagreement_policy="adjudicate")
+    for name, score in (("ann1", 1), ("ann2", 0)):
+        while lease := actions.lease_next_item(campaign, annotator=people[name]):
+            submit_score(lease.assignment, people[name], score)
+    return campaign
+
+
+def gold_panel_campaign(tmp_path, items):
+    """A DialogBench gold panel of two experts, e1 and e2, on `items` items db-1, db-2..."""
+    from benchmarks.actions import import_items
+
+    items = [{"id": f"db-{n}", "task": "emotion_detection",
+              "dialogue": ["speaker1: I passed!", f"speaker2: Well done {n}."],
+              "options": {"A": "Anger", "B": "Joy", "C": "Fear", "D": "Sadness"}, "label": "B"}
+             for n in range(1, items + 1)]
+    import_items(write_items(tmp_path / "db.jsonl", items), "dialogbench", "db")
+    people = {name: make_user(name) for name in ("boss", "e1", "e2")}
+    campaign = make_campaign(people["boss"], people, "db", protocol="gold_panel",
+                             roles={"e1": "expert", "e2": "expert"}, overlap=2, batch_size=len(items),
+                             qc_sample_size=1, min_reading_seconds=0, seed=1)
+    actions.cut_batches(campaign, actor=people["boss"])
+    return campaign
+
+
 def open_workspace(page, name, campaign):
     sign_in(page, name)
     page.goto(f"/campaigns/{campaign.pk}/annotate/")
@@ -74,12 +112,14 @@ def open_workspace(page, name, campaign):
 def label_in_turns(pages, keys_for, stray):
     """Each person types the keys for the item on their screen and Enter, then at once one more key (`stray`),
     pressed while that item is being saved: the page must refuse it and say so, never keep it for the next
-    item. The people take turns, so that one's label is on its way while the other types."""
+    item, and takes keys again once the keyboard has been quiet for a moment. The people take turns, so that one's
+    label is on its way while the other types."""
     waiting = set()
     while pages:
         for name, page in list(pages.items()):
             if name in waiting:
                 expect(page.locator("#notice")).to_have_text(SAVED_WITH_A_REFUSED_KEY)
+                expect(page.locator("[data-keys='paused']")).to_have_count(0)
             if page.locator("#done").is_visible():
                 del pages[name]
                 continue
@@ -164,11 +204,7 @@ def test_changing_the_last_answer_by_keyboard_faster_than_the_server(page, secon
 
 
 def test_six_qc_labels_typed_50_ms_apart_land_each_on_its_own_item(page, tmp_path):
-    campaign, people = diqad_campaign(tmp_path, {"ann1": "annotator", "qc": "qc"}, overlap=1, qc_sample_size=6)
-    batch = campaign.batches.get()
-    while lease := actions.lease_next_item(campaign, annotator=people["ann1"]):
-        submit_score(lease.assignment, people["ann1"], 2)
-    actions.hand_in_batch(batch, actor=people["ann1"])
+    batch = handed_in_batch(tmp_path, 6)
     sign_in(page, "qc")
     page.goto(f"/batches/{batch.pk}/review/")
     page.click("#start")
@@ -189,11 +225,7 @@ def test_six_qc_labels_typed_50_ms_apart_land_each_on_its_own_item(page, tmp_pat
 
 
 def test_expert_decisions_typed_50_ms_apart_land_each_on_its_own_item(page, tmp_path):
-    campaign, people = diqad_campaign(tmp_path, {"ann1": "annotator", "ann2": "annotator", "expert": "expert"},
-                                      items=3, disagreement_policy="adjudicate")
-    for name, score in (("ann1", 1), ("ann2", 0)):
-        while lease := actions.lease_next_item(campaign, annotator=people[name]):
-            submit_score(lease.assignment, people[name], score)
+    campaign = disagreeing_campaign(tmp_path, 3)
     sign_in(page, "expert")
     page.goto(f"/campaigns/{campaign.pk}/disagreements/")
     cards = page.locator(".disagreement")
@@ -214,17 +246,7 @@ def test_expert_decisions_typed_50_ms_apart_land_each_on_its_own_item(page, tmp_
 
 
 def test_gold_panel_votes_typed_faster_than_the_server(page, second_page, tmp_path):
-    from benchmarks.actions import import_items
-
-    items = [{"id": f"db-{n}", "task": "emotion_detection",
-              "dialogue": ["speaker1: I passed!", f"speaker2: Well done {n}."],
-              "options": {"A": "Anger", "B": "Joy", "C": "Fear", "D": "Sadness"}, "label": "B"} for n in range(1, 5)]
-    import_items(write_items(tmp_path / "db.jsonl", items), "dialogbench", "db")
-    people = {name: make_user(name) for name in ("boss", "e1", "e2")}
-    campaign = make_campaign(people["boss"], people, "db", protocol="gold_panel",
-                             roles={"e1": "expert", "e2": "expert"}, overlap=2, batch_size=4, qc_sample_size=1,
-                             min_reading_seconds=0, seed=1)
-    actions.cut_batches(campaign, actor=people["boss"])
+    campaign = gold_panel_campaign(tmp_path, 4)
     meant = {"e1": {"db-1": "B", "db-2": "C", "db-3": "A", "db-4": "D"},
              "e2": {"db-1": "B", "db-2": "D", "db-3": "A", "db-4": "C"}}
     pages = {"e1": page, "e2": second_page}

@@ -21,12 +21,12 @@ LANGUAGES = ("zh_Hans", "ko")
 PAGES = {
     "annotator": (["frontend/base.html", "frontend/home.html", "registration/login.html",
                    "frontend/password_change.html", "frontend/annotate.html"],
-                  ["annotate.js", "form.js", "dialogue.js", "ask.js"]),
+                  ["annotate.js", "form.js", "dialogue.js", "ask.js", "keys.js"]),
     "qc": (["frontend/base.html", "frontend/home.html", "frontend/review.html", "frontend/annotator_estimates.html"],
-           ["review.js", "form.js", "dialogue.js", "ask.js"]),
+           ["review.js", "form.js", "dialogue.js", "ask.js", "keys.js"]),
     "expert": (["frontend/base.html", "frontend/home.html", "frontend/disagreements.html",
                 "frontend/uncertain_items.html"],
-               ["disagreements.js", "flags.js", "form.js", "dialogue.js", "ask.js"]),
+               ["disagreements.js", "flags.js", "form.js", "dialogue.js", "ask.js", "keys.js"]),
     # A researcher's report page, its downloads' waiting page, and the report document in its frame.
     "report": (["frontend/base.html", "frontend/home.html", "frontend/report.html", "frontend/report_pending.html",
                 "reports/report.html"], ["report.js"]),

@@ -3,13 +3,15 @@
 // lost connection can never make a second label. Besides labelling: skip with a reason, flag an item for
 // the trainers, change one's last answer until the batch is handed in, hand a finished batch in.
 // While the page waits for the server (a label on its way, the next item loading) the form is locked and a key
-// pressed meanwhile is refused on the page: it was pressed on the item then on screen, so it is never used on
-// the item that shows next. The keys of the form itself are form.js's.
+// pressed meanwhile is refused on the page, with the rest of its burst (keys.js): it was pressed on the item then
+// on screen, so it is never used on the item that shows next. The skip and flag dialogs own their keys: Enter or
+// Ctrl+Enter there sends the dialog and nothing else. The keys of the form itself are form.js's.
 import { api, ApiError, composing, isNetworkError, say } from "./api.js";
 import { ask, asking } from "./ask.js";
 import { languageOf, renderDialogue, renderFields } from "./dialogue.js";
 import { buildForm } from "./form.js";
 import { fill, gettext, ngettext } from "./i18n.js";
+import { keyGate, ownKeys } from "./keys.js";
 
 const page = document.getElementById("workspace");
 const campaignId = page.dataset.campaign;
@@ -21,6 +23,8 @@ let form = null;
 let editing = null;  // {annotation, item} while changing one's last answer
 let lastProgress = null;
 let waiting = null;  // {what, refused} while the page waits for the server
+const keys = keyGate(notice);
+ownKeys(guidelines);
 let countdown = null;
 
 // Every string the keys and the waiting rule show.
@@ -30,18 +34,16 @@ const TEXT = {
   saving: (item) => fill(gettext("your answer on item %(item)s is being saved"), { item }),
   savingChange: (item) => fill(gettext("your change on item %(item)s is being saved"), { item }),
   skipping: (item) => fill(gettext("item %(item)s is being skipped"), { item }),
-  keyRefused: (key, what) => fill(gettext("Key %(key)s was not used: %(what)s. Press it again once the next item shows."), { key, what }),
   refusedNote: (n) => (n ? " " + fill(ngettext("%(n)s key pressed while it was being saved was not used.",
     "%(n)s keys pressed while it was being saved were not used.", n), { n }) : ""),
   answerFirst: (names) => fill(gettext("Not saved: answer %(names)s first."), { names: names.map((n) => `“${n}”`).join(", ") }),
 };
-const keyName = (key) => (key === " " ? gettext("Space") : key.length === 1 ? key.toUpperCase() : key);
-
 // Runs `work` while the page waits for the server: the form and the buttons are locked (the answers on screen
-// are the ones sent) and keys are refused (refuseKey) until it is done; then the form has the focus again.
+// are the ones sent) and keys are refused (keys.js) until it is done; then the form has the focus again, and the
+// keys come back once the keyboard has been quiet for a moment if any was refused.
 const LOCKED = ["submit", "skip", "flag", "change-last", "change-last-done"];
 async function whileWaiting(what, work) {
-  waiting = { what, refused: 0 };
+  waiting = keys.busy(what);
   $("answer-form").inert = true;
   for (const id of LOCKED) $(id).disabled = true;
   try {
@@ -51,16 +53,12 @@ async function whileWaiting(what, work) {
     $("answer-form").inert = false;
     for (const id of LOCKED) $(id).disabled = false;
     if (form && !$("item").hidden) form.focusFirst();
+    keys.free();
   }
 }
 
-function refuseKey(event) {
-  if (event.ctrlKey || event.metaKey || event.altKey || (event.key !== "Enter" && event.key.length !== 1)) return;
-  event.preventDefault();
-  if (event.repeat) return;
-  waiting.refused += 1;
-  say(notice, TEXT.keyRefused(keyName(event.key), waiting.what), "warn");
-}
+// After a dialog the keys go to the item's form again, not to the button that opened the dialog.
+const backToForm = () => { if (form && !$("item").hidden && !waiting) form.focusFirst(); };
 
 const idKey = (assignmentId) => `hb-submission-${assignmentId}`;
 function submissionId(assignmentId) {
@@ -236,7 +234,7 @@ async function skip() {
   if (!lease || waiting) return;
   const reason = await ask({ title: gettext("Skip this item"), label: gettext("Why do you skip it? (the trainers read this)"),
     text: gettext("The item goes to someone else and does not come back to you."), required: true, confirm: gettext("Skip item") });
-  if (reason === null) return;
+  if (reason === null) { backToForm(); return; }
   const skipped = lease;
   await whileWaiting(TEXT.skipping(skipped.item.external_id), async () => {
     try {
@@ -254,6 +252,7 @@ async function flag() {
   if (!lease || waiting) return;
   const comment = await ask({ title: fill(gettext("Flag item %(item)s"), { item: lease.item.external_id }), required: true,
     confirm: gettext("Send flag"), label: gettext("What is wrong with it? (for the trainers)") });
+  backToForm();
   if (comment === null) return;
   try {
     await api(`/api/v1/assignments/${lease.id}/flag/`, { method: "POST", body: { comment } });
@@ -328,7 +327,7 @@ function toggleGuidelines() {
 document.addEventListener("keydown", (event) => {
   if (composing(event)) return;  // the input method's key: Enter ends the composition, never submits
   if (guidelines.open || asking()) return;  // the dialogs handle their own keys (Escape closes them)
-  if (waiting) { refuseKey(event); return; }
+  if (keys.refused(event)) return;
   if (event.ctrlKey || event.metaKey || event.altKey) {
     if (event.key === "Enter" && event.target.tagName === "TEXTAREA") { event.preventDefault(); submit(); }
     return;

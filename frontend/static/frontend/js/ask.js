@@ -1,7 +1,9 @@
 // One modal question at a time: a confirmation, or a text to type (a reason, a comment). Resolves with the
-// text ("" when no text is asked) on confirm, null on cancel or Escape.
+// text ("" when no text is asked) on confirm, null on cancel or Escape. The dialog owns its keys: Enter on a
+// button or Ctrl+Enter in the text sends it, and no key pressed in it reaches the page beneath (keys.js).
 import { composing, el } from "./api.js";
 import { gettext } from "./i18n.js";
+import { ownKeys } from "./keys.js";
 
 let dialog = null;
 
@@ -17,6 +19,7 @@ export function ask({ title, text = "", label = null, required = false, confirm 
       field ? [el("label", { for: "ask-text" }, label), field, error] : null,
       el("div", { class: "buttons" }, yes, no));
     dialog = el("dialog", { id: "ask", "aria-labelledby": "ask-title" }, form);
+    ownKeys(dialog);
     let answer = null;
     form.addEventListener("submit", (event) => {
       const value = field ? field.value.trim() : "";

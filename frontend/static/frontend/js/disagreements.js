@@ -3,12 +3,14 @@
 // the QC page: the key on an option's chip chooses it on the item you are on, Enter decides that item and the
 // next undecided one comes at once. A decision is bound to its item when it is made, sent once (its form is
 // locked until the server has answered) and after the decisions made before it; the other items stay as they
-// are on screen while it is on its way.
+// are on screen while it is on its way. A key with no item to take it (the queue loading, every item on screen
+// decided while decisions are on their way) is refused, with the rest of its burst (keys.js).
 import { api, composing, config, el, inOrder, say } from "./api.js";
 import { renderItem } from "./dialogue.js";
 import { showFlags } from "./flags.js";
 import { choiceIndex, choiceLabel, choicesOf, describeAnswers } from "./form.js";
 import { fill, gettext } from "./i18n.js";
+import { keyGate } from "./keys.js";
 
 // Every string the keys and the decisions on their way show.
 const TEXT = {
@@ -19,6 +21,8 @@ const TEXT = {
   notSaved: (item, detail) => fill(gettext("The decision on item %(item)s was not saved: %(detail)s"), { item, detail }),
   noAnswer: gettext("the server did not answer."),
   noneOpen: gettext("No open disagreements."),
+  loading: gettext("the queue is loading"),
+  noneLeft: gettext("every item on screen is decided and the decisions are being saved"),
 };
 // How a disagreement was settled when no one decided it.
 const METHODS = { majority: gettext("majority vote"), extra_annotator: gettext("one more annotator"), adjudicated: gettext("an expert decided") };
@@ -30,6 +34,8 @@ const blind = Boolean(root.dataset.blind);
 const forms = config("task-forms");
 const notice = document.getElementById("notice");
 const send = inOrder();
+const keys = keyGate(notice);
+let held = false;  // the keys wait for the decisions on their way: no item on screen is left to take them
 const cardOf = new Map();  // disagreement id -> {d, choices} of its card
 const labelOf = (choices, value) => choices.find((c) => JSON.stringify(c.value) === JSON.stringify(value))?.label ?? JSON.stringify(value);
 
@@ -111,18 +117,28 @@ function resolve(card) {
     })
     .finally(() => {
       card.classList.remove("pending");
-      if (send.idle()) refresh().catch(() => {});
+      if (!send.idle()) return;
+      refresh().catch(() => {}).finally(() => {  // the items opened meanwhile show
+        if (held) keys.free();
+        held = false;
+      });
     });
 }
 
 // Keys: the chip's key chooses on the item you are on (the focused one, else the first undecided); Enter decides
 // the focused item.
 document.addEventListener("keydown", (event) => {
-  if (composing(event) || !canResolve || event.ctrlKey || event.metaKey || event.altKey) return;
+  if (composing(event) || !canResolve || keys.refused(event) || event.ctrlKey || event.metaKey || event.altKey) return;
   const target = event.target;
   if (["TEXTAREA", "BUTTON", "A", "SELECT"].includes(target.tagName) || (target.tagName === "INPUT" && target.type !== "radio")) return;
   const all = cards();
   const here = all.find((card) => card.contains(target));
+  if (!all.some(undecided) && !send.idle()) {  // nothing to take the key until the decisions are saved
+    if (!held) keys.busy(TEXT.noneLeft);
+    held = true;
+    keys.refused(event);
+    return;
+  }
   if (event.key === "Enter") {
     if (!here) return;
     event.preventDefault();
@@ -160,10 +176,15 @@ async function showSettled() {
 }
 
 async function load() {
-  const open = await api(`/api/v1/disagreements/?campaign=${campaignId}&status=open&limit=50`);
-  const list = document.getElementById("disagreements");
-  list.replaceChildren(...await Promise.all(open.results.map(entry)));
-  if (!open.results.length) list.replaceChildren(el("li", { class: "card" }, TEXT.noneOpen));
+  keys.busy(TEXT.loading);
+  try {
+    const open = await api(`/api/v1/disagreements/?campaign=${campaignId}&status=open&limit=50`);
+    const list = document.getElementById("disagreements");
+    list.replaceChildren(...await Promise.all(open.results.map(entry)));
+    if (!open.results.length) list.replaceChildren(el("li", { class: "card" }, TEXT.noneOpen));
+  } finally {
+    keys.free();
+  }
   await showSettled();
 }
 

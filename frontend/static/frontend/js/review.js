@@ -3,18 +3,20 @@
 // history. In a blind review the server hides each final label until the QC has given theirs. A label is bound
 // to its item when it is given (a key labels the item on screen and the next one comes at once), shown as
 // being saved, and sent after the labels given before it: typing faster than the server answers never moves a
-// label to another item.
+// label to another item. While the sample loads the keys are refused, with the rest of their burst (keys.js).
 import { api, apiAll, ApiError, composing, el, inOrder, pct, say } from "./api.js";
 import { ask, asking } from "./ask.js";
 import { renderItem } from "./dialogue.js";
 import { choiceIndex, choiceLabel, choicesOf } from "./form.js";
 import { dateTime, fill, gettext } from "./i18n.js";
+import { keyGate } from "./keys.js";
 
 // Every string the labels on their way show.
 const TEXT = {
   saving: gettext("saving…"),
   notSaved: (item, detail) => fill(gettext("Your label on item %(item)s was not saved: %(detail)s"), { item, detail }),
   noAnswer: gettext("the server did not answer."),
+  loading: gettext("the sample is loading"),
 };
 // A QC review's decision by its name.
 const DECISIONS = { accepted: gettext("accepted"), rejected: gettext("rejected") };
@@ -25,6 +27,7 @@ const takesQC = Boolean(root.dataset.reviews);  // the server's answer (Campaign
 const $ = (id) => document.getElementById(id);
 const notice = $("notice");
 const decideNotice = $("decide-notice");
+const keys = keyGate(notice);
 let batch = null;
 let review = null;
 let figures = null;
@@ -155,7 +158,8 @@ function currentEntry() {
 // Keys as in the workspace: the chip's key labels the item on screen (the focused one, else the first without a
 // label), and the next item without a label comes at once, so the next key is for that one.
 document.addEventListener("keydown", (event) => {
-  if (composing(event) || !editable || asking() || event.ctrlKey || event.metaKey || event.altKey) return;
+  if (composing(event) || asking() || keys.refused(event)) return;
+  if (!editable || event.ctrlKey || event.metaKey || event.altKey) return;
   const tag = event.target.tagName;
   if (tag === "TEXTAREA" || (tag === "INPUT" && !["radio", "checkbox"].includes(event.target.type))) return;
   const li = currentEntry();
@@ -208,7 +212,8 @@ async function loadHistory() {
     el("td", { class: "prewrap" }, e.reason_text))));
 }
 
-async function load() {
+// The batch and its sample; the keys wait until the sample shows.
+async function showSample() {
   batch = await api(`/api/v1/batches/${batchId}/`);
   $("batch-state").textContent = fill(gettext("State: %(state)s"), { state: batch.state_text }) + " · " +
     fill(gettext("round %(round)s"), batch) + " · " + fill(gettext("guidelines v%(version)s"), { version: batch.settings_version }) +
@@ -228,15 +233,24 @@ async function load() {
   $("qc-keys").hidden = !editable;
   $("sample").replaceChildren(...(review ? review.sample.map(sampleEntry) : [el("li", {}, gettext("No sample: the batch has not been handed in."))]));
   $("decide").hidden = !(takesQC && batch.state === "in_review");
+}
+
+async function load(before = null) {
+  keys.busy(TEXT.loading);
+  try {
+    if (before) await before();
+    await showSample();
+  } finally {
+    keys.free();
+  }
   if (review) await refreshFigures();
   await loadHistory();
 }
 
 $("start").addEventListener("click", async () => {
   try {
-    await api(`/api/v1/batches/${batchId}/start_review/`, { method: "POST" });
-    await load();
-    focusEntry(currentEntry());  // keys typed meanwhile have moved on already
+    await load(() => api(`/api/v1/batches/${batchId}/start_review/`, { method: "POST" }));
+    focusEntry(currentEntry());  // keys typed meanwhile were refused (keys.js)
   } catch (error) {
     say(notice, error.body?.detail || gettext("Could not start the review."), "error");
   }
