@@ -59,6 +59,7 @@ from .serializers import (
     GoldVersionSerializer,
     GuidelineDisagreementsSerializer,
     ItemFlagSerializer,
+    LabellerBatchSerializer,
     LastAnswerSerializer,
     LeaseSerializer,
     MembershipChangeSerializer,
@@ -434,7 +435,11 @@ class BatchViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
     def hand_in(self, request, pk=None):
         batch = self.get_object()
         actions.hand_in_batch(batch, actor=request.user)
-        return self.batch_response(batch)
+        if policy.access_for(request, batch.campaign).may_manage:
+            return self.batch_response(batch)
+        # A labeller's answer is the same whether the batch went on now or waits for the experts' decisions.
+        return Response(LabellerBatchSerializer(Batch.objects.select_related("settings", "campaign").get(pk=batch.pk),
+                                                context={"request": request}).data)
 
     @extend_schema(request=None, responses={200: BatchSerializer, **ERRORS}, description="handed_in -> in_review (QC).")
     @action(detail=True, methods=["post"], permission_classes=[IsQC])
