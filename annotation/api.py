@@ -59,6 +59,7 @@ from .serializers import (
     GoldVersionSerializer,
     GuidelineDisagreementsSerializer,
     ItemFlagSerializer,
+    LabellerBatchSerializer,
     LastAnswerSerializer,
     LeaseSerializer,
     MembershipChangeSerializer,
@@ -429,12 +430,19 @@ class BatchViewSet(CampaignScopedMixin, viewsets.ReadOnlyModelViewSet):
 
     @extend_schema(request=None, responses={200: BatchSerializer, **ERRORS},
                    description="annotating -> handed_in when every item has a final label; draws the QC sample "
-                               "(managers; the batch's annotators).")
+                               "(managers; the batch's annotators). A labeller's hand-in of a batch whose labels "
+                               "are all in is taken even while an item waits for an expert's decision (it goes in "
+                               "with the last decision) and answered alike either way: the state they are told and "
+                               "their own progress. A manager is refused such a batch (409 not_complete).")
     @action(detail=True, methods=["post"], permission_classes=[IsManager | IsWorker])
     def hand_in(self, request, pk=None):
         batch = self.get_object()
         actions.hand_in_batch(batch, actor=request.user)
-        return self.batch_response(batch)
+        if policy.access_for(request, batch.campaign).may_manage:
+            return self.batch_response(batch)
+        # A labeller's answer is the same whether the batch went on now or waits for the experts' decisions.
+        return Response(LabellerBatchSerializer(Batch.objects.select_related("settings", "campaign").get(pk=batch.pk),
+                                                context={"request": request}).data)
 
     @extend_schema(request=None, responses={200: BatchSerializer, **ERRORS}, description="handed_in -> in_review (QC).")
     @action(detail=True, methods=["post"], permission_classes=[IsQC])

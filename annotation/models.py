@@ -559,6 +559,7 @@ class EventKind(models.TextChoices):
     LABEL_CHANGED = "label_changed", _("label changed")
     LEASES_RECLAIMED = "leases_reclaimed", _("leases reclaimed")
     DISAGREEMENT_RESOLVED = "disagreement_resolved", _("disagreement resolved")
+    HAND_IN_REQUESTED = "hand_in_requested", _("hand-in requested")
     HANDED_IN = "handed_in", _("handed in")
     REVIEW_STARTED = "review_started", _("review started")
     ACCEPTED = "accepted", _("accepted")

@@ -233,6 +233,29 @@ class BatchSerializer(serializers.ModelSerializer):
         return selectors.batch_progress(batch)
 
 
+class LabellerBatchSerializer(BatchSerializer):
+    """A batch as a labeller is answered after handing it in: the state they are told (labeller_handed_in_state)
+    and their own progress (worker_progress), whether the batch went on now or waits for the experts' decisions.
+    Nothing in it depends on whether anyone's labels agreed."""
+
+    state = serializers.SerializerMethodField()
+    state_text = serializers.SerializerMethodField()
+    accepted_below_threshold = serializers.SerializerMethodField()
+
+    def get_state(self, batch):
+        return selectors.labeller_handed_in_state(batch.campaign.has_qc)
+
+    def get_state_text(self, batch):
+        return state_text(self.get_state(batch))
+
+    def get_accepted_below_threshold(self, batch):
+        return False
+
+    @extend_schema_field(ProgressSerializer)
+    def get_progress(self, batch):
+        return selectors.worker_progress(batch, self.context["request"].user)
+
+
 class BatchItemSerializer(serializers.ModelSerializer):
     external_id = serializers.CharField(source="item.external_id", read_only=True)
 

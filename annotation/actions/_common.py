@@ -100,4 +100,8 @@ REJECTED_IN_QC = gettext_noop("rejected in QC")
 HANDED_IN_BY_ITSELF = gettext_noop("handed in by itself: every item has its final label")
 COMPLETE_BY_ITSELF = gettext_noop("complete by itself: every item has its final label; this protocol has no QC step")
 RATINGS_IMPORTED = gettext_noop("ratings imported")
-SYSTEM_REASONS = frozenset({FIRST_LEASE, REJECTED_IN_QC, HANDED_IN_BY_ITSELF, COMPLETE_BY_ITSELF, RATINGS_IMPORTED})
+HANDED_IN_AS_REQUESTED = gettext_noop("handed in as its labeller asked, once every item had its final label")
+COMPLETE_AS_REQUESTED = gettext_noop("complete as its labeller asked, once every item had its final label; this "
+                                     "protocol has no QC step")
+SYSTEM_REASONS = frozenset({FIRST_LEASE, REJECTED_IN_QC, HANDED_IN_BY_ITSELF, COMPLETE_BY_ITSELF, RATINGS_IMPORTED,
+                            HANDED_IN_AS_REQUESTED, COMPLETE_AS_REQUESTED})

@@ -26,9 +26,11 @@ from ..models import (
 )
 from ..policy import roles_of
 from ..qc import draw_sample, new_sample_secret, sample_seed
-from ..selectors import qc_figures
+from ..selectors import qc_figures, worker_progress
 from ._common import (
+    COMPLETE_AS_REQUESTED,
     COMPLETE_BY_ITSELF,
+    HANDED_IN_AS_REQUESTED,
     HANDED_IN_BY_ITSELF,
     REJECTED_IN_QC,
     _check_value,
@@ -37,6 +39,7 @@ from ._common import (
     _transition,
     current_settings,
     jsonable,
+    record_event,
     require_role,
     wrong_state,
 )
@@ -54,9 +57,44 @@ def _require_batch_labeller(batch, actor):
 def hand_in_batch(batch, *, actor):
     """annotating -> handed_in once every item has a final label; draws the QC sample with a secret drawn
     now (annotation/qc.py new_sample_secret), so that annotators cannot predict it. In a protocol without QC
-    (Campaign.has_qc) the finished batch is complete instead: annotating -> accepted, no sample; returns None."""
+    (Campaign.has_qc) the finished batch is complete instead: annotating -> accepted, no sample; returns None.
+
+    A labeller (not a manager) is never told whether a label of theirs disagreed with a peer's: once every item
+    has all its labels of the round, their hand-in is taken whether or not an item still waits for an expert's
+    decision. Where one does, the request is recorded (a hand_in_requested event) and the batch is handed in by
+    auto_hand_in when the last decision arrives; asked again, or asked once the batch went on to QC, the answer
+    is the same. A manager is told the truth: the batch is refused until every item has its final label."""
     require_role(actor, batch.campaign, {Role.MANAGER, batch.campaign.worker_role}, "hand in a batch")
-    return _hand_in(batch, actor=actor, by_hand=True)
+    if Role.MANAGER in roles_of(actor, batch.campaign_id):
+        return _hand_in(batch, actor=actor, by_hand=True)
+    with transaction.atomic():
+        batch = _locked_batch(batch)
+        _require_batch_labeller(batch, actor)
+        if batch.state in _TAKEN:
+            return None  # handed in already (by itself, or by a peer): the labeller's hand-in stands
+        if batch.state == BatchState.ANNOTATING:
+            progress = worker_progress(batch, actor)
+            if progress["done"] < progress["total"]:
+                left = progress["total"] - progress["done"]
+                raise ActionError(Code.NOT_COMPLETE, ngettext("%(count)s item still waits for labels.",
+                                                              "%(count)s items still wait for labels.", left)
+                                  % {"count": left}, pending=left)
+            if batch.items.exclude(status__in=FINAL_STATUSES).exists():
+                if not hand_in_requested(batch):
+                    record_event(batch.campaign_id, EventKind.HAND_IN_REQUESTED, batch=batch, actor=actor,
+                                 figures={"waiting": batch.items.exclude(status__in=FINAL_STATUSES).count()})
+                return None
+        return _hand_in(batch, actor=actor, by_hand=True)
+
+
+# The states of a batch that its labellers' hand-in has taken to, or past (a QC's decision to reject is not one).
+_TAKEN = (BatchState.HANDED_IN, BatchState.IN_REVIEW, BatchState.ACCEPTED)
+
+
+def hand_in_requested(batch):
+    """Whether a labeller asked for the batch's hand-in in its current round (a rejected batch's new round asks
+    again); such a batch is, for its labellers, handed in."""
+    return batch.events.filter(kind=EventKind.HAND_IN_REQUESTED, round=batch.round).exists()
 
 
 def _hand_in(batch, *, actor, reason="", by_hand=False):
@@ -235,21 +273,28 @@ def _auto_hand_in_sql():
     return (f"SELECT {sql.columns(Batch, 'b')}, {sql.columns(CampaignSettings, 's')}, {sql.columns(Campaign, 'c')} "
             "FROM annotation_batch b INNER JOIN annotation_campaignsettings s ON b.settings_id = s.id "
             "INNER JOIN annotation_campaign c ON b.campaign_id = c.id "
-            "WHERE b.id = %s AND s.auto_hand_in AND b.state = %s AND NOT EXISTS(SELECT 1 FROM annotation_batchitem "
-            f"bi WHERE bi.batch_id = b.id AND NOT bi.status IN ({sql.marks(FINAL_STATUSES)}) LIMIT 1)")
+            "WHERE b.id = %s AND (s.auto_hand_in OR EXISTS(SELECT 1 FROM annotation_event e WHERE e.batch_id = b.id "
+            "AND e.kind = %s AND e.round = b.round)) AND b.state = %s "
+            "AND NOT EXISTS(SELECT 1 FROM annotation_batchitem bi WHERE bi.batch_id = b.id "
+            f"AND NOT bi.status IN ({sql.marks(FINAL_STATUSES)}) LIMIT 1)")
 
 
 def auto_hand_in(batch_id, *, actor):
-    """Hand a batch in by itself once its last item has a final label, when its settings say so. Runs after
-    the transaction that gave the label (its own lock order: the batch first). Returns the review or None."""
-    row = sql.fetch_one(_auto_hand_in_sql(), sql.params(batch_id, BatchState.ANNOTATING, *FINAL_STATUSES))
+    """Hand a batch in by itself once its last item has a final label, when its settings say so or a labeller
+    asked for its hand-in in this round (hand_in_batch). Runs after the transaction that gave the label (its own
+    lock order: the batch first). Returns the review or None."""
+    row = sql.fetch_one(_auto_hand_in_sql(), sql.params(batch_id, EventKind.HAND_IN_REQUESTED, BatchState.ANNOTATING,
+                                                        *FINAL_STATUSES))
     if row is None:
         return None
     batch, at = sql.instance(Batch, row)
     batch.settings, at = sql.instance(CampaignSettings, row, at)
     batch.campaign, _ = sql.instance(Campaign, row, at)
     try:
-        reason = HANDED_IN_BY_ITSELF if batch.campaign.has_qc else COMPLETE_BY_ITSELF
+        if batch.settings.auto_hand_in:
+            reason = HANDED_IN_BY_ITSELF if batch.campaign.has_qc else COMPLETE_BY_ITSELF
+        else:
+            reason = HANDED_IN_AS_REQUESTED if batch.campaign.has_qc else COMPLETE_AS_REQUESTED
         return _hand_in(batch, actor=actor, reason=reason)
     except ActionError:
         return None  # another request handed it in first, or a label was reopened meanwhile

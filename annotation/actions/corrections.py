@@ -19,8 +19,9 @@ from ..models import (
     ItemFlag,
     ItemStatus,
 )
+from ..selectors import labeller_handed_in_state
 from ._common import MAX_COMMENT, record_event, require_role
-from .batches import auto_hand_in
+from .batches import auto_hand_in, hand_in_requested
 from .submissions import _checked_answers, _given_on, _settle
 
 
@@ -47,10 +48,13 @@ def amend_annotation(annotation, *, annotator, answers, now=None, item_id=None):
                 .order_by("-submitted_at", "-id").values_list("pk", flat=True).first())
         if last != annotation.pk:
             raise ActionError(Code.NOT_CHANGEABLE, gettext("Only your last answer can be changed."))
-        if batch.state != BatchState.ANNOTATING or annotation.round != batch.round or annotation.superseded_at:
+        # A hand-in a labeller asked for reads to them as made (actions.batches.hand_in_batch): no change after it.
+        state = (labeller_handed_in_state(batch.campaign.has_qc) if batch.state == BatchState.ANNOTATING
+                 and hand_in_requested(batch) else batch.state)
+        if state != BatchState.ANNOTATING or annotation.round != batch.round or annotation.superseded_at:
             raise ActionError(Code.NOT_CHANGEABLE, gettext("Batch %(number)s is %(state)s; answers can be changed only "
                                                            "until it is handed in.")
-                              % {"number": batch.number, "state": batch.state.replace("_", " ")})
+                              % {"number": batch.number, "state": state.replace("_", " ")})
         settings = annotation.settings or batch.settings
         item, form = batch_item.item, batch_item.item.task.form
         excluded_by = _checked_answers(form, answers, item)

@@ -31,7 +31,8 @@ def label_all(campaign, user, score):
 def test_the_labellers_progress_is_the_same_whether_their_labels_agreed(staff, people, diqad):
     """Issue 41, item 4 (it replaces issue 29's hand-in shown disabled with its reason, which told a labeller that
     a peer disagreed): every label in, the labeller sees "complete" and, where batches are handed in by hand, the
-    hand-in offered, disagreement or not. The hand-in action still refuses a batch without its final labels."""
+    hand-in offered, disagreement or not. The hand-in action still refuses a manager a batch without its final
+    labels; a labeller's hand-in is kept until the last decision (test_hand_in_tells_nothing)."""
     campaign = campaign_of(staff, people, diqad)
     batch = campaign.batches.get()
     label_all(campaign, people["ann1"], 2)
@@ -42,7 +43,7 @@ def test_the_labellers_progress_is_the_same_whether_their_labels_agreed(staff, p
     assert progress["state"] == "complete" and progress["ready_to_hand_in"] is True
     assert "hand_in_blocked" not in progress
     with pytest.raises(ActionError) as refused:
-        actions.hand_in_batch(batch, actor=people["ann1"])
+        actions.hand_in_batch(batch, actor=people["manager"])
     assert refused.value.code == Code.NOT_COMPLETE
     for disagreement in Disagreement.objects.filter(status="open"):
         actions.resolve_disagreement(disagreement, actor=people["expert"], value=2)

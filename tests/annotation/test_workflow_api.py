@@ -52,9 +52,14 @@ def test_diqad_run_through_the_api(staff, people, diqad):
     assert sorted(label_everything(ann2, campaign.pk, round1("ann2"))) == sorted(TRUTH)
     assert label_everything(api(people["ann3"]), campaign.pk, lambda _: 2) == []  # k=2: nothing left for a third
 
-    refused = ann1.post(f"/api/v1/batches/{batch_id}/hand_in/")
+    # The manager is told that an item waits for a decision; the labeller's hand-in is taken all the same (it
+    # goes in with the decision), so that nothing tells them a peer's label differed from theirs.
+    refused = manager.post(f"/api/v1/batches/{batch_id}/hand_in/")
     assert refused.status_code == 409
     assert refused.json()["code"] == "not_complete" and refused.json()["disagreements"] == 1
+    requested = ann1.post(f"/api/v1/batches/{batch_id}/hand_in/")
+    assert requested.status_code == 200 and requested.json()["state"] == "handed_in"
+    assert "disagreements" not in requested.json()["progress"]
 
     by_guideline = trainer.get(f"/api/v1/campaigns/{campaign.pk}/disagreements/").json()["results"]
     assert [(g["guideline_version"], g["total"], g["open"]) for g in by_guideline] == [(1, 1, 1)]
@@ -70,6 +75,7 @@ def test_diqad_run_through_the_api(staff, people, diqad):
                            {"value": 2, "reason": "the answer is complete and actionable"}, format="json")
     assert resolved.status_code == 200 and resolved.json()["resolved_value"] == 2
 
+    assert manager.get(f"/api/v1/batches/{batch_id}/").json()["state"] == "handed_in"  # at the decision
     handed = ann1.post(f"/api/v1/batches/{batch_id}/hand_in/")
     assert handed.status_code == 200 and handed.json()["state"] == "handed_in"
     assert qc.post(f"/api/v1/batches/{batch_id}/start_review/").json()["state"] == "in_review"
@@ -113,6 +119,7 @@ def test_diqad_run_through_the_api(staff, people, diqad):
     assert [(e["kind"], e["from_state"], e["to_state"], e["round"]) for e in events] == [
         ("batch_created", "", "open", 1),
         ("batch_started", "open", "annotating", 1),
+        ("hand_in_requested", "", "", 1),
         ("disagreement_resolved", "", "", 1),
         ("handed_in", "annotating", "handed_in", 1),
         ("review_started", "handed_in", "in_review", 1),
@@ -122,14 +129,15 @@ def test_diqad_run_through_the_api(staff, people, diqad):
         ("review_started", "handed_in", "in_review", 2),
         ("accepted", "in_review", "accepted", 2),
     ]
-    actors = ["manager", "ann1", "expert", "ann1", "qc", "qc", "qc", "manager", "qc", "qc"]
+    # The first hand-in: asked for by ann1, made when the expert's decision arrived.
+    actors = ["manager", "ann1", "ann1", "expert", "expert", "qc", "qc", "qc", "manager", "qc", "qc"]
     assert [e["actor"] for e in events] == actors
-    rejected_event, accepted_event = events[5], events[9]
+    rejected_event, accepted_event = events[6], events[10]
     assert rejected_event["reason"] == "scores 1 and 0 read as 2" and rejected_event["figures"]["passed"] is False
     assert rejected_event["figures"]["overall"] == pytest.approx(5 / 7)
-    assert events[6]["figures"]["superseded"] == 16
+    assert events[7]["figures"]["superseded"] == 16
     assert accepted_event["figures"]["passed"] is True and accepted_event["figures"]["override"] is False
-    assert events[3]["figures"]["excluded"] == 1 and events[3]["figures"]["qc_sample"] == 7
+    assert events[4]["figures"]["excluded"] == 1 and events[4]["figures"]["qc_sample"] == 7
     assert Batch.objects.get(pk=batch_id).round == 2
 
 

@@ -108,3 +108,60 @@ def test_the_page_after_the_last_label_says_nothing_of_a_disagreement(page):
     expect(page.locator("#done-text")).to_contain_text("Batch 1 is complete.")
     expect(page.locator("#done")).not_to_contain_text("final label")
     shot(page, "annotate-last-label-disagreeing", "Label", "#done")
+
+
+def test_a_hand_in_while_a_decision_is_awaited_reads_as_one_made_at_once(page):
+    """Issue 41, item 4: in a campaign that hands batches in by hand, the labeller who hands the batch in while an
+    item waits for an expert's decision is shown what they are shown when the labels agreed and the batch went on;
+    the batch goes in when the decision arrives."""
+    from annotation.models import BatchState, Disagreement
+
+    import_items(DEMO_DATA / "dialogbench_sample.jsonl", "dialogbench", "db-hand")
+    boss = make_user("boss")
+    User.objects.filter(pk=boss.pk).update(is_staff=True)
+    boss.is_staff = True
+    ann1, ann2, expert = make_user("ann1"), make_user("ann2"), make_user("expert")
+    sign_in(page, "ann1")
+    seen, campaigns = [], []
+    for agree in (True, False):
+        campaign = actions.create_campaign(
+            actor=boss, name=f"Hand-in {agree}", benchmark="db-hand", protocol="production",
+            settings={"overlap": 2, "batch_size": 100, "qc_sample_size": 2, "seed": 1, "auto_hand_in": False,
+                      "disagreement_policy": "adjudicate", "min_reading_seconds": 0})
+        for user, role in ((ann1, Role.ANNOTATOR), (ann2, Role.ANNOTATOR), (expert, Role.EXPERT)):
+            actions.add_member(campaign, actor=boss, user=user, role=role)
+        actions.cut_batches(campaign, actor=boss)
+        answer(campaign, ann2, "A")
+        # ann1's last label, typed on the page, agrees with ann2's or not (the others agree).
+        answer(campaign, ann1, "A", count=campaign.batches.get().items.count() - 1)
+        page.goto(f"/campaigns/{campaign.pk}/annotate/")
+        page.wait_for_selector("#item:not([hidden]) .turn")
+        page.keyboard.press("a" if agree else "b")
+        page.keyboard.press("Enter")
+        expect(page.locator("#done")).to_be_visible()
+        button = page.locator("#hand-in")
+        expect(button).to_be_visible()
+        button.click()
+        expect(page.locator("#notice.ok")).to_be_visible()
+        expect(button).to_be_hidden()
+        notice = page.text_content("#notice")
+        shot(page, f"annotate-hand-in-{'agreed' if agree else 'awaiting-decision'}", "Label", "#notice")
+        page.reload()  # and afterwards: the same page, no second offer
+        expect(page.locator("#done")).to_be_visible()
+        expect(button).to_be_hidden()
+        seen.append((notice, page.text_content("#done-text")))
+        campaigns.append(campaign)
+    assert seen[0] == seen[1], seen
+    assert seen[0][0] == "Batch 1 was handed in to QC."
+    agreed, awaiting = (c.batches.get() for c in campaigns)
+    assert agreed.state == BatchState.HANDED_IN and awaiting.state == BatchState.ANNOTATING
+    # The manager sees the request and what it waits for.
+    page.context.clear_cookies()
+    sign_in(page, "boss")
+    page.goto(f"/manage/campaigns/{awaiting.campaign_id}/")
+    expect(page.locator("#batches .hand-in-request")).to_have_text("hand-in requested by ann1, waiting for 1 decision")
+    shot(page, "manage-hand-in-requested", "", "#batches .hand-in-request")
+    for disagreement in Disagreement.objects.filter(batch_item__batch=awaiting, status="open"):
+        actions.resolve_disagreement(disagreement, actor=expert, value="A")
+    awaiting.refresh_from_db()
+    assert awaiting.state == BatchState.HANDED_IN
