@@ -34,9 +34,15 @@ ITEMS = [
 NOT_WORDS = re.compile(r"^[\W\d_]*(Tab|Enter|Esc|Space)?[\W\d_]*$|^[A-Z]$")
 
 
-def catalog_patterns(language):
+# Where a text built of several catalog texts (a report table's note) is cut into the sentences that are checked one
+# by one.
+SENTENCES = re.compile(r"(?<=[.。])\s+")
+
+
+def catalog_patterns(language, sentences=False):
     """Every text the Korean (or Chinese) pages may show: each msgstr of the compiled catalogs (Django's and the
-    scripts'), with its placeholders as wildcards and its markup as separate texts."""
+    scripts'), with its placeholders as wildcards and its markup as separate texts; with `sentences`, each sentence
+    apart (SENTENCES)."""
     patterns = []
     for domain in ("django", "djangojs"):
         with open(LOCALE / language / "LC_MESSAGES" / f"{domain}.mo", "rb") as mo:
@@ -44,9 +50,11 @@ def catalog_patterns(language):
         for key, text in catalog.items():
             if not key or not text:
                 continue
-            for part in re.split(r"<[^>]+>[^<]*</[^>]+>|<[^>]+>", text):
+            parts = re.split(r"<[^>]+>[^<]*</[^>]+>|<[^>]+>", text)
+            for part in [s for p in parts for s in SENTENCES.split(p)] if sentences else parts:
                 part = part.strip()
-                if part:
+                # A text of placeholders and punctuation alone ("%(refused)s%(paused)s") would match any text.
+                if re.search(r"[^\W\d_]", re.sub(r"%\(\w+\)s", "", part)):
                     patterns.append(re.compile(r"\s*".join(
                         ".+?" if piece == "%" else re.escape(piece)
                         for piece in re.split(r"\s+", re.sub(r"%\(\w+\)s", " % ", part).strip()))))
