@@ -72,7 +72,8 @@ def savings_table(report):
     header = ["Task", "Judge", "Estimand", "n labelled", "N judge-only", "Saved (realised, %)", "Factor (realised)",
               "rho^2", "Expected saved (%)", "Expected saved with these N (%)", "Judge accuracy", "Model accuracy",
               "Capped"]
-    body = [[Cell(card["task"], style="text"), Cell(card["judge"], style="text"), Cell(s["estimand"], style="text"),
+    body = [[Cell(card["task"], style="text"), Cell(card["judge"], style="text"),
+             Cell(shown(s["estimand"]), style="text"),
              Cell(s["n"], style="int"), Cell(s["N"], style="int"),
              figure_cell(s["realised_saved"], s.get("undefined_reason"), "percent"),
              figure_cell(s["realised_factor"], s.get("undefined_reason"), "decimal"),

@@ -52,13 +52,42 @@ def catalog_patterns(language, sentences=False):
                 continue
             parts = re.split(r"<[^>]+>[^<]*</[^>]+>|<[^>]+>", text)
             for part in [s for p in parts for s in SENTENCES.split(p)] if sentences else parts:
-                part = part.strip()
+                part = part.strip().rstrip(".。") if sentences else part.strip()
                 # A text of placeholders and punctuation alone ("%(refused)s%(paused)s") would match any text.
                 if re.search(r"[^\W\d_]", re.sub(r"%\(\w+\)s", "", part)):
-                    patterns.append(re.compile(r"\s*".join(
-                        ".+?" if piece == "%" else re.escape(piece)
-                        for piece in re.split(r"\s+", re.sub(r"%\(\w+\)s", " % ", part).strip()))))
+                    # A placeholder is any text; "%%" is the "%" the page shows.
+                    pieces = re.split(r"\s+", re.sub(r"%\(\w+\)s", " \0 ", part).replace("%%", "%").strip())
+                    patterns.append(re.compile(r"\s*".join(".+?" if piece == "\0" else re.escape(piece)
+                                                           for piece in pieces)))
     return patterns
+
+
+# The report tables whose own words (titles, headers, notes, row labels, the reasons for missing figures) are in the
+# reader's language: those of a report with model runs, a judge, human-anchored rows, the sequential gap and judge
+# cards (tests.reports.test_human_anchored.mc_study).
+REPORT_TABLES = ("dialogbench", "mc_models", "by_dimension", "by_domain", "crowd", "competence",
+                 "human_anchored_humans", "human_anchored_models", "human_anchored_gaps", "alt_test", "sequential",
+                 "judge_cards", "judge_savings")
+# What those tables show that is no text of ours: the data's names (the task, the runs, their answer rules, the
+# aggregation rules, the annotators' kind); and the texts the sections write in English that are not yet put in the
+# reader's language (the card's verdict, its cap, the savings' estimand, a figure's own reason and flag).
+REPORT_DATA = re.compile(r"t1|c|ann|bob|cid|judge|m|acc|acc_norm|generation|(judge|m) \[generation\]|majority"
+                         r"|dawid_skene|skilled"
+                         r"|The judge (passes|fails) .*|accuracy of (judge|m)|the judge is no more accurate .*"
+                         r"|\w+ is undefined on task\(s\) .*|small sample: .*")
+
+
+def report_leftovers(texts, language):
+    """The sentences of `texts` (a report table's words) that no catalog text of `language` matches."""
+    patterns = catalog_patterns(language, sentences=True)
+    left = []
+    for text in texts:
+        for part in SENTENCES.split(text.strip()):
+            part = part.strip().rstrip(".。")
+            if part and not NOT_WORDS.match(part) and not REPORT_DATA.fullmatch(part) \
+                    and not any(p.fullmatch(part) for p in patterns):
+                left.append(part)
+    return list(dict.fromkeys(left))
 
 
 # Runs in the page: the visible text nodes of the page's own interface, outside the item's content (the dialogue,
