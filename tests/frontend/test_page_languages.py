@@ -43,6 +43,7 @@ def test_the_qc_page_estimates_in_korean(staff, people, diqad):
     assert "레이블러: 추정 역량과 정답 정확도" in page
     assert "Dawid-Skene: 레이블러마다 혼동 행렬" in page  # the annotator model's meaning, from metrics, translated
     assert "<th scope=\"col\">정답 정확도</th>" in page
+    assert "<th scope=\"col\">역량(Dawid-Skene)</th>" in page and "dawid_skene" not in page  # the model by its name
     for english in ("estimated competence", "Competence:", "Gold accuracy", "labels per item", "Annotator<"):
         assert english not in page, english
 
