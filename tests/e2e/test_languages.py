@@ -111,11 +111,12 @@ PAGE_TEXTS = """() => {
 
 
 def untranslated(page, patterns):
-    """The page's own texts that are no text of the catalog (each part between the page's · separators)."""
+    """The page's own texts that are no text of the catalog (each part between the page's · separators, each
+    sentence apart: `patterns` from catalog_patterns(..., sentences=True))."""
     left = []
     for text in page.evaluate(PAGE_TEXTS):
-        for part in re.split(r"\s+·\s+|^·\s*|\s*·$", text):
-            part = part.strip()
+        for part in [s for p in re.split(r"\s+·\s+|^·\s*|\s*·$", text) for s in SENTENCES.split(p)]:
+            part = part.strip().rstrip(".。")
             if part and not NOT_WORDS.match(part) and not any(p.fullmatch(part) for p in patterns):
                 left.append(part)
     return left
@@ -151,7 +152,7 @@ def label_with_keys(page, options):
 def test_a_korean_rater_labels_a_kodialogbench_batch_in_korean(page, korean_batch):
     campaign, rater = korean_batch
     Preferences.objects.create(user=rater, language="ko")
-    patterns = catalog_patterns("ko")
+    patterns = catalog_patterns("ko", sentences=True)
     sign_in(page, "rater1")
     page.goto(f"/campaigns/{campaign.pk}/annotate/")
     page.wait_for_selector("#item:not([hidden]) .turn")
@@ -186,7 +187,7 @@ def test_the_annotation_page_in_korean_and_chinese_at_both_widths(page, korean_b
     sign_in(page, "rater1")
     page.goto(f"/campaigns/{campaign.pk}/annotate/")
     page.wait_for_selector("#item:not([hidden]) .turn")
-    assert untranslated(page, catalog_patterns(catalog)) == []
+    assert untranslated(page, catalog_patterns(catalog, sentences=True)) == []
     shot(page, f"annotate-{language}", title, "#answer-form label.choice")
 
 
@@ -249,7 +250,7 @@ def test_a_diqad_annotator_reads_the_form_in_chinese(page, tmp_path):
     expect(form.locator("label.choice", has_text="2：满足所有维度")).to_be_visible()
     expect(form.locator("legend", has_text="回答是否需要借助外部知识核实？")).to_be_visible()
     assert "meets all dimensions" not in form.text_content()
-    assert untranslated(page, catalog_patterns("zh_Hans")) == []
+    assert untranslated(page, catalog_patterns("zh_Hans", sentences=True)) == []
     page.keyboard.press("1")
     expect(form.locator("legend", has_text="为什么是 1？")).to_be_visible()
     shot(page, "annotate-diqad-zh-hans", "标注", "#answer-form label.choice")
