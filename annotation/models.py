@@ -47,6 +47,11 @@ class Aggregation(models.TextChoices):
     MACE = "mace", _("MACE (competence and spamming per annotator)")
 
 
+# An annotator model's short name, for a column header.
+ANNOTATOR_MODEL_NAMES = {Aggregation.DAWID_SKENE: _("Dawid-Skene"), Aggregation.ONE_COIN: _("one-coin Dawid-Skene"),
+                         Aggregation.MACE: _("MACE")}
+
+
 class AnnotatorKind(models.TextChoices):
     # Same names as metrics.alt_test.EPSILON: what a judge may give away against these people.
     CROWD = "crowd", "crowd workers (epsilon 0.1)"

@@ -109,17 +109,17 @@ def how_to_read(report):
              "(interval_lead, first in the tables): within-task for a sample drawn inside each task with enough items "
              "in every task, item-level otherwise; with few items per task the within-task interval is too "
              "narrow.") % {"level": f"{options['confidence']:.0%}", "n": options["n_resamples"],
-                            "seed": options["seed"], "stratified": STRATIFIED}
+                            "seed": options["seed"], "stratified": _(STRATIFIED)}
     leads = {}
     for m in (report.get("multiple_choice") or {}).get("overall", {}).get("models", []):
         if m.get("interval_lead"):
             leads.setdefault((m["interval_lead"], m["interval_lead_why"]), []).append(m["model"])
     text += "".join(" " + _("Here the %(lead)s interval leads for %(models)s: %(why)s.") % {
-        "lead": lead, "models": ", ".join(models), "why": why} for (lead, why), models in leads.items())
+        "lead": _(lead), "models": ", ".join(models), "why": _(why)} for (lead, why), models in leads.items())
     text += " " + _("Bradley-Terry intervals resample matches.") + " " + _(
         "Agreement's intervals (Fleiss' kappa, Krippendorff's alpha) are not percentile ones: %(method)s, with the "
         "same resamples and seed. Human-anchored intervals are normal ones, their method named on each row.") % {
-        "method": AGREEMENT_METHOD}
+        "method": _(AGREEMENT_METHOD)}
     sections.append({"topic": "intervals", "text": text})
     sections.append({"topic": "tests", "text": _(
         "McNemar is the exact two-sided test on the items where exactly one of human majority and model is right, "

@@ -40,6 +40,17 @@ def paper():
 
 
 @pytest.fixture(autouse=True)
+def english_between_tests():
+    """Each test starts and ends in the site's language: a page fetched in Korean or Chinese by the test client
+    leaves that language active in the thread, and a report built after it would be written in it."""
+    from django.utils import translation
+
+    translation.deactivate()
+    yield
+    translation.deactivate()
+
+
+@pytest.fixture(autouse=True)
 def reports_in_request(settings):
     """Reports computed inside the request, as a deployment without workers does; tests/reports/test_stored.py
     computes them on a real `cpu` worker instead."""

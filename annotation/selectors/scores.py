@@ -156,7 +156,7 @@ def annotator_estimates(campaign, batch=None, uncertain=20):
         majority_label,
     )
 
-    from ..models import Aggregation
+    from ..models import ANNOTATOR_MODEL_NAMES, Aggregation
 
     settings = campaign.settings
     method = settings.aggregation if settings.aggregation in ANNOTATOR_METHODS else Aggregation.DAWID_SKENE
@@ -204,5 +204,5 @@ def annotator_estimates(campaign, batch=None, uncertain=20):
                            "posterior": {str(label): float(p) for label, p in
                                          zip(model.labels, model.posteriors[position[i]], strict=True) if p >= 0.005}}
                           for i in ranked]})
-    return {"method": method, "method_text": ANNOTATOR_METHODS[method], "rule": settings.get_aggregation_display(),
-            "tasks": tasks}
+    return {"method": method, "method_name": ANNOTATOR_MODEL_NAMES[method], "method_text": ANNOTATOR_METHODS[method],
+            "rule": settings.get_aggregation_display(), "tasks": tasks}

@@ -1,9 +1,11 @@
 """The tables and the plot of the crowd, human-anchored and alternative-annotator sections, for HTML, LaTeX and
 CSV alike."""
+from django.utils.translation import gettext
 from matplotlib import rc_context
 
+from ..sections.human_anchored import method_text
 from .plots import RC, _figure, _legend, to_svg
-from .tables import Cell, Table, cell
+from .tables import Cell, Table, cell, shown
 
 
 def crowd_table(report):
@@ -48,16 +50,25 @@ def anchored_table(report, key, title):
         return None
     header = ["Task", "Estimand", "Model", "Judge", "n", "N", "Method", "lambda", "Human-anchored", "Low", "High",
               "Width", "Coverage", "Classical", "Low", "High", "Width", "Coverage", "Effective n"]
-    body = [[Cell(r["task"], style="text"), Cell(r["estimand"], style="text"), Cell(r.get("model", ""), style="text"),
+    body = [[Cell(r["task"], style="text"), Cell(shown(r["estimand"]), style="text"),
+             Cell(r.get("model", ""), style="text"),
              Cell(r["judge"], style="text"), cell(r, "n", "int"), cell(r, "N", "int"),
-             Cell(r["method"].split(":")[0], style="text"), cell(r, "lam"),
+             Cell(shown(r["method"].split(":")[0]), style="text"), cell(r, "lam"),
              cell(r, "anchored_estimate"), cell(r, "anchored_low"), cell(r, "anchored_high"), cell(r, "anchored_width"),
              cell(r, "coverage"), cell(r, "classical_estimate"), cell(r, "classical_low"), cell(r, "classical_high"),
              cell(r, "classical_width"), cell(r, "classical_coverage"), cell(r, "effective_n")] for r in rows]
     confidence = section.get("confidence", 0.95)
-    methods = " ".join(f"{m}." for m in dict.fromkeys(r["method"] for r in rows))
-    return Table(f"human_anchored_{key}", f"{title}: human-anchored (PPI++) beside classical, {confidence:.0%}",
-                 header, body, f"{section.get('method', '')}. Methods here: {methods}")
+    methods = " ".join(f"{shown(m)}." for m in dict.fromkeys(r["method"] for r in rows))
+    return Table(f"human_anchored_{key}", gettext("%(title)s: human-anchored (PPI++) beside classical, %(level)s") % {
+        "title": gettext(title), "level": f"{confidence:.0%}"}, header, body,
+                 gettext("%(method)s. Methods here: %(methods)s") % {"method": method_shown(section.get("method", "")),
+                                                                    "methods": methods})
+
+
+def method_shown(text):
+    """The section's method in the reader's language where it is the one this code writes (a report stored by an
+    older version keeps its own words)."""
+    return method_text(gettext) if text == method_text() else shown(text)
 
 
 def alt_test_table(report):
@@ -73,9 +84,10 @@ def alt_test_table(report):
                      Cell(t["n_annotators"], style="int"), Cell(t["annotator_kind"], style="text"),
                      Cell(t["epsilon"]), Cell(t["n_items"], style="int"), cell(t, "winning_rate"),
                      cell(t, "advantage_probability"),
-                     Cell("yes" if t["passed"] else "no" if t["passed"] is not None else None,
+                     Cell(gettext("yes") if t["passed"] else gettext("no") if t["passed"] is not None else None,
                           (t.get("undefined") or {}).get("passed"), style="text"),
-                     Cell("met" if not unmet else "not met: " + "; ".join(unmet), style="text")])
+                     Cell(gettext("met") if not unmet
+                          else gettext("not met: %(checks)s") % {"checks": "; ".join(unmet)}, style="text")])
     return Table("alt_test", "May the judge replace these people? The alternative annotator test", header, body,
                  "Each annotator left out in turn; the judge and the left-out person scored against the others; a "
                  "one-sided test per annotator with the epsilon of their kind (crowd 0.1, skilled 0.15, experts 0.2), "

@@ -1,6 +1,8 @@
 """The judge cards as tables, for HTML, LaTeX and CSV alike: one row per judge run, and its label savings per
 estimand."""
-from .tables import Cell, Table, figure_cell
+from django.utils.translation import gettext
+
+from .tables import Cell, Table, figure_cell, shown
 
 
 def _interval(agreement):
@@ -8,8 +10,12 @@ def _interval(agreement):
         return Cell(None, agreement.get("undefined_reason") or "undefined")
     low, high = agreement["low"], agreement["high"]
     bounds = f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else ""
-    name = {"cohen_kappa": "kappa", "spearman": "Spearman"}.get(agreement["statistic"], agreement["statistic"])
-    return Cell(f"{name} {agreement['value']:.3f}{bounds}", style="text")
+    value = f"{agreement['value']:.3f}{bounds}"
+    if agreement["statistic"] == "cohen_kappa":
+        return Cell(gettext("kappa %(value)s") % {"value": value}, style="text")
+    if agreement["statistic"] == "spearman":
+        return Cell(gettext("Spearman %(value)s") % {"value": value}, style="text")
+    return Cell(f"{agreement['statistic']} {value}", style="text")
 
 
 def _people(card):
@@ -26,13 +32,14 @@ def card_table(report):
     body = []
     for card in cards:
         test, people, swap = card["alt_test"], _people(card), card.get("swap")
-        origin = (f"imported ({card.get('file')})" if card.get("origin") == "imported" else "run here")
+        origin = (gettext("imported (%(file)s)") % {"file": card.get("file")} if card.get("origin") == "imported"
+                  else gettext("run here"))
         passed = test["passed"]
         body.append([
             Cell(card["task"], style="text"), Cell(card["judge"], style="text"), Cell(origin, style="text"),
             _interval(card["agreement"]),
-            Cell("passes" if passed else "fails" if passed is False else None, test.get("undefined_reason"),
-                 style="text"),
+            Cell(gettext("passes") if passed else gettext("fails") if passed is False else None,
+                 test.get("undefined_reason"), style="text"),
             figure_cell(test["winning_rate"], test.get("undefined_reason")),
             figure_cell(people["realised_saved"] if people else None,
                         (people or {}).get("undefined_reason") or "no labelled item", "percent"),
@@ -41,18 +48,20 @@ def card_table(report):
             figure_cell(None if swap is None else swap["consistency"],
                         "not a pairwise judge" if card["kind"] != "pairwise" else "no pair read in both orders",
                         "percent"),
-            Cell(card["verdict"], style="text")])
+            Cell(shown(card["verdict"]), style="text")])
     gold = section.get("gold") or {}
     return Table("judge_cards", "Judge cards: may the judge replace the people, and how many labels does it save?",
                  header, body,
-                 "Agreement: Cohen's kappa of the judge and the people's majority label (labels), Spearman's rho of "
-                 "the judge and the people's mean rating (ratings), with percentile bootstrap intervals over items. "
-                 "The alternative annotator test and the savings answer two questions: a judge that fails the test "
-                 "may still save labels. Labels saved: 1 - n / effective n of PPI++ on the people's figure (realised); "
-                 "rho^2: the squared correlation of the people's figure and the judge's stand-in on the labelled "
-                 "items, the share a pilot expects to save with many judge-only items. Where the judge is no more "
-                 "accurate than the model judged, no more than a factor of "
-                 f"{section.get('no_better_factor', 2):g} (half the labels) is claimed. Gold: {gold.get('text', '')}.")
+                 gettext("Agreement: Cohen's kappa of the judge and the people's majority label (labels), Spearman's "
+                         "rho of the judge and the people's mean rating (ratings), with percentile bootstrap intervals "
+                         "over items. The alternative annotator test and the savings answer two questions: a judge "
+                         "that fails the test may still save labels. Labels saved: 1 - n / effective n of PPI++ on the "
+                         "people's figure (realised); rho^2: the squared correlation of the people's figure and the "
+                         "judge's stand-in on the labelled items, the share a pilot expects to save with many "
+                         "judge-only items. Where the judge is no more accurate than the model judged, no more than a "
+                         "factor of %(factor)s (half the labels) is claimed.")
+                 % {"factor": f"{section.get('no_better_factor', 2):g}"} + " "
+                 + gettext("Gold: %(gold)s.") % {"gold": shown(gold.get("text", ""))})
 
 
 def savings_table(report):
@@ -63,7 +72,8 @@ def savings_table(report):
     header = ["Task", "Judge", "Estimand", "n labelled", "N judge-only", "Saved (realised, %)", "Factor (realised)",
               "rho^2", "Expected saved (%)", "Expected saved with these N (%)", "Judge accuracy", "Model accuracy",
               "Capped"]
-    body = [[Cell(card["task"], style="text"), Cell(card["judge"], style="text"), Cell(s["estimand"], style="text"),
+    body = [[Cell(card["task"], style="text"), Cell(card["judge"], style="text"),
+             Cell(shown(s["estimand"]), style="text"),
              Cell(s["n"], style="int"), Cell(s["N"], style="int"),
              figure_cell(s["realised_saved"], s.get("undefined_reason"), "percent"),
              figure_cell(s["realised_factor"], s.get("undefined_reason"), "decimal"),
@@ -72,7 +82,7 @@ def savings_table(report):
              figure_cell(s["expected_saved_here"], "no pilot correlation", "percent"),
              figure_cell(s["judge_accuracy"], "not a model's accuracy"),
              figure_cell(s["model_accuracy"], "not a model's accuracy"),
-             Cell(s["cap_reason"] or "no", style="text")] for card, s in rows]
+             Cell(shown(s["cap_reason"]) or gettext("no"), style="text")] for card, s in rows]
     return Table("judge_savings", "Human labels each judge saves under PPI++, per estimand", header, body,
                  "Realised: from the labelled and judged items as they are. Expected: rho^2 from the same items read "
                  "as a pilot; with N judge-only items beside n labelled ones PPI++ saves about rho^2 N / (n + N).")

@@ -1,19 +1,22 @@
 """The table of the gap while labels arrive (confidence sequences beside fixed-n intervals, and the verdict), for
 HTML, LaTeX and CSV alike."""
-from .tables import Cell, Table, cell
+from django.utils.translation import gettext, gettext_noop
 
-VERDICT_TEXT = {"separated": "separated", "equivalent": "equivalent within the margin", "continue": "continue"}
+from .tables import Cell, Table, cell, shown
+
+VERDICT_TEXT = {"separated": gettext_noop("separated"), "equivalent": gettext_noop("equivalent within the margin"),
+                "continue": gettext_noop("continue")}
 
 
 def verdict_text(row):
     """The verdict in words: separated, equivalent, or continue with about how many more labels and where."""
     text = VERDICT_TEXT.get(row.get("verdict"), "")
     if row.get("verdict") != "continue":
-        return text
+        return gettext(text) if text else text
     if row.get("more_labels") is None:
-        return f"{text}: no verdict in sight within the {row['N']} items"
-    return (f"{text}: about {row['more_labels']} more labels ({row['next_labels']}) to look "
-            f"{row['reaches']}")
+        return gettext("continue: no verdict in sight within the %(n)s items") % {"n": row["N"]}
+    return gettext("continue: about %(more)s more labels (%(which)s) to look %(reaches)s") % {
+        "more": row["more_labels"], "which": gettext(row["next_labels"]), "reaches": gettext(row["reaches"])}
 
 
 def sequential_table(report):
@@ -32,15 +35,18 @@ def sequential_table(report):
              cell(r, "cs_classical_estimate"), cell(r, "cs_classical_low"), cell(r, "cs_classical_high"),
              cell(r, "cs_betting_estimate"), cell(r, "cs_betting_low"), cell(r, "cs_betting_high"),
              cell(r, "fixed_anchored_low"), cell(r, "fixed_anchored_high"),
-             Cell(verdict_text(r), style="text"), Cell(r.get("betting_verdict") or "--", style="text")]
+             Cell(verdict_text(r), style="text"),
+             Cell(gettext(VERDICT_TEXT.get(r.get("betting_verdict"), r.get("betting_verdict") or "--")), style="text")]
             for r in rows]
     confidence, margin = section.get("confidence", 0.95), section.get("margin", 0.05)
-    return Table("sequential", f"Human minus model while labels arrive: confidence sequences, {confidence:.0%}, "
-                               f"equivalence margin ±{margin:g}", header, body,
-                 section.get("method", "") + " Verdict: separated when the sequence excludes 0, equivalent when it "
-                 "lies within the margin, else about how many more labels either needs if the estimate and its "
-                 "spread stay as they are (active draws: the weighted sequence leads). Fixed-n: the PPI++ "
-                 "interval, valid only at a number of labels fixed in advance.")
+    return Table("sequential", gettext("Human minus model while labels arrive: confidence sequences, %(level)s, "
+                                       "equivalence margin ±%(margin)s") % {"level": f"{confidence:.0%}",
+                                                                            "margin": f"{margin:g}"}, header, body,
+                 " ".join((shown(section.get("method", "")), gettext(
+                     "Verdict: separated when the sequence excludes 0, equivalent when it lies within the margin, else "
+                     "about how many more labels either needs if the estimate and its spread stay as they are (active "
+                     "draws: the weighted sequence leads). Fixed-n: the PPI++ interval, valid only at a number of "
+                     "labels fixed in advance."))).strip())
 
 
 def sequential_csv_lines(report, lines, reasoned):

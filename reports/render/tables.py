@@ -2,7 +2,7 @@
 both typeset. A cell is text, or a number with the reason it is missing."""
 from dataclasses import dataclass, field, replace
 
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 
 from modeleval.scorers import dialogbench
 from modeleval.scorers.choice_rules import Rule
@@ -92,8 +92,12 @@ def shown(text):
 
 
 def in_language(table):
-    """`table` with its title, header and note in the reader's language."""
-    return replace(table, title=shown(table.title), header=[shown(h) for h in table.header], note=shown(table.note))
+    """`table` with its title, header, note and the reasons and flags of its cells in the reader's language (a row
+    label or a composed note is put in it where the table is built)."""
+    rows = [[replace(c, reason=shown(c.reason), flag=shown(c.flag), note=shown(c.note)) for c in row]
+            for row in table.rows]
+    return replace(table, title=shown(table.title), header=[shown(h) for h in table.header], note=shown(table.note),
+                   rows=rows)
 
 
 def order_tasks(slugs):
@@ -110,46 +114,55 @@ def dialogbench_table(report):
     slugs = order_tasks(tasks)
     header = ["", *[DIALOGBENCH.get(s, s) for s in slugs], "Avg"]
     rules = {(t["m"], t["k"]) for t in mc["tasks"] if t["k"]}
-    majority = "Human ({} of {})".format(*rules.pop()) if len(rules) == 1 else "Human (majority)"
+    majority = (gettext("Human (%(m)s of %(k)s)") % dict(zip("mk", rules.pop(), strict=True)) if len(rules) == 1
+                else gettext("Human (majority)"))
     overall = mc["overall"]
     rows = [[Cell(majority, style="text"), *[cell(tasks[s], "human_majority", "percent") for s in slugs],
              cell(overall, "human_majority", "percent")],
-            [Cell("Human (mean of raters)", style="text"),
+            [Cell(gettext("Human (mean of raters)"), style="text"),
              *[cell(tasks[s], "human_mean_of_raters", "percent") for s in slugs],
              cell(overall, "human_mean_of_raters", "percent")],
-            [Cell("Chance", style="text"), *[cell(tasks[s], "chance", "percent") for s in slugs],
+            [Cell(gettext("Chance"), style="text"), *[cell(tasks[s], "chance", "percent") for s in slugs],
              cell(overall, "chance", "percent")]]
     for m in overall["models"]:
         per_task = {r["task"]: r for r in mc["models"] if r["model"] == m["model"]}
         rows.append([Cell(with_rule(m["model"], m.get("rule")), style="text"),
                      *[cell(per_task[s], "accuracy_all_items", "percent") if s in per_task
-                       else Cell(None, "not run on this task") for s in slugs],
+                       else Cell(None, gettext("not run on this task")) for s in slugs],
                      average_of_tasks(m, m["n_tasks"], overall["n_tasks"], "accuracy_all_items")])
     for m in mc.get("headline", []):
         if m["position_policy"] != "as_is":
             ran = sum(m["per_task"].get(s) is not None for s in slugs)
-            rows.append([Cell(with_rule(m["model"], f"{m['rule']}, pooled over positions"), style="text"),
-                         *[figure_cell(m["per_task"].get(s), "not run on this task", "percent") for s in slugs],
+            rule = gettext("%(rule)s, pooled over positions") % {"rule": m["rule"]}
+            rows.append([Cell(with_rule(m["model"], rule), style="text"),
+                         *[figure_cell(m["per_task"].get(s), gettext("not run on this task"), "percent")
+                           for s in slugs],
                          average_of_tasks(m, ran, overall["n_tasks"], "mean_of_tasks")])
     partial = any(m["n_tasks"] != overall["n_tasks"] for m in overall["models"])
     return Table("dialogbench", gettext("Accuracy per task (%%); models scored by %(rule)s") % {
         "rule": gap_rule_text(report)}, header, rows,
-                 "Each model's rule in brackets (acc, acc_norm, per_token, generation with extraction); "
-                 "Avg is the unweighted mean of the tasks" + (" (left out, --, for a model not run on every task)"
-                                                              if partial else "") +
-                 ". Models on every item of the task they scored (the study's figure), humans on the items they "
-                 "answered" + ("; the paired gap on the items both answered is in the next table" if has_gaps(mc)
-                               else "") +
-                 ". A run with the answer at each position (DialogBench's released Qwen and Baichuan evaluators) "
-                 "shows its accuracy pooled over every (item, position), marked so; the others are scored on the "
-                 "options as the items give them.")
+                 " ".join((
+                     gettext("Each model's rule in brackets (acc, acc_norm, per_token, generation with extraction); "
+                             "Avg is the unweighted mean of the tasks (left out, --, for a model not run on every "
+                             "task).") if partial else
+                     gettext("Each model's rule in brackets (acc, acc_norm, per_token, generation with extraction); "
+                             "Avg is the unweighted mean of the tasks."),
+                     gettext("Models on every item of the task they scored (the study's figure), humans on the items "
+                             "they answered; the paired gap on the items both answered is in the next table.")
+                     if has_gaps(mc) else
+                     gettext("Models on every item of the task they scored (the study's figure), humans on the items "
+                             "they answered."),
+                     gettext("A run with the answer at each position (DialogBench's released Qwen and Baichuan "
+                             "evaluators) shows its accuracy pooled over every (item, position), marked so; the others "
+                             "are scored on the options as the items give them."))))
 
 
 def average_of_tasks(m, ran, of, key):
     """A model's Avg cell: an average over fewer tasks than the people's is not shown beside theirs."""
     if ran == of:
         return cell(m, key, "percent")
-    return Cell(None, f"run on {ran} of the {of} tasks: its mean is not comparable with the Avg of the people")
+    return Cell(None, gettext("run on %(ran)s of the %(of)s tasks: its mean is not comparable with the Avg of the "
+                              "people") % {"ran": ran, "of": of})
 
 
 def has_gaps(mc):
@@ -158,7 +171,13 @@ def has_gaps(mc):
 
 
 # The overall gap two ways: what is averaged, and the prefix of its keys in an overall model row.
-INTERVALS = {"within-task": ("mean of tasks", ""), "item-level": ("pooled items", "pooled_")}
+INTERVALS = {"within-task": (gettext_noop("mean of tasks"), ""),
+             "item-level": (gettext_noop("pooled items"), "pooled_")}
+
+
+def interval_kind(kind, lead):
+    """An overall interval's kind as a table shows it, "; leads" where it is the one matching how items were drawn."""
+    return (gettext("%(kind)s; leads") if kind == lead else "%(kind)s") % {"kind": gettext(kind)}
 
 
 def overall_gap_kinds(m):
@@ -166,7 +185,8 @@ def overall_gap_kinds(m):
     [(kind, label, key prefix)]."""
     lead = m.get("interval_lead")
     kinds = ["item-level", "within-task"] if lead == "item-level" else ["within-task", "item-level"]
-    return [(kind, f"all tasks, {INTERVALS[kind][0]} ({kind}{'; leads' if kind == lead else ''})",
+    return [(kind, gettext("all tasks, %(what)s (%(kind)s)") % {"what": gettext(INTERVALS[kind][0]),
+                                                                  "kind": interval_kind(kind, lead)},
              INTERVALS[kind][1]) for kind in kinds]
 
 
@@ -185,33 +205,43 @@ def mc_detail_table(report):
             for m in mc["models"]]
     for m in mc["overall"]["models"]:
         for _, label, pooled in overall_gap_kinds(m):
-            per_task = Cell(None, "per task") if pooled else None
+            per_task = Cell(None, gettext("per task")) if pooled else None
             rows.append([Cell(label, style="text"), Cell(m["model"], style="text"), Cell(m["rule"], style="text"),
                          Cell(m["n_items"], style="int"), per_task or cell(m, "accuracy", "percent"),
-                         Cell(None, "per task"), per_task or cell(m, "accuracy_all_items", "percent"),
+                         Cell(None, gettext("per task")), per_task or cell(m, "accuracy_all_items", "percent"),
                          per_task or cell(m, Rule.ACC, "percent"), per_task or cell(m, Rule.ACC_NORM, "percent"),
                          cell(m, f"{pooled}gap", "percent"), cell(m, f"{pooled}gap_low", "percent"),
                          cell(m, f"{pooled}gap_high", "percent"),
-                         cell(m, "pooled_mcnemar_p", "p") if pooled else Cell(None, "see the pooled row"),
-                         Cell(None, "per task"), cell(m, "n_missing", "int")])
+                         cell(m, "pooled_mcnemar_p", "p") if pooled else Cell(None, gettext("see the pooled row")),
+                         Cell(None, gettext("per task")), cell(m, "n_missing", "int")])
     return Table("mc_models", gettext("Models against the human majority (%%); gap scored by %(rule)s") % {
         "rule": gap_rule_text(report)},
                  header, rows,
-                 "Accuracy and gap on the items both the people and the model answered (paired; Missing: items people "
-                 "answered that the model has no prediction for, left out of both sides); All items and Accuracy on "
-                 "all: every item of the task the model scored, the study's own figure. "
-                 "Gap = human (majority) minus model accuracy on the same items. Per task: paired percentile bootstrap "
-                 "over the task's items, exact McNemar. " + overall_gap_note(mc))
+                 gettext("Accuracy and gap on the items both the people and the model answered (paired; Missing: "
+                         "items people answered that the model has no prediction for, left out of both sides); All "
+                         "items and Accuracy on all: every item of the task the model scored, the study's own figure. "
+                         "Gap = human (majority) minus model accuracy on the same items. Per task: paired percentile "
+                         "bootstrap over the task's items, exact McNemar.") + " " + overall_gap_note(mc, row=True))
 
 
-def overall_gap_note(mc, lead_shown="the row marked leads"):
-    """What the two overall intervals are, which one leads (`lead_shown` says how the table shows it) and why."""
-    whys = list(dict.fromkeys(f"{m['interval_lead']} for {m['model']}: {m['interval_lead_why']}"
+def overall_gap_note(mc, row):
+    """What the two overall intervals are, which one leads (`row`: the table marks the row that leads, else its
+    Interval column says so) and why."""
+    whys = list(dict.fromkeys(gettext("%(kind)s for %(model)s: %(why)s") % {
+        "kind": gettext(m["interval_lead"]), "model": m["model"], "why": shown(m["interval_lead_why"])}
                               for m in mc["overall"]["models"] if m.get("interval_lead")))
-    return ("All tasks: the mean of the tasks with the within-task interval (items resampled inside each task, "
-            "tasks averaged), and the pooled items with the item-level interval (items resampled across the tasks) "
-            "and the pooled exact McNemar; " + lead_shown + " has the interval that matches how the items were drawn"
-            + (" (" + "; ".join(whys) + ")." if whys else "."))
+    if row:
+        note = gettext("All tasks: the mean of the tasks with the within-task interval (items resampled inside each "
+                       "task, tasks averaged), and the pooled items with the item-level interval (items resampled "
+                       "across the tasks) and the pooled exact McNemar; the row marked leads has the interval that "
+                       "matches how the items were drawn.")
+    else:
+        note = gettext("All tasks: the mean of the tasks with the within-task interval (items resampled inside each "
+                       "task, tasks averaged), and the pooled items with the item-level interval (items resampled "
+                       "across the tasks) and the pooled exact McNemar; the row whose Interval says leads has the "
+                       "interval that matches how the items were drawn.")
+    return " ".join([note, *([gettext("Which leads, and why: %(whys)s.") % {"whys": "; ".join(whys)}]
+                                   if whys else [])])
 
 
 def gap_table(report):
@@ -221,32 +251,32 @@ def gap_table(report):
     if not has_gaps(mc):
         return None
     level = f"{report['options']['confidence']:.0%}"
-    header = ["Task", "Model", "Items", "Missing", "Human", "Model", "Gap", "Interval", f"{level} low",
-              f"{level} high", "McNemar p"]
+    header = ["Task", "Model", "Items", "Missing", "Human", "Model", "Gap", "Interval",
+              gettext("%(level)s low") % {"level": level}, gettext("%(level)s high") % {"level": level}, "McNemar p"]
     order = order_tasks([t["task"] for t in mc["tasks"]])
     rows = [[Cell(DIALOGBENCH.get(m["task"], m["task"]), style="text"),
              Cell(with_rule(m["model"], m["rule"]), style="text"), Cell(m["n_compared"], style="int"),
              Cell(m["n_missing"], style="int"), cell(m, "human_majority", "percent"), cell(m, "accuracy", "percent"),
-             cell(m, "gap", "percent"), Cell("paired", style="text"), cell(m, "gap_low", "percent"),
+             cell(m, "gap", "percent"), Cell(gettext("paired"), style="text"), cell(m, "gap_low", "percent"),
              cell(m, "gap_high", "percent"), cell(m, "mcnemar_p", "p")]
             for m in sorted(mc["models"], key=lambda m: order.index(m["task"]))]
     for m in mc["overall"]["models"]:
         for kind, _, pooled in overall_gap_kinds(m):
-            rows.append([Cell(f"all, {INTERVALS[kind][0]}", style="text"),
+            rows.append([Cell(gettext("all, %(what)s") % {"what": gettext(INTERVALS[kind][0])}, style="text"),
                          Cell(with_rule(m["model"], m["rule"]), style="text"),
                          Cell(m["n_compared"], style="int"), Cell(m["n_missing"], style="int"),
                          cell(m, f"{pooled}human_majority", "percent"), cell(m, f"{pooled}accuracy", "percent"),
                          cell(m, f"{pooled}gap", "percent"),
-                         Cell(kind + ("; leads" if kind == m.get("interval_lead") else ""), style="text"),
+                         Cell(interval_kind(kind, m.get("interval_lead")), style="text"),
                          cell(m, f"{pooled}gap_low", "percent"), cell(m, f"{pooled}gap_high", "percent"),
-                         cell(m, "pooled_mcnemar_p", "p") if pooled else Cell(None, "see the pooled row")])
+                         cell(m, "pooled_mcnemar_p", "p") if pooled else Cell(None, gettext("see the pooled row"))])
     return Table("gap", gettext("Human majority minus model on the items both answered (%%); models scored by "
                                 "%(rule)s") % {"rule": gap_rule_text(report)}, header, rows, narrow=True,
-                 note="Items: items both the people and the model answered; Missing: items people answered that the "
-                 "model has no prediction for, left out of both sides. Human: the majority of the raters right (m of "
-                 f"k). Per task: paired {level} percentile bootstrap over the task's items (human and model answers "
-                 "kept together) and exact two-sided McNemar. "
-                 + overall_gap_note(mc, "the row whose Interval says leads"))
+                 note=gettext("Items: items both the people and the model answered; Missing: items people answered "
+                              "that the model has no prediction for, left out of both sides. Human: the majority of "
+                              "the raters right (m of k). Per task: paired %(level)s percentile bootstrap over the "
+                              "task's items (human and model answers kept together) and exact two-sided McNemar.")
+                 % {"level": level} + " " + overall_gap_note(mc, row=False))
 
 
 def model_figure(row, value, reason):
@@ -265,7 +295,7 @@ def group_table(report, key, label):
               *[with_rule(m, rules.get(m)) for m in models]]
     with_gaps = all("gaps" in r for r in mc[key])
     if with_gaps:
-        header += [f"Gap, {m}" for m in models]
+        header += [gettext("Gap, %(model)s") % {"model": m} for m in models]
 
     def gap_cells(r):
         return [model_figure(r, r["gaps"].get(m), "no human answers, or no item both answered, on some task")
@@ -278,17 +308,19 @@ def group_table(report, key, label):
              *[model_figure(r, r["models"].get(m), missing) for m in models],
              *gap_cells(r)] for r in mc[key]]
     means = mc["overall"].get("mean_of_dimensions") if key == "by_dimension" else None
-    note = mc[key][0]["rule"]
+    notes = [gettext("%(rule)s.") % {"rule": shown(mc[key][0]["rule"])}]
     if means:
-        rows.append([Cell("mean of the dimensions", style="text"), Cell(means["n_dimensions"], style="int"),
+        rows.append([Cell(gettext("mean of the dimensions"), style="text"), Cell(means["n_dimensions"], style="int"),
                      cell(means, "human_majority", "percent"), cell(means, "human_mean_of_raters", "percent"),
-                     *[Cell(means["models"].get(m), "not run on some task", "percent") for m in models],
-                     *([Cell(None, "per dimension")] * len(models) if with_gaps else [])])
-        note += ("; the last row is the unweighted mean of the dimensions (KoDialogBench's Table 4 average when "
-                 "the dimensions are its tasks), the tasks' own mean is the Avg of the accuracy-per-task table")
+                     *[Cell(means["models"].get(m), gettext("not run on some task"), "percent") for m in models],
+                     *([Cell(None, gettext("per dimension"))] * len(models) if with_gaps else [])])
+        notes.append(gettext("The last row is the unweighted mean of the dimensions (KoDialogBench's Table 4 average "
+                             "when the dimensions are its tasks); the tasks' own mean is the Avg of the "
+                             "accuracy-per-task table."))
     if with_gaps:
-        note += "; Gap: the mean of the tasks' paired human-model gaps on the items humans answered"
-    return Table(key, gettext("Accuracy by %(subset)s (%%)") % {"subset": gettext(label).lower()}, header, rows, note)
+        notes.append(gettext("Gap: the mean of the tasks' paired human-model gaps on the items humans answered."))
+    return Table(key, gettext("Accuracy by %(subset)s (%%)") % {"subset": gettext(label).lower()}, header, rows,
+                 " ".join(notes))
 
 
 def position_table(report):
@@ -563,23 +595,26 @@ def paper_tables(report):
             for entry in table["beside"]:
                 paper_label = entry["paper_model"] + (f" ({entry['config']})" if entry.get("config") else "")
                 rows += [[Cell(paper_label, style="text"), *domain(entry),
-                          Cell(f"paper, Table {table['table']}", style="text"),
-                          *[figure_cell(entry["paper"].get(c), "not in the paper", style) for c in columns]],
-                         [Cell(entry["label"], style="text"), *domain(entry), Cell("ours", style="text"),
+                          Cell(gettext("paper, Table %(table)s") % {"table": table["table"]}, style="text"),
+                          *[figure_cell(entry["paper"].get(c), gettext("not in the paper"), style) for c in columns]],
+                         [Cell(entry["label"], style="text"), *domain(entry), Cell(gettext("ours"), style="text"),
                           *[figure_cell(entry["values"].get(c), entry["undefined"].get(c), style) for c in columns]],
-                         [Cell("", style="text"), *domain(entry), Cell("difference", style="text"),
-                          *[figure_cell(entry["difference"].get(c), "one of the two is missing", style)
+                         [Cell("", style="text"), *domain(entry), Cell(gettext("difference"), style="text"),
+                          *[figure_cell(entry["difference"].get(c), gettext("one of the two is missing"), style)
                             for c in columns]]]
                 said.append(f"{entry['label']}: {entry['figure']}")
             for entry in table["ours_alone"]:
-                rows.append([Cell(entry["label"], style="text"), *domain(entry), Cell("ours alone", style="text"),
+                rows.append([Cell(entry["label"], style="text"), *domain(entry),
+                             Cell(gettext("ours alone"), style="text"),
                              *[figure_cell(entry["values"].get(c), entry["undefined"].get(c), style) for c in columns]])
                 said.append(f"{entry['label']}: {entry['note']}; {entry['figure']}")
-            note = (f"{study['paper']}, Table {table['table']} ({table['unit']}); {table['note']}; the difference is "
-                    f"ours minus the paper's. Ours: {'; '.join(said)}. {table['paper_rows_without_ours']} row(s) of "
-                    "the paper's table have no run here.")
+            note = gettext("%(paper)s, Table %(table)s (%(unit)s); %(note)s; the difference is ours minus the "
+                           "paper's. Ours: %(ours)s. %(n)s row(s) of the paper's table have no run here.") % {
+                "paper": study["paper"], "table": table["table"], "unit": table["unit"], "note": shown(table["note"]),
+                "ours": "; ".join(said), "n": table["paper_rows_without_ours"]}
             tables.append(Table(f"paper_{study['study']}_{table['table']}",
-                                f"{study['study']}: the paper's Table {table['table']} beside ours ({table['title']})",
+                                gettext("%(study)s: the paper's Table %(table)s beside ours (%(title)s)") % {
+                                    "study": study["study"], "table": table["table"], "title": table["title"]},
                                 ["Model", *(["Domain"] if by_domain else []), "Figure", *columns], rows, note))
     return tables
 

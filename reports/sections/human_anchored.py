@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 import numpy as np
+from django.utils.translation import gettext_noop
 
 from benchmarks.formschema import excluding_values, question, rating_values
 from metrics import (
@@ -223,16 +224,25 @@ def human_anchored_section(rows: Rows, options: ReportOptions):
             for out, part in zip((humans, models, gaps), parts, strict=True):
                 out += part
     return {"humans": humans, "models": models, "gaps": gaps, "confidence": options.confidence,
-            "method": "PPI++ (ppi-python's ppi_mean_ci, lambda tuned and clipped to [0, 1]) on the labelled items "
-                      "and, as a separate sample, the judge's answers on the items nobody labelled (a labelled item "
-                      "is never counted twice; with every item labelled the interval is the classical one); items "
-                      "drawn by active selection: the design-based estimate (weights 1 / inclusion probability). "
-                      "Beside it the normal interval of the labelled items alone. Each row names its method. "
-                      "Effective n: the labels a classical interval would need for the human-anchored width. "
-                      f"Coverage: the share of {COVERAGE_REPETITIONS} campaigns simulated from the row's own "
-                      "labelled items, at its own n and N, whose interval covers; a row is flagged small sample "
-                      f"when either interval's falls more than {COVERAGE_SHORTFALL} below the level, or when it "
-                      "rests on fewer labelled items than the report's minimum"}
+            "method": method_text()}
+
+
+# How the section's intervals are made, in words (stored in English; the report's pages show it in the reader's
+# language: reports.render.anchored).
+METHOD = gettext_noop(
+    "PPI++ (ppi-python's ppi_mean_ci, lambda tuned and clipped to [0, 1]) on the labelled items and, as a separate "
+    "sample, the judge's answers on the items nobody labelled (a labelled item is never counted twice; with every item "
+    "labelled the interval is the classical one); items drawn by active selection: the design-based estimate (weights "
+    "1 / inclusion probability). Beside it the normal interval of the labelled items alone. Each row names its method. "
+    "Effective n: the labels a classical interval would need for the human-anchored width. Coverage: the share of "
+    "%(repetitions)s campaigns simulated from the row's own labelled items, at its own n and N, whose interval covers; "
+    "a row is flagged small sample when either interval's falls more than %(shortfall)s below the level, or when it "
+    "rests on fewer labelled items than the report's minimum")
+
+
+def method_text(translate=lambda text: text):
+    """METHOD with its figures, through `translate` (gettext for a reader)."""
+    return translate(METHOD) % {"repetitions": COVERAGE_REPETITIONS, "shortfall": COVERAGE_SHORTFALL}
 
 
 def people_figures(rows: Rows, task):

@@ -34,9 +34,15 @@ ITEMS = [
 NOT_WORDS = re.compile(r"^[\W\d_]*(Tab|Enter|Esc|Space)?[\W\d_]*$|^[A-Z]$")
 
 
-def catalog_patterns(language):
+# Where a text built of several catalog texts (a report table's note) is cut into the sentences that are checked one
+# by one.
+SENTENCES = re.compile(r"(?<=[.。])\s+")
+
+
+def catalog_patterns(language, sentences=False):
     """Every text the Korean (or Chinese) pages may show: each msgstr of the compiled catalogs (Django's and the
-    scripts'), with its placeholders as wildcards and its markup as separate texts."""
+    scripts'), with its placeholders as wildcards and its markup as separate texts; with `sentences`, each sentence
+    apart (SENTENCES)."""
     patterns = []
     for domain in ("django", "djangojs"):
         with open(LOCALE / language / "LC_MESSAGES" / f"{domain}.mo", "rb") as mo:
@@ -44,13 +50,44 @@ def catalog_patterns(language):
         for key, text in catalog.items():
             if not key or not text:
                 continue
-            for part in re.split(r"<[^>]+>[^<]*</[^>]+>|<[^>]+>", text):
-                part = part.strip()
-                if part:
-                    patterns.append(re.compile(r"\s*".join(
-                        ".+?" if piece == "%" else re.escape(piece)
-                        for piece in re.split(r"\s+", re.sub(r"%\(\w+\)s", " % ", part).strip()))))
+            parts = re.split(r"<[^>]+>[^<]*</[^>]+>|<[^>]+>", text)
+            for part in [s for p in parts for s in SENTENCES.split(p)] if sentences else parts:
+                part = part.strip().rstrip(".。") if sentences else part.strip()
+                # A text of placeholders and punctuation alone ("%(refused)s%(paused)s") would match any text.
+                if re.search(r"[^\W\d_]", re.sub(r"%\(\w+\)s", "", part)):
+                    # A placeholder is any text; "%%" is the "%" the page shows.
+                    pieces = re.split(r"\s+", re.sub(r"%\(\w+\)s", " \0 ", part).replace("%%", "%").strip())
+                    patterns.append(re.compile(r"\s*".join(".+?" if piece == "\0" else re.escape(piece)
+                                                           for piece in pieces)))
     return patterns
+
+
+# The report tables whose own words (titles, headers, notes, row labels, the reasons for missing figures) are in the
+# reader's language: those of a report with model runs, a judge, human-anchored rows, the sequential gap and judge
+# cards (tests.reports.test_human_anchored.mc_study).
+REPORT_TABLES = ("dialogbench", "mc_models", "by_dimension", "by_domain", "crowd", "competence",
+                 "human_anchored_humans", "human_anchored_models", "human_anchored_gaps", "alt_test", "sequential",
+                 "judge_cards", "judge_savings")
+# What those tables show that is no text of ours: the data's names (the task, the runs, their answer rules, the
+# aggregation rules, the annotators' kind); and the texts the sections write in English that are not yet put in the
+# reader's language (the card's verdict, its cap, the savings' estimand, a figure's own reason and flag).
+REPORT_DATA = re.compile(r"t1|c|ann|bob|cid|judge|m|acc|acc_norm|generation|(judge|m) \[generation\]|majority"
+                         r"|dawid_skene|skilled"
+                         r"|The judge (passes|fails) .*|accuracy of (judge|m)|the judge is no more accurate .*"
+                         r"|\w+ is undefined on task\(s\) .*|small sample: .*")
+
+
+def report_leftovers(texts, language):
+    """The sentences of `texts` (a report table's words) that no catalog text of `language` matches."""
+    patterns = catalog_patterns(language, sentences=True)
+    left = []
+    for text in texts:
+        for part in SENTENCES.split(text.strip()):
+            part = part.strip().rstrip(".。")
+            if part and not NOT_WORDS.match(part) and not REPORT_DATA.fullmatch(part) \
+                    and not any(p.fullmatch(part) for p in patterns):
+                left.append(part)
+    return list(dict.fromkeys(left))
 
 
 # Runs in the page: the visible text nodes of the page's own interface, outside the item's content (the dialogue,
@@ -74,11 +111,12 @@ PAGE_TEXTS = """() => {
 
 
 def untranslated(page, patterns):
-    """The page's own texts that are no text of the catalog (each part between the page's · separators)."""
+    """The page's own texts that are no text of the catalog (each part between the page's · separators, each
+    sentence apart: `patterns` from catalog_patterns(..., sentences=True))."""
     left = []
     for text in page.evaluate(PAGE_TEXTS):
-        for part in re.split(r"\s+·\s+|^·\s*|\s*·$", text):
-            part = part.strip()
+        for part in [s for p in re.split(r"\s+·\s+|^·\s*|\s*·$", text) for s in SENTENCES.split(p)]:
+            part = part.strip().rstrip(".。")
             if part and not NOT_WORDS.match(part) and not any(p.fullmatch(part) for p in patterns):
                 left.append(part)
     return left
@@ -114,7 +152,7 @@ def label_with_keys(page, options):
 def test_a_korean_rater_labels_a_kodialogbench_batch_in_korean(page, korean_batch):
     campaign, rater = korean_batch
     Preferences.objects.create(user=rater, language="ko")
-    patterns = catalog_patterns("ko")
+    patterns = catalog_patterns("ko", sentences=True)
     sign_in(page, "rater1")
     page.goto(f"/campaigns/{campaign.pk}/annotate/")
     page.wait_for_selector("#item:not([hidden]) .turn")
@@ -149,7 +187,7 @@ def test_the_annotation_page_in_korean_and_chinese_at_both_widths(page, korean_b
     sign_in(page, "rater1")
     page.goto(f"/campaigns/{campaign.pk}/annotate/")
     page.wait_for_selector("#item:not([hidden]) .turn")
-    assert untranslated(page, catalog_patterns(catalog)) == []
+    assert untranslated(page, catalog_patterns(catalog, sentences=True)) == []
     shot(page, f"annotate-{language}", title, "#answer-form label.choice")
 
 
@@ -212,7 +250,7 @@ def test_a_diqad_annotator_reads_the_form_in_chinese(page, tmp_path):
     expect(form.locator("label.choice", has_text="2：满足所有维度")).to_be_visible()
     expect(form.locator("legend", has_text="回答是否需要借助外部知识核实？")).to_be_visible()
     assert "meets all dimensions" not in form.text_content()
-    assert untranslated(page, catalog_patterns("zh_Hans")) == []
+    assert untranslated(page, catalog_patterns("zh_Hans", sentences=True)) == []
     page.keyboard.press("1")
     expect(form.locator("legend", has_text="为什么是 1？")).to_be_visible()
     shot(page, "annotate-diqad-zh-hans", "标注", "#answer-form label.choice")

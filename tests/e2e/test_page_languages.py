@@ -1,7 +1,8 @@
 """The QC page, the experts' disagreements page and the report page in the person's language, read from the rendered
 pages in the browser: every text the page itself shows (not the items' content, people's names, dates or the
 options' names, which the task's form names per language) is a text of the compiled catalogs. Screenshots of the
-disagreements and report pages in Chinese, the QC page in Korean, the report at 800 px."""
+disagreements and report pages in Chinese, the QC page in Korean, the report at 800 px; the report's tables (notes, row
+labels, reasons) in Chinese and in Korean."""
 import re
 
 import pytest
@@ -15,7 +16,7 @@ from tests.annotation.conftest import make_campaign, submit_score
 from tests.reports.test_stored import demo_benchmark
 
 from .conftest import PASSWORD, expect, make_user, shot, sign_in
-from .test_languages import NOT_WORDS, catalog_patterns
+from .test_languages import NOT_WORDS, REPORT_TABLES, catalog_patterns, report_leftovers
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -139,3 +140,38 @@ def test_the_report_page_in_chinese_at_both_widths(page, settings):
     document = page.frame(url=re.compile(r"/embed/"))
     expect(frame.locator("th").first).to_be_visible()
     assert document.evaluate(WRAPPED_HEADERS) == []
+
+
+# Runs in the report document: the words of the tables named (captions, headers, cells without the notes' marks and
+# the small-sample badge, the missing figures' reasons, each table's note).
+TABLE_WORDS = """(ids) => ids.flatMap((id) => {
+  const table = document.getElementById(id);
+  if (!table) return [];
+  const bare = (element) => {
+    const copy = element.cloneNode(true);
+    copy.querySelectorAll("sup, span").forEach((mark) => mark.remove());
+    return copy.textContent;
+  };
+  const cells = [...table.querySelectorAll("caption, th, td")];
+  const note = table.nextElementSibling;
+  return [...cells.map(bare), ...cells.filter((c) => c.title).map((c) => c.title),
+          ...(note && note.matches("p.note") ? [bare(note)] : [])];
+})"""
+
+
+@pytest.mark.parametrize(("language", "catalog", "title", "caption"), [
+    ("zh-hans", "zh_Hans", "报告", "评判模型卡片"), ("ko", "ko", "보고서", "평가 모델 카드")])
+def test_the_reports_tables_in_chinese_and_korean(page, language, catalog, title, caption):
+    """A report with model runs, a judge, human-anchored rows, the gap while labels arrive and judge cards, as the
+    reader's browser shows it: every title, header, note, row label and reason of its tables is the catalog's."""
+    from reports.build import build_report
+    from reports.render import render
+    from tests.reports.test_human_anchored import OPTIONS, mc_study
+
+    d, *_ = mc_study()
+    page.set_content(render(build_report(d, OPTIONS), "html", language))
+    expect(page.locator("#judge_cards caption")).to_contain_text(caption)
+    words = page.evaluate(TABLE_WORDS, list(REPORT_TABLES))
+    assert len(words) > 300
+    assert report_leftovers(words, catalog) == []
+    shot(page, f"report-tables-{language}", title, "#judge_cards")

@@ -4,6 +4,7 @@ own reasons, roles and protocols by name, the report page and the report documen
 pages follow the manager's language; the scripts' catalog loads while a password must be changed."""
 import json
 import re
+from html.parser import HTMLParser
 
 import pytest
 from django.contrib.auth.models import User
@@ -12,10 +13,14 @@ from django.test import Client
 from annotation import actions
 from annotation.models import Batch, Membership
 from frontend.models import Preferences
+from reports.build import build_report
 from reports.models import ReportText, StoredReport
+from reports.render import render
 from reports.render.tables import annotator_table
 from reports.store import compute
 from tests.annotation.conftest import make_campaign
+from tests.e2e.test_languages import REPORT_TABLES, report_leftovers
+from tests.reports.test_human_anchored import OPTIONS, mc_study
 from tests.reports.test_stored import demo_benchmark
 
 from .test_annotator_estimates import labelled_campaign
@@ -38,6 +43,7 @@ def test_the_qc_page_estimates_in_korean(staff, people, diqad):
     assert "레이블러: 추정 역량과 정답 정확도" in page
     assert "Dawid-Skene: 레이블러마다 혼동 행렬" in page  # the annotator model's meaning, from metrics, translated
     assert "<th scope=\"col\">정답 정확도</th>" in page
+    assert "<th scope=\"col\">역량(Dawid-Skene)</th>" in page and "dawid_skene" not in page  # the model by its name
     for english in ("estimated competence", "Competence:", "Gold accuracy", "labels per item", "Annotator<"):
         assert english not in page, english
 
@@ -150,3 +156,66 @@ def test_the_annotators_table_names_campaigns():
               "annotators": [{"campaign_id": 7, "annotator": "ann1", "n_annotations": 3}]}
     table = annotator_table(report)
     assert table.rows[0][0].text() == "DiQAD crowd, round A"
+
+
+class TableWords(HTMLParser):
+    """The words of a report document's tables named in REPORT_TABLES: each caption, header, cell, missing figure's
+    reason (the cell's title) and the table's note, without the notes' marks."""
+
+    def __init__(self):
+        super().__init__()
+        self.texts, self.current, self.inside, self.after, self.mark = [], None, False, False, False
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "table":
+            self.inside = attrs.get("id") in REPORT_TABLES
+        elif tag == "p" and self.after and attrs.get("class") == "note":
+            self.current = []
+        elif self.inside and tag in ("caption", "th", "td"):
+            self.current = []
+            if attrs.get("title"):
+                self.texts.append(attrs["title"])
+        elif tag in ("sup", "span"):
+            self.mark = True
+        elif tag != "p":
+            return
+        self.after = False
+
+    def handle_endtag(self, tag):
+        if tag in ("sup", "span"):
+            self.mark = False
+        elif tag in ("caption", "th", "td", "p") and self.current is not None:
+            self.texts.append("".join(self.current))
+            self.current = None
+        elif tag == "table":
+            self.after, self.inside = self.inside, False
+
+    def handle_data(self, data):
+        if self.current is not None and not self.mark:
+            self.current.append(data)
+
+
+def table_words(document):
+    parser = TableWords()
+    parser.feed(document)
+    return parser.texts
+
+
+@pytest.mark.parametrize(("language", "catalog", "expected"), [
+    ("zh-hans", "zh_Hans", ["随机水平", "所有任务，合并条目（条目级；为主）", "在此运行", "本表的方法："]),
+    ("ko", "ko", ["우연 수준", "모든 과제, 합친 항목(항목 수준; 우선)", "여기서 실행", "이 표의 방법:"]),
+])
+def test_the_reports_table_notes_row_labels_and_reasons_in_the_readers_language(language, catalog, expected):
+    """A report with model runs, a judge, human-anchored rows, the gap while labels arrive and judge cards: every
+    title, header, note, row label and reason of its tables is a text of the reader's catalog (issue 39, item 3)."""
+    d, *_ = mc_study()
+    report = build_report(d, OPTIONS)
+    document = render(report, "html", language)
+    words = table_words(document)
+    assert len(words) > 300 and all(text in document for text in expected)
+    assert report_leftovers(words, catalog) == []
+    latex = render(report, "latex", language)
+    assert expected[0] in latex and expected[2] in latex and "Chance" not in latex and "run here" not in latex
+    english = render(report, "html")
+    assert "Chance" in english and "all tasks, pooled items (item-level; leads)" in english
