@@ -140,10 +140,13 @@ def label_savings(truth: Sequence[float], judge_labelled: Sequence[float], judge
     reason = result.undefined_reason
     if reason is None and realised is None:
         reason = "undefined: the labelled items or the judge's answers do not vary"
-    return LabelSavings(estimand, result.n, result.N, claim_realised, saved(claim_realised), rho2,
+    # ppi_mean's N counts every judged item; the card counts the judge-only ones apart from the n labelled.
+    judge_only = len(judge_unlabelled)
+    return LabelSavings(estimand, result.n, judge_only, claim_realised, saved(claim_realised), rho2,
                         None if claim_expected is None or not np.isfinite(claim_expected) else claim_expected,
                         (min(rho2, 1 - 1 / limit) if rho2 is not None else None),
-                        (min(rho2 * result.N / (result.n + result.N), 1 - 1 / limit) if rho2 is not None else None),
+                        (min(rho2 * judge_only / (result.n + judge_only), 1 - 1 / limit) if rho2 is not None
+                         else None),
                         realised, None if expected is None or not np.isfinite(expected) else expected,
                         capped, NO_BETTER_TEXT if capped else None, judge_accuracy, model_accuracy, reason)
 

@@ -24,8 +24,9 @@ MEANT = {
     "ann2": {"x-001": (2, True), "x-002": (0, False), "x-003": (0, False), "x-004": (1, True), "x-005": (1, True),
              "x-006": (2, False)},
 }
-SAVED_WITH_A_REFUSED_KEY = re.compile(r"^(Saved\.|Your answer on item \S+ was changed\.) 1 key pressed while it was "
-                                      r"being saved was not used\.$")
+# The last label of a batch adds that the batch is complete (the same words whatever the peers answered).
+SAVED_WITH_A_REFUSED_KEY = re.compile(r"^(Saved\.|Your answer on item \S+ was changed\.)( Batch \d+ is complete\.)? "
+                                      r"1 key pressed while it was being saved was not used\.$")
 
 
 def slow(page, pattern, ms):
