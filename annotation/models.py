@@ -149,12 +149,13 @@ class CampaignSettings(models.Model):
     """One version of a campaign's settings and guidelines. Frozen once a batch has started with it.
 
     Every number has bounds, checked with the settings (actions.campaigns._clean_settings), wide enough for every
-    protocol reproduced here (overlap 2-5, batches of up to a whole benchmark's 100,000 items, leases of minutes,
+    protocol reproduced here (overlap 2-5 for people who label here, up to DICES' 123 raters per item for ratings
+    imported from a study's file; batches of up to a whole benchmark's 100,000 items, leases of minutes,
     seconds of reading) and narrow enough that no value breaks a statement, a loop or a clock."""
 
     campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="settings_versions")
     version = models.PositiveIntegerField()
-    overlap = models.PositiveSmallIntegerField(default=2, validators=[MinValueValidator(1), MaxValueValidator(100)],
+    overlap = models.PositiveSmallIntegerField(default=2, validators=[MinValueValidator(1), MaxValueValidator(1000)],
                                                help_text="k: distinct annotators per item and round")
     min_reading_seconds = models.PositiveIntegerField(default=0, validators=[MaxValueValidator(3600)],
                                                       help_text="Enforced by the server from the lease")

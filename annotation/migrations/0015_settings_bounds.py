@@ -49,7 +49,7 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='campaignsettings',
             name='overlap',
-            field=models.PositiveSmallIntegerField(default=2, help_text='k: distinct annotators per item and round', validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(100)]),
+            field=models.PositiveSmallIntegerField(default=2, help_text='k: distinct annotators per item and round', validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(1000)]),
         ),
         migrations.AlterField(
             model_name='campaignsettings',

@@ -14,7 +14,7 @@ from .conftest import api, make_campaign
 pytestmark = pytest.mark.django_db
 
 # The figures (on SQLite no column type refuses them), and values that fit PostgreSQL's column types.
-TOO_BIG = [("overlap", 10 ** 9), ("overlap", 30_000), ("overlap", 101), ("batch_size", 2 ** 31),
+TOO_BIG = [("overlap", 10 ** 9), ("overlap", 30_000), ("overlap", 1001), ("batch_size", 2 ** 31),
            ("batch_size", 2 ** 31 - 1), ("lease_minutes", 10 ** 12), ("lease_minutes", 2 ** 31 - 1),
            ("min_reading_seconds", 10 ** 9), ("max_rounds", 10 ** 6), ("max_rounds", 30_000), ("seed", -1),
            ("seed", 2 ** 63), ("qc_sample_size", 10 ** 9), ("max_extra_annotators", 10 ** 4), ("items_per_task", 0),
@@ -37,7 +37,7 @@ def test_out_of_bounds_settings_are_refused_and_write_nothing(staff, people, diq
 
 
 @pytest.mark.parametrize("values", [
-    {"overlap": 5, "batch_size": 100_000, "lease_minutes": 1440, "min_reading_seconds": 3600, "max_rounds": 100,
+    {"overlap": 123, "batch_size": 100_000, "lease_minutes": 1440, "min_reading_seconds": 3600, "max_rounds": 100,
      "seed": 2 ** 63 - 1, "qc_sample_size": 100_000, "max_extra_annotators": 100, "items_per_task": 10_000_000},
     {"overlap": 1, "batch_size": 1, "lease_minutes": 1, "min_reading_seconds": 0, "max_rounds": 1, "seed": 0},
 ])

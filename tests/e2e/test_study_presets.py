@@ -30,7 +30,7 @@ def test_a_diqad_run_is_started_from_the_runs_page(page, monkeypatch):
     assert run.settings["preset"] == "diqad" and run.prompt_version == "diqad-appendix-c-zh/1"
     assert run.settings["read"] == "generation"
     cell = page.locator(f"#runs tr[data-run='{run.pk}'] .study")
-    expect(cell.locator("summary")).to_have_text("DiQAD (Zhao et al., 2023): 5 differences")
+    expect(cell.locator("summary")).to_have_text("DiQAD (Zhao et al., 2023): 6 differences")
     cell.locator("summary").click()
     expect(cell.locator("li").first).to_contain_text("test set: published a random 10,000-dialogue test split")
     expect(cell).to_contain_text("appendix C")
