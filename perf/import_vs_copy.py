@@ -58,9 +58,9 @@ def dump_rows(work, copies):
                            "description, created_at) "
                            "VALUES (%s, 'copy', '', '', '', '', '', now()) RETURNING id", [f"perf-copy-{number}"])
             benchmark_id = cursor.fetchone()[0]
-            cursor.execute("INSERT INTO benchmarks_task (benchmark_id, slug, name, dimension, form, instructions) "
-                           "SELECT %s, slug, name, dimension, form, instructions FROM benchmarks_task WHERE id = %s "
-                           "RETURNING id", [benchmark_id, source_task])
+            cursor.execute("INSERT INTO benchmarks_task (benchmark_id, slug, name, dimension, form, instructions, "
+                           "source_names) SELECT %s, slug, name, dimension, form, instructions, source_names "
+                           "FROM benchmarks_task WHERE id = %s RETURNING id", [benchmark_id, source_task])
             task_ids.append(cursor.fetchone()[0])
         # The dump leaves task_id out; each COPY round fills it from a column DEFAULT set just before.
         with open(rows_file, "wb") as out, cursor.cursor.copy(

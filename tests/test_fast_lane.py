@@ -23,8 +23,19 @@ def fast_lane(*paths):
 
 
 def test_every_metrics_unit_runs_in_the_fast_lane():
+    """Every unit of metrics is pure: none needs a database, a service, a model or a browser; only the long coverage
+    simulations, marked slow, wait for the whole suite."""
     selected, closing = fast_lane("tests/metrics")
-    assert selected and "deselected" not in closing, closing
+    slow = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-m",
+                           "slow", "tests/metrics"], cwd=ROOT, env=os.environ.copy(), capture_output=True, text=True,
+                          timeout=600).stdout.splitlines()
+    slow = {line for line in slow if "::" in line}
+    deselected = re.search(r"(\d+) deselected", closing)
+    assert selected and (int(deselected.group(1)) if deselected else 0) == len(slow), closing
+    needing = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-m",
+                              "database or services or model or browser", "tests/metrics"], cwd=ROOT,
+                             env=os.environ.copy(), capture_output=True, text=True, timeout=600).stdout.splitlines()
+    assert not [line for line in needing if "::" in line]
 
 
 def test_a_test_using_the_database_through_a_fixture_stays_out():
