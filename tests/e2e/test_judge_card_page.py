@@ -5,10 +5,7 @@ import json
 import pytest
 
 from annotation.models import Membership
-from benchmarks.actions import import_items
-from benchmarks.models import Benchmark, Item
 from modeleval.verdicts import import_verdicts
-from tests.conftest import DEMO_DATA
 from tests.reports import factories
 
 from .conftest import SHOTS, expect, make_user, shot, sign_in
@@ -17,15 +14,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_the_report_page_shows_a_card_per_judge(page, tmp_path):
-    import_items(DEMO_DATA / "dialogbench_sample.jsonl", "dialogbench", "dialogbench-demo")
-    bench = Benchmark.objects.get(slug="dialogbench-demo")
-    items = list(Item.objects.filter(task__benchmark=bench).order_by("id"))
-
-    def wrong(item):
-        return next(k for k in item.fields["options"] if k != item.source_gold["answer"])
-
-    answers = {i.pk: [i.source_gold["answer"], wrong(i) if n % 3 == 0 else i.source_gold["answer"],
-                      i.source_gold["answer"] if n % 2 == 0 else wrong(i)] for n, i in enumerate(items)}
+    bench, items, answers = factories.demo_three_raters()
+    wrong = factories.wrong_option
     # people label two thirds of the items; the judges answer all of them
     labelled = {pk: votes for n, (pk, votes) in enumerate(answers.items()) if n % 3 != 2}
     campaign = factories.human_campaign(bench, labelled, name="DialogBench demo: human baseline")

@@ -3,9 +3,6 @@ figure, the gold it cites and why, and the "How to read this report" section are
 import pytest
 
 from annotation.models import Membership
-from benchmarks.actions import import_items
-from benchmarks.models import Benchmark, Item
-from tests.conftest import DEMO_DATA
 from tests.reports import factories
 
 from .conftest import expect, make_user, shot, sign_in
@@ -14,17 +11,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_demo_human_baseline_report_shows_its_flags(page):
-    import_items(DEMO_DATA / "dialogbench_sample.jsonl", "dialogbench", "dialogbench-demo")
-    bench = Benchmark.objects.get(slug="dialogbench-demo")
-    items = list(Item.objects.filter(task__benchmark=bench).order_by("id"))
-
-    def wrong(item):
-        return next(k for k in item.fields["options"] if k != item.source_gold["answer"])
-
     # Three raters of the demo's human baseline (k = 3): one always right, one wrong on every third item,
     # one right on even items only; a log-likelihood run that is right on half of them.
-    answers = {i.pk: [i.source_gold["answer"], wrong(i) if n % 3 == 0 else i.source_gold["answer"],
-                      i.source_gold["answer"] if n % 2 == 0 else wrong(i)] for n, i in enumerate(items)}
+    bench, items, answers = factories.demo_three_raters()
+    wrong = factories.wrong_option
     campaign = factories.human_campaign(bench, answers, name="DialogBench demo: human baseline")
     factories.model_run(bench, list(bench.tasks.all()), "demo-model", {
         i.pk: {"answer": i.source_gold["answer"] if n % 2 else wrong(i),

@@ -97,3 +97,23 @@ def options_for(logprobs, chars=None):
     """Prediction.options from {letter: summed log-probability}."""
     return [{"key": k, "source_key": k, "text": k, "logprob": lp, "n_tokens": 3, "n_chars": (chars or {}).get(k, 10)}
             for k, lp in logprobs.items()]
+
+
+def wrong_option(item):
+    """An option of a multiple-choice item other than its source gold."""
+    return next(k for k in item.fields["options"] if k != item.source_gold["answer"])
+
+
+def demo_three_raters():
+    """The DialogBench demo imported as `dialogbench-demo`, its items by id, and three raters' answers per item:
+    one always right, one wrong on every third item, one right on even items only."""
+    from benchmarks.actions import import_items
+    from benchmarks.models import Benchmark
+    from tests.conftest import DEMO_DATA
+
+    import_items(DEMO_DATA / "dialogbench_sample.jsonl", "dialogbench", "dialogbench-demo")
+    bench = Benchmark.objects.get(slug="dialogbench-demo")
+    items = list(Item.objects.filter(task__benchmark=bench).order_by("id"))
+    answers = {i.pk: [i.source_gold["answer"], wrong_option(i) if n % 3 == 0 else i.source_gold["answer"],
+                      i.source_gold["answer"] if n % 2 == 0 else wrong_option(i)] for n, i in enumerate(items)}
+    return bench, items, answers
