@@ -7,6 +7,7 @@ from functools import cache
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.db import IntegrityError, transaction
 from django.db.models.signals import post_save
 from django.dispatch import receiver
 from django.utils import timezone
@@ -30,9 +31,15 @@ def issue_token(user):
     """The user's token, a new one when the old one has expired."""
     token = Token.objects.filter(user=user).first()
     if token is not None and is_expired(token):
-        token.delete()
+        Token.objects.filter(pk=token.pk).delete()
         token = None
-    return token or Token.objects.create(user=user)
+    if token is not None:
+        return token
+    try:
+        with transaction.atomic():
+            return Token.objects.create(user=user)
+    except IntegrityError:  # a sign-in sent beside this one issued it first: both get that one
+        return Token.objects.get(user=user)
 
 
 @cache
