@@ -15,6 +15,7 @@ from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
 from ._common import Result, as_number, check_confidence, is_missing, percentile_interval, plain, to_float
+from .agreement import cohen_kappa
 from .bootstrap import resample_indices
 
 
@@ -321,3 +322,40 @@ def stratified_interval(task_replicates: Sequence[Any], confidence: float = 0.95
     if not len(task_replicates):
         return None, None
     return percentile_interval(np.mean(np.asarray(task_replicates, dtype=float), axis=0), confidence)
+
+
+@dataclass(frozen=True)
+class JudgeAgreement(Result):
+    kappa: float | None  # Cohen's kappa of the labels' codes; None for graded or continuous answers
+    correlations: Correlations  # Pearson, Spearman and Kendall tau-b of the codes, or of the ratings
+    n: int  # items with an answer of the judge
+    n_left_out: int  # items without one
+    kappa_undefined_reason: str | None = None
+
+
+def judge_agreement(people: Sequence[Any], judge: Sequence[Any], labels: Sequence[Any] | None = None) -> JudgeAgreement:
+    """A judge's answers against the people's aggregate per item, as JUDGE-BENCH measures a judge (its
+    eval_responses.py `evaluate`): with `labels` (categorical data), each answer coded by its position in `labels`,
+    Cohen's kappa of the codes (1 where the judge's answers are the people's, item for item) and the three
+    correlations of the codes; without (graded or continuous data), the correlations of the ratings with the
+    people's mean, and no kappa. An item the judge has no answer for (None) is left out, as the study leaves it."""
+    if len(people) != len(judge):
+        raise ValueError(f"people and judge differ in length ({len(people)} != {len(judge)})")
+    pairs = [(p, j) for p, j in zip(people, judge, strict=True) if not (is_missing(j) or is_missing(p))]
+    left_out = len(people) - len(pairs)
+    if labels is None:
+        xs, ys = [float(p) for p, _ in pairs], [float(j) for _, j in pairs]
+        return JudgeAgreement(None, correlations(xs, ys), len(pairs), left_out,
+                              "graded and continuous answers are measured by their correlations, not by kappa")
+    codes = {plain(label): index for index, label in enumerate(labels)}
+    unknown = sorted({repr(v) for pair in pairs for v in pair if plain(v) not in codes})
+    if unknown:
+        raise ValueError(f"answers not in labels: {unknown}")
+    xs, ys = [codes[plain(p)] for p, _ in pairs], [codes[plain(j)] for _, j in pairs]
+    corr = correlations(xs, ys)
+    if not pairs:
+        return JudgeAgreement(None, corr, 0, left_out, "no item has an answer of the judge")
+    if xs == ys:
+        return JudgeAgreement(1.0, corr, len(pairs), left_out)  # the study's rule where sklearn's kappa is undefined
+    kappa = cohen_kappa(xs, ys, labels=list(range(len(labels))))
+    return JudgeAgreement(kappa.value, corr, len(pairs), left_out, kappa.undefined_reason)

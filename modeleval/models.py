@@ -102,6 +102,7 @@ class Mode(models.TextChoices):
     SELFCHAT = "selfchat", "the model writes both sides of a dialogue on from a chat seed (BotChat)"
     TRAIN = "train", "a classifier trained on accepted final labels (DiQAD's supervised baseline)"
     CLASSIFY = "classify", "a trained classifier's label for each item"
+    JUDGE = "judge", "the data set's own judge prompt (JUDGE-BENCH), the reply read as one of the question's labels"
 
 
 class PositionPolicy(models.TextChoices):

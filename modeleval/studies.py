@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from studies import judgebench
+
 from .modes import multiple_choice
 from .scorers import botchat, dialogbench, diqad, huynh, kodialogbench
 from .scorers.choice_rules import Rule
@@ -412,4 +414,14 @@ register(Study(
                        "the repository publishes neither the order nor its Elo code"),
         ),
     },
+))
+
+register(Study(
+    preset=judgebench.PRESET,
+    title=judgebench.TITLE,
+    source=judgebench.SOURCE,
+    published={"judge": {"max_new_tokens": judgebench.MAX_NEW_TOKENS, "system": ""}},
+    standing={"judge": tuple(Difference(**d) for d in judgebench.differences()),
+              "judge:backend=local": tuple(Difference(**d) for d in judgebench.differences("local")),
+              "judge:backend=api": tuple(Difference(**d) for d in judgebench.differences("api"))},
 ))

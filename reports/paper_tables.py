@@ -4,7 +4,8 @@ table numbers), and how a model here is matched with a paper's row.
 Each file holds the study's `paper`, the text it was read from (`paper_file`) and its `tables`: a `table` number, a
 `title`, a `unit` (percent, spearman, tokens), `columns` and `rows` ({model, values: {column: figure}} and, where the
 paper groups its rows, `kind`, `group`, `config` or `domain`; a correlation is {value, sd, significant}). The figures
-are the papers' own, as printed.
+are the papers' own, as printed. JUDGE-BENCH publishes its figures as results files in its repository: they are
+kept in its study's folder (studies/judgebench) and served in the same shape, a table per data set.
 
 A model here is one of a paper's rows when the words of one of its names (our name, the endpoint's model name, the
 source folder's name) are the words of the row's name or of a name the paper's model goes by elsewhere (SYNONYMS):
@@ -17,8 +18,13 @@ import re
 from functools import cache
 from pathlib import Path
 
+from studies import judgebench
+
 PAPERS = Path(__file__).resolve().parent / "papers"
-STUDIES = ("dialogbench", "botchat", "diqad", "kodialogbench", "huynh")
+STUDIES = ("dialogbench", "botchat", "diqad", "kodialogbench", "huynh")  # their tables read from the papers' text
+# Studies whose published figures live in their study's folder (a repository's results files), in the same shape.
+IN_STUDY = {judgebench.PRESET: judgebench.paper_tables}
+ALL_STUDIES = (*STUDIES, *IN_STUDY)
 
 # Word tokens of a model name: sizes ("7b", "6.7b"), versions ("v1.5"), numbers and words.
 _TOKENS = re.compile(r"v\d+(?:\.\d+)*|\d+(?:\.\d+)?[bm](?![a-z])|\d+(?:\.\d+)?|[a-z]+")
@@ -46,7 +52,9 @@ _SYNONYMS = {words(name): {words(other) for other in others} for name, others in
 
 @cache
 def study_tables(study: str) -> dict:
-    """The study's paper and tables (reports/papers/<study>.json)."""
+    """The study's paper and tables (reports/papers/<study>.json, or the study's own folder)."""
+    if study in IN_STUDY:
+        return IN_STUDY[study]()
     with open(PAPERS / f"{study}.json", encoding="utf-8") as handle:
         return json.load(handle)
 

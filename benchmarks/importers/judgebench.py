@@ -28,6 +28,17 @@ CARRIES_LABELS = True
 SPEAKER_LINE = re.compile(r"^([A-Za-z][\w .'-]{0,30}):\s?(.*)$", re.S)
 
 
+def raters_words(expert: bool) -> str:
+    """How a benchmark's source names its raters: the study tells its expert sets (`expert_annotator`) apart."""
+    return "expert raters" if expert else "crowd raters"
+
+
+def expert_source(source: str) -> bool | None:
+    """Whether a benchmark imported from the unified format had expert raters, read back from its source; None
+    for a source that does not say."""
+    return next((expert for expert in (True, False) if f"; {raters_words(expert)})" in (source or "")), None)
+
+
 def is_unified(record):
     return isinstance(record, dict) and "instances" in record and "annotations" in record and "dataset" in record
 
@@ -186,6 +197,6 @@ def parse(path):
     expert = str(data.get("expert_annotator", "")).lower() == "true"
     header = {"name": str(data.get("dataset", ""))[:200], "language": "en",
               "source": f"{data.get('dataset', '')} {data.get('dataset_url', '')} (JUDGE-BENCH unified format; "
-                        f"{'expert' if expert else 'crowd'} raters)".strip(),
+                        f"{raters_words(expert)})".strip(),
               "licence": ""}
     return ParsedBenchmark(path, header, [task], [record for record, _ in rows])

@@ -29,13 +29,13 @@ from benchmarks.formschema import question
 
 from .. import bounds
 from ..models import Mode
-from . import classify, multiple_choice, pairwise, rating, selfchat, single_judge, training
+from . import classify, judge, multiple_choice, pairwise, rating, selfchat, single_judge, training
 from .base import COMMON_DEFAULTS
 from .plan import CPU_QUEUE, GPU_QUEUE, Answer, Plan, Report, Section, Writes
 
 __all__ = ["CPU_QUEUE", "GPU_QUEUE", "Answer", "Plan", "Report", "Section", "Writes"]
 
-SCORING = (multiple_choice, rating, pairwise, single_judge, classify)
+SCORING = (multiple_choice, rating, pairwise, single_judge, classify, judge)
 FAMILIES = (*SCORING, selfchat, training)
 _BY_MODE = {mode: family for family in FAMILIES for mode in family.MODES}
 assert set(_BY_MODE) == set(Mode.values), "every mode belongs to one family"

@@ -23,6 +23,7 @@ class Section(enum.StrEnum):
     PAIRWISE = "pairwise"
     SINGLE_JUDGE = "single_judge"
     SELFCHAT = "selfchat"  # its dialogues, judged by people and models (pass@N)
+    JUDGE = "judge"  # a judge's labels against the people's aggregate, as a study measures them (its paper's table)
 
 
 class Answer(enum.StrEnum):
@@ -32,6 +33,7 @@ class Answer(enum.StrEnum):
     PROBABILITY = "probability"  # p(yes), kept as the prediction's rating
     CLASS = "class"  # a trained classifier's likeliest class, right or wrong against the gold
     VERDICT = "verdict"  # a judge's verdict on a pair or a dialogue
+    LABEL = "label"  # a label of the question (or a rating of its scale) read from a judge's reply
     NONE = "none"  # no predictions: the run writes (Writes)
 
 

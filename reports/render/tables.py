@@ -585,7 +585,7 @@ def paper_tables(report):
     for study in section["studies"]:
         for table in study["tables"]:
             columns = table["columns"]
-            style = "number" if table["unit"] == "spearman" else "decimal"
+            style = "number" if table["unit"] in ("spearman", "coefficient") else "decimal"
             # Rows per domain (DiQAD's Table 4) say their domain in a column of its own, or they read alike.
             by_domain = any(e.get("domain") is not None for e in (*table["beside"], *table["ours_alone"]))
 

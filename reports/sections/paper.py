@@ -12,14 +12,21 @@ from __future__ import annotations
 
 import re
 
-from modeleval.modes import Answer, modes_where, reads
+from django.utils.translation import gettext_noop
+
+from benchmarks.formschema import question
+from benchmarks.importers.judgebench import expert_source
+from metrics import judge_agreement
+from modeleval.modes import Answer, Section, modes_where, reads
+from modeleval.modes.judge import metric_of
 from modeleval.scorers import botchat, dialogbench, huynh, kodialogbench
+from studies import judgebench
 
 from ..figures import mean_or_none
 from ..paper_tables import figure, matches, study_tables
 from ..rows import Rows
 
-SCALE = {"percent": 100, "spearman": 1, "tokens": 1}
+SCALE = {"percent": 100, "spearman": 1, "tokens": 1, "coefficient": 1}
 PACKAGED_NOTE = "the packaged model (SmolLM2-135M-Instruct): no paper ran it, ours alone"
 NO_ROW_NOTE = "no row of this table names this model: ours alone"
 CONFIG_NOTE = ("the paper's rows of this model chose their examples otherwise (config): a figure is laid beside "
@@ -402,6 +409,60 @@ def botchat_tables(rows: Rows, report):
     return tables
 
 
+# --- JUDGE-BENCH: results/regular/<data set>.json ---------------------------------------------------------------
+
+JUDGE_MODES = modes_where(section=Section.JUDGE)
+JUDGEBENCH_NOTE = gettext_noop(
+    "ours: the judge's answers against the people's majority (categorical) or mean (graded) as the study's "
+    "eval_responses.py measures them, the people's Krippendorff alpha from the agreement section; valid_share is the "
+    "share of replies read (the study's valid_responses / total_responses)")
+NO_PEOPLE_AGREEMENT = gettext_noop("no agreement of the people here (one rater per item)")
+
+
+def judgebench_tables(rows: Rows, report):
+    """Each judge run of the judgebench preset measured as the study's eval_responses.py measures a judge (Cohen's
+    kappa against the people's majority, the correlations of the labels' codes; for a scale, the correlations with
+    the people's mean), the study's stand-ins for unreadable replies included, beside the published figures of the
+    data set the benchmark is (by its instances and its kind of raters)."""
+    runs = preset_runs(rows, judgebench.PRESET, JUDGE_MODES)
+    if not runs:
+        return []
+    pred, by_table = rows.data.predictions, {}
+    alphas = {(a["task"], a["question"]): a.get("krippendorff_alpha")
+              for a in (report.get("agreement") or {}).get("campaigns", []) if a["rater_group"] != "expert_panel"}
+    for run in runs:
+        for task_id in run["task_ids"]:
+            task = rows.tasks[task_id]
+            key = (run["settings"] or {}).get("quality") or task["form"]["primary"]
+            metric = metric_of(question(task["form"], key))
+            items = rows.items_of[task_id]
+            dataset = judgebench.dataset_of(len(items), bool(expert_source(rows.data.benchmark.get("source"))))
+            where = rows.predictions[run["id"], ""]
+            on = [i for i in items if i in where and pred["gold"][where[i]] not in (None, "")]
+            if dataset is None or not on:
+                continue
+            categorical = metric.category == judgebench.CATEGORICAL
+            people = [pred["gold"][where[i]] if categorical else float(pred["gold"][where[i]]) for i in on]
+            judge = [pred["answer"][where[i]] if categorical else pred["rating"][where[i]] for i in on]
+            found = judge_agreement(people, judge, labels=list(metric.labels) if categorical else None)
+            valid = sum(pred["parse_status"][where[i]] == "parsed" for i in on)
+            corr = found.correlations
+            values = {"kappa": found.kappa, "pearson": corr.pearson.value, "spearman": corr.spearman.value,
+                      "kendall": corr.kendall_tau_b.value, "krippendorff_alpha": alphas.get((task["slug"], key)),
+                      "valid_share": valid / len(on)}
+            undefined = {c: corr.undefined_reason for c in ("pearson", "spearman", "kendall") if values[c] is None}
+            if values["kappa"] is None:
+                undefined["kappa"] = found.kappa_undefined_reason
+            if values["krippendorff_alpha"] is None:
+                undefined["krippendorff_alpha"] = NO_PEOPLE_AGREEMENT
+            by_table.setdefault(dataset, []).append(our_row(
+                rows.run_label[run["id"]], names=run_names(run), values=values, undefined=undefined, run_id=run["id"],
+                packaged=is_packaged(run), n_items=len(on), n_valid=valid,
+                figure_text=f"{key} on {len(on)} of the {len(items)} items, {valid} replies read (the others the "
+                            "study's random stand-in)"))
+    return [lay_beside(judgebench.PRESET, dataset, ours, JUDGEBENCH_NOTE) for dataset, ours in by_table.items()]
+
+
 def shown_once(tables):
     """Tables of the same columns (Huynh et al.'s Tables 1 and 3, 2 and 4) show a model of ours alone once, in the
     first, and not at all where another of them lays it beside a paper row; a table left with nothing is dropped."""
@@ -417,7 +478,7 @@ def shown_once(tables):
 
 
 OURS = {"dialogbench": dialogbench_tables, "botchat": botchat_tables, "diqad": diqad_tables,
-        "kodialogbench": kodialogbench_tables, "huynh": huynh_tables}
+        "kodialogbench": kodialogbench_tables, "huynh": huynh_tables, judgebench.PRESET: judgebench_tables}
 
 
 def paper_section(rows: Rows, report):

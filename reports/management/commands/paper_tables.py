@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from benchmarks.spreadsheet import safe_cell
 from core.errors import ActionError
-from reports.paper_tables import STUDIES, study_tables
+from reports.paper_tables import ALL_STUDIES, study_tables
 from reports.render.tables import Cell
 from reports.sections.paper import lay_beside
 from reports.service import make_report
@@ -20,13 +20,14 @@ def override(text):
 
 
 class Command(BaseCommand):
-    help = ("The papers' tables (DialogBench, BotChat, DiQAD, KoDialogBench, Huynh et al.) beside the figures of a "
-            "benchmark's runs that follow their presets: the paper's figure, ours and the difference per model.")
+    help = ("The papers' tables (DialogBench, BotChat, DiQAD, KoDialogBench, Huynh et al., JUDGE-BENCH) beside the "
+            "figures of a benchmark's runs that follow their presets: the paper's figure, ours and the difference per "
+            "model.")
 
     def add_arguments(self, parser):
         parser.add_argument("--benchmark", required=True, help="benchmark slug")
         parser.add_argument("--campaign", type=int, help="one campaign's report (its humans)")
-        parser.add_argument("--study", choices=STUDIES, help="one study only")
+        parser.add_argument("--study", choices=ALL_STUDIES, help="one study only")
         parser.add_argument("--as", dest="overrides", action="append", type=override, default=[],
                             metavar="OURS=PAPER",
                             help="lay our model OURS (its label in the report) beside the paper's row PAPER, e.g. "
@@ -45,7 +46,7 @@ class Command(BaseCommand):
                 s["tables"] = [lay_beside(s["study"], t["table"], t["ours"], t["note"], overrides) for t in s["tables"]]
         if not studies:
             self.stdout.write(f"no run on {benchmark} follows the preset of "
-                              f"{study or 'any study (' + ', '.join(STUDIES) + ')'}: nothing to lay beside a paper")
+                              f"{study or 'any study (' + ', '.join(ALL_STUDIES) + ')'}: nothing to lay beside a paper")
             return
         if format == "json":
             self.stdout.write(json.dumps(studies, ensure_ascii=False, indent=1))
