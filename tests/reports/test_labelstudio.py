@@ -4,6 +4,8 @@ itself (its own venv, built as perf/labelstudio_target.py builds it) imports the
 annotator's annotations and the predictions."""
 import hashlib
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -140,3 +142,42 @@ def test_a_reader_who_may_not_see_labels_exports_none(tmp_path):
     (stranger,) = users("stranger", 1)
     project = export.campaign_project(campaign, user=stranger)
     assert project["counts"]["annotations"] == 0
+
+
+def labelstudio_venv():
+    from perf import labelstudio_target
+
+    exe = labelstudio_target.VENV / "bin" / "label-studio"
+    if not exe.exists():
+        print(f"skipping: the Label Studio venv is absent ({labelstudio_target.VENV}; see perf/labelstudio_target.py)")
+        pytest.skip(f"the Label Studio venv is absent ({labelstudio_target.VENV}; see perf/labelstudio_target.py)")
+    return labelstudio_target, exe
+
+
+@pytest.mark.parametrize("make", ["rich", "demo"])
+def test_label_studio_itself_imports_the_export_with_no_error_and_shows_every_annotation(tmp_path, settings, make):
+    target, exe = labelstudio_venv()
+
+    campaign = rich_benchmark(tmp_path) if make == "rich" else demo_campaign()
+    project = export.campaign_project(campaign)
+    tasks = tmp_path / "tasks.json"
+    tasks.write_text(json.dumps(project["tasks"], ensure_ascii=False), encoding="utf-8")
+    template = target.initialized_data_dir(exe, Path(settings.DATA_DIR) / f"labelstudio-{target.VERSION}-initialized")
+    data_dir = tmp_path / "ls-data"
+    shutil.copytree(template, data_dir)
+    seen = target.import_project(project["label_config"], tasks, project["annotators"], data_dir, tmp_path)
+    print(json.dumps({k: v for k, v in seen.items() if k != "response"}, indent=1))
+    assert seen["project_status"] == 201, seen["project_errors"]
+    assert seen["import_status"] == 201, seen["response"]
+    assert seen["validation_errors"] == []
+    counts = project["counts"]
+    assert (seen["tasks"], seen["annotations"], seen["predictions"]) == (
+        counts["tasks"], counts["annotations"], counts["predictions"])
+    expected = {}
+    for task in project["tasks"]:
+        for annotation in task["annotations"]:
+            email = annotation["completed_by"]["email"]
+            expected[email] = expected.get(email, 0) + 1
+    assert seen["per_annotator"] == expected
+    assert seen["exported_annotations"] == counts["annotations"]
+    assert seen["exported_results"] == sum(len(a["result"]) for t in project["tasks"] for a in t["annotations"])
