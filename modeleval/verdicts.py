@@ -229,10 +229,13 @@ def import_carried_predictions(path, format_name, benchmark_slug):
         item = stored[(row.record.task, row.record.external_id)]
         primary = item.task.form["primary"]
         spec = question(item.task.form, primary)
-        _, scale, _ = _answer_spec(item.task)
         for version, answers, where in row.predictions:
             if primary not in answers:
                 continue
+            try:
+                _, scale, _ = _answer_spec(item.task)
+            except RunError as error:
+                raise ImportFailure(path, where, "predictions", str(error)) from None
             answer, rating = _check_answer(path, where, answers[primary], spec, item.fields, scale)
             groups.setdefault((version, item.task), []).append((where, item, answer, rating))
     done = []

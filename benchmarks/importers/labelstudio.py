@@ -275,28 +275,28 @@ def inferred_form(path, tasks):
     for index, task in enumerate(tasks):
         where = _where(index, task)
         for name in ("annotations", "predictions"):
-            for a_index, holder in enumerate(task.get(name) or []):
+            holders = task.get(name) if isinstance(task, dict) else None
+            for a_index, holder in enumerate(holders if isinstance(holders, list) else []):
                 if not isinstance(holder, dict):
                     continue
-                for result in _results(path, where, holder, f"{name}[{a_index}]"):
+                for r_index, result in enumerate(_results(path, where, holder, f"{name}[{a_index}]")):
                     kind, value = result["type"], result["value"]
                     entry = seen.setdefault(result["from_name"], {"type": kind, "values": set(), "multi": False})
                     if entry["type"] != kind:
-                        raise ImportFailure(path, where, f"{name}[{a_index}].result", f"control "
+                        raise ImportFailure(path, where, f"{name}[{a_index}].result[{r_index}].type", f"control "
                                             f"{result['from_name']!r} gives {kind!r} results here and "
                                             f"{entry['type']!r} ones before")
-                    given = value.get({"choices": "choices", "rating": "rating", "number": "number",
-                                       "pairwise": "selected", "textarea": "text"}.get(kind, ""))
+                    if kind not in ("choices", "rating", "number", "pairwise", "textarea"):
+                        raise ImportFailure(path, where, f"{name}[{a_index}].result[{r_index}].type",
+                                            f"a {kind[:40]!r} result; expected choices, rating, number, textarea "
+                                            "or pairwise")
+                    # Values of the wrong type are left to answer_of, which names their field.
+                    given = value.get({"choices": "choices", "rating": "rating", "number": "number"}.get(kind, ""))
                     if kind == "choices" and isinstance(given, list):
                         entry["values"].update(str(c) for c in given)
                         entry["multi"] |= len(given) > 1
-                    elif kind in ("rating", "number") and isinstance(given, (int, float)) \
-                            and not isinstance(given, bool):
+                    elif isinstance(given, (int, float)) and not isinstance(given, bool):
                         entry["values"].add(given)
-                    elif kind not in ("pairwise", "textarea"):
-                        raise ImportFailure(path, where, f"{name}[{a_index}].result",
-                                            f"a {kind!r} result; expected choices, rating, number, textarea or "
-                                            "pairwise")
     if not seen:
         raise ImportFailure(path, None, "annotations", "no results in the file: nothing tells what was asked")
     questions = []
