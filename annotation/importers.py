@@ -40,12 +40,12 @@ class RatingsImportSummary:
     annotations_created: int
     annotations_unchanged: int
     missing_ratings: int
+    missing_are: str = "text notes such as FED's 'N/A', or no score"  # what a missing rating is in the file
 
     def __str__(self):
         return (f"{self.benchmark}: {self.annotations_created} annotations of {self.raters} external raters created in "
                 f"campaign {self.campaign}, {self.annotations_unchanged} already there unchanged; "
-                f"{self.missing_ratings} ratings missing (text notes such as FED's 'N/A', or no score), kept as "
-                "missing values")
+                f"{self.missing_ratings} ratings missing ({self.missing_are}), kept as missing values")
 
 
 def external_raters(prefix, count, names=None):
@@ -152,13 +152,15 @@ def parse_labelstudio_labels(path, items):
 
 
 def store_position_ratings(path, benchmark, rows, missing, *, format_name, source, prefix, name, description,
-                           rater_names=None):
+                           rater_names=None, missing_are=None):
     """Rows of (item, [answers of rater position 1, 2, ...; None: no rating]) as the annotations of external raters
     in the benchmark's campaign of that source (made on first import), each item's final value by the campaign's
     rule. Unchanged ratings are counted, changed ones refused. `rater_names`: what the file calls the rater of each
-    position (users `<prefix>-<name>`), else the positions' numbers (`<prefix>-rater-<n>`)."""
+    position (users `<prefix>-<name>`), else the positions' numbers (`<prefix>-rater-<n>`). `missing_are`: what a
+    missing rating is in this format, for the summary."""
+    missing_are = {"missing_are": missing_are} if missing_are else {}
     if not rows:
-        return RatingsImportSummary(benchmark.slug, None, 0, 0, 0, missing)
+        return RatingsImportSummary(benchmark.slug, None, 0, 0, 0, missing, **missing_are)
     n_raters = max(len(answers) for _, answers in rows)
     with transaction.atomic():
         raters = external_raters(prefix, n_raters, rater_names)
@@ -212,7 +214,7 @@ def store_position_ratings(path, benchmark, rows, missing, *, format_name, sourc
                                  figures={"format": format_name, "annotations": len(new), "unchanged": unchanged,
                                           "missing_ratings": missing, "raters": n_raters,
                                           "items": dict(Counter(item.task.slug for item, _ in rows))})
-    return RatingsImportSummary(benchmark.slug, campaign.pk, n_raters, len(new), unchanged, missing)
+    return RatingsImportSummary(benchmark.slug, campaign.pk, n_raters, len(new), unchanged, missing, **missing_are)
 
 
 @dataclass(frozen=True)
@@ -222,6 +224,7 @@ class RatingsFormat:
     #                  the file's names of the raters or None)
     source: str
     description: str
+    missing_are: str | None = None  # what a missing rating is in the file, where not a text note or no score
 
 
 RATING_FORMATS = {
@@ -234,7 +237,8 @@ RATING_FORMATS = {
                                 "items."),
     "labelstudio": RatingsFormat("Label Studio", parse_labelstudio_labels, LABELSTUDIO_SOURCE,
                                  "The annotations of a Label Studio project export, each annotator apart (known by "
-                                 "Label Studio's user id); cancelled annotations are no labels."),
+                                 "Label Studio's user id); cancelled annotations are no labels.",
+                                 missing_are="cancelled annotations"),
 }
 
 
@@ -248,4 +252,5 @@ def import_ratings(path, format_name, benchmark_slug):
     prefix = f"{format_name}-{benchmark_slug}" if names else format_name
     return store_position_ratings(path, benchmark, rows, missing, format_name=format_name, source=ratings.source,
                                   prefix=prefix, name=f"{ratings.title} ratings ({benchmark_slug})",
-                                  description=ratings.description, rater_names=names)
+                                  description=ratings.description, rater_names=names,
+                                  missing_are=ratings.missing_are)

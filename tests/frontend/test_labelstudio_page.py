@@ -24,6 +24,7 @@ def test_an_upload_of_a_label_studio_export_brings_its_labels_and_a_broken_one_n
     assert response.status_code == 302, response.content.decode()[-2000:]
     page = client.get(response["Location"]).content.decode()
     assert "Imported project-3.json as labelstudio" in page and "3 annotations of 2 external raters" in page
+    assert "1 ratings missing (cancelled annotations)" in page
     assert Annotation.objects.filter(item__task__benchmark__slug="ls-up").count() == 3
     broken = tasks()
     broken[1]["annotations"][1]["result"][0]["from_name"] = 7
