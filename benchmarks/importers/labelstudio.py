@@ -116,8 +116,8 @@ def result_of(question, value, *, pairwise_to):
     """The Label Studio result ({from_name, to_name, type, value}) of one answer."""
     key, qtype = question["key"], question["type"]
     if is_pairwise(question) and pairwise_to:
-        return {"from_name": key, "to_name": ",".join(pairwise_to), "type": "pairwise",
-                "value": {"selected": str(value)}}
+        # to_name: the first of the two objects, as Label Studio's own validation of results reads a Pairwise one.
+        return {"from_name": key, "to_name": pairwise_to[0], "type": "pairwise", "value": {"selected": str(value)}}
     base = {"from_name": key, "to_name": DIALOGUE}
     if qtype in CHOICE_TYPES or qtype == "boolean":
         picked = value if qtype == "multi_choice" else [value]

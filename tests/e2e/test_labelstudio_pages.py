@@ -58,7 +58,7 @@ def test_a_manager_uploads_a_label_studio_export_and_downloads_a_campaign_as_one
         page.click("#labelstudio-tasks")
     project = json.loads(Path(info.value.path()).read_text(encoding="utf-8"))
     assert info.value.suggested_filename == f"labelstudio-campaign-{campaign.pk}-tasks.json"
-    assert sum(len(t["annotations"]) for t in project) == 8 and len(project) == 3
+    assert sum(len(t["annotations"]) for t in project) == 12 and len(project) == 5
     with page.expect_download() as info:
         page.click("#labelstudio-config")
     assert Path(info.value.path()).read_text(encoding="utf-8").startswith("<View>")

@@ -45,7 +45,7 @@ def test_the_campaign_page_hands_out_the_project_to_its_report_readers_only(clie
     got = client.get(f"/manage/campaigns/{campaign.pk}/labelstudio/tasks/")
     assert got.status_code == 200 and got["Content-Disposition"].endswith('-tasks.json"')
     project = json.loads(got.content)
-    assert sum(len(t["annotations"]) for t in project) == 8
+    assert sum(len(t["annotations"]) for t in project) == 12
     config = client.get(f"/manage/campaigns/{campaign.pk}/labelstudio/config/")
     assert config.status_code == 200 and config.content.decode().startswith("<View>")
     assert client.get(f"/manage/campaigns/{campaign.pk}/labelstudio/secrets/").status_code == 404

@@ -32,6 +32,11 @@ FORM = {"primary": "quality", "questions": [
     {"key": "note", "type": "text", "label": "Note", "required": False}]}
 
 
+PAIR_FORM = {"primary": "better", "questions": [
+    {"key": "better", "type": "single_choice", "label": "Better",
+     "options": [{"value": "left", "label": "conversation 1"}, {"value": "right", "label": "conversation 2"}]}]}
+
+
 def rich_benchmark(tmp_path):
     """A benchmark of our own shape whose form asks every kind of question, three items with a source gold."""
     lines = [{"type": "benchmark", "name": "Rich", "language": "en"},
@@ -41,18 +46,26 @@ def rich_benchmark(tmp_path):
                       "dialogue": [{"speaker": "user", "text": f"hello {n}"}, {"speaker": "bot", "text": "hi 你好"}],
                       "fields": {"response": {"speaker": "bot", "text": f"answer {n}"}}, "meta": {"domain": "chat"},
                       "source_gold": {"quality": n % 3}})
+    lines.insert(2, {"type": "task", "slug": "pair", "name": "Which conversation is better?", "form": PAIR_FORM})
+    for n in range(2):
+        lines.append({"type": "item", "task": "pair", "external_id": f"p{n}",
+                      "dialogue": [{"speaker": "A", "text": f"first {n}"}, {"speaker": "B", "text": "ok"}],
+                      "fields": {"conversation_2": [{"speaker": "A", "text": f"second {n}"}]}, "meta": {}})
     path = tmp_path / "rich.jsonl"
     path.write_text("\n".join(json.dumps(line, ensure_ascii=False) for line in lines), encoding="utf-8")
     import_items(path, "jsonl", "rich")
     bench = Benchmark.objects.get(slug="rich")
-    items = list(Item.objects.filter(task__benchmark=bench).order_by("external_id"))
+    items = list(Item.objects.filter(task__benchmark=bench, task__slug="rich").order_by("external_id"))
+    pairs = Item.objects.filter(task__benchmark=bench, task__slug="pair").order_by("external_id")
     answers = {item.pk: [{"quality": 2, "overall": 5, "fluency": 0, "verify": True, "reasons": ["short", "rude"],
                           "first_ai": 1, "note": "fine\nreally"},
                          {"quality": n % 3, "overall": 1 + n, "verify": False},
                          None if n == 0 else {"quality": -1, "overall": 3, "verify": False, "note": "名前"}]
                for n, item in enumerate(items)}
+    answers.update({pair.pk: [{"better": "left"}, {"better": "right" if n else "left"}]
+                    for n, pair in enumerate(pairs)})
     campaign = human_campaign(bench, answers, name="rich")
-    model_run(bench, list(bench.tasks.all()), "rater-model",
+    model_run(bench, list(bench.tasks.filter(slug="rich")), "rater-model",
               {item.pk: {"answer": str(n % 3), "rating": float(n % 3)} for n, item in enumerate(items)},
               mode="rating")
     return campaign
@@ -127,9 +140,14 @@ def test_the_config_matches_the_form_control_by_control(tmp_path):
                 '<Rating name="overall" toName="dialogue" maxRating="5"', '<Number name="fluency"',
                 '<Choices name="verify"', '<Choices name="reasons" toName="dialogue" choice="multiple"',
                 '<Number name="first_ai" toName="dialogue" min="0"', '<TextArea name="note"',
-                '<Paragraphs name="dialogue" value="$dialogue"', '<Text name="response" value="$response"/>'):
+                '<Paragraphs name="dialogue" value="$dialogue"', '<Text name="response" value="$response"/>',
+                '<Pairwise name="better" toName="dialogue,conversation_2"/>',
+                '<Paragraphs name="conversation_2" value="$conversation_2"'):
         assert tag in config
-    first = project["tasks"][0]
+    pair = next(t for t in project["tasks"] if t["data"]["hb"]["task"] == "pair")
+    assert pair["annotations"][0]["result"] == [{"from_name": "better", "to_name": "dialogue",
+                                                 "type": "pairwise", "value": {"selected": "left"}}]
+    first = next(t for t in project["tasks"] if t["data"]["hb"]["task"] == "rich")
     assert first["data"]["response"] == "bot: answer 0"
     assert first["data"]["hb"]["gold"] == {"value": 0, "citation": "source"}
     assert {a["completed_by"]["email"] for a in first["annotations"]} == {
@@ -181,3 +199,10 @@ def test_label_studio_itself_imports_the_export_with_no_error_and_shows_every_an
     assert seen["per_annotator"] == expected
     assert seen["exported_annotations"] == counts["annotations"]
     assert seen["exported_results"] == sum(len(a["result"]) for t in project["tasks"] for a in t["annotations"])
+    if make == "rich":  # the check can fail: a config without the Rating control finds the results it lacks
+        lacking = "\n".join(line for line in project["label_config"].splitlines() if "<Rating" not in line)
+        shutil.rmtree(data_dir)
+        shutil.copytree(template, data_dir)
+        refused = target.import_project(lacking, tasks, project["annotators"], data_dir, tmp_path)
+        print(refused["validation_errors"][:3])
+        assert any("overall" in error for error in refused["validation_errors"])
