@@ -43,6 +43,7 @@ TASK_SLUG = "labelstudio"
 HB = "hb"  # the data key under which our export keeps the item as stored
 PAIRWISE = ("left", "right")
 BOOLEAN_CHOICES = {"true": True, "false": False}
+SLUG = re.compile(r"[-a-zA-Z0-9_]{1,100}")
 DIALOGUE, SECOND = "dialogue", "conversation_2"  # the object tags' names (SECOND: a pairwise item's other dialogue)
 
 
@@ -238,6 +239,11 @@ def _item(path, where, index, task, data):
                 said = {str: "a string", dict: "an object", list: "a list"}[kind]
                 raise ImportFailure(path, where, f"data.{HB}.{key}",
                                     f"expected {said}, got {type(hb.get(key)).__name__}")
+        if not SLUG.fullmatch(hb["task"]):
+            raise ImportFailure(path, where, f"data.{HB}.task", "expected a task slug (letters, digits, hyphens or "
+                                                                "underscores, at most 100)")
+        if not 0 < len(hb["external_id"]) <= 200:
+            raise ImportFailure(path, where, f"data.{HB}.external_id", "expected an id of 1 to 200 characters")
         if hb.get("source_gold") is not None and not isinstance(hb["source_gold"], dict):
             raise ImportFailure(path, where, f"data.{HB}.source_gold", "expected an object or null")
         try:
@@ -248,8 +254,9 @@ def _item(path, where, index, task, data):
         return ItemRecord(hb["task"], hb["external_id"], turns, hb["fields"], hb["meta"], hb.get("source_gold"),
                           where), hb["form"], str(hb.get("task_name") or hb["task"])
     task_id = task.get("id")
-    if isinstance(task_id, bool) or not isinstance(task_id, (int, str)) or str(task_id) == "":
-        raise ImportFailure(path, where, "id", "expected the task's id (an integer or a string)")
+    if isinstance(task_id, bool) or not isinstance(task_id, (int, str)) or not 0 < len(str(task_id)) <= 200:
+        raise ImportFailure(path, where, "id", "expected the task's id (an integer, or a string of 1 to 200 "
+                                               "characters)")
     key = DIALOGUE if DIALOGUE in data else "text"
     given = data.get(key)
     if isinstance(given, list):

@@ -154,6 +154,12 @@ def test_a_result_for_a_control_our_export_did_not_write_is_refused(tmp_path):
         print(refused.value)
         assert (refused.value.location, refused.value.field) == ("task 0 (id 1)", field)
     assert counts() == before
+    bad_slug = json.loads(json.dumps(good))
+    bad_slug[0]["data"]["hb"]["task"] = "x" * 101
+    with pytest.raises(ImportFailure) as refused:
+        import_items(write(tmp_path, bad_slug), "labelstudio", "ours")
+    assert refused.value.field == "data.hb.task"
+    assert counts() == before
     assert import_items(write(tmp_path, good), "labelstudio", "ours").labels.annotations_created == 1
 
 
