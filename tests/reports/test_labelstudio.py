@@ -172,6 +172,7 @@ def labelstudio_venv():
     return labelstudio_target, exe
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make", ["rich", "demo"])
 def test_label_studio_itself_imports_the_export_with_no_error_and_shows_every_annotation(tmp_path, settings, make):
     target, exe = labelstudio_venv()
