@@ -15,7 +15,7 @@ from benchmarks.actions import import_items
 from benchmarks.models import Benchmark, Item
 from modeleval.models import Prediction
 from reports import labelstudio as export
-from tests.reports.factories import demo_three_raters, human_campaign, model_run, users, wrong_option
+from tests.reports.factories import demo_three_raters, frozen_gold, human_campaign, model_run, users, wrong_option
 
 pytestmark = pytest.mark.django_db
 
@@ -153,6 +153,14 @@ def test_the_config_matches_the_form_control_by_control(tmp_path):
     assert {a["completed_by"]["email"] for a in first["annotations"]} == {
         "rich-rater-1@humanbaseline.invalid", "rich-rater-2@humanbaseline.invalid"}
     assert first["predictions"][0]["model_version"].startswith("rater-model@run-")
+
+
+def test_the_gold_the_campaign_report_cites_travels_with_its_citation(tmp_path):
+    campaign = rich_benchmark(tmp_path)
+    version = frozen_gold(campaign)
+    project = export.campaign_project(campaign)
+    cited = {t["data"]["hb"]["external_id"]: t["data"]["hb"]["gold"] for t in project["tasks"]}
+    assert cited["r1"] == {"value": 1, "citation": version.citation}
 
 
 def test_a_reader_who_may_not_see_labels_exports_none(tmp_path):
