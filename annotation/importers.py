@@ -5,7 +5,9 @@ in the file; the file has no worker ids, so rater i is not known to be one perso
 human_baseline campaign of their own. Text ratings such as "N/A (...)" are missing: the key is absent
 from the answers, never 0. JUDGE-BENCH's unified format: every individual human score of each metric, rater i
 being position i of `individual_human_scores` (judgebench-rater-1..N), as the study reads them; a position with no
-score has no annotation. All or nothing; a second import adds nothing.
+score has no annotation. A Label Studio export: each annotator apart, known by Label Studio's user id
+(labelstudio-<benchmark>-<id>: the same id in another benchmark's file may be another person), every result of an
+annotation that is not cancelled. All or nothing; a second import adds nothing.
 """
 from collections import Counter
 from collections.abc import Callable
@@ -16,7 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from benchmarks.formschema import question
-from benchmarks.importers import ImportFailure, fed, judgebench
+from benchmarks.importers import ImportFailure, fed, judgebench, labelstudio
 from benchmarks.models import Benchmark, Item
 
 from . import actions
@@ -26,6 +28,7 @@ from .models import FINAL_STATUSES, Annotation, Batch, BatchItem, BatchState, Ca
 # i-th rating of each item (FED has no worker ids). Reports mark them and keep them out of per-person tables.
 FED_SOURCE = "import:fed"
 JUDGEBENCH_SOURCE = "import:judgebench"
+LABELSTUDIO_SOURCE = "import:labelstudio"  # people known by their Label Studio ids: not positions
 RATERS_ARE_POSITIONS = frozenset({FED_SOURCE, JUDGEBENCH_SOURCE})
 
 
@@ -37,20 +40,22 @@ class RatingsImportSummary:
     annotations_created: int
     annotations_unchanged: int
     missing_ratings: int
+    missing_are: str = "text notes such as FED's 'N/A', or no score"  # what a missing rating is in the file
 
     def __str__(self):
         return (f"{self.benchmark}: {self.annotations_created} annotations of {self.raters} external raters created in "
                 f"campaign {self.campaign}, {self.annotations_unchanged} already there unchanged; "
-                f"{self.missing_ratings} ratings missing (text notes such as FED's 'N/A', or no score), kept as "
-                "missing values")
+                f"{self.missing_ratings} ratings missing ({self.missing_are}), kept as missing values")
 
 
-def external_raters(prefix, count):
-    """Inactive users with unusable passwords: they stand for people, they never sign in."""
+def external_raters(prefix, count, names=None):
+    """Inactive users with unusable passwords: they stand for people, they never sign in. `names`: the file's
+    names of the raters (`<prefix>-<name>`), else their positions (`<prefix>-rater-<n>`)."""
     users = []
-    for number in range(1, count + 1):
-        user, created = get_user_model().objects.get_or_create(username=f"{prefix}-rater-{number}",
-                                                               defaults={"is_active": False})
+    usernames = [f"{prefix}-{n}"[:150] for n in names] if names else [f"{prefix}-rater-{n}"
+                                                                          for n in range(1, count + 1)]
+    for username in usernames:
+        user, created = get_user_model().objects.get_or_create(username=username, defaults={"is_active": False})
         if created:
             user.set_unusable_password()
             user.save(update_fields=["password"])
@@ -86,7 +91,7 @@ def parse_fed_ratings(path, items):
                                         f"expected a rating from {scale['min']} to {scale['max']}, got {value}")
                 per_rater[rater][key] = value
         rows.append((item, per_rater))
-    return rows, missing
+    return rows, missing, None
 
 
 def benchmark_items(path, benchmark_slug, format_name):
@@ -115,16 +120,50 @@ def parse_judgebench_ratings(path, items):
                 else:
                     per_position[position][key] = value
         rows.append((item, [answers or None for answers in per_position]))
-    return rows, missing
+    return rows, missing, None
 
 
-def store_position_ratings(path, benchmark, rows, missing, *, format_name, source, prefix, name, description):
+def parse_labelstudio_labels(path, items):
+    """(item, [answers of each annotator or None]) per task of a Label Studio export, annotators in the order of
+    their user ids (then emails); cancelled annotations are counted as missing; and the annotators' ids."""
+    _, tasks = labelstudio.records(path)
+    # Items of different tasks may share an external id here: looked up by (task, external id).
+    benchmarks = {item.task.benchmark_id for item in items.values()}
+    by_task = {(item.task.slug, item.external_id): item
+               for item in Item.objects.filter(task__benchmark__in=benchmarks).select_related("task")}
+    people = sorted({label.annotator for task in tasks for label in task.labels},
+                    key=lambda who: (not who.isdigit(), int(who) if who.isdigit() else 0, who))
+    position = {who: index for index, who in enumerate(people)}
+    rows, missing = [], 0
+    for task in tasks:
+        record = task.record
+        item = by_task.get((record.task, record.external_id))
+        if item is None:
+            raise ImportFailure(path, record.location, "id", f"no item {record.external_id!r} of task {record.task!r} "
+                                                             "in the benchmark; import the items first with "
+                                                             "import_items --format labelstudio")
+        missing += task.cancelled
+        if task.labels:
+            answers = [None] * len(people)
+            for label in task.labels:
+                answers[position[label.annotator]] = label.answers
+            rows.append((item, answers))
+    return rows, missing, people
+
+
+def store_position_ratings(path, benchmark, rows, missing, *, format_name, source, prefix, name, description,
+                           rater_names=None, missing_are=None):
     """Rows of (item, [answers of rater position 1, 2, ...; None: no rating]) as the annotations of external raters
     in the benchmark's campaign of that source (made on first import), each item's final value by the campaign's
-    rule. Unchanged ratings are counted, changed ones refused."""
+    rule. Unchanged ratings are counted, changed ones refused. `rater_names`: what the file calls the rater of each
+    position (users `<prefix>-<name>`), else the positions' numbers (`<prefix>-rater-<n>`). `missing_are`: what a
+    missing rating is in this format, for the summary."""
+    missing_are = {"missing_are": missing_are} if missing_are else {}
+    if not rows:
+        return RatingsImportSummary(benchmark.slug, None, 0, 0, 0, missing, **missing_are)
     n_raters = max(len(answers) for _, answers in rows)
     with transaction.atomic():
-        raters = external_raters(prefix, n_raters)
+        raters = external_raters(prefix, n_raters, rater_names)
         campaign = Campaign.objects.filter(benchmark=benchmark, source=source).first()
         if campaign is None:
             campaign = actions.create_campaign(
@@ -175,15 +214,17 @@ def store_position_ratings(path, benchmark, rows, missing, *, format_name, sourc
                                  figures={"format": format_name, "annotations": len(new), "unchanged": unchanged,
                                           "missing_ratings": missing, "raters": n_raters,
                                           "items": dict(Counter(item.task.slug for item, _ in rows))})
-    return RatingsImportSummary(benchmark.slug, campaign.pk, n_raters, len(new), unchanged, missing)
+    return RatingsImportSummary(benchmark.slug, campaign.pk, n_raters, len(new), unchanged, missing, **missing_are)
 
 
 @dataclass(frozen=True)
 class RatingsFormat:
     title: str
-    parse: Callable  # (path, {external id: item}) -> ([(item, [answers per rater position or None])], missing)
+    parse: Callable  # (path, {external id: item}) -> ([(item, [answers per rater position or None])], missing,
+    #                  the file's names of the raters or None)
     source: str
     description: str
+    missing_are: str | None = None  # what a missing rating is in the file, where not a text note or no score
 
 
 RATING_FORMATS = {
@@ -194,6 +235,10 @@ RATING_FORMATS = {
                                 "Every individual human score of the JUDGE-BENCH file; rater i is position i of each "
                                 "instance's scores (the study's reading), not known to be the same person across "
                                 "items."),
+    "labelstudio": RatingsFormat("Label Studio", parse_labelstudio_labels, LABELSTUDIO_SOURCE,
+                                 "The annotations of a Label Studio project export, each annotator apart (known by "
+                                 "Label Studio's user id); cancelled annotations are no labels.",
+                                 missing_are="cancelled annotations"),
 }
 
 
@@ -203,7 +248,9 @@ def import_ratings(path, format_name, benchmark_slug):
                             f"unknown ratings format {format_name!r}; expected one of {sorted(RATING_FORMATS)}")
     ratings = RATING_FORMATS[format_name]
     benchmark, items = benchmark_items(path, benchmark_slug, format_name)
-    rows, missing = ratings.parse(path, items)
+    rows, missing, names = ratings.parse(path, items)
+    prefix = f"{format_name}-{benchmark_slug}" if names else format_name
     return store_position_ratings(path, benchmark, rows, missing, format_name=format_name, source=ratings.source,
-                                  prefix=format_name, name=f"{ratings.title} ratings ({benchmark_slug})",
-                                  description=ratings.description)
+                                  prefix=prefix, name=f"{ratings.title} ratings ({benchmark_slug})",
+                                  description=ratings.description, rater_names=names,
+                                  missing_are=ratings.missing_are)

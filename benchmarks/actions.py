@@ -26,11 +26,12 @@ class ImportSummary:
     items_created: int
     items_unchanged: int
     labels: object = None  # what the people's labels a file carries came to (the ratings importer's summary)
+    predictions: object = None  # what the models' predictions a file carries came to (imported runs)
 
     def __str__(self):
         text = (f"{self.benchmark}: {self.tasks_created} tasks and {self.items_created} items created, "
                 f"{self.items_unchanged} items already there unchanged")
-        return f"{text}; {self.labels}" if self.labels is not None else text
+        return "; ".join(str(part) for part in (text, self.labels, self.predictions) if part is not None)
 
 
 class CarriedLabels(Protocol):
@@ -41,6 +42,16 @@ class CarriedLabels(Protocol):
 
 
 carried_labels: Slot[CarriedLabels] = Slot(CarriedLabels)
+
+
+class CarriedPredictions(Protocol):
+    """Stores the models' predictions an item file carries (a Label Studio export's) as imported runs, inside the
+    import's transaction: model evaluation's verdicts importer, which benchmarks does not import."""
+
+    def __call__(self, path, format_name, benchmark_slug): ...
+
+
+carried_predictions: Slot[CarriedPredictions] = Slot(CarriedPredictions)
 
 
 class InUse(Exception):
@@ -101,7 +112,7 @@ def import_items(path, format_name, benchmark_slug, task=None):
                                                        f"{benchmark_slug!r}")
     format_name = format_name or detect(path)
     parsed = parse_file(path, format_name, task)
-    labels = None
+    labels = predictions = None
     with transaction.atomic():
         header = {key: parsed.header.get(key, "") for key in HEADER_KEYS}
         header["name"] = header["name"] or benchmark_slug
@@ -111,7 +122,9 @@ def import_items(path, format_name, benchmark_slug, task=None):
             raise ImportFailure(path, None, None, "no items in the file")
         if getattr(FORMATS[format_name], "CARRIES_LABELS", False):
             labels = carried_labels.provider(path, format_name, benchmark_slug)
-    return ImportSummary(benchmark_slug, tasks_created, counts["new"], counts["unchanged"], labels)
+        if getattr(FORMATS[format_name], "CARRIES_PREDICTIONS", False):
+            predictions = carried_predictions.provider(path, format_name, benchmark_slug)
+    return ImportSummary(benchmark_slug, tasks_created, counts["new"], counts["unchanged"], labels, predictions)
 
 
 def add_tasks_and_items(benchmark, task_specs, records, *, source):

@@ -3,6 +3,7 @@
 Django forms post to these views, which call the apps' actions; a refused action comes back as a message
 on the page (nothing written), never as an error page.
 """
+import json
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,7 +13,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count
-from django.http import JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.text import get_valid_filename
@@ -30,6 +31,8 @@ from benchmarks.permissions import can_import_items
 from core.errors import ActionError
 from modeleval.permissions import can_evaluate_models
 from modeleval.verdicts import import_verdicts
+from reports.access import check_report_access
+from reports.labelstudio import campaign_project
 from reports.planner import campaign_plan
 from reports.planner import judge_runs as planner_judges
 
@@ -186,6 +189,30 @@ def campaign_overview(request, pk):
         "settings": campaign.settings, "estimates": selectors.annotator_estimates(campaign),
         "draw": (draw := selectors.active_draw_view(campaign)), "draw_message": draw and draw_message(draw),
         "planner": planner, "plan": plan})
+
+
+LABELSTUDIO_PARTS = {"tasks": ("application/json", "json"), "config": ("application/xml", "xml")}
+
+
+@login_required
+def labelstudio_download(request, pk, part):
+    """The campaign as a Label Studio project (reports.labelstudio): its tasks (JSON) or its labeling config (XML),
+    for the campaign's managers who read its report (labels, gold and predictions travel in it)."""
+    if part not in LABELSTUDIO_PARTS:
+        raise Http404("no such part")
+    campaign = managed(request, pk)
+    try:
+        check_report_access(request.user, campaign.benchmark.slug, campaign.pk)
+        project = campaign_project(campaign, user=request.user)
+    except ActionError as error:
+        raise PermissionDenied(error.detail) from None
+    media_type, extension = LABELSTUDIO_PARTS[part]
+    body = (json.dumps(project["tasks"], ensure_ascii=False, indent=1) if part == "tasks"
+            else project["label_config"])
+    response = HttpResponse(body, content_type=f"{media_type}; charset=utf-8")
+    response["Content-Disposition"] = (f'attachment; filename="labelstudio-campaign-{campaign.pk}-{part}.'
+                                       f'{extension}"')
+    return response
 
 
 def _act(request, what, *args, **kwargs):

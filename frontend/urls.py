@@ -26,6 +26,8 @@ urlpatterns = [
     path("manage/campaigns/new/", manage.campaign_new, name="manage-campaign-new"),
     path("manage/campaigns/<int:pk>/", manage.campaign_overview, name="manage-campaign"),
     path("manage/campaigns/<int:pk>/cut/", manage.cut, name="manage-cut"),
+    path("manage/campaigns/<int:pk>/labelstudio/<str:part>/", manage.labelstudio_download,
+         name="manage-labelstudio"),
     path("manage/campaigns/<int:pk>/settings/", manage.campaign_settings, name="manage-settings"),
     path("manage/campaigns/<int:pk>/members/", manage.members, name="manage-members"),
     path("manage/campaigns/<int:pk>/members/<int:user_pk>/reset-password/", manage.reset_password,

@@ -18,6 +18,7 @@ class HumanBaselineConfig(AppConfig):
         from benchmarks import permissions
         from modeleval import human_labels
         from modeleval.selectors import item_uncertainty, uncertainty_runs
+        from modeleval.verdicts import import_carried_predictions
 
         # Model evaluation trains on accepted labels and takes FED raters' ratings as few-shot examples.
         human_labels.source.fill(SimpleNamespace(
@@ -31,3 +32,5 @@ class HumanBaselineConfig(AppConfig):
         judges.runs.fill(uncertainty_runs)
         # An item file that carries people's labels (JUDGE-BENCH) brings them in within the same import.
         benchmark_actions.carried_labels.fill(import_ratings)
+        # ... and one that carries models' predictions (a Label Studio export) brings them in as imported runs.
+        benchmark_actions.carried_predictions.fill(import_carried_predictions)

@@ -24,9 +24,9 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from benchmarks.formschema import option_values, question, rating_values
-from benchmarks.importers import ImportFailure
+from benchmarks.importers import ImportFailure, labelstudio
 from benchmarks.importers.base import json_lines
-from benchmarks.models import Benchmark
+from benchmarks.models import Benchmark, Item
 from core.errors import Code
 
 from .errors import RunError
@@ -58,21 +58,21 @@ def _answer_spec(task):
                                        "to import; a choice or a rating is needed")
 
 
-def _check_answer(path, line, value, task_spec, item_fields, scale):
-    """The answer as stored (text) and its rating (or None), or an ImportFailure naming the line."""
+def _check_answer(path, where, value, task_spec, item_fields, scale):
+    """The answer as stored (text) and its rating (or None), or an ImportFailure naming the line or record."""
     if isinstance(value, bool) and scale is not None and False in scale:
         return str(value).lower(), float(value)
     if scale is not None:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise ImportFailure(path, f"line {line}", "answer", f"a number on the task's scale {scale}, got "
+            raise ImportFailure(path, where, "answer", f"a number on the task's scale {scale}, got "
                                                                 f"{json.dumps(value)[:40]}")
         if not min(scale) <= value <= max(scale):
-            raise ImportFailure(path, f"line {line}", "answer", f"a rating from {min(scale)} to {max(scale)}, got "
+            raise ImportFailure(path, where, "answer", f"a rating from {min(scale)} to {max(scale)}, got "
                                                                 f"{value}")
         return (str(int(value)) if float(value).is_integer() else str(value)), float(value)
     allowed = [str(v) for v in option_values(task_spec, item_fields)]
     if isinstance(value, (dict, list)) or value is None or str(value) not in allowed:
-        raise ImportFailure(path, f"line {line}", "answer", f"one of {allowed}, got {json.dumps(value)[:40]}")
+        raise ImportFailure(path, where, "answer", f"one of {allowed}, got {json.dumps(value)[:40]}")
     return str(value), None
 
 
@@ -102,7 +102,8 @@ def read_verdicts(path, task, *, name=None):
             seen[external_id] = line
             if "answer" not in record:
                 raise ImportFailure(shown, f"line {line}", "answer", "the judge's answer")
-            answer, rating = _check_answer(shown, line, record["answer"], mode_spec, items[external_id].fields, scale)
+            answer, rating = _check_answer(shown, f"line {line}", record["answer"], mode_spec,
+                                           items[external_id].fields, scale)
             verdicts.append((line, items[external_id], answer, rating))
     except ImportFailure as failure:
         if failure.path != shown:  # json_lines names the path it read: name the file as given
@@ -131,16 +132,8 @@ def _gold(item):
     return None if value is None else str(value)
 
 
-@transaction.atomic
-def import_verdicts(path, *, benchmark, task, judge, settings=None, name=None, user=None) -> Imported:
-    """The verdicts of `path` (see the module's text) on `task` of `benchmark` (slugs or objects) as a finished run
-    of the judge `judge` with its `settings` (a JSON object). `name`: the file's name in refusals."""
-    if user is not None and not can_evaluate_models(user):
-        raise RunError(Code.FORBIDDEN, "a judge's verdicts are imported by staff and researchers")
-    if settings is None:
-        settings = {}
-    if not isinstance(settings, dict):
-        raise RunError(Code.BAD_SETTINGS, "the judge's settings must be a JSON object")
+def _task_of(benchmark, task):
+    """(benchmark, task) from slugs or objects."""
     if isinstance(benchmark, str):
         found = Benchmark.objects.filter(slug=benchmark).first()
         if found is None:
@@ -151,15 +144,37 @@ def import_verdicts(path, *, benchmark, task, judge, settings=None, name=None, u
         if found is None:
             raise RunError(Code.UNKNOWN_TASK, f"benchmark {benchmark.slug} has no task {task!r}")
         task = found
-    mode, _, is_rating = _answer_spec(task)
+    return benchmark, task
+
+
+@transaction.atomic
+def import_verdicts(path, *, benchmark, task, judge, settings=None, name=None, user=None) -> Imported:
+    """The verdicts of `path` (see the module's text) on `task` of `benchmark` (slugs or objects) as a finished run
+    of the judge `judge` with its `settings` (a JSON object). `name`: the file's name in refusals."""
+    if user is not None and not can_evaluate_models(user):
+        raise RunError(Code.FORBIDDEN, "a judge's verdicts are imported by staff and researchers")
+    benchmark, task = _task_of(benchmark, task)
+    _answer_spec(task)
     verdicts = read_verdicts(path, task, name=name)
     if not verdicts:
         raise ImportFailure(name or str(path), None, None, "no verdicts; expected one JSON object per line")
+    return store_verdicts(verdicts, benchmark=benchmark, task=task, judge=judge, settings=settings,
+                          file_name=name or Path(path).name, user=user)
+
+
+def store_verdicts(verdicts, *, benchmark, task, judge, settings, file_name, user=None) -> Imported:
+    """[(where, item, answer, rating)] checked by `_check_answer` as a finished run of the judge (inside the
+    caller's transaction); the same verdicts of the same judge, settings and task again: the run made before."""
+    if settings is None:
+        settings = {}
+    if not isinstance(settings, dict):
+        raise RunError(Code.BAD_SETTINGS, "the judge's settings must be a JSON object")
+    mode, _, is_rating = _answer_spec(task)
     content = json.dumps([[item.external_id, answer, rating] for _, item, answer, rating in verdicts],
                          sort_keys=True, ensure_ascii=False)
     sha = hashlib.sha256(content.encode()).hexdigest()
     spec = ModelSpec.objects.select_for_update().get(pk=_judge_model(judge).pk)  # one import of a judge at a time
-    run_settings = {"imported": {"judge": judge, "file": name or Path(path).name, "sha256": sha},
+    run_settings = {"imported": {"judge": judge, "file": file_name, "sha256": sha},
                     "judge_settings": settings}
     # A run is the same import when the judge, its settings, the task and the verdicts are.
     same = (EvalRun.objects.filter(model=spec, benchmark=benchmark, tasks=task, mode=mode,
@@ -169,8 +184,8 @@ def import_verdicts(path, *, benchmark, task, judge, settings=None, name=None, u
         return Imported(done, False, len(verdicts))
     now = timezone.now()
     run = EvalRun.objects.create(
-        model=spec, benchmark=benchmark, mode=mode, settings=run_settings, selection={"imported": run_settings[
-            "imported"]["file"]}, prompt_template="", prompt_sha256="", prompt_version=PROMPT_VERSION,
+        model=spec, benchmark=benchmark, mode=mode, settings=run_settings, selection={"imported": file_name},
+        prompt_template="", prompt_sha256="", prompt_version=PROMPT_VERSION,
         state=RunState.FINISHED, items_total=len(verdicts), items_done=len(verdicts), chunks_total=0, chunks_done=0,
         created_by=user, started_at=now, finished_at=now)
     run.tasks.set([task])
@@ -184,3 +199,51 @@ def import_verdicts(path, *, benchmark, task, judge, settings=None, name=None, u
     record(run, RunEventKind.CREATED, actor=user, items=len(verdicts), imported=run_settings["imported"])
     record(run, RunEventKind.FINISHED, actor=user, items=len(verdicts))
     return Imported(run, True, len(verdicts))
+
+
+@dataclass(frozen=True)
+class CarriedRuns:
+    """What the predictions an item file carries came to: one imported run per model and task."""
+
+    runs: tuple  # (judge, task slug, run id, created, verdicts)
+
+    def __str__(self):
+        made = [r for r in self.runs if r[3]]
+        return (f"{len(made)} model runs imported ({sum(r[4] for r in made)} predictions), "
+                f"{len(self.runs) - len(made)} already there")
+
+
+@transaction.atomic
+def import_carried_predictions(path, format_name, benchmark_slug):
+    """The predictions of a Label Studio export, each model version's answers to a task's primary question as a
+    finished run of a judge of that name (modeleval.verdicts), inside the import's transaction. A prediction
+    without an answer to the primary question gives no verdict."""
+    if format_name != "labelstudio":
+        raise ImportFailure(path, None, "--format", f"the {format_name} format carries no predictions")
+    benchmark = Benchmark.objects.get(slug=benchmark_slug)
+    _, tasks = labelstudio.records(path)
+    stored = {(i.task.slug, i.external_id): i
+              for i in Item.objects.filter(task__benchmark=benchmark).select_related("task")}
+    groups = {}
+    for row in tasks:
+        item = stored[(row.record.task, row.record.external_id)]
+        primary = item.task.form["primary"]
+        spec = question(item.task.form, primary)
+        for version, answers, where in row.predictions:
+            if primary not in answers:
+                continue
+            try:
+                _, scale, _ = _answer_spec(item.task)
+            except RunError as error:
+                raise ImportFailure(path, where, "predictions", str(error)) from None
+            answer, rating = _check_answer(path, where, answers[primary], spec, item.fields, scale)
+            groups.setdefault((version, item.task), []).append((where, item, answer, rating))
+    done = []
+    for (version, task), verdicts in groups.items():
+        try:
+            made = store_verdicts(verdicts, benchmark=benchmark, task=task, judge=version,
+                                  settings={"labelstudio_model_version": version}, file_name=Path(path).name)
+        except RunError as error:
+            raise ImportFailure(path, verdicts[0][0], "predictions.model_version", str(error)) from None
+        done.append((version, task.slug, made.run.pk, made.created, made.n_verdicts))
+    return CarriedRuns(tuple(done))

@@ -1,7 +1,10 @@
 """Label Studio 1.23.2 as a load target for perf/annotator_load.py: same generator, its own client.
 
 Installed in its own venv (perf/.envs/labelstudio, git-ignored) so that its Django never meets ours:
-    python3 -m venv perf/.envs/labelstudio && perf/.envs/labelstudio/bin/pip install label-studio==1.23.2
+    python3 -m venv perf/.envs/labelstudio && perf/.envs/labelstudio/bin/pip install label-studio==1.23.2 \
+        "sentry-sdk<3"
+(sentry-sdk 3 drops an option Label Studio 1.23.2 passes it: the CLI stops at start-up without the pin.)
+`import_project` also reads our own exports in it (tests/reports/test_labelstudio.py).
 Started as its README says (`label-studio start --no-browser`), on SQLite in a fresh data dir and then on
 PostgreSQL (DJANGO_DB=default, POSTGRE_* in a database created and dropped here). The admin comes from
 `label-studio init --username --password --user-token --enable-legacy-api-token`; the annotators are made in
@@ -47,13 +50,102 @@ print("TOKENS" + json.dumps(out))
 """
 
 
+IMPORT_PROJECT = """
+import json, sys
+from django.test import override_settings
+from rest_framework.test import APIClient
+from label_studio_sdk.label_interface import LabelInterface
+from organizations.models import Organization
+from projects.models import Project
+from tasks.models import Annotation, Prediction, Task
+from users.models import User
+spec = json.load(open({spec!r}))
+admin = User.objects.filter(email="admin@import.local").first()
+if admin is None:
+    admin = User.objects.create_superuser(email="admin@import.local", password="import-pass-1")
+    org = Organization.create_organization(created_by=admin, title="import")
+else:
+    org = admin.active_organization
+admin.active_organization = org
+admin.save(update_fields=["active_organization"])
+for email in spec["annotators"]:  # the people the file's completed_by names: members, as in a real project
+    user = User.objects.filter(email=email).first() or User.objects.create_user(email=email, password="import-pass-1")
+    org.add_user(user)
+client = APIClient()
+client.force_authenticate(admin)
+made = client.post("/api/projects/", {{"title": "import check", "label_config": spec["config"]}}, format="json")
+out = {{"project_status": made.status_code, "project_errors": made.json() if made.status_code != 201 else None}}
+if made.status_code == 201:
+    project = made.json()["id"]
+    tasks = json.load(open(spec["tasks"]))
+    li = LabelInterface(spec["config"])
+    errors = []
+    for i, task in enumerate(tasks):
+        for kind in ("annotations", "predictions"):
+            for j, holder in enumerate(task.get(kind, [])):
+                for error in li.validate_prediction(holder, return_errors=True) or []:
+                    errors.append(f"task {{i}} {{kind}}[{{j}}]: {{error}}")
+    done = client.post(f"/api/projects/{{project}}/import?commit_to_project=true", tasks, format="json")
+    out.update(import_status=done.status_code, response=done.json(), validation_errors=errors)
+    shown = client.get(f"/api/projects/{{project}}/export?exportType=JSON")
+    exported = json.loads(b"".join(shown.streaming_content) if shown.streaming else shown.content) \
+        if shown.status_code == 200 else []
+    out.update(tasks=Task.objects.filter(project_id=project).count(),
+               annotations=Annotation.objects.filter(project_id=project).count(),
+               predictions=Prediction.objects.filter(project_id=project).count(),
+               per_annotator={{u.email: Annotation.objects.filter(project_id=project, completed_by=u).count()
+                              for u in User.objects.filter(email__in=spec["annotators"])}},
+               exported_tasks=len(exported),
+               exported_annotations=sum(len(t.get("annotations", [])) for t in exported),
+               exported_results=sum(len(a.get("result", [])) for t in exported for a in t.get("annotations", [])))
+print("IMPORTED" + json.dumps(out))
+"""
+
+
+def initialized_data_dir(exe, template):
+    """A data dir where `label-studio init` has run (its migrations take minutes): made once under `template`,
+    copied for each use by the caller."""
+    if (template / "label_studio.sqlite3").is_file():
+        return template
+    template.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "DJANGO_SETTINGS_MODULE")}
+    env.update(LABEL_STUDIO_BASE_DATA_DIR=str(template), LOG_LEVEL="WARNING")
+    done = subprocess.run([str(exe), "init", "--username", "admin@init.local", "--password", "init-pass-1",
+                           "--data-dir", str(template)], env=env, cwd=template, capture_output=True, text=True,
+                          timeout=1800)
+    if done.returncode:
+        shutil.rmtree(template, ignore_errors=True)
+        raise RuntimeError(f"label-studio init failed: {(done.stdout + done.stderr)[-1500:]}")
+    return template
+
+
+def import_project(config, tasks_path, annotators, data_dir, workdir):
+    """Label Studio's own import API, in its process, on the project our export describes: the project made with
+    `config`, the annotators (emails) made members, `tasks_path` imported; returns what Label Studio reports and
+    holds (status codes, errors, counts per annotator, its own export's counts)."""
+    workdir = Path(workdir)
+    spec = workdir / "spec.json"
+    spec.write_text(json.dumps({"config": config, "tasks": str(tasks_path), "annotators": annotators}))
+    package = next((VENV / "lib").glob("python3*/site-packages/label_studio"))
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "DJANGO_SETTINGS_MODULE")}
+    env.update(LABEL_STUDIO_BASE_DATA_DIR=str(data_dir), LOG_LEVEL="WARNING", SENTRY_DSN="",
+               DJANGO_SETTINGS_MODULE="core.settings.label_studio")
+    done = subprocess.run([str(VENV / "bin" / "python"), "manage.py", "shell", "-c",
+                           IMPORT_PROJECT.format(spec=str(spec))], env=env, cwd=package, capture_output=True,
+                          text=True, timeout=900)
+    line = next((x for x in done.stdout.splitlines() if x.startswith("IMPORTED")), None)
+    if line is None:
+        raise RuntimeError(f"the import in Label Studio failed: {(done.stdout + done.stderr)[-3000:]}")
+    return json.loads(line[len("IMPORTED"):])
+
+
 def install():
     """The venv and label-studio==VERSION; returns the `label-studio` executable (raises with pip's tail)."""
     exe = VENV / "bin" / "label-studio"
     if exe.exists():
         return exe
     subprocess.run(["python3", "-m", "venv", str(VENV)], check=True)
-    done = subprocess.run([str(VENV / "bin" / "pip"), "install", "-q", f"label-studio=={VERSION}"],
+    done = subprocess.run([str(VENV / "bin" / "pip"), "install", "-q", f"label-studio=={VERSION}", "sentry-sdk<3"],
                           capture_output=True, text=True, timeout=1800)
     if done.returncode:
         raise RuntimeError(f"pip install label-studio=={VERSION} failed: {done.stderr[-1500:]}")

@@ -8,6 +8,7 @@ from . import (
     jsonl,
     judgebench,
     kodialogbench,
+    labelstudio,
     mutual,
 )
 from .base import ImportFailure, ItemRecord, ParsedBenchmark, TaskSpec
@@ -15,7 +16,8 @@ from .detect import detect
 
 FORMATS = {"dialogbench": dialogbench, "fed": fed, "diqad": diqad, "jsonl": jsonl, "mutual": mutual,
            "dialogbench_paper": dialogbench_paper, "dialogbench_released": dialogbench_released,
-           "diqad_released": diqad_released, "kodialogbench": kodialogbench, "judgebench": judgebench}
+           "diqad_released": diqad_released, "kodialogbench": kodialogbench, "judgebench": judgebench,
+           "labelstudio": labelstudio}
 EXPORT_FORMATS = {"jsonl": jsonl}
 
 

@@ -3,10 +3,12 @@ from pathlib import Path
 
 from .base import ImportFailure, json_array, parse_json, read_text
 from .judgebench import is_unified
+from .labelstudio import is_export
 
 # (format, test on the first record), the first that holds wins: the more specific shapes first.
 RULES = [
     ("judgebench", is_unified),
+    ("labelstudio", is_export),
     ("jsonl", lambda r: r.get("type") in ("benchmark", "task", "item")),
     ("fed", lambda r: "context" in r and "annotations" in r),
     ("mutual", lambda r: "utterances" in r),
@@ -57,5 +59,6 @@ def detect(path):
                         "DialogBench as in its paper (option, label, dialogue), as its released code reads it "
                         "(prompt_SFT, prompt_pretrain, choices, label), our DialogBench shape (task, options, "
                         "label), DiQAD as released (label, reason, turns), our DiQAD shape (dialogue, label), "
-                        "FED (context, annotations), JUDGE-BENCH (dataset, annotations, instances), MuTual "
-                        "(utterances) or our jsonl (type); or name it with --format")
+                        "FED (context, annotations), a Label Studio export (data, annotations), JUDGE-BENCH "
+                        "(dataset, annotations, instances), MuTual (utterances) or our jsonl (type); or name it "
+                        "with --format")
