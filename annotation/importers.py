@@ -45,12 +45,13 @@ class RatingsImportSummary:
                 "missing values")
 
 
-def external_raters(prefix, count):
-    """Inactive users with unusable passwords: they stand for people, they never sign in."""
+def external_raters(prefix, count, names=None):
+    """Inactive users with unusable passwords: they stand for people, they never sign in. Named `prefix`-rater-i, or
+    `prefix`-each of `names` (a file's own names of its raters)."""
     users = []
-    for number in range(1, count + 1):
-        user, created = get_user_model().objects.get_or_create(username=f"{prefix}-rater-{number}",
-                                                               defaults={"is_active": False})
+    for username in names and [f"{prefix}-{name}" for name in names] or [
+            f"{prefix}-rater-{number}" for number in range(1, count + 1)]:
+        user, created = get_user_model().objects.get_or_create(username=username, defaults={"is_active": False})
         if created:
             user.set_unusable_password()
             user.save(update_fields=["password"])
@@ -118,13 +119,15 @@ def parse_judgebench_ratings(path, items):
     return rows, missing
 
 
-def store_position_ratings(path, benchmark, rows, missing, *, format_name, source, prefix, name, description):
+def store_position_ratings(path, benchmark, rows, missing, *, format_name, source, prefix, name, description,
+                           rater_names=None):
     """Rows of (item, [answers of rater position 1, 2, ...; None: no rating]) as the annotations of external raters
     in the benchmark's campaign of that source (made on first import), each item's final value by the campaign's
-    rule. Unchanged ratings are counted, changed ones refused."""
+    rule. Unchanged ratings are counted, changed ones refused. `rater_names`: the file's names of positions 1, 2, ...
+    when its raters are people known across items (external_raters)."""
     n_raters = max(len(answers) for _, answers in rows)
     with transaction.atomic():
-        raters = external_raters(prefix, n_raters)
+        raters = external_raters(prefix, n_raters, rater_names)
         campaign = Campaign.objects.filter(benchmark=benchmark, source=source).first()
         if campaign is None:
             campaign = actions.create_campaign(
