@@ -417,6 +417,12 @@ def dataset_files(path, work, shown=None):
     return out
 
 
+def looks_like_dataset(path):
+    """Whether a file is a dataset's Parquet file or a zip (of its folder), by its first bytes."""
+    with open(path, "rb") as head:
+        return head.read(4) in (b"PAR1", b"PK\x03\x04")
+
+
 def config_of(shown, schema):
     names = set(schema.names)
     for config, columns in COLUMNS.items():
