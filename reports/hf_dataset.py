@@ -443,6 +443,10 @@ def read_tables(files):
             schema = parquet.schema_arrow
         except (pa.ArrowException, OSError, ValueError) as error:
             raise ImportFailure(shown, None, None, f"not a readable Parquet file ({str(error)[:200]})") from None
+        unpacked = sum(parquet.metadata.row_group(n).total_byte_size for n in range(parquet.metadata.num_row_groups))
+        if unpacked > MAX_FILE_BYTES:  # a small file that decompresses into a large one
+            raise ImportFailure(shown, None, None, f"{unpacked:,} bytes once decompressed, over the limit of "
+                                                   f"{MAX_FILE_BYTES:,}")
         config = config_of(shown, schema)
         for column, kind in COLUMNS[config].items():
             found = schema.field(column).type

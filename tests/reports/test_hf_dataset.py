@@ -207,7 +207,7 @@ def hostile_zip(tmp_path, members):
     return path
 
 
-def test_hostile_zips_are_refused(tmp_path):
+def test_hostile_zips_are_refused(tmp_path, monkeypatch):
     demo(with_runs=False)
     folder, _ = written(tmp_path)
     items = (folder / "items" / "items-test.parquet").read_bytes()
@@ -223,9 +223,11 @@ def test_hostile_zips_are_refused(tmp_path):
     many = hostile_zip(tmp_path, [(f"items/{n}.parquet", b"") for n in range(hf_dataset.MAX_FILES + 1)])
     with pytest.raises(ImportFailure, match="Parquet files; at most"):
         hf_dataset.import_dataset([(many, "hostile.zip")], "demo-copy")
+    monkeypatch.setattr(hf_dataset, "MAX_FILE_BYTES", 1_000_000)
     bomb = io.BytesIO()
     with zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("items/items-test.parquet", b"\x00" * (hf_dataset.MAX_FILE_BYTES + 1))
+    assert len(bomb.getvalue()) < 10_000
     (tmp_path / "bomb.zip").write_bytes(bomb.getvalue())
     with pytest.raises(ImportFailure, match="bytes unpacked"):
         hf_dataset.import_dataset([(tmp_path / "bomb.zip", "bomb.zip")], "demo-copy")
@@ -265,3 +267,20 @@ def test_the_commands_export_import_and_refuse_a_push_without_a_token(tmp_path, 
     with pytest.raises(CommandError, match=refusal):
         call_command("import_hf_dataset", str(folder), "--benchmark", "demo-other")
     assert not Benchmark.objects.filter(slug="demo-other").exists()
+
+
+def test_a_parquet_file_that_decompresses_into_a_large_one_is_refused(tmp_path, monkeypatch):
+    demo(with_runs=False)
+    folder, _ = written(tmp_path)
+    monkeypatch.setattr(hf_dataset, "MAX_FILE_BYTES", 1_000_000)
+    path = folder / "items" / "items-test.parquet"
+    table = pq.read_table(path)
+    rows = table.to_pylist()
+    rows[0]["fields"] = json.dumps({"x": "a" * 2_000_000})
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path, compression="zstd")
+    assert path.stat().st_size < 100_000
+    before = table_counts()
+    with pytest.raises(ImportFailure, match="bytes once decompressed, over the limit") as refused:
+        hf_dataset.import_dataset(folder, "demo-copy")
+    assert refused.value.path == "items/items-test.parquet"
+    assert table_counts() == before
