@@ -124,15 +124,36 @@ class CampaignForm(SettingsForm):
         return self.cleaned_data.get("worker_role") or (preset.worker_role if preset else None)
 
 
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    """One file or several (a Hugging Face dataset's Parquet files); cleaned to a list."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("widget", MultipleFileInput())
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data, initial=None):
+        files = data if isinstance(data, (list, tuple)) else [data]
+        return [super(MultipleFileField, self).clean(one, initial) for one in files]
+
+
+# The upload page's choice for a Hugging Face dataset (reports.hf_dataset), beside the item formats.
+HF_FORMAT = "hf"
+
+
 class UploadForm(forms.Form):
-    file = forms.FileField(help_text="A data file in one of the import formats (see the table below).")
+    file = MultipleFileField(help_text=_("A data file in one of the import formats (see the table below); for a "
+                                         "Hugging Face dataset, its folder as a zip or its Parquet files."))
     benchmark = forms.ModelChoiceField(Benchmark.objects.order_by("slug"), to_field_name="slug", required=False,
                                        empty_label="a new benchmark (give its slug)",
                                        help_text="Items are added to this benchmark; unchanged items are skipped.")
     new_benchmark = forms.SlugField(required=False, label="New benchmark slug",
                                     help_text="Lowercase letters, digits and hyphens, e.g. diqad-2026.")
     format = forms.ChoiceField(required=False, choices=[("", "recognise from the file")]
-                               + [(name, name) for name in sorted(FORMATS)])
+                               + [(name, name) for name in sorted(FORMATS)] + [(HF_FORMAT, HF_FORMAT)])
     task = forms.CharField(required=False, max_length=100, label="Task",
                            help_text="For a released DialogBench file not named after its task: the task, e.g. "
                                      "Emotion Detection. Leave empty otherwise.")
@@ -147,6 +168,9 @@ class UploadForm(forms.Form):
         if new and Benchmark.objects.filter(slug=new).exists():
             self.add_error("new_benchmark", f"A benchmark {new} exists already; choose it in the list.")
         data["slug"] = chosen.slug if chosen else new
+        if len(data.get("file") or []) > 1 and data.get("format") not in ("", HF_FORMAT):
+            self.add_error("file", _("Several files are one Hugging Face dataset's Parquet files; other formats come "
+                                     "one file at a time."))
         return data
 
 

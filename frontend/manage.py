@@ -5,7 +5,7 @@ on the page (nothing written), never as an error page.
 """
 import json
 import tempfile
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from django.contrib import messages
@@ -32,12 +32,14 @@ from core.errors import ActionError
 from modeleval.permissions import can_evaluate_models
 from modeleval.verdicts import import_verdicts
 from reports.access import check_report_access
+from reports.hf_dataset import import_dataset, looks_like_dataset
 from reports.labelstudio import campaign_project
 from reports.planner import campaign_plan
 from reports.planner import judge_runs as planner_judges
 
 from .access import campaign_with_role, managed_campaigns, may_manage
 from .forms import (
+    HF_FORMAT,
     AccountsForm,
     CampaignForm,
     MembersForm,
@@ -67,6 +69,13 @@ def manage_home(request):
 
 
 @contextmanager
+def saved_uploads(uploads, default_name):
+    """[(path, name)] of several uploaded files, as saved_upload writes one."""
+    with ExitStack() as stack:
+        yield [stack.enter_context(saved_upload(upload, default_name)) for upload in uploads]
+
+
+@contextmanager
 def saved_upload(upload, default_name):
     """(path, name) of an uploaded file written to a temporary folder under its own (made safe) name, so that
     an importer's refusal names the file as given; the folder goes when the block ends."""
@@ -87,14 +96,19 @@ def upload(request):
     form = UploadForm(request.POST or None, request.FILES or None, initial=initial)
     failure = None
     if request.method == "POST" and form.is_valid():
-        with saved_upload(form.cleaned_data["file"], "upload") as (path, name):
+        data = form.cleaned_data
+        with saved_uploads(data["file"], "upload") as saved:
             try:
-                fmt, summary = import_upload(path, actor=request.user, benchmark_slug=form.cleaned_data["slug"],
-                                             format_name=form.cleaned_data["format"], name=name,
-                                             task=form.cleaned_data["task"])
+                if data["format"] == HF_FORMAT or (not data["format"] and all(looks_like_dataset(p) for p, _ in saved)):
+                    fmt, summary = HF_FORMAT, import_dataset(saved, data["slug"], actor=request.user)
+                else:
+                    (path, name), = saved
+                    fmt, summary = import_upload(path, actor=request.user, benchmark_slug=data["slug"],
+                                                 format_name=data["format"], name=name, task=data["task"])
             except ImportFailure as error:
                 failure = error
         if failure is None:
+            name = ", ".join(name for _, name in saved)
             renamed = Task.objects.filter(benchmark__slug=summary.benchmark).exclude(source_names=[])
             also = f" Named otherwise in the source data: {'; '.join(t.names for t in renamed)}." if renamed else ""
             messages.success(request, f"Imported {name} as {fmt}: {summary}.{also}")

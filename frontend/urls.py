@@ -20,6 +20,7 @@ urlpatterns = [
     path("reports/<slug:slug>/embed/", views.report_embed, name="report-embed"),
     path("reports/<slug:slug>/status/", views.report_status, name="report-status"),
     path("reports/<slug:slug>/download/<str:fmt>/", views.report_download, name="report-download"),
+    path("reports/<slug:slug>/dataset/", views.report_dataset, name="report-dataset"),
     path("manage/", manage.manage_home, name="manage"),
     path("manage/upload/", manage.upload, name="manage-upload"),
     path("manage/verdicts/", manage.verdicts, name="manage-verdicts"),

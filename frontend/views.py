@@ -1,6 +1,10 @@
 """Pages. Each view checks who may open the page and hands the page its ids; the page's JS reads and
 writes through the REST API, so the rules stay in the apps' actions and selectors."""
+import io
+import json
+import tempfile
 from contextlib import nullcontext
+from pathlib import Path
 from urllib.parse import urlencode
 
 from django.contrib import admin, messages
@@ -38,6 +42,7 @@ from reports.access import (
 )
 from reports.api import ReportQuery
 from reports.contract import ReportOptions
+from reports.hf_dataset import export_dataset, zip_folder
 from reports.limits import ReportBusy, report_slot
 from reports.readable import GAP_RULES, RULES
 from reports.render import FORMATS
@@ -258,6 +263,8 @@ def report(request, slug):
                        **choices})
     downloads = [(fmt, name, f"{reverse('report-download', args=[benchmark.slug, fmt])}?{query}")
                  for fmt, name in REPORT_DOWNLOADS.items()]
+    downloads.append(("hf", gettext("Hugging Face dataset (zip)"),
+                      f"{reverse('report-dataset', args=[benchmark.slug])}?{query}"))
     defaults = ReportOptions()
     rules = [(rule, RUN_RULE_TEXT if rule == "run" else RULES[rule]) for rule in GAP_RULES]
     stored = stored_for_page(request, benchmark, campaign, choices, served=False)
@@ -304,6 +311,39 @@ def report_download(request, slug, fmt):
     _, media_type, extension = FORMATS[fmt]
     response = HttpResponse(text, content_type=f"{media_type}; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="report-{benchmark.slug}.{extension}"'
+    return response
+
+
+@login_required
+def report_dataset(request, slug):
+    """The page's benchmark as a Hugging Face dataset, zipped (reports.hf_dataset): the card states the stored report's
+    agreement, so it is a file only once a fresh report is stored, as the other downloads; the labels are those of
+    the campaigns whose people the reader may see."""
+    asked = report_request(request, slug)
+    if isinstance(asked, HttpResponse):
+        return asked
+    benchmark, campaign, choices = asked
+    served = stored_for_page(request, *asked)
+    if isinstance(served, HttpResponse):
+        return served
+    try:
+        report = json.loads(served.fresh_text("json"))
+    except ReportPending as pending:
+        query = urlencode({**({"campaign": campaign} if campaign is not None else {}), **choices})
+        return render(request, "frontend/report_pending.html", {
+            "benchmark": benchmark, "fmt": "hf", "fmt_name": gettext("Hugging Face dataset (zip)"),
+            "status": pending.as_dict(), "report_url": f"{reverse('report-page', args=[benchmark.slug])}?{query}"},
+            status=409)
+    campaigns = {c["campaign_id"] for c in report["campaigns"]} - set(served.hidden)
+    if campaign is not None:
+        campaigns &= {int(campaign)}
+    archive = io.BytesIO()
+    with tempfile.TemporaryDirectory(prefix="hb-dataset-") as folder:
+        export_dataset(benchmark.slug, Path(folder), report=report, campaign_ids=campaigns,
+                       gold_version=served.stored.query.get("gold_version"))
+        zip_folder(folder, archive)
+    response = HttpResponse(archive.getvalue(), content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="{benchmark.slug}-hf-dataset.zip"'
     return response
 
 

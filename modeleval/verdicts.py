@@ -59,7 +59,7 @@ def _answer_spec(task):
 
 
 def _check_answer(path, where, value, task_spec, item_fields, scale):
-    """The answer as stored (text) and its rating (or None), or an ImportFailure naming the line or record."""
+    """The answer as stored (text) and its rating (or None), or an ImportFailure naming the line (`where`)."""
     if isinstance(value, bool) and scale is not None and False in scale:
         return str(value).lower(), float(value)
     if scale is not None:
@@ -80,44 +80,53 @@ def read_verdicts(path, task, *, name=None):
     """[(line, item, answer, rating)] of the file, every line checked against the task's items and answers.
     `name`: the file's name in refusals (an upload's, not its temporary path)."""
     shown = name or str(path)
-    items = {i.external_id: i for i in task.items.all()}
-    mode_spec = question(task.form, task.form["primary"])
-    _, scale, _ = _answer_spec(task)
-    verdicts, seen = [], {}
     try:
-        for line, record in json_lines(path):
-            key = next((k for k in ITEM_KEYS if k in record), None)
-            if key is None:
-                raise ImportFailure(shown, f"line {line}", "item", "the item's external id")
-            external_id = record[key]
-            if isinstance(external_id, (dict, list, bool)) or external_id is None:
-                raise ImportFailure(shown, f"line {line}", key, "the item's external id as text or a number")
-            external_id = str(external_id)
-            if external_id not in items:
-                raise ImportFailure(shown, f"line {line}", key, f"an item of task {task.slug}; {external_id!r} is not "
-                                                                "one")
-            if external_id in seen:
-                raise ImportFailure(shown, f"line {line}", key, f"each item once; {external_id!r} is on line "
-                                                                f"{seen[external_id]} too")
-            seen[external_id] = line
-            if "answer" not in record:
-                raise ImportFailure(shown, f"line {line}", "answer", "the judge's answer")
-            answer, rating = _check_answer(shown, f"line {line}", record["answer"], mode_spec,
-                                           items[external_id].fields, scale)
-            verdicts.append((line, items[external_id], answer, rating))
+        return check_verdicts(shown, task, ((f"line {line}", record) for line, record in json_lines(path)))
     except ImportFailure as failure:
         if failure.path != shown:  # json_lines names the path it read: name the file as given
             raise ImportFailure(shown, failure.location, failure.field, failure.expected) from None
         raise
+
+
+def check_verdicts(shown, task, records, *, unparsed_allowed=False):
+    """[(where, item, answer, rating)] of (where, {item, answer}) records, each checked against the task's items and
+    answers; refusals name `shown` and the record. `unparsed_allowed`: an answer of null is a verdict that could not
+    be parsed (answer ""), as runs made here keep them."""
+    items = {i.external_id: i for i in task.items.all()}
+    mode_spec = question(task.form, task.form["primary"])
+    _, scale, _ = _answer_spec(task)
+    verdicts, seen = [], {}
+    for where, given in records:
+        key = next((k for k in ITEM_KEYS if k in given), None)
+        if key is None:
+            raise ImportFailure(shown, where, "item", "the item's external id")
+        external_id = given[key]
+        if isinstance(external_id, (dict, list, bool)) or external_id is None:
+            raise ImportFailure(shown, where, key, "the item's external id as text or a number")
+        external_id = str(external_id)
+        if external_id not in items:
+            raise ImportFailure(shown, where, key, f"an item of task {task.slug}; {external_id!r} is not one")
+        if external_id in seen:
+            raise ImportFailure(shown, where, key, f"each item once; {external_id!r} is on {seen[external_id]} too")
+        seen[external_id] = where
+        if "answer" not in given:
+            raise ImportFailure(shown, where, "answer", "the judge's answer")
+        if given["answer"] is None and unparsed_allowed:
+            verdicts.append((where, items[external_id], "", None))
+            continue
+        answer, rating = _check_answer(shown, where, given["answer"], mode_spec, items[external_id].fields, scale)
+        verdicts.append((where, items[external_id], answer, rating))
     return verdicts
 
 
-def _judge_model(judge) -> ModelSpec:
-    """The model standing for an imported judge: made once per name; a model of ours under the name is refused."""
-    name = slugify(judge)[:100]
+def _judge_model(judge, prefix="") -> ModelSpec:
+    """The model standing for an imported judge: made once per name; a model of ours under the name is refused.
+    `prefix` sets apart the models of one kind of import (a dataset's runs), so that a dataset's model never takes the
+    name of one registered here."""
+    name = slugify(f"{prefix}{judge}")[:100]
     if not name:
         raise RunError(Code.BAD_SETTINGS, "the judge needs a name (letters or digits)")
-    source = f"{IMPORTED}{judge}"[:500]
+    source = f"{IMPORTED}{prefix}{judge}"[:500]
     spec = ModelSpec.objects.filter(name=name).first()
     if spec is None:
         return ModelSpec.objects.create(name=name, source=source, revision="verdicts imported from elsewhere")
@@ -132,8 +141,16 @@ def _gold(item):
     return None if value is None else str(value)
 
 
-def _task_of(benchmark, task):
-    """(benchmark, task) from slugs or objects."""
+@transaction.atomic
+def import_verdicts(path, *, benchmark, task, judge, settings=None, name=None, user=None) -> Imported:
+    """The verdicts of `path` (see the module's text) on `task` of `benchmark` (slugs or objects) as a finished run
+    of the judge `judge` with its `settings` (a JSON object). `name`: the file's name in refusals."""
+    if user is not None and not can_evaluate_models(user):
+        raise RunError(Code.FORBIDDEN, "a judge's verdicts are imported by staff and researchers")
+    if settings is None:
+        settings = {}
+    if not isinstance(settings, dict):
+        raise RunError(Code.BAD_SETTINGS, "the judge's settings must be a JSON object")
     if isinstance(benchmark, str):
         found = Benchmark.objects.filter(slug=benchmark).first()
         if found is None:
@@ -144,41 +161,25 @@ def _task_of(benchmark, task):
         if found is None:
             raise RunError(Code.UNKNOWN_TASK, f"benchmark {benchmark.slug} has no task {task!r}")
         task = found
-    return benchmark, task
-
-
-@transaction.atomic
-def import_verdicts(path, *, benchmark, task, judge, settings=None, name=None, user=None) -> Imported:
-    """The verdicts of `path` (see the module's text) on `task` of `benchmark` (slugs or objects) as a finished run
-    of the judge `judge` with its `settings` (a JSON object). `name`: the file's name in refusals."""
-    if user is not None and not can_evaluate_models(user):
-        raise RunError(Code.FORBIDDEN, "a judge's verdicts are imported by staff and researchers")
-    benchmark, task = _task_of(benchmark, task)
-    _answer_spec(task)
     verdicts = read_verdicts(path, task, name=name)
     if not verdicts:
         raise ImportFailure(name or str(path), None, None, "no verdicts; expected one JSON object per line")
-    return store_verdicts(verdicts, benchmark=benchmark, task=task, judge=judge, settings=settings,
-                          file_name=name or Path(path).name, user=user)
+    return store_verdicts(benchmark, task, verdicts, judge=judge, settings=settings, file_name=name or Path(path).name,
+                          user=user)
 
 
-def store_verdicts(verdicts, *, benchmark, task, judge, settings, file_name, user=None) -> Imported:
-    """[(where, item, answer, rating)] checked by `_check_answer` as a finished run of the judge (inside the
-    caller's transaction); the same verdicts of the same judge, settings and task again: the run made before."""
-    if settings is None:
-        settings = {}
-    if not isinstance(settings, dict):
-        raise RunError(Code.BAD_SETTINGS, "the judge's settings must be a JSON object")
+def store_verdicts(benchmark, task, verdicts, *, judge, settings, file_name, user=None, model_prefix="") -> Imported:
+    """Checked verdicts (check_verdicts) as a finished run of `judge`, inside the caller's transaction; the same
+    verdicts of the same judge, settings and task again return the run they made."""
     mode, _, is_rating = _answer_spec(task)
     content = json.dumps([[item.external_id, answer, rating] for _, item, answer, rating in verdicts],
                          sort_keys=True, ensure_ascii=False)
     sha = hashlib.sha256(content.encode()).hexdigest()
-    spec = ModelSpec.objects.select_for_update().get(pk=_judge_model(judge).pk)  # one import of a judge at a time
-    run_settings = {"imported": {"judge": judge, "file": file_name, "sha256": sha},
-                    "judge_settings": settings}
+    spec = ModelSpec.objects.select_for_update().get(pk=_judge_model(judge, model_prefix).pk)  # one import at a time
+    run_settings = {"imported": {"judge": judge, "file": file_name, "sha256": sha}, "judge_settings": settings}
     # A run is the same import when the judge, its settings, the task and the verdicts are.
     same = (EvalRun.objects.filter(model=spec, benchmark=benchmark, tasks=task, mode=mode,
-                                                        settings__imported__sha256=sha)
+                                   settings__imported__sha256=sha)
             .filter(settings__judge_settings=settings))
     if done := same.first():
         return Imported(done, False, len(verdicts))
@@ -192,7 +193,8 @@ def store_verdicts(verdicts, *, benchmark, task, judge, settings, file_name, use
     predictions = []
     for _, item, answer, rating in verdicts:
         gold = _gold(item)
-        predictions.append(Prediction(run=run, item=item, parse_status=ParseStatus.PARSED, answer=answer,
+        status = ParseStatus.PARSED if answer else ParseStatus.UNPARSABLE
+        predictions.append(Prediction(run=run, item=item, parse_status=status, answer=answer,
                                       raw_output=answer, rating=rating if is_rating else None, gold=gold or "",
                                       correct=None if gold is None else answer == gold))
     Prediction.objects.bulk_create(predictions)
@@ -241,7 +243,7 @@ def import_carried_predictions(path, format_name, benchmark_slug):
     done = []
     for (version, task), verdicts in groups.items():
         try:
-            made = store_verdicts(verdicts, benchmark=benchmark, task=task, judge=version,
+            made = store_verdicts(benchmark, task, verdicts, judge=version,
                                   settings={"labelstudio_model_version": version}, file_name=Path(path).name)
         except RunError as error:
             raise ImportFailure(path, verdicts[0][0], "predictions.model_version", str(error)) from None

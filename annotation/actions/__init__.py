@@ -48,6 +48,7 @@ from .gold import (
                       choose_benchmark_gold,
                       create_gold_version,
                       freeze_gold_version,
+                      import_gold_version,
                       may_choose_benchmark_gold,
                       pin_gold_version,
 )
@@ -98,6 +99,7 @@ __all__ = [
     "auto_hand_in",
     "create_gold_version",
     "freeze_gold_version",
+    "import_gold_version",
     "pin_gold_version",
     "may_choose_benchmark_gold",
     "choose_benchmark_gold",

@@ -5,7 +5,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from benchmarks.models import Benchmark
+from benchmarks.models import Benchmark, canonical_json
 from benchmarks.permissions import staff_or_holder
 from core.errors import ActionError, Code
 from metrics import majority_vote
@@ -159,3 +159,31 @@ def choose_benchmark_gold(benchmark, version, *, actor, reason=""):
             record_event(version.campaign, EventKind.GOLD_VERSION_CHOSEN_FOR_BENCHMARK, actor=actor, reason=reason,
                          figures={"version": version.number, "citation": version.citation, "benchmark": benchmark.slug})
     return choice
+
+
+def import_gold_version(campaign, labels, *, note):
+    """A gold version published with a data set (a Hugging Face export of ours): `labels` [(item, value, method, votes,
+    margin)] as a frozen version of the campaign's benchmark, made from `campaign`, and chosen as the benchmark's
+    gold, inside the caller's transaction (the importer checked who imports). A version of the benchmark with the
+    same note and the same labels is returned as it is: importing twice adds nothing. (version, created)."""
+    from ..models import BenchmarkGold
+
+    Benchmark.objects.select_for_update().get(pk=campaign.benchmark_id)
+    wanted = sorted((item.pk, canonical_json(value), method) for item, value, method, _, _ in labels)
+    for version in GoldVersion.objects.filter(benchmark_id=campaign.benchmark_id, note=note, frozen_at__isnull=False):
+        stored = version.labels.values_list("item_id", "value", "method")
+        if sorted((i, canonical_json(v), m) for i, v, m in stored) == wanted:
+            return version, False
+    number = (GoldVersion.objects.filter(benchmark_id=campaign.benchmark_id).aggregate(n=Max("number"))["n"] or 0) + 1
+    version = GoldVersion.objects.create(benchmark_id=campaign.benchmark_id, campaign=campaign, number=number,
+                                         note=note)
+    GoldLabel.objects.bulk_create([GoldLabel(version=version, item=item, value=value, method=method, votes=votes,
+                                             margin=margin) for item, value, method, votes, margin in labels])
+    version.frozen_at = timezone.now()
+    version.save(update_fields=["frozen_at"])
+    BenchmarkGold.objects.create(benchmark_id=campaign.benchmark_id, version=version, reason=note)
+    record_event(campaign, EventKind.GOLD_VERSION_CREATED, reason=note,
+                 figures={"version": number, "method": "imported", "labels": len(labels), "left_out": {}})
+    record_event(campaign, EventKind.GOLD_VERSION_FROZEN, figures={"version": number, "citation": version.citation,
+                                                                   "labels": len(labels)})
+    return version, True

@@ -28,7 +28,7 @@ def test_upload_page_lists_every_format_of_its_menu(page):
     sign_in(page, "boss")
     page.goto("/manage/upload/")
     offered = [v for v in page.eval_on_selector_all("#id_format option", "els => els.map(e => e.value)") if v]
-    assert sorted(offered) == sorted(FORMATS)
+    assert sorted(offered) == sorted([*FORMATS, "hf"])  # the item formats and a Hugging Face dataset
     for name in offered:
         expect(page.locator(f"#formats tr[data-format='{name}']")).to_be_visible()
     expect(page.locator("#id_task")).to_be_visible()

@@ -17,7 +17,7 @@ def download_links(client, campaign):
     assert page.status_code == 200
     links = dict(re.findall(r'<a [^>]*href="([^"]+)"[^>]*id="download-(\w+)"', page.content.decode()))
     links = {fmt: href.replace("&amp;", "&") for href, fmt in links.items()}
-    assert set(links) == {"html", "csv", "json", "latex"}, links
+    assert set(links) == {"html", "csv", "json", "latex", "hf"}, links
     return page.content.decode(), links
 
 
@@ -45,6 +45,9 @@ def test_a_download_made_while_the_report_is_computed_says_so_and_is_no_file(cli
         assert answer["Content-Disposition"] == f'attachment; filename="report-db.{extension}"'
         assert b"report_computing" not in answer.content
     assert client.get(links["csv"]).content.decode().splitlines()[0].count(",") >= 2
+    dataset = client.get(links["hf"])
+    assert dataset.status_code == 200 and dataset["Content-Type"] == "application/zip"
+    assert dataset["Content-Disposition"] == 'attachment; filename="db-hf-dataset.zip"'
 
 
 def test_a_download_of_an_unknown_format_or_an_unreadable_report_is_refused(client):
@@ -61,4 +64,5 @@ def test_the_downloads_go_by_their_formats_names(client, settings):
     client.force_login(User.objects.create_user("reader", is_staff=True))
     page, _ = download_links(client, campaign)
     names = dict(re.findall(r'id="download-(\w+)"[^>]*>([^<]+)</a>', page))
-    assert names == {"html": "HTML", "csv": "CSV", "json": "JSON", "latex": "LaTeX"}, names
+    assert names == {"html": "HTML", "csv": "CSV", "json": "JSON", "latex": "LaTeX",
+                     "hf": "Hugging Face dataset (zip)"}, names

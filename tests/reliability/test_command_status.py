@@ -87,6 +87,8 @@ def test_a_cancelled_selfchat_or_a_run_still_going_is_no_success(benchmark, monk
     ("import_items", ["/no/such/file.jsonl"], {"benchmark": "x"}),
     ("export_items", ["/tmp/out.jsonl"], {"benchmark": "no-such", "format": "jsonl"}),
     ("import_ratings", ["/no/such/file.json"], {"benchmark": "x", "format": "fed"}),
+    ("import_hf_dataset", ["/no/such/folder"], {"benchmark": "x"}),
+    ("export_hf_dataset", ["/tmp/hf-out"], {"benchmark": "no-such"}),
     ("audit_qc_sample", ["999"], {}),
     ("reclaim_leases", [], {"campaign": 999}),
     ("register_api_model", ["judge"], {"endpoint": "http://127.0.0.1:9/v1", "api_model": "m"}),
