@@ -24,6 +24,7 @@ def test_lmeval_task_download_and_outside_runs_upload(page, tmp_path):
     page.goto("/manage/")
     row = page.locator("#benchmarks tr[data-slug='db-demo']")
     row.locator("select[name='preset']").select_option("dialogbench")
+    shot(page, "manage-lmeval-download", "Manage", "#benchmarks tr[data-slug='db-demo'] .lmeval-export")
     with page.expect_download() as download:
         row.get_by_role("button", name="Download as an lm-eval task").click()
     assert download.value.suggested_filename == "hb_db_demo_all.zip"
