@@ -262,7 +262,8 @@ def read_samples(paths, benchmark, task=None, *, names=None):
         verdicts.refuse_unmatched(", ".join(shown_names), "doc.id", unmatched, benchmark, task)
     if not rows:
         raise ImportFailure(", ".join(shown_names), None, None, "no samples; expected lm-eval's samples_*.jsonl")
-    return rows
+    # In the items' order, whatever order the files were given in: the same samples are the same import.
+    return sorted(rows, key=lambda row: (row.item.task.slug, row.item.external_id))
 
 
 @transaction.atomic

@@ -187,17 +187,32 @@ def test_lm_eval_picks_what_our_scorer_picks_on_the_packaged_model(tmp_path, pac
     mine = {p.item_id: p for p in Prediction.objects.filter(run=ours)}
     other = {p.item_id: p for p in Prediction.objects.filter(run=theirs)}
     assert set(mine) == set(other) and len(mine) == 12
-    agree = 0
+    agree, largest = 0, 0.0
     for item_id, p in mine.items():
         q = other[item_id]
         assert [o["key"] for o in q.options] == [o["key"] for o in p.options]
         assert [o["context"] for o in q.options] == [o["context"] for o in p.options]  # the same prompt...
         for a, b in zip(p.options, q.options, strict=True):  # ...the same numbers...
             assert b["logprob"] == pytest.approx(a["logprob"], abs=1e-3)
+            largest = max(largest, abs(b["logprob"] - a["logprob"]))
         picks = selectors.mc_picks(p.options)
         assert q.answer == picks["acc"] and q.answer_norm == picks["acc_norm"]  # ...the same picks
         # DialogBench's rule (the run's answer) from lm-eval's numbers and our token counts:
         with_tokens = [{**b, "n_tokens": a["n_tokens"]} for a, b in zip(p.options, q.options, strict=True)]
         assert selectors.mc_picks(with_tokens)["per_token"] == p.answer
         agree += 1
-    print(f"lm-eval ({LM_EVAL}): {agree} of {len(mine)} items picked alike (acc, acc_norm, per_token)")
+    print(f"lm-eval ({LM_EVAL}): {agree} of {len(mine)} items picked alike (acc, acc_norm, per_token); largest "
+          f"log-likelihood difference {largest:.2e}")
+
+
+def test_the_same_samples_in_other_files_or_order_add_nothing(tmp_path, demo_benchmark):
+    docs = list(docs_of(build_export(demo_benchmark, tasks=["emotion_detection", "dialogue_nli"])).values())
+    lines = [sample(doc, [-1.0 - i for i in range(len(doc["choices"]))], doc_id=n) for n, doc in enumerate(docs)]
+    first = write_samples(tmp_path / "samples_a.jsonl", lines[:3])
+    second = write_samples(tmp_path / "samples_b.jsonl", lines[3:])
+    done = import_lmeval_samples([first, second], benchmark="db-demo", judge="lm")
+    assert done.created and done.n_verdicts == 5
+    assert sorted(done.run.tasks.values_list("slug", flat=True)) == ["dialogue_nli", "emotion_detection"]
+    before = counts()
+    again = import_lmeval_samples([second, first], benchmark="db-demo", judge="lm")
+    assert not again.created and again.run == done.run and counts() == before
