@@ -228,18 +228,30 @@ class PlannerForm(forms.Form):
 
 
 class VerdictsForm(forms.Form):
-    """A judge's verdicts made elsewhere (modeleval.verdicts): the file, where they belong and who made them."""
+    """Answers made elsewhere (modeleval.outside_runs): a judge's verdicts, lm-evaluation-harness' samples or an
+    Inspect log; the file, where they belong and who made them."""
 
-    file = forms.FileField(label=_("Verdicts file"),
-                           help_text=_('JSON lines, one verdict per line: {"item": "<external id>", "answer": ...}'))
+    FORMATS = [("jsonl", _("Verdicts in JSON lines")),
+               ("lm-eval", _("lm-evaluation-harness samples (samples_*.jsonl of --log_samples)")),
+               ("inspect", _("Inspect eval log (.json)"))]
+    format = forms.ChoiceField(choices=FORMATS, required=False, initial="jsonl", label=_("Format"))
+    file = forms.FileField(label=_("File"),
+                           help_text=_('Verdicts: JSON lines, one per line: {"item": "<external id>", "answer": ...}; '
+                                       "lm-eval: one samples file (one task); Inspect: the log"))
     benchmark = forms.ModelChoiceField(Benchmark.objects.order_by("slug"), to_field_name="slug",
                                        label=_("Benchmark"))
-    task = forms.SlugField(max_length=100, label=_("Task"), help_text=_("The task's slug, e.g. diqad-quality"))
-    judge = forms.CharField(max_length=200, label=_("Judge"),
-                            help_text=_("The judge's name, e.g. the model the tool or API called"))
+    task = forms.SlugField(max_length=100, required=False, label=_("Task"),
+                           help_text=_("The task's slug, e.g. diqad-quality (verdicts: required; lm-eval and "
+                                       "Inspect: matched by the items' ids unless given)"))
+    judge = forms.CharField(max_length=200, required=False, label=_("Judge or model"),
+                            help_text=_("The name the run is kept under, e.g. the model the tool or API called "
+                                        "(Inspect: the log's model unless given)"))
     judge_settings = forms.JSONField(required=False, initial=dict, label=_("Judge settings"),
                                      help_text=_("A JSON object: prompt, temperature, tool, date..."),
                                      widget=forms.Textarea(attrs={"rows": 3}))
+
+    def clean_format(self):
+        return self.cleaned_data.get("format") or "jsonl"
 
     def clean_judge_settings(self):
         value = self.cleaned_data.get("judge_settings")

@@ -29,8 +29,11 @@ from benchmarks.importers import ImportFailure, format_shapes
 from benchmarks.models import Benchmark, Task
 from benchmarks.permissions import can_import_items
 from core.errors import ActionError
+from modeleval.lmeval import export_zip
+from modeleval.models import Mode
+from modeleval.outside_runs import import_outside_run
 from modeleval.permissions import can_evaluate_models
-from modeleval.verdicts import import_verdicts
+from modeleval.studies import presets_for
 from reports.access import check_report_access
 from reports.hf_dataset import import_dataset, looks_like_dataset
 from reports.labelstudio import campaign_project
@@ -65,7 +68,7 @@ def manage_home(request):
     return render(request, "frontend/manage_home.html", {
         "campaigns": managed_campaigns(request.user).order_by("name"), "benchmarks": benchmarks,
         "can_create": can_create_campaigns(request.user), "can_import": can_import_items(request.user),
-        "can_import_verdicts": can_evaluate_models(request.user)})
+        "can_import_verdicts": can_evaluate_models(request.user), "lmeval_presets": presets_for(Mode.LOGLIKELIHOOD)})
 
 
 @contextmanager
@@ -133,8 +136,9 @@ def verdicts(request):
         data = form.cleaned_data
         with saved_upload(data["file"], "verdicts.jsonl") as (path, name):
             try:
-                done = import_verdicts(path, benchmark=data["benchmark"], task=data["task"], judge=data["judge"],
-                                       settings=data["judge_settings"], name=name, user=request.user)
+                done = import_outside_run(data["format"], [path], benchmark=data["benchmark"],
+                                          task=data["task"] or None, judge=data["judge"] or None,
+                                          settings=data["judge_settings"], names=[name], user=request.user)
             except ImportFailure as error:
                 failure = error
             except ActionError as error:
@@ -142,13 +146,31 @@ def verdicts(request):
         if failure is None and not form.errors:
             if done.created:
                 messages.success(request, gettext("Imported %(n)d verdicts of %(judge)s as run %(run)d.") % {
-                    "n": done.n_verdicts, "judge": data["judge"], "run": done.run.pk})
+                    "n": done.n_verdicts, "judge": data["judge"] or done.run.model.name, "run": done.run.pk})
             else:
                 messages.info(request, gettext("Run %(run)d holds these verdicts already: nothing was added.") % {
                     "run": done.run.pk})
             return redirect(f"{reverse('manage-verdicts')}?benchmark={data['benchmark'].slug}")
     status = 400 if request.method == "POST" else 200
     return render(request, "frontend/manage_verdicts.html", {"form": form, "failure": failure}, status=status)
+
+
+@login_required
+def lmeval_task(request, slug):
+    """The benchmark's multiple-choice tasks as an lm-evaluation-harness task folder (a zip), prompted as a
+    log-likelihood run with the preset asked (?preset=...) prompts them (modeleval.lmeval)."""
+    if not can_evaluate_models(request.user):
+        raise PermissionDenied("lm-eval tasks are exported by staff and researchers.")
+    benchmark = get_object_or_404(Benchmark, slug=slug)
+    preset = request.GET.get("preset") or None
+    try:
+        data, exported = export_zip(benchmark, settings={"preset": preset} if preset else None)
+    except ActionError as error:
+        messages.error(request, error.detail)
+        return redirect(f"{reverse('manage')}?benchmark={benchmark.slug}")
+    response = HttpResponse(data, content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="{exported.group}.zip"'
+    return response
 
 
 @login_required

@@ -24,6 +24,7 @@ urlpatterns = [
     path("manage/", manage.manage_home, name="manage"),
     path("manage/upload/", manage.upload, name="manage-upload"),
     path("manage/verdicts/", manage.verdicts, name="manage-verdicts"),
+    path("manage/benchmarks/<slug:slug>/lm-eval/", manage.lmeval_task, name="manage-lmeval-task"),
     path("manage/campaigns/new/", manage.campaign_new, name="manage-campaign-new"),
     path("manage/campaigns/<int:pk>/", manage.campaign_overview, name="manage-campaign"),
     path("manage/campaigns/<int:pk>/cut/", manage.cut, name="manage-cut"),

@@ -48,7 +48,7 @@ def predictions(run_id=None):
 
 def mc_picks(options) -> dict[str, str]:
     """The option key each rule (scorers.loglikelihood.rule_picks) picks from a prediction's stored options."""
-    picks = rule_picks([o["logprob"] for o in options], [o["n_tokens"] for o in options],
+    picks = rule_picks([o["logprob"] for o in options], [o.get("n_tokens") for o in options],
                        [o["n_chars"] for o in options])
     return {rule: options[index]["key"] for rule, index in picks.items()}
 
@@ -76,7 +76,8 @@ def run_summary(run: EvalRun) -> dict:
         if graded and reading.by_rule:
             picks = [(mc_picks(p.options), p.gold) for p in graded]
             for rule in Rule:
-                figures[rule] = sum(pick[rule] == gold for pick, gold in picks) / len(picks)
+                if all(rule in pick for pick, _ in picks):  # per_token: not where token counts are unknown
+                    figures[rule] = sum(pick[rule] == gold for pick, gold in picks) / len(picks)
         if any(p.variant for p in graded):
             positions = accuracy_by_position((p.gold, p.answer or None) for p in graded)
             figures["by_position"] = {pos: {"correct": a.correct, "total": a.total, "accuracy": a.accuracy}

@@ -17,6 +17,7 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from pathlib import Path
 
 from django.db import transaction
@@ -141,16 +142,13 @@ def _gold(item):
     return None if value is None else str(value)
 
 
-@transaction.atomic
-def import_verdicts(path, *, benchmark, task, judge, settings=None, name=None, user=None) -> Imported:
-    """The verdicts of `path` (see the module's text) on `task` of `benchmark` (slugs or objects) as a finished run
-    of the judge `judge` with its `settings` (a JSON object). `name`: the file's name in refusals."""
+def check_importer(user) -> None:
     if user is not None and not can_evaluate_models(user):
-        raise RunError(Code.FORBIDDEN, "a judge's verdicts are imported by staff and researchers")
-    if settings is None:
-        settings = {}
-    if not isinstance(settings, dict):
-        raise RunError(Code.BAD_SETTINGS, "the judge's settings must be a JSON object")
+        raise RunError(Code.FORBIDDEN, "a judge's verdicts and outside runs are imported by staff and researchers")
+
+
+def resolve(benchmark, task=None):
+    """(Benchmark, Task or None) from slugs or objects, refused when unknown."""
     if isinstance(benchmark, str):
         found = Benchmark.objects.filter(slug=benchmark).first()
         if found is None:
@@ -161,46 +159,125 @@ def import_verdicts(path, *, benchmark, task, judge, settings=None, name=None, u
         if found is None:
             raise RunError(Code.UNKNOWN_TASK, f"benchmark {benchmark.slug} has no task {task!r}")
         task = found
+    return benchmark, task
+
+
+MAX_LISTED = 20  # ids of samples that match no item named in a refusal
+
+
+def items_by_external_id(benchmark, task=None) -> dict:
+    """external id -> [items] of the task, or of every task of the benchmark (an id may name one in each)."""
+    items = Item.objects.filter(task=task) if task is not None else Item.objects.filter(task__benchmark=benchmark)
+    found = {}
+    for item in items.select_related("task"):
+        found.setdefault(item.external_id, []).append(item)
+    return found
+
+
+def match_item(items, external_id, *, path, where, field, task_slug=None):
+    """The item `external_id` names among `items` (items_by_external_id), in task `task_slug` when given; None
+    when it names none; refused when it names one in each of several tasks."""
+    found = [i for i in items.get(external_id, []) if task_slug is None or i.task.slug == task_slug]
+    if len(found) > 1:
+        raise ImportFailure(path, where, field, f"one item; {external_id!r} is an item of tasks "
+                                                f"{sorted(i.task.slug for i in found)}: name the task")
+    return found[0] if found else None
+
+
+def refuse_unmatched(path, field, ids, benchmark, task=None):
+    """Refuse the records whose ids match no item, naming them (the first MAX_LISTED, then how many more)."""
+    scope = f"task {task.slug}" if task is not None else f"benchmark {benchmark.slug}"
+    listed = ", ".join(repr(i) for i in ids[:MAX_LISTED])
+    more = f" and {len(ids) - MAX_LISTED} more" if len(ids) > MAX_LISTED else ""
+    raise ImportFailure(path, None, field, f"samples that match items of {scope}; {len(ids)} match none: "
+                                           f"{listed}{more}")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One imported answer on one item: the answer as stored ("" when none could be read), its rating, and the
+    Prediction's further fields (options, answer_norm, raw_output, parse_status...)."""
+    item: object
+    answer: str
+    rating: float | None = None
+    fields: dict = dataclass_field(default_factory=dict)
+
+
+def save_run(*, benchmark, mode, judge, settings, source, rows, user=None, run_settings=None,
+             model_prefix="") -> Imported:
+    """The rows as a finished run of the model standing for `judge` on their items' tasks, unless the same rows
+    were imported before with the same judge and settings (that run is returned). `source`: what the import
+    was ({"format", "file", ...}), kept on the run with the rows' sha256; `run_settings`: the run's settings
+    beside them (e.g. the rule a log-likelihood run's answer follows). Call inside a transaction."""
+    if not isinstance(settings, dict):
+        raise RunError(Code.BAD_SETTINGS, "the judge's settings must be a JSON object")
+    tasks = sorted({row.item.task for row in rows}, key=lambda t: t.slug)
+    # A plain verdict is [external id, answer, rating] (as since verdicts were first imported); a row with more
+    # fields or tasks beside it adds its task and fields.
+    content = json.dumps([[row.item.external_id, row.answer, row.rating]
+                          + ([row.item.task.slug, row.fields] if row.fields or len(tasks) > 1 else [])
+                          for row in rows], sort_keys=True, ensure_ascii=False, default=str)
+    sha = hashlib.sha256(content.encode()).hexdigest()
+    spec = ModelSpec.objects.select_for_update().get(pk=_judge_model(judge, model_prefix).pk)  # one import at a time
+    imported = {"judge": judge, **source, "sha256": sha}
+    run_settings = {**(run_settings or {}), "imported": imported, "judge_settings": settings}
+    # A run is the same import when the judge, its settings, the tasks and the answers are.
+    same = (EvalRun.objects.filter(model=spec, benchmark=benchmark, mode=mode, settings__imported__sha256=sha)
+            .filter(settings__judge_settings=settings))
+    for task in tasks:
+        same = same.filter(tasks=task)
+    if done := same.first():
+        return Imported(done, False, len(rows))
+    now = timezone.now()
+    run = EvalRun.objects.create(
+        model=spec, benchmark=benchmark, mode=mode, settings=run_settings, selection={"imported": source["file"]},
+        prompt_template="", prompt_sha256="", prompt_version=PROMPT_VERSION, state=RunState.FINISHED,
+        items_total=len(rows), items_done=len(rows), chunks_total=0, chunks_done=0, created_by=user,
+        started_at=now, finished_at=now)
+    run.tasks.set(tasks)
+    predictions = []
+    for row in rows:
+        gold = _gold(row.item)
+        status = row.fields.get("parse_status", ParseStatus.PARSED if row.answer else ParseStatus.UNPARSABLE)
+        predictions.append(Prediction(
+            run=run, item=row.item, answer=row.answer, rating=row.rating, gold=gold or "",
+            correct=None if gold is None else row.answer == gold,
+            **{"raw_output": row.answer, **row.fields, "parse_status": status}))
+    Prediction.objects.bulk_create(predictions)
+    record(run, RunEventKind.CREATED, actor=user, items=len(rows), imported=imported)
+    record(run, RunEventKind.FINISHED, actor=user, items=len(rows))
+    return Imported(run, True, len(rows))
+
+
+@transaction.atomic
+def import_verdicts(path, *, benchmark, task, judge, settings=None, name=None, user=None) -> Imported:
+    """The verdicts of `path` (see the module's text) on `task` of `benchmark` (slugs or objects) as a finished run
+    of the judge `judge` with its `settings` (a JSON object). `name`: the file's name in refusals."""
+    check_importer(user)
+    if settings is None:
+        settings = {}
+    if not isinstance(settings, dict):
+        raise RunError(Code.BAD_SETTINGS, "the judge's settings must be a JSON object")
+    benchmark, task = resolve(benchmark, task)
+    if task is None:
+        raise RunError(Code.UNKNOWN_TASK, "verdicts are imported on one task: name it")
+    mode, _, is_rating = _answer_spec(task)
     verdicts = read_verdicts(path, task, name=name)
     if not verdicts:
         raise ImportFailure(name or str(path), None, None, "no verdicts; expected one JSON object per line")
-    return store_verdicts(benchmark, task, verdicts, judge=judge, settings=settings, file_name=name or Path(path).name,
-                          user=user)
+    rows = [Row(item, answer, rating if is_rating else None) for _, item, answer, rating in verdicts]
+    return save_run(benchmark=benchmark, mode=mode, judge=judge, settings=settings, rows=rows, user=user,
+                    source={"file": name or Path(path).name})
 
 
 def store_verdicts(benchmark, task, verdicts, *, judge, settings, file_name, user=None, model_prefix="") -> Imported:
-    """Checked verdicts (check_verdicts) as a finished run of `judge`, inside the caller's transaction; the same
-    verdicts of the same judge, settings and task again return the run they made."""
+    """Checked verdicts (check_verdicts: [(where, item, answer, rating)]) on one task as a finished run of `judge`,
+    inside the caller's transaction; the same verdicts of the same judge, settings and task again return the run
+    they made. `model_prefix` sets apart the models of one kind of import (see _judge_model)."""
     mode, _, is_rating = _answer_spec(task)
-    content = json.dumps([[item.external_id, answer, rating] for _, item, answer, rating in verdicts],
-                         sort_keys=True, ensure_ascii=False)
-    sha = hashlib.sha256(content.encode()).hexdigest()
-    spec = ModelSpec.objects.select_for_update().get(pk=_judge_model(judge, model_prefix).pk)  # one import at a time
-    run_settings = {"imported": {"judge": judge, "file": file_name, "sha256": sha}, "judge_settings": settings}
-    # A run is the same import when the judge, its settings, the task and the verdicts are.
-    same = (EvalRun.objects.filter(model=spec, benchmark=benchmark, tasks=task, mode=mode,
-                                   settings__imported__sha256=sha)
-            .filter(settings__judge_settings=settings))
-    if done := same.first():
-        return Imported(done, False, len(verdicts))
-    now = timezone.now()
-    run = EvalRun.objects.create(
-        model=spec, benchmark=benchmark, mode=mode, settings=run_settings, selection={"imported": file_name},
-        prompt_template="", prompt_sha256="", prompt_version=PROMPT_VERSION,
-        state=RunState.FINISHED, items_total=len(verdicts), items_done=len(verdicts), chunks_total=0, chunks_done=0,
-        created_by=user, started_at=now, finished_at=now)
-    run.tasks.set([task])
-    predictions = []
-    for _, item, answer, rating in verdicts:
-        gold = _gold(item)
-        status = ParseStatus.PARSED if answer else ParseStatus.UNPARSABLE
-        predictions.append(Prediction(run=run, item=item, parse_status=status, answer=answer,
-                                      raw_output=answer, rating=rating if is_rating else None, gold=gold or "",
-                                      correct=None if gold is None else answer == gold))
-    Prediction.objects.bulk_create(predictions)
-    record(run, RunEventKind.CREATED, actor=user, items=len(verdicts), imported=run_settings["imported"])
-    record(run, RunEventKind.FINISHED, actor=user, items=len(verdicts))
-    return Imported(run, True, len(verdicts))
+    rows = [Row(item, answer, rating if is_rating else None) for _, item, answer, rating in verdicts]
+    return save_run(benchmark=benchmark, mode=mode, judge=judge, settings=settings, rows=rows, user=user,
+                    source={"file": file_name}, model_prefix=model_prefix)
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ The sides:
 
 * ours: `modeleval.scorers.loglikelihood.score_shared_context`, in this process (project venv);
 * lm-eval: `HFLM.loglikelihood` of lm-evaluation-harness 0.4.13 on the very same (context,
-  continuation) requests, in a worker process of its own venv (perf/.envs/lmeval, created here
-  when missing), loading the same converted model folder;
+  continuation) requests, in a worker process of its own venv (perf/.envs/lmeval or $HB_LMEVAL_VENV,
+  created by perf/_target_venvs.py when missing), loading the same converted model folder;
 * the floor: the model alone over exactly the tokens ours runs, pass for pass (recorded in an
   untimed run of ours): each prompt start that items share read once into a key/value cache and
   the passes that start where it ends read on top of it, each item's context once followed by
@@ -72,13 +72,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from perf._rss import PeakRSS, max_rss_bytes  # noqa: E402 (after the path)
+from perf._target_venvs import default_venv, ensure  # noqa: E402
 
-LMEVAL_VENV = ROOT / "perf" / ".envs" / "lmeval"
+LMEVAL_VENV = default_venv("lmeval")  # perf/.envs/lmeval, or $HB_LMEVAL_VENV
 WORKER = ROOT / "perf" / "_lm_eval_worker.py"
 OUT_DIR = ROOT / "perf" / "out"
 SAMPLE = ROOT / "benchmarks" / "demo_data" / "dialogbench_sample.jsonl"
-# What the lm-eval venv is built from when it is missing: the versions this comparison is about.
-LMEVAL_PACKAGES = ["torch==2.13.0", "lm-eval==0.4.13", "transformers==5.23.0", "accelerate", "sentencepiece", "psutil"]
 TOLERANCE = 1e-3
 # --isa: the environment that caps torch's own kernels (ATen), oneDNN's and MKL's to an instruction set.
 ISA_CAPS = {"avx2": {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"}}
@@ -407,18 +406,8 @@ def cpu_summary() -> dict:
 
 
 def ensure_lmeval_venv(venv: Path) -> Path:
-    python = venv / "bin" / "python"
-    if python.is_file():
-        return python
-    print(f"creating {venv} (lm-evaluation-harness 0.4.13)", file=sys.stderr)
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    pip = [str(python), "-m", "pip", "install", "--quiet"]
-    # torch first, pinned as bin/setup pins it (this machine's wheel cache holds its CPU build; elsewhere
-    # set HB_TORCH_INDEX, e.g. https://download.pytorch.org/whl/cpu, rather than pull a CUDA build).
-    index = os.environ.get("HB_TORCH_INDEX")
-    subprocess.run(pip + (["--extra-index-url", index] if index else []) + [LMEVAL_PACKAGES[0]], check=True)
-    subprocess.run(pip + LMEVAL_PACKAGES, check=True)
-    return python
+    """The lm-eval venv's python, built by perf/_target_venvs.py when missing."""
+    return ensure("lmeval", venv)
 
 
 class LmEvalWorker:

@@ -290,23 +290,32 @@ def score(run, model, requests):
         else _score_generate(run, model, requests)
 
 
-def _score_loglikelihood(run, model, requests):
-    s = run.settings
-    cap = None
-    if s.get("preset") == dialogbench.PRESET:
+def loglikelihood_request(settings, item, variant, context):
+    """What a log-likelihood run asks the model for one item: (context, continuations in the order shown,
+    delimiter put before each, whether the tokenizer's special tokens are added), and the cap on the model's
+    input length (None: the model's own). The one home of the request: the scorer asks it, and the
+    lm-evaluation-harness export writes it (modeleval.lmeval)."""
+    if settings.get("preset") == dialogbench.PRESET:
         # DialogBench: the option text right after prompt_pretrain, encoded with the tokenizer's
         # special tokens, the input cut to its MAX_LEN.
-        asked = [(context, tuple(v.options.values()), "", True) for _, v, context in requests]
-        cap = dialogbench.MAX_LEN
-    elif s.get("preset") == kodialogbench.PRESET:
+        return (context, tuple(variant.options.values()), "", True), dialogbench.MAX_LEN
+    if settings.get("preset") == kodialogbench.PRESET:
         # KoDialogBench's continuations: the class, the candidate utterance, or the option's number.
-        asked = [(context, kodialogbench.prompt_and_continuations(item.dialogue, item.fields or {}, v.options,
-                                                                  s["style"], item.task.dimension)[1], " ", False)
-                 for item, v, context in requests]
-    else:
-        by_text = s["continuation"] == "text"
-        asked = [(context, tuple(v.options.values()) if by_text else tuple(v.options), " ", False)
-                 for _, v, context in requests]
+        return (context, kodialogbench.prompt_and_continuations(item.dialogue, item.fields or {}, variant.options,
+                                                                settings["style"], item.task.dimension)[1],
+                " ", False), None
+    by_text = settings["continuation"] == "text"
+    return (context, tuple(variant.options.values()) if by_text else tuple(variant.options), " ", False), None
+
+
+def _score_loglikelihood(run, model, requests):
+    s = run.settings
+    asked, caps = [], set()
+    for item, variant, context in requests:
+        request, cap = loglikelihood_request(s, item, variant, context)
+        asked.append(request)
+        caps.add(cap)
+    cap = caps.pop() if len(caps) == 1 else None
     results = model.option_scores(asked, cap=cap)
     rows = []
     for (item, variant, _), result in zip(requests, results, strict=True):

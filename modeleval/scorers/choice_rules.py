@@ -25,11 +25,14 @@ def per_token(logprob: float, n_tokens: int) -> float:
     return logprob / n_tokens if n_tokens > 0 else -math.inf
 
 
-def rule_picks(logprobs: Sequence[float], n_tokens: Sequence[int], n_chars: Sequence[int]) -> dict[Rule, int]:
+def rule_picks(logprobs: Sequence[float], n_tokens: Sequence[int | None], n_chars: Sequence[int]) -> dict[Rule, int]:
     """The option index each rule picks (`Rule`). reports.selectors.AccPick is acc in SQL, held equal to this
-    by its test."""
-    return {
+    by its test. Options whose token counts are unknown (None: log-likelihoods imported from lm-evaluation-harness,
+    whose samples hold none) get no per_token pick."""
+    picks = {
         Rule.ACC: first_argmax(logprobs),
         Rule.ACC_NORM: first_argmax([lp / max(c, 1) for lp, c in zip(logprobs, n_chars, strict=True)]),
-        Rule.PER_TOKEN: first_argmax([per_token(lp, t) for lp, t in zip(logprobs, n_tokens, strict=True)]),
     }
+    if all(t is not None for t in n_tokens):
+        picks[Rule.PER_TOKEN] = first_argmax([per_token(lp, t) for lp, t in zip(logprobs, n_tokens, strict=True)])
+    return picks

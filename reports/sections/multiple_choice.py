@@ -102,8 +102,11 @@ def mc_task(rows: Rows, task, t_index, options: ReportOptions):
         put(mrow, "accuracy_all_items", float(right[scored].mean()) if scored.any() else None, "no predictions")
         picks = ((Rule.ACC, answer_column(run)), (Rule.ACC_NORM, "answer_norm"), ("acc_per_token", "answer_per_token"))
         for key, column in picks:
-            right = rows.aligned(run["id"], column, positions)[mask] == gold_text[mask]
-            put(mrow, key, float(np.mean(right)) if loglik and n_compared else None,
+            picked = rows.aligned(run["id"], column, positions)[mask]
+            if loglik and n_compared and not any(picked):  # no pick stored under the rule (lm-eval's samples hold
+                put(mrow, key, None, "no pick under this rule: imported without token counts")  # no token counts)
+                continue
+            put(mrow, key, float(np.mean(picked == gold_text[mask])) if loglik and n_compared else None,
                 "log-likelihood runs only" if not loglik else no_predictions)
         if run["id"] in gaps:
             gap, low, high, method = gaps[run["id"]]

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from perf._services import drop_database
+from perf._target_venvs import default_venv, python_of
 from tests.conftest import FED_PATH, ROOT
 from tests.modeleval.conftest import HAS_MODEL, NO_MODEL
 
@@ -33,6 +34,7 @@ MODULES = {
     "_lm_eval_worker.py": "scoring_vs_lm_eval.py",
     "_rss.py": "scoring_vs_lm_eval.py",
     "_services.py": "annotator_load.py",
+    "_target_venvs.py": "scoring_vs_lm_eval.py",
     "annotator_floor.py": "annotator_load.py",
     "labelstudio_target.py": "annotator_load.py --target labelstudio",
 }
@@ -91,8 +93,9 @@ def prerequisites(case, tmp_path):
         skip(NO_MODEL)
     if case in SERVICES and not os.environ.get("DATABASE_URL", "").startswith("postgres"):
         skip("needs PostgreSQL: DATABASE_URL names no PostgreSQL server")
-    if script == "scoring_vs_lm_eval.py" and not (ENVS / "lmeval" / "bin" / "python").is_file():
-        skip(f"the lm-evaluation-harness venv is absent ({ENVS / 'lmeval'}; a full run of the script creates it)")
+    if script == "scoring_vs_lm_eval.py" and not python_of("lmeval").is_file():
+        skip(f"the lm-evaluation-harness venv is absent ({default_venv('lmeval')}; a full run of the script or "
+             "perf/_target_venvs.py creates it)")
     if "--isa" in TINY[case] and "avx2" not in Path("/proc/cpuinfo").read_text():
         skip("--isa avx2 needs a processor with AVX2")
     if (case == "annotator_load.py --target labelstudio"

@@ -317,3 +317,14 @@ def test_diqad_correlates_the_predicted_class_and_counts_the_test_items():
     # Enough test items: no flag on the gold figures.
     report, _, _ = diqad_report(min_items=20)
     assert report["ratings"]["models"][0]["gold_small_sample"] is None
+
+
+def test_a_run_without_per_token_picks_has_no_per_token_figure():
+    """lm-eval's samples hold no token counts: a run imported from them stores no per-token pick, and its
+    acc_per_token is undefined with the reason, never 0.0 (every item counted wrong)."""
+    d = eight_items()
+    d.predictions["answer_per_token"] = ["" for _ in d.predictions["answer_per_token"]]
+    report = build_report(d, OPTIONS)
+    for row in report["multiple_choice"]["models"]:
+        assert row["acc_per_token"] is None and "without token counts" in row["undefined"]["acc_per_token"]
+        assert row["acc"] is not None
