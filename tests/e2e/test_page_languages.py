@@ -175,3 +175,31 @@ def test_the_reports_tables_in_chinese_and_korean(page, language, catalog, title
     assert len(words) > 300
     assert report_leftovers(words, catalog) == []
     shot(page, f"report-tables-{language}", title, "#judge_cards")
+
+
+# Runs in the report document: the texts drawn in its plots (titles, axes, legends) and their captions.
+PLOT_WORDS = """() => [...document.querySelectorAll("figure svg text, figcaption")].map((t) => t.textContent.trim())
+  .filter((t) => t)"""
+
+
+@pytest.mark.parametrize(("language", "catalog", "title"), [("zh-hans", "zh_Hans", "报告"), ("ko", "ko", "보고서")])
+def test_a_report_with_every_section_in_chinese_and_korean(page, language, catalog, title):
+    """Pairwise, BotChat, self-chat, DiQAD, correlations, positions, agreement and judge cards, as the reader's browser
+    shows them: every table's words (the papers' tables aside, which lay the studies' own rows beside ours) and every
+    plot's title, axes and legend are the catalog's or the data's. Screenshots of the whole report."""
+    from reports.build import build_report
+    from reports.render import render
+    from tests.reports.factories import every_section
+    from tests.reports.test_human_anchored import OPTIONS
+
+    page.set_content(render(build_report(every_section(), OPTIONS), "html", language))
+    tables = [t for t in page.evaluate("() => [...document.querySelectorAll('table[id]')].map((t) => t.id)")
+              if not t.startswith("paper_")]
+    assert {"positions", "correlations", "diqad_quality_score_domains", "botchat_versus_arena", "utterance_length",
+            "judge_cards"} <= set(tables)
+    words = page.evaluate(TABLE_WORDS, tables)
+    assert len(words) > 1000
+    assert report_leftovers(words, catalog) == []
+    plots = page.evaluate(PLOT_WORDS)
+    assert len(plots) > 50 and report_leftovers(plots, catalog) == []
+    shot(page, f"report-every-section-{language}", title, "figure svg")
