@@ -633,8 +633,8 @@ def paper_tables(report):
                 said.append(f"{entry['label']}: {entry['note']}; {entry['figure']}")
             note = gettext("%(paper)s, Table %(table)s (%(unit)s); %(note)s; the difference is ours minus the "
                            "paper's. Ours: %(ours)s. %(n)s row(s) of the paper's table have no run here.") % {
-                "paper": study["paper"], "table": table["table"], "unit": table["unit"], "note": shown(table["note"]),
-                "ours": "; ".join(said), "n": table["paper_rows_without_ours"]}
+                "paper": study["paper"], "table": table["table"], "unit": shown(table["unit"]),
+                "note": shown(table["note"]), "ours": "; ".join(said), "n": table["paper_rows_without_ours"]}
             tables.append(Table(f"paper_{study['study']}_{table['table']}",
                                 gettext("%(study)s: the paper's Table %(table)s beside ours (%(title)s)") % {
                                     "study": study["study"], "table": table["table"], "title": table["title"]},
