@@ -108,10 +108,40 @@ CEILING_OF_POSITIONS = Composed(gettext_noop("%(rule)s (raters here are rating p
                                 texts=("rule",))
 SEED_RULE = Composed(gettext_noop("mean and standard deviation (ddof 1) over %(n)s seeds' example draws"))
 
+# Why a report cites its gold (reports.gold): who chose or pinned it, when and why, or why the source gold.
+DAY = r"\d{4}-\d{2}-\d{2}"
+GOLD_PINNED_BY_BECAUSE = Composed(gettext_noop("pinned for campaign %(campaign)s by its managers (%(version)s by "
+                                               "%(user)s on %(date)s): %(reason)s"), forms={"date": DAY})
+GOLD_PINNED_BY = Composed(gettext_noop("pinned for campaign %(campaign)s by its managers (%(version)s by %(user)s on "
+                                       "%(date)s)"), forms={"date": DAY})
+GOLD_PINNED_ON_BECAUSE = Composed(gettext_noop("pinned for campaign %(campaign)s by its managers (%(version)s on "
+                                               "%(date)s): %(reason)s"), forms={"date": DAY})
+GOLD_PINNED_ON = Composed(gettext_noop("pinned for campaign %(campaign)s by its managers (%(version)s on %(date)s)"),
+                          forms={"date": DAY})
+GOLD_PINNED = Composed(gettext_noop("pinned for campaign %(campaign)s by its managers (%(version)s)"))
+GOLD_NOT_PINNED = Composed(gettext_noop("no gold is pinned for campaign %(campaign)s: %(source)s"), texts=("source",))
+GOLD_PINNED_DECLINED = Composed(gettext_noop("%(source)s, because the pinned %(version)s cannot score this campaign's "
+                                             "raters"), texts=("source",))
+GOLD_NOT_CHOSEN = Composed(gettext_noop("no gold is chosen for benchmark %(benchmark)s: %(source)s"),
+                           texts=("source",))
+GOLD_SOURCE_CHOSEN = Composed(gettext_noop("the source gold was chosen for the benchmark: %(source)s"),
+                              texts=("source",))
+GOLD_CHOSEN_BY_BECAUSE = Composed(gettext_noop("chosen for benchmark %(benchmark)s by %(user)s on %(date)s: "
+                                               "%(reason)s"), forms={"date": DAY})
+GOLD_CHOSEN_BY = Composed(gettext_noop("chosen for benchmark %(benchmark)s by %(user)s on %(date)s"),
+                          forms={"date": DAY})
+GOLD_CHOSEN_ON_BECAUSE = Composed(gettext_noop("chosen for benchmark %(benchmark)s on %(date)s: %(reason)s"),
+                                  forms={"date": DAY})
+GOLD_CHOSEN_ON = Composed(gettext_noop("chosen for benchmark %(benchmark)s on %(date)s"), forms={"date": DAY})
+GOLD_REQUESTED = Composed(gettext_noop("%(version)s was asked for in the request (gold_version=%(requested)s)"))
+
 TEMPLATES = (SMALL_SAMPLE_WHY, SMALL_SAMPLE, SMALL_SAMPLE_BECAUSE, SMALL_SAMPLE_COUNT, COVERAGE_SHORT, NO_COVERAGE,
              UNDEFINED_ON_TASKS, UNDEFINED_ON_SOME_TASK, UNDEFINED_ON_EVERY_TASK, NO_ITEM_BOTH_ANSWERED, ACCURACY_OF,
              SHARE_LABELLED, VERDICT_UNDEFINED, VERDICT_AND, VERDICT_BUT, GOLD_MADE_UNDER_VERSIONS, GOLD_MADE_UNDER,
-             GOLD_OUT_OF_SCOPE, LOOP_RULE, SELFCHAT_NOTE, CEILING_OF_POSITIONS, SEED_RULE)
+             GOLD_OUT_OF_SCOPE, LOOP_RULE, SELFCHAT_NOTE, CEILING_OF_POSITIONS, SEED_RULE, GOLD_PINNED_BY_BECAUSE,
+             GOLD_PINNED_BY, GOLD_PINNED_ON_BECAUSE, GOLD_PINNED_ON, GOLD_PINNED, GOLD_NOT_PINNED, GOLD_PINNED_DECLINED,
+             GOLD_NOT_CHOSEN, GOLD_SOURCE_CHOSEN, GOLD_CHOSEN_BY_BECAUSE, GOLD_CHOSEN_BY, GOLD_CHOSEN_ON_BECAUSE,
+             GOLD_CHOSEN_ON, GOLD_REQUESTED)
 
 
 def shown(text):

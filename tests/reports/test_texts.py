@@ -32,7 +32,7 @@ def test_every_template_reads_back_what_it_composed_and_has_both_translations(te
     names = re.findall(r"%\((\w+)\)s", template.text)
     parts = {name: f"{name}-{n}" for n, name in enumerate(names)}
     if template.forms:  # parts read with a narrower expression: values of that form
-        parts.update({name: "8 items < 30" if name == "counts" else "7" for name in template.forms})
+        parts.update({name: {"counts": "8 items < 30", "date": "2026-12-07"}.get(name, "7") for name in template.forms})
         parts.update({name: "no label" for name in template.forms if name == "why"})
     assert template.read(template(**parts)) == parts
     for language in ("zh-hans", "ko"):
@@ -80,3 +80,16 @@ def test_the_judge_cards_verdict_and_estimand_in_the_readers_language():
 def test_a_text_no_template_made_stays_as_it_is():
     assert in_language("zh-hans", "gpt-4o; llama") == "gpt-4o; llama"
     assert in_language("zh-hans", "") == "" and in_language("zh-hans", None) is None
+
+
+@pytest.mark.parametrize(("why", "expected"), [
+    (texts.GOLD_PINNED_BY_BECAUSE(campaign=2, version="db@gold-v1", user="boss", date="2026-12-07",
+                                  reason="adjudicated: round 2"),
+     "캠페인 2의 관리자가 고정함(db@gold-v1, boss, 2026-12-07): adjudicated: round 2"),
+    (texts.GOLD_PINNED_BY(campaign=2, version="db@gold-v1", user="boss", date="2026-12-07"),
+     "캠페인 2의 관리자가 고정함(db@gold-v1, boss, 2026-12-07)"),
+    (texts.GOLD_NOT_CHOSEN(benchmark="db", source="the gold published with the data (items' source gold)"),
+     "벤치마크 db에 선택된 정답이 없음: 데이터와 함께 공개된 정답(항목의 원본 정답)"),
+])
+def test_why_the_report_cites_its_gold_in_the_readers_language(why, expected):
+    assert in_language("ko", why) == expected
