@@ -196,7 +196,7 @@ def pass_at_n_plot(report):
 def judged_by(name):
     """Who judged a pass@N curve, for its legend: the people, the loop detector, or a judge model by its name."""
     if name.startswith("judge:"):
-        return gettext("judge %(model)s") % {"model": name.removeprefix("judge:")}
+        return name.removeprefix("judge:")
     return {"humans": gettext("humans"), "loop_detector": gettext("loop detector")}.get(name, name)
 
 
