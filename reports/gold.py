@@ -19,6 +19,8 @@ from annotation.models import Annotation, BenchmarkGold, Campaign, Event, EventK
 from annotation.selectors import circular_gold
 from benchmarks.models import Item
 
+from . import texts
+
 SOURCE = "the gold published with the data (items' source gold)"
 
 
@@ -77,10 +79,13 @@ def human_campaign_ids(benchmark, campaign):
 def _pinned_why(campaign, version):
     event = (Event.objects.filter(campaign=campaign, kind=EventKind.GOLD_VERSION_PINNED).select_related("actor")
              .order_by("-id").first())
-    who = f" by {event.actor.username}" if event and event.actor else ""
-    when = f" on {event.created_at:%Y-%m-%d}" if event else ""
-    because = f": {event.reason}" if event and event.reason else ""
-    return f"pinned for campaign {campaign.pk} by its managers ({version.citation}{who}{when}){because}"
+    if event is None:
+        return texts.GOLD_PINNED(campaign=campaign.pk, version=version.citation)
+    parts = {"campaign": campaign.pk, "version": version.citation, "date": f"{event.created_at:%Y-%m-%d}",
+             "user": event.actor.username if event.actor else None, "reason": event.reason}
+    template = ((texts.GOLD_PINNED_BY_BECAUSE if event.reason else texts.GOLD_PINNED_BY) if event.actor else
+                (texts.GOLD_PINNED_ON_BECAUSE if event.reason else texts.GOLD_PINNED_ON))
+    return template(**parts)
 
 
 def resolve_gold(benchmark, campaign=None, requested=None) -> GoldChoice:
@@ -94,24 +99,24 @@ def resolve_gold(benchmark, campaign=None, requested=None) -> GoldChoice:
             raise GoldRefused(f"{circular[campaign.pk]}. Leave gold_version out to use the campaign's pinned gold or "
                               "the source gold, or cite a gold made by other raters.")
         return GoldChoice(version, "request",
-                          f"{version.citation} was asked for in the request (gold_version={requested})",
+                          texts.GOLD_REQUESTED(version=version.citation, requested=requested),
                           excluded_campaigns=circular)
     if campaign is not None:
         version = campaign.pinned_gold
         if version is None:
-            return GoldChoice(None, "source", f"no gold is pinned for campaign {campaign.pk}: {SOURCE}")
+            return GoldChoice(None, "source", texts.GOLD_NOT_PINNED(campaign=campaign.pk, source=SOURCE))
         circular = circular_gold(version, humans)
         if circular:
-            return GoldChoice(None, "source", f"{SOURCE}, because the pinned {version.citation} cannot score this "
-                              "campaign's raters",
+            return GoldChoice(None, "source", texts.GOLD_PINNED_DECLINED(source=SOURCE, version=version.citation),
                               declined={"citation": version.citation, "reason": circular[campaign.pk]})
         return GoldChoice(version, "campaign", _pinned_why(campaign, version))
     choice = BenchmarkGold.objects.filter(benchmark=benchmark).select_related("version__benchmark", "chosen_by").last()
     if choice is None or choice.version is None:
-        return GoldChoice(None, "source", f"no gold is chosen for benchmark {benchmark.slug}: {SOURCE}"
-                          if choice is None else f"the source gold was chosen for the benchmark: {SOURCE}")
+        return GoldChoice(None, "source", texts.GOLD_NOT_CHOSEN(benchmark=benchmark.slug, source=SOURCE)
+                          if choice is None else texts.GOLD_SOURCE_CHOSEN(source=SOURCE))
     version = choice.version
-    who = f" by {choice.chosen_by.username}" if choice.chosen_by else ""
-    because = f": {choice.reason}" if choice.reason else ""
-    return GoldChoice(version, "benchmark", f"chosen for benchmark {benchmark.slug}{who} on "
-                      f"{choice.chosen_at:%Y-%m-%d}{because}", excluded_campaigns=circular_gold(version, humans))
+    parts = {"benchmark": benchmark.slug, "date": f"{choice.chosen_at:%Y-%m-%d}",
+             "user": choice.chosen_by.username if choice.chosen_by else None, "reason": choice.reason}
+    template = ((texts.GOLD_CHOSEN_BY_BECAUSE if choice.reason else texts.GOLD_CHOSEN_BY) if choice.chosen_by else
+                (texts.GOLD_CHOSEN_ON_BECAUSE if choice.reason else texts.GOLD_CHOSEN_ON))
+    return GoldChoice(version, "benchmark", template(**parts), excluded_campaigns=circular_gold(version, humans))

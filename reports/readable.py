@@ -13,6 +13,8 @@ from metrics.prediction_powered import COVERAGE_REPETITIONS, COVERAGE_SHORTFALL
 from modeleval.modes import reads
 from modeleval.scorers.choice_rules import Rule
 
+from .texts import shown
+
 # The rule a model figure is scored by: the report option `rule` picks one for every log-likelihood
 # run ("run": each run's own setting); generation runs are always read by extraction.
 GENERATION = "generation"
@@ -70,7 +72,7 @@ def how_to_read(report):
     language (the stored report keeps English; the HTML and LaTeX renderings generate it again in the reader's)."""
     options, gold, scope = report["options"], report["gold"], report["scope"]
     sections = []
-    text = _("Gold: %(citation)s, %(why)s.") % {"citation": gold["citation"], "why": gold["why"]}
+    text = _("Gold: %(citation)s, %(why)s.") % {"citation": gold["citation"], "why": shown(gold["why"])}
     if gold["declined"]:
         text += " " + _("Not used: %(citation)s (%(reason)s).") % gold["declined"]
     if gold["derived_from_campaign"]:
@@ -173,15 +175,15 @@ def sequential_guide(report):
     section = report.get("sequential") or {}
     if not section.get("gaps"):
         return []
-    return [{"topic": "watching the gap", "text": (
+    return [{"topic": "watching the gap", "text": _(
         "A confidence sequence is an interval that covers the truth, with the stated confidence, at every number of "
         "labels at once: it may be looked at after every label and the campaign stopped whenever it looks clear. "
         "A fixed-n interval (the human-anchored and classical intervals elsewhere in this report) is valid only at "
         "a number of labels fixed in advance; looked at after every label and stopped on when the gap looks clear, "
         "it is wrong about half the time. The sequences are wider for it (about 1.5 times at 500 labels). "
-        f"Verdict: separated when the sequence excludes 0; equivalent when it lies within ±{section['margin']:g} "
+        "Verdict: separated when the sequence excludes 0; equivalent when it lies within ±%(margin)s "
         "(the reader's margin, in the gap's unit); else continue, with about how many more labels either verdict "
         "needs if the estimate and its spread stay as they are, and whether new items or more raters per item "
         "narrow it faster. The betting sequence needs no large-sample approximation but only answers in a known "
         "range. The report's rows do not keep the order the labels arrived in: the sequences take the labelled "
-        "items in an order seeded by the report's seed.")}]
+        "items in an order seeded by the report's seed.") % {"margin": f"{section['margin']:g}"}}]

@@ -115,12 +115,12 @@ def width_plot(report):
             points = r["_curve"]
             name = f"{r['task']} · {r['judge']}"
             line = ax.plot([p["n"] for p in points], [p["human_anchored"] for p in points], marker="o",
-                           label=f"{name} (human-anchored)")[0]
+                           label=gettext("%(name)s (human-anchored)") % {"name": name})[0]
             ax.plot([p["n"] for p in points], [p["classical"] for p in points], marker="s", linestyle="--",
-                    color=line.get_color(), label=f"{name} (classical)")
+                    color=line.get_color(), label=gettext("%(name)s (classical)") % {"name": name})
         ax.set_xscale("log")
-        ax.set_xlabel("human labels used")
-        ax.set_ylabel("interval width")
+        ax.set_xlabel(gettext("human labels used"))
+        ax.set_ylabel(gettext("interval width"))
         ax.grid(alpha=0.3)
         _legend(fig, ax)
         return to_svg(fig)

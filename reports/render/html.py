@@ -4,6 +4,7 @@ from django.utils.dateparse import parse_datetime
 
 from ..build import public
 from ..readable import how_to_read
+from ..texts import shown
 from .anchored import anchored_tables, width_plot
 from .judge_card import judge_card_tables
 from .plots import all_plots
@@ -21,7 +22,7 @@ def render_html(report):
     generated = parse_datetime(data["generated_at"])
     return render_to_string("reports/report.html", {
         "report": data, "campaign_name": campaign_names(data).get(data["scope"]["campaign_id"]),
-        "how_to_read": how_to_read(data),
+        "how_to_read": how_to_read(data), "gold_why": shown(data["gold"]["why"]),
         "generated_at": formats.date_format(generated, "DATETIME_FORMAT") if generated else data["generated_at"],
         "plots": all_plots(report) + ([("Interval width against human labels used", widths)] if widths else []),
         "tables": [table_entry(t) for t in tables],

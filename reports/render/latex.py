@@ -3,6 +3,8 @@ and models as rows), DiQAD (Acc, UAR, Kappa, Spearman, Pearson, P, R, F1), corre
 and agreement. Undefined figures print as "--"; the reasons are in the JSON report."""
 import re
 
+from django.utils.translation import gettext
+
 from ..build import public
 from ..readable import how_to_read
 from .anchored import anchored_tables
@@ -63,8 +65,10 @@ def tabular(table):
     flags = sorted({c.flag for row in table.rows for c in row if c.flag})
     note = table.note
     if flags:
-        note = (note + " " if note else "") + "\u2020 small sample: " + "; ".join(f.removeprefix("small sample: ")
-                                                                                   for f in flags) + "."
+        # One "small sample:" before the reasons of every flagged cell (each flag, in the reader's language, says it).
+        said = re.compile(rf"^{re.escape(gettext('small sample'))}\s*[:：]\s*")
+        note = (note + " " if note else "") + "\u2020 " + gettext("small sample: %(why)s") % {
+            "why": "; ".join(said.sub("", f) for f in flags)} + "."
     if letters:
         note = (note + " " if note else "") + "; ".join(f"({letter}) {text}" for text, letter in letters.items()) + "."
     if note:

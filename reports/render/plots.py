@@ -1,8 +1,10 @@
-"""The report's plots as inline SVG text (matplotlib, Agg backend, no pyplot state)."""
+"""The report's plots as inline SVG text (matplotlib, Agg backend, no pyplot state); their titles, axes and legends
+in the reader's language (the data's names as they are)."""
 import io
 from collections import defaultdict
 
 import matplotlib
+from django.utils.translation import gettext
 
 matplotlib.use("Agg")
 from matplotlib import font_manager, rc_context  # noqa: E402
@@ -52,7 +54,7 @@ def gap_plot(report):
     rows = [m for m in (mc or {}).get("models", []) if m.get("gap") is not None]
     if not rows:
         return None
-    tasks = list(dict.fromkeys(m["task"] for m in rows)) + ["overall"]
+    tasks = list(dict.fromkeys(m["task"] for m in rows)) + [None]  # None: over all tasks
     models = list(dict.fromkeys(m["model"] for m in rows))
     # Over all tasks, each model's gap with the interval that leads (the one matching how the items were drawn).
     overall = {}
@@ -60,9 +62,9 @@ def gap_plot(report):
         prefix = "pooled_" if m.get("interval_lead") == "item-level" else ""
         overall[m["model"]] = {key: m.get(prefix + key) for key in ("gap", "gap_low", "gap_high")}
     leads = {m.get("interval_lead") for m in mc["overall"]["models"] if m.get("interval_lead")}
-    overall_label = ({"item-level": "overall, pooled items (item-level)",
-                      "within-task": "overall, mean of tasks (within-task)"}[leads.pop()] if len(leads) == 1
-                     else "overall (leading interval)")
+    overall_label = ({"item-level": gettext("overall, pooled items (item-level)"),
+                      "within-task": gettext("overall, mean of tasks (within-task)")}[leads.pop()] if len(leads) == 1
+                     else gettext("overall (leading interval)"))
     with rc_context(RC):
         fig = _figure(7, 0.35 * len(tasks) * max(1, len(models)) + 1.2)
         ax = fig.add_subplot()
@@ -70,7 +72,7 @@ def gap_plot(report):
         for j, model in enumerate(models):
             ys, xs, lows, highs = [], [], [], []
             for t, task in enumerate(tasks):
-                m = overall.get(model) if task == "overall" else next(
+                m = overall.get(model) if task is None else next(
                     (r for r in rows if r["task"] == task and r["model"] == model), None)
                 if m is None or m.get("gap") is None or m.get("gap_low") is None:
                     continue
@@ -82,8 +84,9 @@ def gap_plot(report):
         ax.axvline(0, color="grey", linewidth=0.8)
         ax.set_yticks([t + step * (len(models) - 1) / 2 for t in range(len(tasks))], tasks[:-1] + [overall_label])
         ax.invert_yaxis()
-        ax.set_xlabel("human (majority) accuracy minus model accuracy")
-        ax.set_title(f"Gap per task, {int(report['options']['confidence'] * 100)}% paired-bootstrap interval")
+        ax.set_xlabel(gettext("human (majority) accuracy minus model accuracy"))
+        ax.set_title(gettext("Gap per task, %(level)s paired-bootstrap interval") % {
+            "level": f"{int(report['options']['confidence'] * 100)}%"})
         _legend(fig, ax)
         return to_svg(fig)
 
@@ -98,13 +101,13 @@ def position_plot(report):
         return None
     series = defaultdict(lambda: defaultdict(lambda: [0.0, 0]))
     for p in rows:
-        figures = {"humans (majority)": p["human_majority"], **p["models"]}
+        figures = {gettext("humans (majority)"): p["human_majority"], **p["models"]}
         for name, value in figures.items():
             if value is not None:
                 series[name][p["position"]][0] += value * p["n_items"]
                 series[name][p["position"]][1] += p["n_items"]
     for p in forced:
-        cell = series[f"{p['model']} (gold forced)"][p["position"]]
+        cell = series[p["model"], "forced"][p["position"]]
         cell[0] += p["accuracy"] * p["n_items"]
         cell[1] += p["n_items"]
     letters = sorted({letter for s in series.values() for letter in s})
@@ -114,12 +117,14 @@ def position_plot(report):
         for name, cells in series.items():
             xs = [letters.index(k) for k in sorted(cells)]
             ys = [total / n for total, n in (cells[k] for k in sorted(cells))]
-            ax.plot(xs, ys, marker="o", linestyle="--" if "forced" in name else "-", label=name)
+            forced = isinstance(name, tuple)
+            ax.plot(xs, ys, marker="o", linestyle="--" if forced else "-",
+                    label=gettext("%(model)s (gold forced)") % {"model": name[0]} if forced else name)
         ax.set_xticks(range(len(letters)), letters)
         ax.set_ylim(0, 1.05)
-        ax.set_xlabel("position of the correct answer")
-        ax.set_ylabel("accuracy")
-        ax.set_title("Position bias")
+        ax.set_xlabel(gettext("position of the correct answer"))
+        ax.set_ylabel(gettext("accuracy"))
+        ax.set_title(gettext("Position bias"))
         _legend(fig, ax)
         return to_svg(fig)
 
@@ -137,12 +142,12 @@ def agreement_plot(report):
         bars = ((-0.2, "fleiss_kappa", "Fleiss' kappa"), (0.2, "krippendorff_alpha", "Krippendorff's alpha"))
         for offset, key, name in bars:
             values = [r.get(key) or 0 for r in rows]
-            ax.barh([y + offset for y in ys], values, height=0.4, label=name)
+            ax.barh([y + offset for y in ys], values, height=0.4, label=gettext(name))
         ax.set_yticks(list(ys), labels)
         ax.invert_yaxis()
         ax.axvline(0, color="grey", linewidth=0.8)
-        ax.set_xlabel("agreement (undefined shown as 0; see the table)")
-        ax.set_title("Agreement per question")
+        ax.set_xlabel(gettext("agreement (undefined shown as 0; see the table)"))
+        ax.set_title(gettext("Agreement per question"))
         _legend(fig, ax)
         return to_svg(fig)
 
@@ -160,8 +165,8 @@ def scatter_plot(report):
             ax = fig.add_subplot(rows, cols, n + 1)
             xs, ys = zip(*panel["points"], strict=True)
             ax.scatter(xs, ys, s=6, alpha=0.6)
-            ax.set_xlabel("mean human rating")
-            ax.set_ylabel("model rating")
+            ax.set_xlabel(gettext("mean human rating"))
+            ax.set_ylabel(gettext("model rating"))
             ax.set_title(f"{panel['model']}: {panel['task']} / {panel['quality']}", fontsize=8)
         return to_svg(fig)
 
@@ -178,13 +183,21 @@ def pass_at_n_plot(report):
             points = [p for p in curve["points"] if p["share"] is not None]
             ax.plot([p["n"] for p in points], [p["share"] for p in points], marker="o", markersize=3,
                     linestyle={"loop_detector": "--", "humans": "-"}.get(curve["judged_by"], ":"),
-                    label=f"{curve['system']} ({curve['judged_by'].replace('_', ' ')})")
+                    label=gettext("%(system)s, judged by %(judged_by)s") % {"system": curve["system"],
+                                                                   "judged_by": judged_by(curve["judged_by"])})
         ax.set_ylim(0, 1.05)
-        ax.set_xlabel("N (utterances shown)")
-        ax.set_ylabel("share passing as human")
+        ax.set_xlabel(gettext("N (utterances shown)"))
+        ax.set_ylabel(gettext("share passing as human"))
         ax.set_title("pass@N")
         _legend(fig, ax)
         return to_svg(fig)
+
+
+def judged_by(name):
+    """Who judged a pass@N curve, for its legend: the people, the loop detector, or a judge model by its name."""
+    if name.startswith("judge:"):
+        return name.removeprefix("judge:")
+    return {"humans": gettext("humans"), "loop_detector": gettext("loop detector")}.get(name, name)
 
 
 def all_plots(report):

@@ -7,6 +7,8 @@ from django.utils.translation import gettext, gettext_noop
 from modeleval.scorers import dialogbench
 from modeleval.scorers.choice_rules import Rule
 
+from ..texts import shown
+
 # DialogBench's own task abbreviations, in the paper's column order.
 DIALOGBENCH = dialogbench.ABBREVIATIONS
 DIQAD_COLUMNS = [("Acc", "gold_accuracy"), ("UAR", "gold_uar"), ("Kappa", "gold_kappa"), ("Spearman", "gold_spearman"),
@@ -70,6 +72,18 @@ def cell(row, key, style="number", flag_key="small_sample"):
                 (row.get("notes") or {}).get(key) if value is not None else None)
 
 
+# The utterance-length table's columns: each figure of each unit.
+LENGTH_COLUMNS = {
+    "words_mean": gettext_noop("words, mean"), "words_std": gettext_noop("words, sd"),
+    "words_median": gettext_noop("words, median"), "words_min": gettext_noop("words, min"),
+    "words_max": gettext_noop("words, max"), "chars_mean": gettext_noop("characters, mean"),
+    "chars_std": gettext_noop("characters, sd"), "chars_median": gettext_noop("characters, median"),
+    "chars_min": gettext_noop("characters, min"), "chars_max": gettext_noop("characters, max"),
+    "tokens_mean": gettext_noop("tokens, mean"), "tokens_std": gettext_noop("tokens, sd"),
+    "tokens_median": gettext_noop("tokens, median"), "tokens_min": gettext_noop("tokens, min"),
+    "tokens_max": gettext_noop("tokens, max")}
+
+
 def with_rule(model, rule):
     """A model's name with the rule its figures use, e.g. "llama [acc]"."""
     return f"{model} [{rule}]" if rule else str(model)
@@ -83,12 +97,6 @@ def gap_rule_text(report):
 def campaign_names(report):
     """campaign id -> its name, for the tables people read (the ids stay in JSON and CSV)."""
     return {c["campaign_id"]: c["name"] for c in report.get("campaigns", [])}
-
-
-def shown(text):
-    """A title, header or note in the reader's language where the catalogs have it (the report is rendered in it:
-    reports.render), else as it is; an empty one stays empty."""
-    return gettext(text) if isinstance(text, str) and text else text
 
 
 def in_language(table):
@@ -337,8 +345,10 @@ def position_table(report):
             for r in rows_in]
     forced = [p for p in mc["positions"] if p["source"] == "forced_position"]
     for r in forced:
-        where = "every position, pooled" if r["position"] == "all" else r["position"]
-        rows.append([Cell(r["task"], style="text"), Cell(f"{where} (forced, {r['model']})", style="text"),
+        where = gettext("every position, pooled") if r["position"] == "all" else r["position"]
+        rows.append([Cell(r["task"], style="text"),
+                     Cell(gettext("%(where)s (forced, %(model)s)") % {"where": where, "model": r["model"]},
+                          style="text"),
                      Cell(r["n_items"], style="int"), Cell(None, "models only"),
                      *[cell(r, "accuracy", "percent") if m == r["model"] else Cell(None, "") for m in models]])
     return Table("positions", "Accuracy by position of the correct answer (%)", header, rows)
@@ -357,21 +367,22 @@ def agreement_table(report, section="campaigns"):
     def ends(r, key):
         return [cell(r, f"{key}_{end}") for end in ("low", "high", "jackknife_low", "jackknife_high")]
 
-    rows = [[Cell(r["rater_group"], style="text"), Cell(r["campaign"], style="text"),
+    rows = [[Cell(shown(r["rater_group"]), style="text"), Cell(r["campaign"], style="text"),
              *([Cell(r["batch"], style="int"), Cell(r["round"], style="int")] if batch else []),
              Cell(r["task"], style="text"), Cell(r["question"], style="text"), Cell(r["n_items"], style="int"),
              Cell(r["n_raters"], "no item has 2 ratings", "int"), cell(r, "fleiss_kappa"),
-             *([] if batch else ends(r, "fleiss_kappa")), cell(r, "band", "text"),
+             *([] if batch else ends(r, "fleiss_kappa")), replace(cell(r, "band", "text"), value=shown(r.get("band"))),
              *([] if batch else [cell(r, "krippendorff_alpha"), *ends(r, "krippendorff_alpha"),
-                                 Cell(r["krippendorff_level"], style="text"), cell(r, "percent_agreement")])]
+                                 Cell(shown(r["krippendorff_level"]), style="text"), cell(r, "percent_agreement")])]
             for r in rows_in]
     return Table(f"agreement_{section}", gettext("Agreement per batch") if batch
                  else gettext("Agreement per campaign, task and question"),
                  header, rows,
-                 "Fleiss' kappa uses the items with the modal number of ratings; alpha accepts missing ones. A "
-                 "small-sample row has no Landis-Koch band."
-                 + ("" if batch else f" Intervals at {report['options']['confidence']:.0%}: "
-                    f"{rows_in[0].get('interval_method', '')}."))
+                 gettext("Fleiss' kappa uses the items with the modal number of ratings; alpha accepts missing ones. A "
+                         "small-sample row has no Landis-Koch band.")
+                 + ("" if batch else " " + gettext("Intervals at %(level)s: %(method)s.") % {
+                     "level": f"{report['options']['confidence']:.0%}",
+                     "method": shown(rows_in[0].get("interval_method", ""))}))
 
 
 def annotator_table(report):
@@ -399,8 +410,9 @@ def correlation_table(report):
     models = list(dict.fromkeys(m["model"] for m in ratings["models"]))
     by = {(m["task"], m["quality"], m["model"]): m for m in ratings["models"]}
     seeded = {m["model"] for m in ratings["models"] if m.get("seeds")}
-    header = ["Task", "Quality", "Items", *[f"{m} rho" for m in models],
-              *[f"{m} rho sd" for m in models if m in seeded], *[f"{m} p" for m in models], "Human ceiling", "Raters"]
+    header = ["Task", "Quality", "Items", *[gettext("%(model)s rho") % {"model": m} for m in models],
+              *[gettext("%(model)s rho sd") % {"model": m} for m in models if m in seeded],
+              *[gettext("%(model)s p") % {"model": m} for m in models], "Human ceiling", "Raters"]
     rows = []
     for q in ratings["qualities"]:
         found = [by.get((q["task"], q["quality"], m)) for m in models]
@@ -410,10 +422,10 @@ def correlation_table(report):
                        for m, f in zip(models, found, strict=True) if m in seeded],
                      *[cell(f, "spearman_p", "p") if f else Cell(None, "not run") for f in found],
                      cell(q, "human_ceiling_spearman"),
-                     Cell(f"{q['n_rating_positions']} positions" if q.get("n_rating_positions") else q.get("n_raters"),
-                          style="text")])
-    note = q["ceiling_rule"] + ("; a run repeated over few-shot seeds shows the mean rho over its seeds and their "
-                                "standard deviation (sd, ddof 1)" if seeded else "")
+                     Cell(gettext("%(n)s positions") % {"n": q["n_rating_positions"]} if q.get("n_rating_positions")
+                          else q.get("n_raters"), style="text")])
+    note = shown(q["ceiling_rule"]) + (gettext("; a run repeated over few-shot seeds shows the mean rho over its seeds "
+                                               "and their standard deviation (sd, ddof 1)") if seeded else "")
     return Table("correlations", "Spearman against the mean human rating", header, rows, note)
 
 
@@ -436,8 +448,9 @@ def diqad_tables(report):
         tables.append(Table(f"diqad_{q['task']}_{q['quality']}", gettext("%(task)s / %(quality)s against gold (x100)")
                             % {"task": q["task"], "quality": q["label"]},
                             ["Model", *[name for name, _ in DIQAD_COLUMNS], "Items"], rows,
-                            f"Spearman and Pearson: {models[0]['gold_correlation_of']}; Items: the items with gold "
-                            f"the model scored, every figure's sample; {ratings['note']}"))
+                            gettext("Spearman and Pearson: %(of)s; Items: the items with gold the model scored, every "
+                                    "figure's sample; %(note)s") % {"of": shown(models[0]["gold_correlation_of"]),
+                                                                    "note": shown(ratings["note"])}))
         tables.append(cross_domain_table(q, models))
     return tables
 
@@ -445,7 +458,8 @@ def diqad_tables(report):
 def cross_domain_table(q, models):
     """DiQAD's Table 4: per domain, each model's figures on that domain's gold items, and under them each
     classifier trained without that domain ("w/o"); said to be absent where no item carries a domain."""
-    key, title = f"diqad_{q['task']}_{q['quality']}_domains", f"{q['task']} / {q['label']}: cross-domain (x100)"
+    key = f"diqad_{q['task']}_{q['quality']}_domains"
+    title = gettext("%(task)s / %(quality)s: cross-domain (x100)") % {"task": q["task"], "quality": q["label"]}
     header = ["Domain", "Model", *[name for name, _ in DIQAD_DOMAIN_COLUMNS], "Items"]
     by = {(m["model"], d["domain"]): d for m in models for d in m.get("gold_by_domain", [])}
     domains = sorted({domain for _, domain in by} - {""})
@@ -454,15 +468,21 @@ def cross_domain_table(q, models):
                                              "(meta.domain), so it cannot be produced")
     rows = []
     for domain in domains:
-        shown = [(m["model"], m) for m in models if not m.get("holdout_domain")]
-        shown += [(f"w/o {domain}: {m['model']}", m) for m in models if m.get("holdout_domain") == domain]
+        listed = [(m["model"], m) for m in models if not m.get("holdout_domain")]
+        listed += [(gettext("w/o %(domain)s: %(model)s") % {"domain": domain, "model": m["model"]}, m)
+                  for m in models if m.get("holdout_domain") == domain]
         rows += [[Cell(domain, style="text"), Cell(label, style="text"),
                   *[cell(by[m["model"], domain], name, "percent") for _, name in DIQAD_DOMAIN_COLUMNS],
                   Cell(by[m["model"], domain]["n"], style="int")]
-                 for label, m in shown if (m["model"], domain) in by]
+                 for label, m in listed if (m["model"], domain) in by]
     return Table(key, title, header, rows, "each model's figures on the gold items of one domain; a classifier "
                                            "trained without the domain (holdout_domain) is its \"w/o\" row, as "
                                            "DiQAD's Table 4 sets ERNIE trained without a domain under ERNIE")
+
+
+def judge_name(judge):
+    """Who judged a pairwise task's matches: the people, or a judge run by its name."""
+    return gettext("humans") if judge == "humans" else judge
 
 
 def pairwise_tables(report):
@@ -479,7 +499,7 @@ def pairwise_tables(report):
             for system in sorted(set(bt) | set(elo_ratings), key=str):
                 fit = bt.get(system, {})
                 small = entry.get("small_sample")
-                rows.append([Cell(judge, style="text"), Cell(system, style="text"),
+                rows.append([Cell(judge_name(judge), style="text"), Cell(system, style="text"),
                              Cell(elo_ratings.get(system), "no matches", flag=small),
                              Cell((shuffled.get("mean") or {}).get(system), "no matches", flag=small),
                              Cell((shuffled.get("std") or {}).get(system), "no matches", flag=small),
@@ -489,12 +509,14 @@ def pairwise_tables(report):
                              cell(entry, "agreement_with_humans", "percent"), cell(entry, "kappa_with_humans")])
         orders = next((e["elo_over_orders"]["n_orders"] for e in task["judges"].values() if e.get("elo_over_orders")),
                       None)
-        header = ["Judge", "System", "Elo", f"Elo, mean of {orders or 'shuffled'} orders", "sd", "Bradley-Terry",
-                  "Low", "High", "Equal to humans (%)", "Kappa"]
-        note = ("Elo: start 1000, scale 400, K 32, matches applied in the order of the items' ids; beside it the mean "
-                "and sd over seeded shuffles of the matches; Bradley-Terry does not depend on the order. Matches: "
-                + "; ".join(f"{judge}: {entry['matches_from']}" for judge, entry in task["judges"].items()
-                            if entry.get("matches_from")))
+        header = ["Judge", "System", "Elo", gettext("Elo, mean of %(n)s orders") % {"n": orders} if orders
+                  else gettext("Elo, mean of shuffled orders"), "sd", "Bradley-Terry", "Low", "High",
+                  "Equal to humans (%)", "Kappa"]
+        note = gettext("Elo: start 1000, scale 400, K 32, matches applied in the order of the items' ids; beside it "
+                       "the mean and sd over seeded shuffles of the matches; Bradley-Terry does not depend on the "
+                       "order.") + " " + gettext("Matches: %(matches)s") % {"matches": "; ".join(
+                           f"{judge_name(judge)}: {shown(entry['matches_from'])}"
+                           for judge, entry in task["judges"].items() if entry.get("matches_from"))}
         tables.append(Table(f"pairwise_{task['task']}", gettext("Pairwise: %(task)s") % {"task": task["task"]}, header,
                             rows, note))
         botchat = task.get("botchat") or {}
@@ -511,13 +533,14 @@ def pairwise_tables(report):
                 gettext("BotChat arena: %(task)s (each order of showing a result)") % {"task": task["task"]},
                 ["Judge", "System", "Comparisons", "Win", "Both", "Neither", "Lose", "Unread", "Read", "Win (%)",
                  "Tie (%)", "Lose (%)", "Win+Tie (%)", "NotBad (%)", "Score"], rows,
-                "as open-compass/BotChat analyze.py: per comparison the system shown first wins when only the other "
-                "conversation is judged AI-involved; Both = neither judged AI (a good tie), Neither = both judged AI "
-                "(a bad tie); NotBad = Win + Both; Score = (3 Win + Both - Neither - 3 Lose) / comparisons, in [-3, "
-                "3]; unread answers stay in the denominator of Win, Tie, Lose, NotBad and Score, as analyze.py's table "
-                "keeps them, and are left out of Win+Tie's (over the read answers), as its calc_win_rate counts; "
-                "pairs the loop detector decided count in both orders, the looping dialogue losing and both looping "
-                f"a Neither (comparisons decided so: {decided})"))
+                gettext("as open-compass/BotChat analyze.py: per comparison the system shown first wins when only the "
+                        "other conversation is judged AI-involved; Both = neither judged AI (a good tie), Neither = "
+                        "both judged AI (a bad tie); NotBad = Win + Both; Score = (3 Win + Both - Neither - 3 Lose) / "
+                        "comparisons, in [-3, 3]; unread answers stay in the denominator of Win, Tie, Lose, NotBad "
+                        "and Score, as analyze.py's table keeps them, and are left out of Win+Tie's (over the read "
+                        "answers), as its calc_win_rate counts; pairs the loop detector decided count in both orders, "
+                        "the looping dialogue losing and both looping a Neither (comparisons decided so: "
+                        "%(decided)s)") % {"decided": decided}))
             rows = [[Cell(judge, style="text"), Cell(r["model"], style="text"), Cell(r["opponent"], style="text"),
                      *[Cell(r[key], style="int") for key in ("n", "unknown", "n_read", "win", "tie", "lose")],
                      *[figure_cell(r[key], "no answer read", "percent", table.get("small_sample"))
@@ -551,10 +574,10 @@ def utterance_length_table(report):
     figures = [f"{unit}_{figure}" for unit in ("words", "chars", "tokens")
                for figure in ("mean", "std", "median", "min", "max")]
     rows = [[Cell(r["system"], style="text"), Cell(r["n_dialogues"], style="int"), Cell(r["n_utterances"], style="int"),
-             Cell(r.get("words_counted_by") or "spaces", style="text"),
+             Cell(shown(r.get("words_counted_by") or "spaces"), style="text"),
              *[cell(r, key, "int" if key.endswith(("min", "max")) else "number") for key in figures]]
             for r in selfchat["utterance_length"]]
-    header = ["System", "Dialogues", "Utterances", "Words counted by", *[key.replace("_", " ") for key in figures]]
+    header = ["System", "Dialogues", "Utterances", "Words counted by", *[LENGTH_COLUMNS[key] for key in figures]]
     return Table("utterance_length", "Utterance length per system", header, rows, selfchat["note"])
 
 
@@ -610,8 +633,8 @@ def paper_tables(report):
                 said.append(f"{entry['label']}: {entry['note']}; {entry['figure']}")
             note = gettext("%(paper)s, Table %(table)s (%(unit)s); %(note)s; the difference is ours minus the "
                            "paper's. Ours: %(ours)s. %(n)s row(s) of the paper's table have no run here.") % {
-                "paper": study["paper"], "table": table["table"], "unit": table["unit"], "note": shown(table["note"]),
-                "ours": "; ".join(said), "n": table["paper_rows_without_ours"]}
+                "paper": study["paper"], "table": table["table"], "unit": shown(table["unit"]),
+                "note": shown(table["note"]), "ours": "; ".join(said), "n": table["paper_rows_without_ours"]}
             tables.append(Table(f"paper_{study['study']}_{table['table']}",
                                 gettext("%(study)s: the paper's Table %(table)s beside ours (%(title)s)") % {
                                     "study": study["study"], "table": table["table"], "title": table["title"]},

@@ -32,6 +32,7 @@ from ..contract import ReportOptions
 from ..figures import new_row, put
 from ..readable import flag
 from ..rows import Rows
+from ..texts import SMALL_SAMPLE_BECAUSE
 from .annotators import label_key
 
 MC_MODES = modes.modes_where(section=modes.Section.MULTIPLE_CHOICE)
@@ -187,7 +188,8 @@ def _anchored(labelled, unlabelled, options, inclusion=None, curve=True, **keys)
         row["undefined"].update(coverage=coverage.undefined_reason, classical_coverage=coverage.undefined_reason)
     flag(row, [(result.n, options.min_items, "labelled items")])
     short = coverage_short(coverage, options.confidence)
-    row["small_sample"] = "; ".join(r for r in (row["small_sample"], short and f"small sample: {short}") if r) or None
+    row["small_sample"] = "; ".join(r for r in (row["small_sample"], short and SMALL_SAMPLE_BECAUSE(why=short))
+                                    if r) or None
     return row
 
 

@@ -19,6 +19,16 @@ from ..contract import ReportOptions
 from ..figures import new_row
 from ..readable import flag
 from ..rows import Rows
+from ..texts import (
+    ACCURACY_OF,
+    GOLD_MADE_UNDER,
+    GOLD_MADE_UNDER_VERSIONS,
+    GOLD_OUT_OF_SCOPE,
+    SHARE_LABELLED,
+    VERDICT_AND,
+    VERDICT_BUT,
+    VERDICT_UNDEFINED,
+)
 from .annotators import label_key
 from .human_anchored import campaign_labels, run_answers
 
@@ -50,9 +60,9 @@ def gold_guidelines(rows: Rows):
     used = sorted({b["settings__version"] for b in rows.data.batches if b["campaign_id"] == version.get("campaign_id")
                    and b.get("settings__version") is not None})
     name = campaign["name"] if campaign else None
-    text = (f"gold {version['citation']}: made in campaign {name} under guideline version"
-            f"{'s' if len(used) != 1 else ''} {', '.join(map(str, used)) or 'unknown'}" if campaign else
-            f"gold {version['citation']}: its campaign is not in this report's scope")
+    made_under = GOLD_MADE_UNDER if len(used) == 1 else GOLD_MADE_UNDER_VERSIONS
+    text = (made_under(citation=version["citation"], campaign=name, versions=", ".join(map(str, used)) or "unknown")
+            if campaign else GOLD_OUT_OF_SCOPE(citation=version["citation"]))
     return {"citation": version["citation"], "guideline_versions": used, "campaign": name, "text": text}
 
 
@@ -139,7 +149,7 @@ def _savings(rows, task, kind, figure, labelled_items, j, gold, judges, answers,
     else:
         main = Counter(figure[i] for i in labelled).most_common(1)
         main = main[0][0] if main else None
-        estimand, y = f"share of items the people label {main}", {i: float(figure[i] == main) for i in labelled}
+        estimand, y = SHARE_LABELLED(label=main), {i: float(figure[i] == main) for i in labelled}
         stand = {i: float(j[i] == main) for i in judged}
     if labelled:
         unlabelled = [stand[i] for i in judged if i not in labelled_items]
@@ -160,7 +170,7 @@ def _savings(rows, task, kind, figure, labelled_items, j, gold, judges, answers,
         model_accuracy = float(np.mean([m[i] == gold[i] for i in with_gold]))
         saving = label_savings([float(m[i] == gold[i]) for i in with_gold], [float(m[i] == j[i]) for i in with_gold],
                                [float(m[i] == j[i]) for i in without_gold],
-                               estimand=f"accuracy of {rows.run_label[model['id']]}",
+                               estimand=ACCURACY_OF(model=rows.run_label[model["id"]]),
                                confidence=options.confidence, judge_accuracy=judge_accuracy,
                                model_accuracy=model_accuracy)
         out.append(saving.to_dict())
@@ -192,9 +202,9 @@ def _verdict(card):
     if people is None or people["realised_saved"] is None:
         why = ("every judged item is labelled: no label is left to save" if people and people["N"] == 0
                else (people or {}).get("undefined_reason") or "no item is labelled")
-        return f"The judge {first}; its savings are undefined here ({why})."
+        return VERDICT_UNDEFINED(test=first, why=why)
     saved = people["realised_saved"]
-    joint = "and" if (passed and saved > 0) or (not passed and saved <= 0) else "but"
-    return (f"The judge {first} ({test['annotator_kind']} annotators, epsilon {test['epsilon']}), {joint} saves "
-            f"{saved:.0%} of the human labels on the {people['estimand']} under PPI++ (pilot: rho^2 = "
-            f"{people['rho_squared'] if people['rho_squared'] is None else round(people['rho_squared'], 3)}).")
+    joint = VERDICT_AND if (passed and saved > 0) or (not passed and saved <= 0) else VERDICT_BUT
+    return joint(test=first, kind=test["annotator_kind"], epsilon=test["epsilon"], saved=f"{saved:.0%}",
+                 estimand=people["estimand"], rho=people["rho_squared"] if people["rho_squared"] is None
+                 else round(people["rho_squared"], 3))

@@ -23,6 +23,7 @@ from ..contract import ReportOptions
 from ..figures import mean_or_none, new_row, note, put
 from ..readable import GENERATION, RULE_COLUMNS, flag, run_rule
 from ..rows import Rows
+from ..texts import NO_ITEM_BOTH_ANSWERED, UNDEFINED_ON_EVERY_TASK, UNDEFINED_ON_SOME_TASK, UNDEFINED_ON_TASKS
 
 MC_MODES = modes_where(section=Section.MULTIPLE_CHOICE)
 
@@ -259,7 +260,7 @@ def overall_rows(results, labels, keys, options: ReportOptions, drawn_per_task=F
         for key in keys:
             missing = [m["task"] for _, m in per_task if m[key] is None]
             put(row, key, None if missing else mean_or_none([m[key] for _, m in per_task]),
-                f"{key} is undefined on task(s) {', '.join(missing)}")
+                UNDEFINED_ON_TASKS(key=key, tasks=", ".join(missing)))
         row["n_items"] = sum(len(res["items"]) for res, _ in per_task)
         row["n_compared"] = sum(m["n_compared"] for _, m in per_task)
         row["n_missing"] = sum(m["n_missing"] for _, m in per_task)
@@ -270,7 +271,7 @@ def overall_rows(results, labels, keys, options: ReportOptions, drawn_per_task=F
                 row.update(gap_low=low, gap_high=high, gap_interval=STRATIFIED)
             else:
                 for key in ("gap_low", "gap_high"):
-                    put(row, key, None, "some task has no item both answered: " + row["undefined"]["gap"])
+                    put(row, key, None, NO_ITEM_BOTH_ANSWERED(why=row["undefined"]["gap"]))
             (gap, gap_low, gap_high), human, model = pooled[label]
             test = mcnemar_exact(human, model)
             row.update(pooled_human_majority=float(human.mean()), pooled_accuracy=float(model.mean()),
@@ -306,7 +307,7 @@ def mc_section(rows: Rows, options: ReportOptions):
                       n_items=sum(r["row"]["n_items"] for r in results))
     for key in human_keys:
         put(overall, key, mean_or_none([r["row"][key] for r in results])
-            if all(r["row"][key] is not None for r in results) else None, f"{key} is undefined on some task")
+            if all(r["row"][key] is not None for r in results) else None, UNDEFINED_ON_SOME_TASK(key=key))
     flag(overall, [(overall["n_items"], options.min_items, "items")])
     model_keys = ("human_majority", "accuracy", "accuracy_all_items", Rule.ACC, Rule.ACC_NORM, "acc_per_token", "gap",
                   "gap_mean_of_raters")
@@ -321,7 +322,7 @@ def mc_section(rows: Rows, options: ReportOptions):
                       rule="unweighted mean of the dimension's tasks; models on all their items, humans on "
                            "their sample")
         for key in human_keys:
-            put(row, key, mean_or_none([r["row"][key] for r in members]), f"{key} is undefined on every task")
+            put(row, key, mean_or_none([r["row"][key] for r in members]), UNDEFINED_ON_EVERY_TASK(key=key))
         # A model's mean over only some of the dimension's tasks is not set beside the people's: left out.
         row["models"] = {}
         for label in labels:
@@ -402,7 +403,7 @@ def dimension_means(results, labels, human_keys):
                        "their items, humans on their sample")
     for key in human_keys:
         put(out, key, mean_of_means(lambda task, key=key: by_task[task]["row"][key]),
-            f"{key} is undefined on some task")
+            UNDEFINED_ON_SOME_TASK(key=key))
     accuracy = {(task, m["model"]): m["accuracy_all_items"] for r in results for task in [r["row"]["task"]]
                 for m in r["models"]}
     out["models"] = {label: mean_of_means(lambda task, label=label: accuracy.get((task, label))) for label in labels}

@@ -20,6 +20,7 @@ from ..contract import ReportOptions
 from ..figures import mean_or_none, new_row, put
 from ..readable import flag
 from ..rows import Rows
+from ..texts import CEILING_OF_POSITIONS, SEED_RULE
 
 RATING_MODES = modes.modes_where(section=modes.Section.RATINGS)  # with classifiers trained here (DiQAD)
 
@@ -65,8 +66,7 @@ def rating_quality(rows: Rows, task, spec, runs, options: ReportOptions):
         "fewer than 2 raters with overlapping items")
     put(row, "human_ceiling_pearson", mean_or_none([c.pearson.value for _, c in ceiling]),
         "fewer than 2 raters with overlapping items")
-    row["ceiling_rule"] = "mean over raters of each rater's correlation with the mean of the other raters" + (
-        " (raters here are rating positions, not people)" if positions else "")
+    row["ceiling_rule"] = CEILING_OF_POSITIONS(rule=CEILING_RULE) if positions else CEILING_RULE
     flag(row, [(row["n_rated"], options.min_items, "rated items"),
                (len(ceiling), options.min_raters, "raters or positions")])
     models = []
@@ -162,7 +162,7 @@ def seeded_figures(mrow, per_seed):
     mrow["seeds"] = [{"variant": variant, "n": corr.n, **{name: getattr(corr, name).value
                                                          for name in ("spearman", "pearson", "kendall_tau_b")}}
                      for variant, _, _, _, corr in per_seed]
-    mrow["seed_rule"] = f"mean and standard deviation (ddof 1) over {len(per_seed)} seeds' example draws"
+    mrow["seed_rule"] = SEED_RULE(n=len(per_seed))
     for name in ("spearman", "pearson", "kendall_tau_b"):
         values = [s[name] for s in mrow["seeds"]]
         defined = all(v is not None for v in values)
@@ -172,6 +172,7 @@ def seeded_figures(mrow, per_seed):
         put(mrow, f"{name}_p", None, "a mean over seeds has no single p-value; each seed's is in seeds")
 
 
+CEILING_RULE = "mean over raters of each rater's correlation with the mean of the other raters"
 GOLD_CORRELATION = ("the predicted class against the gold label (DiQAD's Spearman and Pearson: model predictions "
                     "against human labels, SciPy)")
 GOLD_KEYS = ("gold_accuracy", "gold_uar", "gold_kappa", "gold_spearman", "gold_pearson", "gold_precision",

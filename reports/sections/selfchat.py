@@ -6,6 +6,7 @@ from collections import defaultdict
 from metrics import WORD_RULE, length_stats, pass_at_n, pass_at_n_stepwise, scripts_counted, word_count
 
 from ..figures import new_row, put
+from ..texts import LOOP_RULE, SELFCHAT_NOTE
 
 LENGTH_FIGURES = ("mean", "std", "median", "min", "max")
 # Settings of the self-chat runs behind the dialogues that the figures name.
@@ -76,14 +77,7 @@ def selfchat_section(dialogues):
         lengths.append(row)
     rules = sorted({c["loop_rule"] for c in curves if c.get("loop_rule")})
     return {"pass_at_n": curves, "utterance_length": lengths,
-            "note": "pass@N: share of judgements under which the first N utterances read as human; the loop "
-                    "detector (BotChat's DupDetect, whose measure and threshold the study does not publish) is "
-                    f"our choice: {'; '.join(rules) or 'no self-chat run named'}; utterance "
-                    "lengths count the utterances after the seed's first two, in "
-                    f"{WORD_RULE} (each row's words_counted_by says which its utterances needed), characters and "
-                    "tokens (BotChat counts GPT-4's CL100K tokens, which cannot be installed here: "
-                    "the tokenizer of each self-chat run's model stands in, named per row); real dialogues are "
-                    "counted the same way, in words and characters only"}
+            "note": SELFCHAT_NOTE(rules="; ".join(rules) or "no self-chat run named", words=WORD_RULE)}
 
 
 def _readable(verdict) -> bool:
@@ -96,5 +90,4 @@ def _loop_rule(settings) -> str | None:
     """The loop detector's measure and threshold as the self-chat runs set them, None for real dialogues."""
     named = sorted({(s.get("loop_similarity"), s.get("loop_threshold")) for s in settings if s.get("loop_similarity")},
                    key=str)
-    return ", ".join(f"{measure} >= {threshold} with either of the two generated utterances before"
-                     for measure, threshold in named) or None
+    return ", ".join(LOOP_RULE(measure=measure, threshold=threshold) for measure, threshold in named) or None

@@ -68,13 +68,15 @@ def catalog_patterns(language, sentences=False):
 REPORT_TABLES = ("dialogbench", "mc_models", "by_dimension", "by_domain", "crowd", "competence",
                  "human_anchored_humans", "human_anchored_models", "human_anchored_gaps", "alt_test", "sequential",
                  "judge_cards", "judge_savings")
-# What those tables show that is no text of ours: the data's names (the task, the runs, their answer rules, the
-# aggregation rules, the annotators' kind); and the texts the sections write in English that are not yet put in the
-# reader's language (the card's verdict, its cap, the savings' estimand, a figure's own reason and flag).
-REPORT_DATA = re.compile(r"t1|c|ann|bob|cid|judge|m|acc|acc_norm|generation|(judge|m) \[generation\]|majority"
-                         r"|dawid_skene|skilled"
-                         r"|The judge (passes|fails) .*|accuracy of (judge|m)|the judge is no more accurate .*"
-                         r"|\w+ is undefined on task\(s\) .*|small sample: .*")
+# What those tables show that is no text of ours: the data's names (tasks, campaigns, annotators, runs, systems,
+# domains, the form's question keys, items and their answers) and the identifiers the studies name figures by (the
+# answer rules, the aggregation rules, the annotators' kind, the metrics' names), as the fixtures of these tests have
+# them (tests.reports.test_human_anchored.mc_study, tests.reports.factories.every_section).
+REPORT_DATA = re.compile(r"t1|arena|quality|c|ann|bob|cid|judge|m|judge-\d|rater|ernie-law|x|y|z|health|law"
+                         r"|answer|verdict|score|x\d+|\w+: [A-D](, \w+: [A-D])*|[A-D]: \d+(, [A-D]: \d+)*"
+                         r"|[\w-]+: \w+ / \w+|(judge|m) \[generation\]|acc|acc_norm|generation|majority|dawid_skene"
+                         r"|skilled|Acc|UAR|Kappa|Spearman|Pearson|F1|Elo|Bradley-Terry|Fleiss' kappa"
+                         r"|Krippendorff's alpha|pass@N")
 
 
 def report_leftovers(texts, language):

@@ -115,20 +115,26 @@ def test_the_qc_page_in_korean(page, labelled):
     shot(page, "review-ko", "QC", "#annotator-estimates")
 
 
-def test_the_report_page_in_chinese_at_both_widths(page, settings):
+def open_report_page(page, settings, language):
+    """A staff reader of `language` opens the report page of the DialogBench demo's campaign, computed as a worker
+    would; the report's frame."""
     settings.REPORTS_COMPUTE_IN_REQUEST = False  # computed below, as a worker would
     _, campaign = demo_benchmark("db")
     reader = make_user("reader")
     reader.is_staff = True
     reader.set_password(PASSWORD)
     reader.save()
-    Preferences.objects.create(user=reader, language="zh-hans")
+    Preferences.objects.create(user=reader, language=language)
     sign_in(page, "reader")
     page.goto(f"/reports/db/?campaign={campaign.pk}")  # queues the report
     compute(StoredReport.objects.get().pk)
     page.reload()
     expect(page.locator("#report-status")).to_be_hidden()
-    frame = page.frame_locator("#report-frame")
+    return page.frame_locator("#report-frame")
+
+
+def test_the_report_page_in_chinese_at_both_widths(page, settings):
+    frame = open_report_page(page, settings, "zh-hans")
     expect(frame.locator("#how-to-read h2")).to_have_text("如何阅读本报告", timeout=30_000)
     expect(frame.locator("th", has_text="人类（多数）").first).to_be_visible()
     # Data: the formats' names on the download links.
@@ -140,6 +146,17 @@ def test_the_report_page_in_chinese_at_both_widths(page, settings):
     document = page.frame(url=re.compile(r"/embed/"))
     expect(frame.locator("th").first).to_be_visible()
     assert document.evaluate(WRAPPED_HEADERS) == []
+
+
+def test_the_report_page_in_korean(page, settings):
+    """The same page for a reader of Korean: the page, the report's guide, headers and plots in Korean."""
+    frame = open_report_page(page, settings, "ko")
+    expect(frame.locator("#how-to-read h2")).to_have_text("이 보고서를 읽는 법", timeout=30_000)
+    expect(frame.locator("th", has_text="사람(다수결)").first).to_be_visible()
+    expect(frame.locator("figcaption", has_text="위치 편향")).to_be_visible()
+    expect(frame.locator("figure svg text", has_text="정답의 위치")).to_be_attached()
+    assert untranslated(page, catalog_patterns("ko"), "#downloads a") == []
+    shot(page, "report-ko", "보고서", "#report-frame")
 
 
 # Runs in the report document: the words of the tables named (captions, headers, cells without the notes' marks and
@@ -175,3 +192,31 @@ def test_the_reports_tables_in_chinese_and_korean(page, language, catalog, title
     assert len(words) > 300
     assert report_leftovers(words, catalog) == []
     shot(page, f"report-tables-{language}", title, "#judge_cards")
+
+
+# Runs in the report document: the texts drawn in its plots (titles, axes, legends) and their captions.
+PLOT_WORDS = """() => [...document.querySelectorAll("figure svg text, figcaption")].map((t) => t.textContent.trim())
+  .filter((t) => t)"""
+
+
+@pytest.mark.parametrize(("language", "catalog", "title"), [("zh-hans", "zh_Hans", "报告"), ("ko", "ko", "보고서")])
+def test_a_report_with_every_section_in_chinese_and_korean(page, language, catalog, title):
+    """Pairwise, BotChat, self-chat, DiQAD, correlations, positions, agreement and judge cards, as the reader's browser
+    shows them: every table's words (the papers' tables aside, which lay the studies' own rows beside ours) and every
+    plot's title, axes and legend are the catalog's or the data's. Screenshots of the whole report."""
+    from reports.build import build_report
+    from reports.render import render
+    from tests.reports.factories import every_section
+    from tests.reports.test_human_anchored import OPTIONS
+
+    page.set_content(render(build_report(every_section(), OPTIONS), "html", language))
+    tables = [t for t in page.evaluate("() => [...document.querySelectorAll('table[id]')].map((t) => t.id)")
+              if not t.startswith("paper_")]
+    assert {"positions", "correlations", "diqad_quality_score_domains", "botchat_versus_arena", "utterance_length",
+            "judge_cards"} <= set(tables)
+    words = page.evaluate(TABLE_WORDS, tables)
+    assert len(words) > 1000
+    assert report_leftovers(words, catalog) == []
+    plots = page.evaluate(PLOT_WORDS)
+    assert len(plots) > 50 and report_leftovers(plots, catalog) == []
+    shot(page, f"report-every-section-{language}", title, "figure svg")

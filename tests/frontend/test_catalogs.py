@@ -145,3 +145,31 @@ def test_the_extraction_reads_templates_and_scripts():
     assert found == {(None, "Submit", None), ("language", "Change", None), (None, "%(n)s item", "%(n)s items")}
     assert calls('gettext("Saved.") + fill(ngettext("%(n)s key", "%(n)s keys", n), { n })') == {
         (None, "Saved.", None), (None, "%(n)s key", "%(n)s keys")}
+
+
+# The report's modules whose texts the HTML and LaTeX documents show in the reader's language: the reading guide,
+# the templates of composed texts, the tables and the plots.
+REPORT_MODULES = ("reports/readable.py", "reports/texts.py",
+                  *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "reports" / "render").glob("*.py")))
+
+
+def python_calls(source):
+    """(context or None, msgid, None) of each gettext, gettext_noop, _ and pgettext call of a Python module with
+    literal arguments (Python joins the pieces of a long literal as makemessages does)."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            continue
+        literal = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        if node.func.id == "pgettext" and len(literal) == 2:
+            found.add((literal[0], literal[1], None))
+        elif node.func.id in ("gettext", "gettext_noop", "_") and literal:
+            found.add((None, literal[0], None))
+    return found
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_every_text_the_report_renders_for_its_reader_is_translated(language):
+    strings = set().union(*(python_calls((ROOT / module).read_text(encoding="utf-8")) for module in REPORT_MODULES))
+    assert len(strings) > 150, len(strings)
+    check(strings, language)

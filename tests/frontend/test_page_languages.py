@@ -2,6 +2,7 @@
 defects): the QC page's estimates cards, the experts' forms, the batch history's events, states and the platform's
 own reasons, roles and protocols by name, the report page and the report document with its tables; a manager's own
 pages follow the manager's language; the scripts' catalog loads while a password must be changed."""
+import html
 import json
 import re
 from html.parser import HTMLParser
@@ -159,17 +160,18 @@ def test_the_annotators_table_names_campaigns():
 
 
 class TableWords(HTMLParser):
-    """The words of a report document's tables named in REPORT_TABLES: each caption, header, cell, missing figure's
-    reason (the cell's title) and the table's note, without the notes' marks."""
+    """The words of a report document's tables named in `tables` (REPORT_TABLES): each caption, header, cell, missing
+    figure's reason (the cell's title) and the table's note, without the notes' marks."""
 
-    def __init__(self):
+    def __init__(self, tables=REPORT_TABLES):
         super().__init__()
+        self.tables = tables
         self.texts, self.current, self.inside, self.after, self.mark = [], None, False, False, False
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
         if tag == "table":
-            self.inside = attrs.get("id") in REPORT_TABLES
+            self.inside = attrs.get("id") in self.tables
         elif tag == "p" and self.after and attrs.get("class") == "note":
             self.current = []
         elif self.inside and tag in ("caption", "th", "td"):
@@ -196,8 +198,8 @@ class TableWords(HTMLParser):
             self.current.append(data)
 
 
-def table_words(document):
-    parser = TableWords()
+def table_words(document, tables=REPORT_TABLES):
+    parser = TableWords(tables)
     parser.feed(document)
     return parser.texts
 
@@ -219,3 +221,59 @@ def test_the_reports_table_notes_row_labels_and_reasons_in_the_readers_language(
     assert expected[0] in latex and expected[2] in latex and "Chance" not in latex and "run here" not in latex
     english = render(report, "html")
     assert "Chance" in english and "all tasks, pooled items (item-level; leads)" in english
+
+
+# What the sections and the renderings compose in English, that a reader of Chinese or Korean must not meet.
+ENGLISH = ("small sample:", "is undefined on", "The judge ", "accuracy of ", "share of items", "no more accurate",
+           "matches applied", "Matches:", "the read answers", "pass@N: share", "rating positions",
+           "Spearman and Pearson:", "words: each", "one label per pair", "cross-domain", "w/o ", "forced,", "shuffled",
+           "Intervals at", "gold forced", "loop detector", "position of the correct", "paired-bootstrap",
+           "human labels used", "A confidence sequence", "A typical person", "A human-anchored row")
+# The tables of a report with every section (tests.reports.factories.every_section), the papers' tables aside: they
+# lay the studies' own rows, titles and column names beside ours.
+EVERY_SECTION = {"dialogbench", "mc_models", "positions", "correlations", "diqad_quality_score",
+                 "diqad_quality_score_domains", "pairwise_arena", "botchat_arena", "botchat_versus_arena",
+                 "judge_agreement_arena", "utterance_length", "agreement_campaigns", "agreement_batches", "annotators",
+                 "crowd", "competence", "human_anchored_humans", "alt_test", "sequential", "judge_cards",
+                 "judge_savings"}
+
+
+def plot_words(document):
+    """Each plot's caption and the texts drawn in it (titles, axes, ticks, legends)."""
+    svgs = re.findall(r"<svg.*?</svg>", document, re.S)
+    return [html.unescape(t) for svg in svgs for t in re.findall(r"<text[^>]*>([^<]*)</text>", svg)] + [
+        html.unescape(t) for t in re.findall(r"<figcaption>(.*?)</figcaption>", document)]
+
+
+def guide_words(document):
+    guide = re.search(r'<section class="how-to-read".*?</section>', document, re.S).group()
+    return [html.unescape(re.sub(r"<[^>]+>", "", t)) for t in re.findall(r"<d[dt]>(.*?)</d[dt]>", guide, re.S)]
+
+
+@pytest.mark.parametrize(("language", "catalog"), [("zh-hans", "zh_Hans"), ("ko", "ko")])
+def test_a_report_with_every_section_leaves_no_english_sentence(language, catalog):
+    """Pairwise, BotChat, self-chat, DiQAD, correlations, positions, agreement, judge cards: every table's words, the
+    reading guide and the plots are the reader's catalog's or the data's (issue 39); the stored report keeps English."""
+    from tests.reports.factories import every_section
+
+    report = build_report(every_section(), OPTIONS)
+    document = render(report, "html", language)
+    tables = set(re.findall(r'<table id="([^"]+)"', document))
+    assert tables >= EVERY_SECTION
+    ours = tables - {t for t in tables if t.startswith("paper_")}
+    assert report_leftovers(table_words(document, ours), catalog) == []
+    assert report_leftovers(plot_words(document), catalog) == []
+    # The reading guide names the answer rules by their identifiers beside their meanings; a sentence of it is the
+    # catalog's, or in the reader's script.
+    script = re.compile(r"[\u4e00-\u9fff]" if language == "zh-hans" else r"[\uac00-\ud7af]")
+    assert [s for s in report_leftovers(guide_words(document), catalog) if not script.search(s)] == []
+    # The provenance (last) lists each study preset's differences from its paper, as the study's recipe words them.
+    without_papers = re.sub(r'<table id="paper_.*?</table>\s*<p class="note">.*?</p>', "", document[
+        :document.rindex("<h2>")], flags=re.S)
+    assert [english for english in ENGLISH if english in without_papers] == []
+    latex = render(report, "latex", language)
+    ours = "".join(t for t in latex.split("\\begin{table}")[1:] if "\\label{tab:paper-" not in t)
+    assert [english for english in ENGLISH if english in ours] == []
+    # Stored, and in JSON and CSV, the texts stay English.
+    stored = render(report, "json")
+    assert "small sample: " in stored and "The judge " in stored and "accuracy of judge" in stored

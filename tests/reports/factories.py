@@ -117,3 +117,63 @@ def demo_three_raters():
     answers = {i.pk: [i.source_gold["answer"], wrong_option(i) if n % 3 == 0 else i.source_gold["answer"],
                       i.source_gold["answer"] if n % 2 == 0 else wrong_option(i)] for n, i in enumerate(items)}
     return bench, items, answers
+
+
+def every_section(seed=0):
+    """Plain rows (reports.contract.ReportData, no database) of a report with every section: a multiple-choice task
+    with three annotators, a judge and a model (gap, positions, crowd, human-anchored rows, judge cards); a BotChat
+    arena judged by people and two judge runs, one with each order of showing stored (pairwise, BotChat's tables,
+    judge against judge, a pairwise judge card with its swap consistency); the self-chat dialogues behind it
+    (pass@N, utterance lengths); a DiQAD-style score rated by a rating run and a classifier trained without a domain
+    (correlations, DiQAD's columns and its cross-domain table)."""
+    from dataclasses import replace
+
+    from tests.reports.test_build import PAIR_FORM, SCORE_FORM, data
+    from tests.reports.test_human_anchored import mc_study
+
+    mc, *_ = mc_study(seed=seed, n_items=80, n_labelled=40)
+    pairs = [("x", "y"), ("x", "z"), ("y", "z")] * 4
+    arena = [(200 + n, 2, None, {"model_a": a, "model_b": b}) for n, (a, b) in enumerate(pairs)]
+    human = ["both" if n % 5 == 0 else ("1" if n % 2 == 0 else "2") for n in range(len(pairs))]
+    first_judge = ["1" if n % 3 else "2" for n in range(len(pairs))]
+    second_judge = ["2" if n % 4 else "both" for n in range(len(pairs))]
+    gold = [2, 1, 0, 2, 1, 0, 2, 2, 1, 0, 1, 2]
+    answers = ["2", "1", "1", "2", "0", "0", "2", "1", "1", "0", "1", "2"]
+    ratings = [1.9, 1.2, 0.8, 1.7, 0.4, 0.1, 1.6, 1.1, 0.9, 0.3, 1.0, 1.8]
+    domains = ["health", "health", "health", "law", "law", "law", "law", "health", "law", "health", "law", "health"]
+    scored = [(300 + n, 3, g, {"domain": domains[n]}) for n, g in enumerate(gold)]
+    rest = data([(2, "arena", PAIR_FORM), (3, "quality", SCORE_FORM)], arena + scored,
+                [(200 + n, a, human[n], 1, True, 1, None) for n in range(len(pairs)) for a in (10, 11)]
+                + [(300 + n, a, g if a == 10 else max(0, g - n % 2), 1, True, 1, None)
+                   for n, g in enumerate(gold) for a in (10, 11)],
+                [(5, 200 + n, first_judge[n], None) for n in range(len(pairs))]
+                + [(6, 200 + n, second_judge[n], None) for n in range(len(pairs))]
+                + [(3, 300 + n, a, r) for n, (a, r) in enumerate(zip(answers, ratings, strict=True))]
+                + [(4, 300 + n, str(max(0, g - n % 3)), float(g)) for n, g in enumerate(gold) if domains[n] == "law"],
+                [(5, "judge-1", "pairwise", {"preset": "botchat"}, [2]), (6, "judge-2", "pairwise", {}, [2]),
+                 (3, "rater", "rating", {"quality": "score"}, [3]),
+                 (4, "ernie-law", "classify", {"question": "score"}, [3])])
+    rest.runs[3]["model__trained_by__settings"] = {"holdout_domain": "law"}
+    steps = {key: [] for key in ("run_id", "item_id", "source_a", "source_b", "label_1", "a_position_1", "label_2",
+                                 "a_position_2", "decided")}
+    for n, (a, b) in enumerate(pairs):
+        for key, value in (("run_id", 5), ("item_id", 200 + n), ("source_a", f"{a}{n // 3}"),
+                           ("source_b", f"{b}{n // 3}"), ("label_1", ("2", "1", "both", "neither")[n % 4]),
+                           ("a_position_1", "1"), ("label_2", ("1", "1", "2", None)[n % 4]), ("a_position_2", "2"),
+                           ("decided", "win" if n == 11 else None)):
+            steps[key].append(value)
+    systems = [system for a, b in pairs[:3] for system in (a, b)]
+    dialogues = {"item_id": [400 + n for n in range(len(systems))], "system": systems,
+                 "utterances": [[f"turn {t} of dialogue {n}" for t in range(6)] for n in range(len(systems))],
+                 "seed_utterances": [2] * len(systems), "loop_start": [None, 4, None, None, 3, None],
+                 "labels": [(400 + n, 10, n % 2 == 0, 3 if n % 2 == 0 else None) for n in range(len(systems))]}
+    merged = replace(
+        mc, tasks=mc.tasks + rest.tasks,
+        items={key: mc.items[key] + rest.items[key] for key in mc.items},
+        annotations={key: (mc.annotations[key] + rest.annotations[key] if key != "answers" else
+                           {k: mc.annotations["value"] + rest.annotations["value"]
+                            for k in (*mc.annotations["answers"], *rest.annotations["answers"])})
+                     for key in mc.annotations},
+        predictions={key: mc.predictions[key] + rest.predictions[key] for key in mc.predictions},
+        runs=mc.runs + rest.runs, pairwise_steps=steps, dialogues=dialogues)
+    return merged

@@ -193,7 +193,7 @@ def test_single_judge_end_to_end(packaged, mutual_path):
         assert [p["passed"] for p in curve["points"]][:2] == [2, 2]  # the seed alone is human
     html = render(report, "html")
     figure = html.split("<figcaption>pass@N of generated dialogues</figcaption>", 1)[1].split("</svg>", 1)[0]
-    assert figure.lstrip().startswith("<svg") and f"judge:{packaged.name}" in figure
+    assert figure.lstrip().startswith("<svg") and f"judged by {packaged.name}" in figure
 
 
 # --- few-shot examples for the pairwise judge -------------------------------------------------
