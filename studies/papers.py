@@ -1,4 +1,4 @@
-"""The five studies' published tables as data (reports/papers/<study>.json, read from the papers' text with their
+"""The studies' published tables as data (studies/<study>/paper.json, read from the papers' text with their
 table numbers), and how a model here is matched with a paper's row.
 
 Each file holds the study's `paper`, the text it was read from (`paper_file`) and its `tables`: a `table` number, a
@@ -17,8 +17,7 @@ import re
 from functools import cache
 from pathlib import Path
 
-PAPERS = Path(__file__).resolve().parent / "papers"
-STUDIES = ("dialogbench", "botchat", "diqad", "kodialogbench", "huynh")
+HERE = Path(__file__).resolve().parent
 
 # Word tokens of a model name: sizes ("7b", "6.7b"), versions ("v1.5"), numbers and words.
 _TOKENS = re.compile(r"v\d+(?:\.\d+)*|\d+(?:\.\d+)?[bm](?![a-z])|\d+(?:\.\d+)?|[a-z]+")
@@ -46,8 +45,8 @@ _SYNONYMS = {words(name): {words(other) for other in others} for name, others in
 
 @cache
 def study_tables(study: str) -> dict:
-    """The study's paper and tables (reports/papers/<study>.json)."""
-    with open(PAPERS / f"{study}.json", encoding="utf-8") as handle:
+    """The study's paper and tables (studies/<study>/paper.json)."""
+    with open(HERE / study / "paper.json", encoding="utf-8") as handle:
         return json.load(handle)
 
 
