@@ -1,5 +1,5 @@
 """A paper's table beside ours: for each study whose preset a run here followed, the paper's published figures
-(reports/paper_tables.py) for the models and tasks a run here shares with it, our figures for them and the
+(studies/papers.py) for the models and tasks a run here shares with it, our figures for them and the
 difference (ours minus the paper's, in the paper's unit); a model no row of the table names (the packaged model,
 which no paper ran, above all) is shown alone, and said so.
 
@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import re
 
+import studies
 from modeleval.modes import Answer, modes_where, reads
-from modeleval.scorers import botchat, dialogbench, huynh, kodialogbench
+from studies.dialogbench import recipe as dialogbench
+from studies.huynh import recipe as huynh
+from studies.papers import figure, matches, study_tables
 
 from ..figures import mean_or_none
-from ..paper_tables import figure, matches, study_tables
 from ..rows import Rows
 
 SCALE = {"percent": 100, "spearman": 1, "tokens": 1}
@@ -24,7 +26,6 @@ PACKAGED_NOTE = "the packaged model (SmolLM2-135M-Instruct): no paper ran it, ou
 NO_ROW_NOTE = "no row of this table names this model: ours alone"
 CONFIG_NOTE = ("the paper's rows of this model chose their examples otherwise (config): a figure is laid beside "
                "only one made the same way, so ours stands alone")
-DIQAD_PRESET = "diqad"
 
 
 def normal(text) -> str:
@@ -113,9 +114,9 @@ def pick(paper_rows, ours_row, named=None):
 
 # --- DialogBench: Tables 2 (English) and 3 (Chinese) ----------------------------------------------------------
 
-def dialogbench_tables(rows: Rows, report):
+def dialogbench_tables(rows: Rows, report, study):
     mc = report.get("multiple_choice")
-    headline = [h for h in (mc or {}).get("headline", []) if h["preset"] == dialogbench.PRESET]
+    headline = [h for h in (mc or {}).get("headline", []) if h["preset"] == study.preset]
     if not headline:
         return []
     number = "3" if str(rows.data.benchmark.get("language", "")).startswith("zh") else "2"
@@ -154,9 +155,9 @@ def dialogbench_tables(rows: Rows, report):
 
 # --- KoDialogBench: Tables 4 (comprehension, the mean of each task's sets) and 5 (response selection) ----------
 
-def kodialogbench_tables(rows: Rows, report):
+def kodialogbench_tables(rows: Rows, report, study):
     mc = report.get("multiple_choice")
-    runs = preset_runs(rows, kodialogbench.PRESET)
+    runs = preset_runs(rows, study.preset)
     if not mc or not runs:
         return []
     doc = study_tables("kodialogbench")
@@ -209,10 +210,10 @@ DIQAD_KEYS = {"Acc": "gold_accuracy", "UAR": "gold_uar", "Kappa": "gold_kappa", 
               "Pearson": "gold_pearson", "Precision": "gold_precision", "Recall": "gold_recall", "F1": "gold_f1"}
 
 
-def diqad_tables(rows: Rows, report):
+def diqad_tables(rows: Rows, report, study):
     ratings = report.get("ratings")
     runs = {r["id"]: r for r in rows.data.runs
-            if (r["settings"] or {}).get("preset") == DIQAD_PRESET or r["mode"] in TRAINED_HERE}
+            if (r["settings"] or {}).get("preset") == study.preset or r["mode"] in TRAINED_HERE}
     models = [m for m in (ratings or {}).get("models", []) if m["run_id"] in runs and m["n_gold"]]
     if not models:
         return []
@@ -265,10 +266,10 @@ def huynh_config(fewshot, level):
     return "zero-shot" if k == 0 else f"{k} examples, {strategy}"
 
 
-def huynh_tables(rows: Rows, report):
+def huynh_tables(rows: Rows, report, study):
     """A rating run rates one quality: a model's runs of one few-shot strategy make one row of ours."""
     ratings = report.get("ratings")
-    runs = {r["id"]: r for r in preset_runs(rows, huynh.PRESET)}
+    runs = {r["id"]: r for r in preset_runs(rows, study.preset)}
     models = [m for m in (ratings or {}).get("models", []) if m["run_id"] in runs]
     if not models:
         return []
@@ -322,9 +323,9 @@ def system_names(system):
     return [name, name.removeprefix("botchat-")]
 
 
-def botchat_tables(rows: Rows, report):
+def botchat_tables(rows: Rows, report, study):
     pairwise = report.get("pairwise")
-    if not pairwise or not preset_runs(rows, botchat.PRESET):
+    if not pairwise or not preset_runs(rows, study.preset):
         return []
     doc = study_tables("botchat")
     gpt4 = next(r for r in doc["tables"][1]["rows"] if r["model"] == "GPT-4")
@@ -416,22 +417,26 @@ def shown_once(tables):
     return [t for t in tables if t["beside"] or t["ours_alone"]]
 
 
-OURS = {"dialogbench": dialogbench_tables, "botchat": botchat_tables, "diqad": diqad_tables,
-        "kodialogbench": kodialogbench_tables, "huynh": huynh_tables}
+# How ours are laid beside each study's paper, by study (the registry's objects): a study without a layout here has
+# no table beside ours.
+OURS = {studies.dialogbench.STUDY: dialogbench_tables, studies.botchat.STUDY: botchat_tables,
+        studies.diqad.STUDY: diqad_tables, studies.kodialogbench.STUDY: kodialogbench_tables,
+        studies.huynh.STUDY: huynh_tables}
 
 
 def paper_section(rows: Rows, report):
     """{studies: [{study, paper, paper_file, tables: [lay_beside(...)]}]} for the studies a run here followed;
     None when no run did."""
-    studies = []
+    laid = []
     for study, ours_of in OURS.items():
-        tables = shown_once(ours_of(rows, report))
+        tables = shown_once(ours_of(rows, report, study))
         if tables:
-            doc = study_tables(study)
-            studies.append({"study": study, "paper": doc["paper"], "paper_file": doc["paper_file"], "tables": tables})
-    if not studies:
+            doc = study_tables(study.preset)
+            laid.append({"study": study.preset, "paper": doc["paper"], "paper_file": doc["paper_file"],
+                         "tables": tables})
+    if not laid:
         return None
-    return {"studies": studies,
+    return {"studies": laid,
             "note": "the paper's figure, ours and the difference (ours minus the paper's) in the paper's unit, for "
                     "each model a run here shares with a paper's table (by its name, its endpoint's model name or its "
                     "source's name); a model no row names is shown alone. BotChat's Table 4 (the judges' choices) is "

@@ -6,10 +6,11 @@ from django.core.management.base import BaseCommand, CommandError
 
 from benchmarks.spreadsheet import safe_cell
 from core.errors import ActionError
-from reports.paper_tables import STUDIES, study_tables
 from reports.render.tables import Cell
 from reports.sections.paper import lay_beside
 from reports.service import make_report
+from studies import STUDIES
+from studies.papers import study_tables
 
 
 def override(text):
