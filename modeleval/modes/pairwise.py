@@ -41,7 +41,6 @@ TEMPLATE_FIELDS = {"conversation_1", "conversation_2"}
 DEFAULTS = {Mode.PAIRWISE: {"max_new_tokens": 16, "system": "", "rule": "consistent", "preset": "",
                             "fewshot": NO_FEWSHOT}}
 RULES = ("consistent", "sum")
-PRESETS = ("", *studies.offering(MODES))
 
 
 def api_need(mode, settings) -> str:
@@ -63,7 +62,7 @@ def defaults(mode, language, preset) -> dict:
 
 def validate(mode, resolved) -> None:
     check_choice(resolved, "rule", RULES)
-    check_choice(resolved, "preset", PRESETS)
+    check_choice(resolved, "preset", ("", *studies.offering(MODES)))  # no study, or one of this family
 
 
 def default_template(mode, settings) -> tuple[str, str]:

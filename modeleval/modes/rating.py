@@ -47,8 +47,6 @@ DEFAULTS = {
                   "instruction": prompts.RATING_INSTRUCTION},
     Mode.YES_NO: {**_COMMON, "instruction": prompts.YES_NO_INSTRUCTION},
 }
-# A study's own prompt style, chosen by settings.preset.
-PRESETS = ("", *studies.offering(MODES))
 READS = ("probabilities", "generation")
 PLAN = {Mode.RATING: FamilyPlan(Report(Section.RATINGS, Answer.RATING, stands_in=True)),
         Mode.YES_NO: FamilyPlan(Report(Section.RATINGS, Answer.PROBABILITY, stands_in=True))}
@@ -76,7 +74,7 @@ def defaults(mode, language, preset) -> dict:
 
 
 def validate(mode, resolved) -> None:
-    check_choice(resolved, "preset", PRESETS)
+    check_choice(resolved, "preset", ("", *studies.offering(MODES)))  # no study, or one of this family
     if resolved["dialogue_format"] not in ("text", "json"):
         raise ValueError('dialogue_format must be "text" or "json"')
     if mode == Mode.RATING:

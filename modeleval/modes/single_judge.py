@@ -30,7 +30,7 @@ TEMPLATES = {
 }
 TEMPLATE_FIELDS = {"dialogue"}
 DEFAULTS = {Mode.SINGLE_JUDGE: {"max_new_tokens": 16, "system": "", "preset": "", "judging": "per_n"}}
-PRESETS = ("", *studies.offering(MODES))
+
 JUDGINGS = ("per_n", "whole")
 
 
@@ -52,7 +52,7 @@ def defaults(mode, language, preset) -> dict:
 
 
 def validate(mode, resolved) -> None:
-    check_choice(resolved, "preset", PRESETS)
+    check_choice(resolved, "preset", ("", *studies.offering(MODES)))  # no study, or one of this family
     check_choice(resolved, "judging", JUDGINGS)
 
 
