@@ -218,10 +218,20 @@ def render_extras(fields: Mapping, language: str) -> str:
     return "".join(f"\n\n{label}{sep}{turn_text(fields[key])}" for key, label in labels)
 
 
+def _prompt_recipe(settings: Mapping, mode: str):
+    """The study's recipe that lays out the prompt: its own for `mode`; without a mode (one prompt rendered
+    outside a run), the study's for generation, else for log-likelihood."""
+    study = studies.study_of(settings)
+    for each in ((mode,) if mode else (Mode.GENERATE, Mode.LOGLIKELIHOOD)):
+        if study is not None and each in study.recipes:
+            return study.recipes[each]
+    return None
+
+
 def render_mc(template: str, item, variant: Variant, settings: Mapping, mode: str = "") -> str:
     fields = item.fields or {}
     language = settings.get("language", "en")
-    if recipe := studies.recipe(settings, mode):
+    if recipe := _prompt_recipe(settings, mode):
         return recipe.prompt(template, item, variant.options, settings)
     return template.format(
         instruction=settings.get("instruction", ""),
