@@ -33,12 +33,12 @@ from modeleval.lmeval import export_zip
 from modeleval.models import Mode
 from modeleval.outside_runs import import_outside_run
 from modeleval.permissions import can_evaluate_models
-from modeleval.studies import presets_for
 from reports.access import check_report_access
 from reports.hf_dataset import import_dataset, looks_like_dataset
 from reports.labelstudio import campaign_project
 from reports.planner import campaign_plan
 from reports.planner import judge_runs as planner_judges
+from studies import presets_for
 
 from .access import campaign_with_role, managed_campaigns, may_manage
 from .forms import (

@@ -19,6 +19,7 @@ from django.utils.translation import gettext, gettext_noop
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_POST
 
+import studies
 from annotation import actions, policy, selectors
 from annotation.models import Assignment, Batch, Invitation, Role
 from annotation.permissions import can_create_campaigns
@@ -26,12 +27,9 @@ from benchmarks.formschema import localized
 from benchmarks.models import Benchmark
 from core.api import http_status
 from core.errors import ActionError
-from modeleval import arena, selfchat_runs, studies, training
+from modeleval import arena, selfchat_runs, training
 from modeleval.models import Backend, Mode, ModelSpec, PositionPolicy
 from modeleval.permissions import can_evaluate_models
-from modeleval.scorers import botchat, loops
-from modeleval.scorers import selfchat_generation as selfchat_settings
-from modeleval.scorers.decoding import DECODINGS
 from reports.access import (
     ReportPending,
     check_report_access,
@@ -46,6 +44,7 @@ from reports.hf_dataset import export_dataset, zip_folder
 from reports.limits import ReportBusy, report_slot
 from reports.readable import GAP_RULES, RULES
 from reports.render import FORMATS
+from studies.botchat import recipe as botchat
 
 from .access import campaign_with_role, may_manage
 from .throttling import guard
@@ -194,9 +193,7 @@ def runs(request):
         "seed_benchmarks": selfchat_runs.seed_benchmarks(), "selfchat": selfchat_runs.DEFAULTS,
         "botchat": botchat.SELFCHAT_SETTINGS, "botchat_api": botchat.SELFCHAT_API_SETTINGS,
         "selfchat_presets": studies.presets_for(Mode.SELFCHAT),
-        "decodings": DECODINGS, "reply_cuts": selfchat_settings.REPLY_CUTS,
-        "similarities": sorted(loops.SIMILARITIES), "loop_similarity": loops.DEFAULT_SIMILARITY,
-        "loop_threshold": loops.DEFAULT_THRESHOLD, "botchat_min_utterances": arena.BOTCHAT_ARENA_MIN_UTTERANCES,
+        **selfchat_runs.CHOICES, "botchat_min_utterances": arena.BOTCHAT_ARENA_MIN_UTTERANCES,
         "can_create_campaigns": can_create_campaigns(request.user)})
 
 

@@ -20,17 +20,19 @@ from itertools import combinations
 from django.db import transaction
 from django.utils.text import slugify
 
+import studies
 from benchmarks.actions import add_tasks_and_items
 from benchmarks.importers import ItemRecord, TaskSpec, mutual
 from benchmarks.models import Benchmark, Item
 from core.errors import Code
+from studies import vocabulary
+from studies.botchat import recipe as botchat
 
 from . import bounds, modes, selectors
 from .errors import RunError
 from .models import EvalRun, RunState
 from .modes.pairwise import SECOND
 from .permissions import can_evaluate_models
-from .scorers import botchat, pairwise
 from .scorers.loops import cut_at_loop, loop_start
 from .selfchat_runs import TASK_SLUG as SELFCHAT_TASK
 
@@ -48,7 +50,7 @@ PAIRWISE_FORM = {
     "primary": "involves_ai",
     "questions": [
         {"key": "involves_ai", "type": "single_choice", "label": "Which conversation involves a machine?",
-         "options": [{"value": label, "label": pairwise.ANSWER_TEXT[label]} for label in pairwise.LABELS]},
+         "options": [{"value": label, "label": vocabulary.ANSWER_TEXT[label]} for label in vocabulary.LABELS]},
         {"key": "reason", "type": "text", "label": "Why?", "required": False},
     ],
 }
@@ -187,9 +189,11 @@ def make_pairs(*, runs, reference=None, ground_truth=None, seed=0, both_orders=T
         raise RunError(Code.UNKNOWN_RUN, "no such run")
     _check_runs(runs)
     labels = run_labels(runs)
-    if min_source_utterances is None and all((run.settings or {}).get("preset") == botchat.PRESET for run in runs):
-        # The botchat preset's arena is BotChat's: the 222 seeds of MuTual-Test whose real dialogue has 4 chats or more.
-        min_source_utterances = BOTCHAT_ARENA_MIN_UTTERANCES
+    arenas = {getattr(studies.recipe(run.settings, run.mode), "arena_min_utterances", None) for run in runs}
+    if min_source_utterances is None and len(arenas) == 1 and None not in arenas:
+        # The study's arena where every run follows it: the botchat preset's is BotChat's, the 222 seeds of
+        # MuTual-Test whose real dialogue has 4 chats or more.
+        min_source_utterances = arenas.pop()
     dialogues = {labels[run.pk]: _run_dialogues(run, labels[run.pk], min_source_utterances) for run in runs}
     if ground_truth is not None:
         real = Benchmark.objects.filter(slug=ground_truth).first()

@@ -25,13 +25,14 @@ from django.utils.text import slugify
 from benchmarks.importers import ImportFailure, mutual
 from benchmarks.models import Benchmark, Item
 from core.errors import Code
+from studies.botchat import recipe as botchat
+from studies.botchat.recipe import SEED_UTTERANCES
 
 from .actions import source_sha256
 from .errors import RunError
 from .models import ModelSpec
 from .permissions import can_evaluate_models
-from .scorers import botchat, loops, selfchat_generation
-from .scorers.botchat import SEED_UTTERANCES
+from .scorers import loops, selfchat_generation
 from .selfchat_runs import resolve_settings
 from .selfchat_runs.store import _record
 

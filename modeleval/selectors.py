@@ -11,11 +11,13 @@ from collections.abc import Iterable
 
 from django.db.models import Count, Q, Sum
 
+import studies
+from modeleval.scorers.choice_rules import rule_picks
+from studies.vocabulary import Rule
+
 from . import modes as registry
-from . import studies
 from .models import ChunkState, EvalRun, Mode, ParseStatus, Prediction, RunState
 from .modes import Answer, mode_unsuited
-from .scorers.choice_rules import Rule, rule_picks
 from .scorers.positions import accuracy_by_position
 
 

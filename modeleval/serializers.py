@@ -1,11 +1,12 @@
 from rest_framework import serializers
 
+import studies
 from benchmarks.models import Benchmark
+from studies.vocabulary import DECODINGS
 
-from . import modes, prompting, selfchat_runs, studies
+from . import modes, prompting, selfchat_runs
 from .models import ChunkState, Dtype, EvalRun, Mode, ModelSpec, PositionPolicy, Prediction, RunChunk, RunEvent
 from .scorers import loops, selfchat_generation
-from .scorers.decoding import DECODINGS
 
 
 class ModelSpecSerializer(serializers.ModelSerializer):

@@ -1,5 +1,5 @@
 """DialogBench-shaped multiple-choice items, prompted as the project's DialogBench preset prompts a base
-model (perplexity rule): each task's released pretrain prompt (`modeleval.scorers.dialogbench.PROMPTS`,
+model (perplexity rule): each task's released pretrain prompt (`studies.dialogbench.recipe.PROMPTS`,
 English) with a generated two-speaker dialogue in its {dialogue_content} slot, the option texts as
 continuations right after it (no delimiter), encoded with the tokenizer's special tokens. The items of
 a task share the prompt's start (its instruction, up to the first dialogue turn); their dialogues,
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import random
 
-from modeleval.scorers import dialogbench
 from modeleval.scorers.loglikelihood import MCItem
+from studies.dialogbench import recipe as dialogbench
 
 WORDS = ("weather", "train", "dinner", "movie", "ticket", "sister", "office", "rain", "garden", "music", "doctor",
          "holiday", "coffee", "meeting", "book", "phone", "river", "market", "school", "bicycle", "friend", "city")

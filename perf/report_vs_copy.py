@@ -59,7 +59,7 @@ def generate(n_items, seed=11):
     from benchmarks.models import Benchmark, Task, canonical_json, hash_of_encoded
     from modeleval.models import EvalRun, ModelSpec
     from modeleval.modes import reads
-    from modeleval.scorers.choice_rules import Rule
+    from studies.vocabulary import Rule
 
     rng = random.Random(seed)
     now = timezone.now()

@@ -3,7 +3,7 @@ which questions agreement is computed on."""
 from __future__ import annotations
 
 from benchmarks.formschema import BOOLEAN_VALUES, option_values, question, rating_values, scale_values
-from modeleval.scorers.pairwise import OUTCOMES as PAIRWISE_OUTCOMES
+from studies.vocabulary import OUTCOMES as PAIRWISE_OUTCOMES
 
 # Question types whose answers agreement and ratings are computed on (text and multi-choice are not).
 LABEL_TYPES = {"single_choice", "scale", "boolean", "index"}

@@ -11,7 +11,7 @@ from metrics import STRATIFIED, small_sample
 from metrics.agreement_intervals import METHOD as AGREEMENT_METHOD
 from metrics.prediction_powered import COVERAGE_REPETITIONS, COVERAGE_SHORTFALL
 from modeleval.modes import reads
-from modeleval.scorers.choice_rules import Rule
+from studies.vocabulary import Rule
 
 from .texts import shown
 

@@ -23,7 +23,8 @@ MODES = (Mode.JUDGE,)
 ORDERS_OPTIONS = False
 PLAN = {Mode.JUDGE: FamilyPlan(Report(Section.JUDGE, Answer.LABEL))}
 API_NEEDS = {Mode.JUDGE: "chat"}
-TEMPLATES = {(Mode.JUDGE, "en", judgebench.PRESET): (judgebench.TEMPLATE_VERSION, judgebench.ADDITIONAL_PROMPT)}
+# The study's additional prompt is the one template (no language or variant of its own).
+TEMPLATES = {(Mode.JUDGE, "en", ""): (judgebench.TEMPLATE_VERSION, judgebench.ADDITIONAL_PROMPT)}
 # quality: the question judged (empty: the primary one); backend: where the model runs, set from the model.
 DEFAULTS = {Mode.JUDGE: {"preset": judgebench.PRESET, "quality": "", "max_new_tokens": judgebench.MAX_NEW_TOKENS,
                          "system": "", "backend": ""}}
@@ -73,7 +74,7 @@ def for_model(mode, resolved, model) -> dict:
 
 
 def default_template(mode, settings) -> tuple[str, str]:
-    return TEMPLATES[(mode, "en", settings.get("preset") or judgebench.PRESET)]
+    return TEMPLATES[(mode, "en", "")]
 
 
 def check_run_template(mode, template, settings) -> None:

@@ -10,8 +10,8 @@ and ends with "Answer:"; each option's text, after a space, is the continuation 
 per-option perplexity of the option text; lm-eval's acc / acc_norm come from the same numbers).
 Continuation "letter" lists the options "A. ..." in the prompt and scores " A", " B"... instead.
 
-A preset (settings {"preset": "dialogbench"}) replaces all that with a study's own evaluation: the
-run's template is then the study's prompts per task as JSON (`scorers.dialogbench`).
+A preset (settings {"preset": "dialogbench"}) replaces all that with a study's own evaluation (its recipe,
+`studies.recipe`): the run's template is then the study's prompts per task as JSON (`studies.dialogbench`).
 """
 from __future__ import annotations
 
@@ -19,12 +19,13 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import studies
 from benchmarks.formschema import CHOICE_TYPES
+from studies.vocabulary import Rule
 
 from ..models import Mode, ParseStatus
 from ..prompting import check_template as check_fields
-from ..scorers import dialogbench, kodialogbench, prompts
-from ..scorers.choice_rules import Rule
+from ..scorers import prompts
 from ..scorers.letters import extract_option_letter
 from ..scorers.positions import circular_permutations, permute_options
 from .base import check_choice, lookup_template, turn_text
@@ -70,22 +71,6 @@ DEFAULTS = {
     Mode.LOGLIKELIHOOD: {"continuation": "text", "rule": Rule.PER_TOKEN},
     Mode.GENERATE: {"max_new_tokens": 16, "system": ""},
 }
-# Prompt presets: a study's own evaluation, settings and prompts (settings {"preset": name}).
-# DialogBench: its prompts per task (the run's template is their JSON, task name -> prompt), its
-# perplexity rule over the option text after prompt_pretrain, its 128 greedy tokens and extraction.
-PRESETS = {
-    dialogbench.PRESET: {
-        Mode.LOGLIKELIHOOD: {"continuation": "text", "rule": Rule.PER_TOKEN},
-        # evaluator: how the released code asks the model (scorers.dialogbench.EVALUATORS), read from the model
-        # when the run starts unless given.
-        Mode.GENERATE: {"max_new_tokens": dialogbench.MAX_NEW_TOKENS, "evaluator": dialogbench.AUTO},
-    },
-    # KoDialogBench: zero-shot log-likelihood, the highest summed log-likelihood wins, each task in the paper's
-    # prompting method (or one style forced on every item).
-    kodialogbench.PRESET: {
-        Mode.LOGLIKELIHOOD: {"continuation": "text", "rule": Rule.ACC, "style": kodialogbench.BY_TASK},
-    },
-}
 RULES = tuple(Rule)
 PLAN = {Mode.LOGLIKELIHOOD: FamilyPlan(Report(Section.MULTIPLE_CHOICE, Answer.OPTION, by_rule=True, stands_in=True)),
         Mode.GENERATE: FamilyPlan(Report(Section.MULTIPLE_CHOICE, Answer.OPTION, stands_in=True))}
@@ -106,14 +91,15 @@ def defaults(mode, language, preset) -> dict:
     if language not in DEFAULT_INSTRUCTION and preset is None:
         # Never an English template for items in another language.
         raise ValueError(f"no {mode} template in language {language!r}; pick a study preset written in it "
-                         f"({', '.join(sorted(PRESETS))})")
+                         f"({', '.join(sorted(studies.offering(MODES)))})")
     if preset is None:
         return {**DEFAULTS[mode], "instruction": DEFAULT_INSTRUCTION[language]}
-    if preset not in PRESETS or mode not in PRESETS[preset]:
-        offered = sorted(name for name, modes in PRESETS.items() if mode in modes)
+    recipe = studies.recipe({"preset": preset}, mode)
+    if recipe is None:
+        offered = sorted(studies.offering((mode,)))
         raise ValueError(f"unknown preset {preset!r} for mode {mode}; expected one of {offered}")
     # The preset's prompts carry their own instruction.
-    return {**DEFAULTS[mode], **PRESETS[preset][mode], "preset": preset}
+    return {**DEFAULTS[mode], **recipe.settings, "preset": preset}
 
 
 def validate(mode, resolved) -> None:
@@ -126,57 +112,36 @@ def validate(mode, resolved) -> None:
     check_choice(resolved, "rule", RULES)
     if preset and resolved["continuation"] != "text":
         raise ValueError(f"the {preset} preset scores the option text (continuation \"text\")")
-    if preset == kodialogbench.PRESET:
-        check_choice(resolved, "style", kodialogbench.STYLES)
+    if recipe := studies.recipe(resolved, mode):
+        recipe.validate(resolved)
 
 
 def validate_generate(resolved) -> None:
-    if resolved.get("preset") == dialogbench.PRESET:
-        check_choice(resolved, "evaluator", EVALUATOR_CHOICES)
-
-
-EVALUATOR_CHOICES = (dialogbench.AUTO, dialogbench.RAW, dialogbench.API, *dialogbench.EVALUATORS)
+    if recipe := studies.recipe(resolved, Mode.GENERATE):
+        recipe.validate(resolved)
 
 
 def for_model(mode, resolved, model) -> dict:
-    """The settings once the run's model is known: DialogBench's evaluator read from the model's names as its
-    src/evaluate.py picks one (a model behind an API asked as its GPT rows were), and refused where the model
-    cannot be asked that way."""
-    if mode != Mode.GENERATE or resolved.get("preset") != dialogbench.PRESET:
+    """The settings once the run's model is known: a study may read how to ask it from its names (DialogBench's
+    evaluator, as its src/evaluate.py picks one; a model behind an API asked as its GPT rows were), and refuse
+    where the model cannot be asked that way."""
+    recipe = studies.recipe(resolved, mode)
+    if recipe is None:
         return resolved
-    evaluator = resolved["evaluator"]
-    if evaluator == dialogbench.AUTO:
-        evaluator = dialogbench.evaluator_for((model.name, model.source, model.api_model), model.is_api)
-    if (evaluator == dialogbench.API) != model.is_api:
-        raise ValueError(f"evaluator {evaluator!r} is for "
-                         f"{'models behind an API' if evaluator == dialogbench.API else 'local checkpoints'}; "
-                         f"model {model.name} is {'behind an API' if model.is_api else 'a local checkpoint'}")
-    return {**resolved, "evaluator": evaluator}
+    return recipe.for_model(resolved, (model.name, model.source, model.api_model), model.is_api)
 
 
 def default_position_policy(mode, resolved) -> str:
-    """The options' order a run of these settings is scored in unless asked: DialogBench's Qwen and Baichuan
-    evaluators ask every item with the answer at each position and pool the result."""
-    if mode == Mode.GENERATE and resolved.get("preset") == dialogbench.PRESET \
-            and resolved.get("evaluator") in dialogbench.EACH_POSITION:
-        return "gold_at_each_position"
-    return "as_is"
-
-
-def preset_form(mode: str) -> str:
-    """DialogBench's form of prompt for a mode: pretrain (perplexity) or SFT (generation)."""
-    return "pretrain" if mode == Mode.LOGLIKELIHOOD else "sft"
+    """The options' order a run of these settings is scored in unless asked: as given, or as its study asks
+    (DialogBench's Qwen and Baichuan evaluators: every item with the answer at each position, pooled)."""
+    recipe = studies.recipe(resolved, mode)
+    return recipe.position_policy(resolved) if recipe else "as_is"
 
 
 def default_template(mode, settings) -> tuple[str, str]:
     language = settings.get("language", "en")
-    if settings.get("preset") == kodialogbench.PRESET:
-        return (f"kodialogbench-{settings['style']}-ko/2",
-                json.dumps(kodialogbench.TEMPLATES, ensure_ascii=False, indent=4))
-    if settings.get("preset") == dialogbench.PRESET:
-        form = preset_form(mode)
-        return (f"dialogbench-{form}-{language}/1",
-                json.dumps(dialogbench.prompts_for(language, form), ensure_ascii=False, indent=4))
+    if recipe := studies.recipe(settings, mode):
+        return recipe.default_template(settings)
     variant = settings.get("continuation", "") if mode == Mode.LOGLIKELIHOOD else ""
     return lookup_template(TEMPLATES, mode, language, variant)
 
@@ -193,7 +158,7 @@ def preset_prompts(template: str) -> dict:
 
 
 def check_run_template(mode, template, settings) -> None:
-    if settings.get("preset") in PRESETS:
+    if studies.recipe(settings, mode) is not None:
         preset_prompts(template)  # a JSON object of task -> the study's own prompt
     else:
         check_fields(template, TEMPLATE_FIELDS)
@@ -253,15 +218,21 @@ def render_extras(fields: Mapping, language: str) -> str:
     return "".join(f"\n\n{label}{sep}{turn_text(fields[key])}" for key, label in labels)
 
 
+def _prompt_recipe(settings: Mapping, mode: str):
+    """The study's recipe that lays out the prompt: its own for `mode`; without a mode (one prompt rendered
+    outside a run), the study's for generation, else for log-likelihood."""
+    study = studies.study_of(settings)
+    for each in ((mode,) if mode else (Mode.GENERATE, Mode.LOGLIKELIHOOD)):
+        if study is not None and each in study.recipes:
+            return study.recipes[each]
+    return None
+
+
 def render_mc(template: str, item, variant: Variant, settings: Mapping, mode: str = "") -> str:
     fields = item.fields or {}
     language = settings.get("language", "en")
-    if settings.get("preset") == kodialogbench.PRESET:
-        return kodialogbench.prompt_and_continuations(item.dialogue, fields, variant.options, settings["style"],
-                                                      item.task.dimension)[0]
-    if settings.get("preset") == dialogbench.PRESET:
-        return dialogbench.item_prompt(item.task.slug, fields, item.dialogue, variant.options,
-                                       preset_form(mode), preset_prompts(template))
+    if recipe := _prompt_recipe(settings, mode):
+        return recipe.prompt(template, item, variant.options, settings)
     return template.format(
         instruction=settings.get("instruction", ""),
         dialogue=prompts.render_dialogue(item.dialogue),
@@ -295,15 +266,10 @@ def loglikelihood_request(settings, item, variant, context):
     delimiter put before each, whether the tokenizer's special tokens are added), and the cap on the model's
     input length (None: the model's own). The one home of the request: the scorer asks it, and the
     lm-evaluation-harness export writes it (modeleval.lmeval)."""
-    if settings.get("preset") == dialogbench.PRESET:
-        # DialogBench: the option text right after prompt_pretrain, encoded with the tokenizer's
-        # special tokens, the input cut to its MAX_LEN.
-        return (context, tuple(variant.options.values()), "", True), dialogbench.MAX_LEN
-    if settings.get("preset") == kodialogbench.PRESET:
-        # KoDialogBench's continuations: the class, the candidate utterance, or the option's number.
-        return (context, kodialogbench.prompt_and_continuations(item.dialogue, item.fields or {}, variant.options,
-                                                                settings["style"], item.task.dimension)[1],
-                " ", False), None
+    if recipe := studies.recipe(settings, Mode.LOGLIKELIHOOD):
+        # The study's continuations (DialogBench: the option text right after prompt_pretrain, with the
+        # tokenizer's special tokens; KoDialogBench: the class, the candidate utterance or the option's number).
+        return (context, *recipe.continuations(item, variant.options, settings)), recipe.cap
     by_text = settings["continuation"] == "text"
     return (context, tuple(variant.options.values()) if by_text else tuple(variant.options), " ", False), None
 
@@ -332,32 +298,21 @@ def _score_loglikelihood(run, model, requests):
     return rows
 
 
-# DialogBench's evaluators by how they ask a local checkpoint (the others: the model's own chat template).
-EVALUATOR_RENDER = {
-    dialogbench.RAW: lambda tokenizer, user: (user, True),
-    "llama": lambda tokenizer, user: (dialogbench.llama2_prompt(user, tokenizer.bos_token or ""), False),
-}
-
-
 def _score_generate(run, model, requests):
     s = run.settings
-    asked = {}
-    if s.get("preset") == dialogbench.PRESET:
-        asked = ({"request": dialogbench.API_REQUEST} if s["evaluator"] == dialogbench.API
-                 else {"render": EVALUATOR_RENDER.get(s["evaluator"])})
+    recipe = studies.recipe(s, run.mode)
+    asked = recipe.asking(s) if recipe else {}
     shown, replies = model.replies([user for _, _, user in requests], **asked)
     rows = []
-    preset = s.get("preset") == dialogbench.PRESET
     for item, variant, user in requests:
         text = shown[user]
         reply = replies[text]
-        extra = {}
-        if preset:
-            # DialogBench's own rules: the easy answer is the run's, the hard one is kept beside it.
-            hard, letter = dialogbench.extract_choice(reply, s["language"])
-            extra["probabilities"] = {"extraction": {"hard": hard, "easy": letter}}
+        # A study's own reading (DialogBench's: the easy answer is the run's, the hard one is kept beside it).
+        read = recipe.extract(reply, s["language"]) if recipe else None
+        if read is not None:
+            letter, extra = read
         else:
-            letter = extract_option_letter(reply, "".join(variant.options), s["language"])
+            letter, extra = extract_option_letter(reply, "".join(variant.options), s["language"]), {}
         options = [{"key": k, "source_key": variant.source_keys[k], "text": t} for k, t in variant.options.items()]
         status = ParseStatus.PARSED if letter else ParseStatus.UNPARSABLE
         # An unparsable reply is wrong, not missing: DialogBench counts it so (and reports how many).

@@ -3,21 +3,23 @@ asked in both orders of showing, the two verdicts combined by the run's rule. It
 `arena.make_pairs`: conversation 1 is the dialogue, conversation 2 `fields.conversation_2`; a pair
 decided by looping (`meta.loop_a` / `loop_b`) is never asked.
 
-Preset: BotChat's arena prompt (`scorers.botchat`), its layout of the conversations and its reading of
+Preset: BotChat's arena prompt (`studies.botchat`), its layout of the conversations and its reading of
 the answer.
 """
 from __future__ import annotations
 
 import json
 
+import studies
 from benchmarks.formschema import option_values
 from benchmarks.models import Item
 from core.errors import Code
+from studies import vocabulary
 
 from ..errors import RunError
 from ..models import Mode, ParseStatus
 from ..prompting import check_template as check_fields
-from ..scorers import botchat, loops, pairwise, prompts, rating
+from ..scorers import loops, pairwise, prompts, rating
 from .base import NO_FEWSHOT, check_choice, lookup_template, uses_fewshot
 from .plan import Answer, FamilyPlan, Report, Section
 
@@ -28,19 +30,17 @@ MODES = (Mode.PAIRWISE,)
 ORDERS_OPTIONS = False
 PLAN = {Mode.PAIRWISE: FamilyPlan(Report(Section.PAIRWISE, Answer.VERDICT))}
 API_NEEDS = {Mode.PAIRWISE: "chat"}
-LABELS = pairwise.LABELS
+LABELS = vocabulary.LABELS
 SECOND = "conversation_2"  # the field holding an arena item's second conversation
 
 TEMPLATES = {
     (Mode.PAIRWISE, "en", ""): ("pairwise-ai-judge-en/1", prompts.PAIRWISE_AI_JUDGE),
-    (Mode.PAIRWISE, "en", botchat.PRESET): ("botchat-arena-en/1", botchat.ARENA_TEMPLATE),
 }
 TEMPLATE_FIELDS = {"conversation_1", "conversation_2"}
 # rule: how the verdicts of the two orders combine (scorers.pairwise.combine_orders).
 DEFAULTS = {Mode.PAIRWISE: {"max_new_tokens": 16, "system": "", "rule": "consistent", "preset": "",
                             "fewshot": NO_FEWSHOT}}
 RULES = ("consistent", "sum")
-PRESETS = ("", botchat.PRESET)
 
 
 def api_need(mode, settings) -> str:
@@ -56,16 +56,19 @@ def unsuited(task, mode, spec, settings=None) -> str | None:
 
 
 def defaults(mode, language, preset) -> dict:
-    return {**DEFAULTS[mode], **(botchat.PAIRWISE_SETTINGS if preset == botchat.PRESET else {})}
+    recipe = studies.recipe({"preset": preset}, mode)
+    return {**DEFAULTS[mode], **(recipe.settings if recipe else {})}
 
 
 def validate(mode, resolved) -> None:
     check_choice(resolved, "rule", RULES)
-    check_choice(resolved, "preset", PRESETS)
+    check_choice(resolved, "preset", ("", *studies.offering(MODES)))  # no study, or one of this family
 
 
 def default_template(mode, settings) -> tuple[str, str]:
-    return lookup_template(TEMPLATES, mode, settings.get("language", "en"), settings.get("preset", ""))
+    if recipe := studies.recipe(settings, mode):
+        return recipe.template
+    return lookup_template(TEMPLATES, mode, settings.get("language", "en"), "")
 
 
 def check_run_template(mode, template, settings) -> None:
@@ -104,7 +107,7 @@ def _pool(task):
     for item in Item.objects.filter(task=task).exclude(source_gold=None).order_by("external_id"):
         label = (item.source_gold or {}).get(key)
         second = (item.fields or {}).get(SECOND)
-        if label in pairwise.ANSWER_TEXT and isinstance(second, list) and second:
+        if label in vocabulary.ANSWER_TEXT and isinstance(second, list) and second:
             pool.append((rating.Example(item.external_id, prompts.render_dialogue(item.dialogue),
                                         prompts.render_dialogue(second), label), _sources(item)))
     return pool
@@ -144,9 +147,9 @@ def requests(run, items):
             shots = _shots(run, pools[item.task_id], item)
         prefix = "".join(pairwise.shot_text(s.context, s.response, s.answer, run.prompt_template) for s in shots)
         template, render = run.prompt_template, prompts.render_dialogue
-        if run.settings.get("preset") == botchat.PRESET:
-            template = botchat.arena_template(template, bool(item.meta.get("versus_ground_truth")))
-            render = botchat.render_conversation
+        if recipe := studies.recipe(run.settings, run.mode):
+            template = recipe.arena_template(template, bool(item.meta.get("versus_ground_truth")))
+            render = recipe.render or render
         orders = None if decided else pairwise.pairwise_prompts(render(item.dialogue), render(second), template, prefix)
         built.append((item, decided, orders, [s.id for s in shots]))
     return built
@@ -168,12 +171,12 @@ def score(run, model, requests):
             rows.append({**row, "answer": decided, "parse_status": ParseStatus.DECIDED, "options": [loop]})
             continue
         steps = []
-        parse = botchat.parse_choice if s.get("preset") == botchat.PRESET else pairwise.parse_pairwise
+        parse = getattr(studies.recipe(s, run.mode), "parse", None) or pairwise.parse_pairwise
         for name, user, a_position in (("ab", orders[0], 1), ("ba", orders[1], 2)):
             reply = replies[texts[user]]
             label = parse(reply)
             steps.append({"order": name, "a_position": a_position, "prompt": texts[user], "reply": reply,
-                          "label": label, "outcome": pairwise.outcome(label, a_position)})
+                          "label": label, "outcome": vocabulary.outcome(label, a_position)})
         verdict = pairwise.combine_orders(steps[0]["label"], steps[1]["label"], rule=s["rule"])
         rows.append({**row, "answer": verdict or "", "options": steps, "prompt": steps[0]["prompt"],
                      "raw_output": json.dumps({step["order"]: step["reply"] for step in steps}, ensure_ascii=False),

@@ -2,23 +2,27 @@
 judged yes / no, read from the rating tokens' probabilities (Huynh et al.'s way) or generated and read
 back ("score: N"), with few-shot examples chosen at random, from a fixed list or by BM25.
 
-Presets: DiQAD's (`scorers.diqad`: its appendix C chat in Chinese, the reply read back as "分数: N") and
-Huynh et al.'s (`scorers.huynh`: its appendices' FED and DSTC10 layouts, 3 random examples drawn once per
+Presets: DiQAD's (`studies.diqad`: its appendix C chat in Chinese, the reply read back as "分数: N") and
+Huynh et al.'s (`studies.huynh`: its appendices' FED and DSTC10 layouts, 3 random examples drawn once per
 seed, rated by the FED raters' mean, never from the rated item's own conversation).
 """
 from __future__ import annotations
 
+import copy
 import json
 
+import studies
 from benchmarks.formschema import question, rating_scale
 from benchmarks.models import Item
 from core.errors import Code
+from studies.diqad import recipe as diqad
+from studies.huynh import recipe as huynh
 
 from .. import human_labels
 from ..errors import RunError
 from ..models import Mode, ParseStatus
 from ..prompting import check_template as check_fields
-from ..scorers import diqad, huynh, prompts, rating
+from ..scorers import prompts, rating
 from .base import NO_FEWSHOT, check_choice, label_text, lookup_template, turn_text, uses_fewshot
 from .plan import Answer, FamilyPlan, Report, Section
 
@@ -29,14 +33,9 @@ API_NEEDS = {Mode.RATING: "top_logprobs", Mode.YES_NO: "top_logprobs"}
 TEMPLATES = {
     (Mode.RATING, "en", ""): ("rating-shot-en/1", prompts.RATING_SHOT),
     (Mode.YES_NO, "en", ""): ("yes-no-shot-en/1", prompts.YES_NO_SHOT),
-    (Mode.YES_NO, "en", diqad.PRESET): ("diqad-verification-fewshot-en/1", diqad.VERIFICATION_SHOT),
 }
-# Presets whose prompt is laid out by their scorer: the run's template records that layout's strings as JSON.
-PRESET_TEMPLATES = {
-    (Mode.RATING, diqad.PRESET): ("diqad-appendix-c-zh/1", diqad.CHAT_TEMPLATES),
-    (Mode.RATING, huynh.PRESET): ("huynh-fed-table8-en/2", huynh.TEMPLATES),
-    (Mode.YES_NO, huynh.PRESET): ("huynh-dstc10-table9-en/2", huynh.TEMPLATES),
-}
+# A study's own template is its recipe's (studies.recipes.Rating): a shot template, or the strings of the layout its
+# study prescribes (the run's template records them as JSON).
 # The fields of the shot template, and of the instruction the run formats.
 TEMPLATE_FIELDS = {"context", "response", "answer", "quality"}
 INSTRUCTION_FIELDS = {"quality", "low", "high"}
@@ -48,8 +47,6 @@ DEFAULTS = {
                   "instruction": prompts.RATING_INSTRUCTION},
     Mode.YES_NO: {**_COMMON, "instruction": prompts.YES_NO_INSTRUCTION},
 }
-# A study's own prompt style, chosen by settings.preset.
-PRESETS = ("", diqad.PRESET, huynh.PRESET)
 READS = ("probabilities", "generation")
 PLAN = {Mode.RATING: FamilyPlan(Report(Section.RATINGS, Answer.RATING, stands_in=True)),
         Mode.YES_NO: FamilyPlan(Report(Section.RATINGS, Answer.PROBABILITY, stands_in=True))}
@@ -70,51 +67,46 @@ def unsuited(task, mode, spec, settings=None) -> str | None:
 
 def defaults(mode, language, preset) -> dict:
     resolved = dict(DEFAULTS[mode])
-    if preset == diqad.PRESET and mode == Mode.RATING:
-        # DiQAD's LLM rows: its appendix C chat with its own three examples, the reply read back.
-        resolved.update(instruction="", read="generation", max_new_tokens=diqad.MAX_NEW_TOKENS)
-    elif preset == diqad.PRESET:
-        resolved["dialogue_format"] = "json"
-        resolved["instruction"] = diqad.VERIFICATION_INSTRUCTION
-    if preset == huynh.PRESET:
-        # Huynh et al.: examples chosen at random (3 for FED's ratings, 4 for the DSTC10 yes/no runs), the choice
-        # repeated over seeds (one variant each); the task line is the appendix's, written per quality.
-        k = huynh.K_YES_NO if mode == Mode.YES_NO else huynh.K
-        resolved["fewshot"] = {"strategy": "random", "k": k, "fixed_ids": []}
-        resolved["seeds"] = list(huynh.SEEDS)
-        resolved["instruction"] = ""
+    if recipe := studies.recipe({"preset": preset}, mode):
+        # The study's settings (DiQAD's appendix C chat, Huynh et al.'s random examples drawn per seed, ...).
+        resolved.update(copy.deepcopy(dict(recipe.settings)))
     return resolved
 
 
 def validate(mode, resolved) -> None:
-    check_choice(resolved, "preset", PRESETS)
+    check_choice(resolved, "preset", ("", *studies.offering(MODES)))  # no study, or one of this family
     if resolved["dialogue_format"] not in ("text", "json"):
         raise ValueError('dialogue_format must be "text" or "json"')
     if mode == Mode.RATING:
         check_choice(resolved, "read", READS)
-    if (mode, resolved["preset"]) in PRESET_TEMPLATES and resolved["instruction"]:
+    recipe = studies.recipe(resolved, mode)
+    if recipe and recipe.layout and resolved["instruction"]:
         raise ValueError(f"the {resolved['preset']} preset writes its study's own instruction; leave instruction empty")
-    if (mode, resolved["preset"]) == (Mode.RATING, diqad.PRESET):
-        if resolved["read"] != "generation":
-            raise ValueError("the diqad preset asks in a chat and reads the reply (分数: N), as the paper's ChatGPT "
-                             "and ChatGLM rows: read must be \"generation\"")
-        if uses_fewshot(resolved):
-            raise ValueError("the diqad preset's examples are the three of its appendix C: leave fewshot out")
+    if recipe:
+        recipe.validate(resolved)
     seeds = resolved["seeds"]
     if not isinstance(seeds, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in seeds) \
             or len(set(seeds)) != len(seeds):
         raise ValueError("seeds must be a list of distinct integers (empty: the run's seed only)")
 
 
+def _layout(mode, settings):
+    """(version, strings) of the layout the run's study prescribes, None where the run lays its prompt out."""
+    recipe = studies.recipe(settings, mode)
+    return recipe.layout if recipe else None
+
+
 def default_template(mode, settings) -> tuple[str, str]:
-    if (found := PRESET_TEMPLATES.get((mode, settings.get("preset", "")))) is not None:
+    if (found := _layout(mode, settings)) is not None:
         version, strings = found
         return version, json.dumps(strings, ensure_ascii=False, indent=4)
-    return lookup_template(TEMPLATES, mode, settings.get("language", "en"), settings.get("preset", ""))
+    if (recipe := studies.recipe(settings, mode)) and recipe.template:
+        return recipe.template
+    return lookup_template(TEMPLATES, mode, settings.get("language", "en"), "")
 
 
 def check_run_template(mode, template, settings) -> None:
-    if (found := PRESET_TEMPLATES.get((mode, settings.get("preset", "")))) is not None:
+    if (found := _layout(mode, settings)) is not None:
         try:
             strings = json.loads(template)
         except ValueError:
@@ -142,7 +134,7 @@ def check_run(mode, settings, tasks, item_ids) -> None:
         return
     for task in tasks:
         key = settings["quality"] or task.primary_key
-        if settings.get("preset") == huynh.PRESET:
+        if (recipe := studies.recipe(settings, mode)) and recipe.rated_examples:
             # Huynh et al.'s examples carry the FED raters' ratings (`_huynh_pool`).
             if not human_labels.has_fed_ratings(task):
                 raise RunError(Code.NO_EXAMPLES, f"task {task}: the huynh preset's examples take their rating "
@@ -283,12 +275,14 @@ def _diqad_requests(run, items):
     return built_requests
 
 
+# How a study's requests are built (studies.recipes.Rating.builds), where not as the house's few-shot prompts.
+BUILDS = {"rated_examples": _huynh_requests, "chat": _diqad_requests}
+
+
 def requests(run, items):
-    preset = run.settings.get("preset")
-    if preset == huynh.PRESET:
-        return _huynh_requests(run, items)
-    if preset == diqad.PRESET and run.mode == Mode.RATING:
-        return _diqad_requests(run, items)
+    recipe = studies.recipe(run.settings, run.mode)
+    if recipe and recipe.builds:
+        return BUILDS[recipe.builds](run, items)
     s, selectors, built_requests = run.settings, {}, []
     for item in items:
         key, label, spec = _quality(run, item.task)

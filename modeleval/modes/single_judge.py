@@ -3,15 +3,19 @@ and which one first. Asked anew at each N (the first N utterances shown, "per_n"
 dialogue, pass@N read from the index it names ("whole", BotChat's UniEval). A looping dialogue is decided
 by its loop from the loop's start on.
 
-Preset: BotChat's UniEval prompt with its examples (`scorers.botchat`), its reading of the answer.
+Preset: BotChat's UniEval prompt with its examples (`studies.botchat`), its reading of the answer.
 """
 from __future__ import annotations
 
 import json
 
+import studies
+from studies import vocabulary
+from studies.botchat import recipe as botchat
+
 from ..models import Mode, ParseStatus
 from ..prompting import check_template as check_fields
-from ..scorers import botchat, prompts, single
+from ..scorers import prompts, single
 from .base import check_choice, lookup_template
 from .plan import Answer, FamilyPlan, Report, Section
 
@@ -23,11 +27,10 @@ INDEX_QUESTION = "first_ai_turn"  # the single-dialogue form's question naming t
 
 TEMPLATES = {
     (Mode.SINGLE_JUDGE, "en", ""): ("single-ai-judge-en/1", prompts.SINGLE_AI_JUDGE),
-    (Mode.SINGLE_JUDGE, "en", botchat.PRESET): ("botchat-unieval-en/1", botchat.UNIEVAL_TEMPLATE),
 }
 TEMPLATE_FIELDS = {"dialogue"}
 DEFAULTS = {Mode.SINGLE_JUDGE: {"max_new_tokens": 16, "system": "", "preset": "", "judging": "per_n"}}
-PRESETS = ("", botchat.PRESET)
+
 JUDGINGS = ("per_n", "whole")
 
 
@@ -44,16 +47,19 @@ def unsuited(task, mode, spec, settings=None) -> str | None:
 
 
 def defaults(mode, language, preset) -> dict:
-    return {**DEFAULTS[mode], **(botchat.SINGLE_JUDGE_SETTINGS if preset == botchat.PRESET else {})}
+    recipe = studies.recipe({"preset": preset}, mode)
+    return {**DEFAULTS[mode], **(recipe.settings if recipe else {})}
 
 
 def validate(mode, resolved) -> None:
-    check_choice(resolved, "preset", PRESETS)
+    check_choice(resolved, "preset", ("", *studies.offering(MODES)))  # no study, or one of this family
     check_choice(resolved, "judging", JUDGINGS)
 
 
 def default_template(mode, settings) -> tuple[str, str]:
-    return lookup_template(TEMPLATES, mode, settings.get("language", "en"), settings.get("preset", ""))
+    if recipe := studies.recipe(settings, mode):
+        return recipe.template
+    return lookup_template(TEMPLATES, mode, settings.get("language", "en"), "")
 
 
 def check_run_template(mode, template, settings) -> None:
@@ -70,8 +76,8 @@ def check_run(mode, settings, tasks, item_ids) -> None:
 def _prompt(run, item, n):
     """The judge's prompt for the first `n` utterances: the study's chats "A: ...<chat_end>" under the
     botchat preset, numbered utterances otherwise."""
-    if run.settings.get("preset") == botchat.PRESET:
-        return run.prompt_template.format(dialogue=botchat.render_conversation(item.dialogue[:n]))
+    if (recipe := studies.recipe(run.settings, run.mode)) and recipe.render:
+        return run.prompt_template.format(dialogue=recipe.render(item.dialogue[:n]))
     return single.single_prompt([turn["text"] for turn in item.dialogue], n, run.prompt_template)
 
 
@@ -94,15 +100,12 @@ def requests(run, items):
 def _verdict(run, reply, n) -> dict:
     """What the judge said of the first `n` utterances: parsed ("yes" / "no" / None), the 0-based index it
     names, whether that reading is whole, and the first chat the dialogue fails from."""
-    if run.settings.get("preset") == botchat.PRESET:
-        reading = botchat.parse_unieval(reply)
-        return {"parsed": reading.choice, "index": reading.index,
-                "readable": reading.choice is not None and reading.index_readable,
-                "first_flagged": botchat.first_flagged(reading)}
+    if (recipe := studies.recipe(run.settings, run.mode)) and recipe.parse:
+        return recipe.parse(reply)
     parsed, index = single.parse_single(reply, n)
     # An unreadable reply does not pass: it is counted, never dropped.
     return {"parsed": parsed, "index": index, "readable": parsed is not None,
-            "first_flagged": None if parsed == single.NO else 0}
+            "first_flagged": None if parsed == vocabulary.NO else 0}
 
 
 # --- scoring (on the worker) ----------------------------------------------------------------
@@ -118,7 +121,7 @@ def score(run, model, requests):
         for n, user in steps:
             if user is None:
                 verdicts.append({"n": n, "decided_by": "loop", "loop_start": item.meta.get("loop_start"),
-                                 "parsed": single.YES, "index": item.meta.get("loop_start"), "passed": False})
+                                 "parsed": vocabulary.YES, "index": item.meta.get("loop_start"), "passed": False})
                 continue
             reply = replies[texts[user]]
             verdict = _verdict(run, reply, n)

@@ -2,16 +2,10 @@
 here, so the web process's selectors and the reports read stored options by the same code the scorer picks with)."""
 from __future__ import annotations
 
-import enum
 import math
 from collections.abc import Sequence
 
-
-class Rule(enum.StrEnum):
-    """How a log-likelihood run picks its answer among the options (a run's `rule` setting)."""
-    ACC = "acc"  # highest summed log-likelihood (lm-eval's acc)
-    ACC_NORM = "acc_norm"  # highest log-likelihood per character of the option (lm-eval's acc_norm)
-    PER_TOKEN = "per_token"  # highest mean log-likelihood per token (DialogBench's perplexity rule)
+from studies.vocabulary import Rule
 
 
 def first_argmax(values: Sequence[float]) -> int:

@@ -6,8 +6,9 @@ from collections.abc import Sequence
 
 import torch
 
+from studies.vocabulary import DECODINGS
+
 from ._batch import model_device, pad_batch, pad_token_id
-from .decoding import DECODINGS
 from .prompts import chat_messages, has_chat_template, render_chat, with_system
 
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 
 from rapidfuzz import fuzz
 
-from .pairwise import LOSE, TIE, WIN
+from studies.vocabulary import LOSE, TIE, WIN
 
 DEFAULT_SIMILARITY = "char_ratio"
 DEFAULT_THRESHOLD = 0.9

@@ -6,21 +6,15 @@ from __future__ import annotations
 
 import re
 
-from . import prompts
+from studies.vocabulary import ANSWER_TEXT, BOTH, LOSE, NEITHER, ONE, TIE, TWO, WIN, outcome
 
-ONE, TWO, BOTH, NEITHER = "1", "2", "both", "neither"
-WIN, TIE, LOSE = "win", "tie", "lose"
+from . import prompts
 
 _BOTH = re.compile(r"\bboth\b|两个都|都是", re.IGNORECASE)
 _NEITHER = re.compile(r"\b(?:neither|none)\b|都不是|都没有", re.IGNORECASE)
 _NAMED = re.compile(r"conversation\s*#?\s*(1|2|one|two)\b|对话\s*([12一二])", re.IGNORECASE)
 _BARE = re.compile(r"(?<![\w.])([12])(?![\w.])")
 _NUMBER = {"1": ONE, "one": ONE, "一": ONE, "2": TWO, "two": TWO, "二": TWO}
-
-
-LABELS = (ONE, TWO, BOTH, NEITHER)  # a verdict: which conversation the judge picks (involves an AI, is better)
-# How a verdict is written out: in solved examples, the arena's human form and BotChat's Choice line.
-ANSWER_TEXT = {ONE: "Conversation 1", TWO: "Conversation 2", BOTH: "Both", NEITHER: "Neither"}
 
 
 def shot_text(conversation_1: str, conversation_2: str, label: str, template: str = prompts.PAIRWISE_AI_JUDGE):
@@ -58,23 +52,6 @@ def parse_pairwise(text: str) -> str | None:
         if label := _line_label(line):
             return label
     return None
-
-
-def outcome(label: str | None, a_position: int, picked_loses: bool = True) -> str | None:
-    """The verdict for A, shown at `a_position` (1 or 2). In BotChat the picked
-    conversation is the one that looks like an AI, so it loses; for a "which is
-    better" judge pass picked_loses=False."""
-    if label is None:
-        return None
-    if label in (BOTH, NEITHER):
-        return TIE
-    a_picked = label == (ONE if a_position == 1 else TWO)
-    return LOSE if a_picked == picked_loses else WIN
-
-
-# The outcome for the conversation shown first of a pairwise answer: win / tie / lose as such, and a verdict as
-# `outcome` reads it where the picked conversation loses (BotChat's "which one involves an AI").
-OUTCOMES = {WIN: WIN, TIE: TIE, LOSE: LOSE, **{label: outcome(label, 1) for label in LABELS}}
 
 
 def combine_orders(label_ab: str | None, label_ba: str | None, rule: str = "consistent", picked_loses: bool = True):

@@ -7,29 +7,14 @@ doubled; field values may hold anything.
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+
+from studies.text import chat_messages as chat_messages
+from studies.text import prompt_text as prompt_text
+from studies.text import render_dialogue as render_dialogue
+from studies.text import template_hash as template_hash
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-
-
-def template_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def render_dialogue(turns: Iterable[Mapping[str, str]], speakers: Mapping[str, str] | None = None) -> str:
-    """One "Speaker: text" line per turn; `speakers` renames speakers (e.g. to hide
-    which side is a bot)."""
-    speakers = speakers or {}
-    return "\n".join(f"{speakers.get(t['speaker'], t['speaker'])}: {t['text']}" for t in turns)
-
-
-def chat_messages(prompt: str | Sequence[tuple[str, str]]) -> list[dict]:
-    """A prompt as chat messages: a text is one user message; a chat is its (role, content) pairs, in order."""
-    if isinstance(prompt, str):
-        return [{"role": "user", "content": prompt}]
-    return [{"role": role, "content": content} for role, content in prompt]
 
 
 def with_system(system: str | None, messages: Sequence[Mapping]) -> list:
@@ -47,11 +32,6 @@ def render_chat(tokenizer, messages: Sequence[Mapping], chat_template: str | Non
     ending where the assistant's reply starts."""
     return tokenizer.apply_chat_template(messages, chat_template=chat_template, tokenize=False,
                                          add_generation_prompt=True)
-
-
-def prompt_text(prompt: str | Sequence[tuple[str, str]]) -> str:
-    """How a prediction shows a prompt: a text as it is, a chat as its messages in JSON."""
-    return prompt if isinstance(prompt, str) else json.dumps(chat_messages(prompt), ensure_ascii=False)
 
 
 def render_options(options: Mapping[str, str] | Sequence[str]) -> str:

@@ -4,7 +4,7 @@ Each side sees the dialogue through the chat template as a conversation of its o
 turns as "assistant", the other side's as "user", so the last turn shown is always the other
 side's and the reply is the next utterance. By default decoding is greedy and a reply is cut at its
 first newline (a model that runs on writes the other side too); a study's preset may decode with the
-model's own generation config and keep the whole reply (BotChat: `scorers.botchat.SELFCHAT_SETTINGS`).
+model's own generation config and keep the whole reply (BotChat: `studies.botchat.recipe.SELFCHAT_SETTINGS`).
 When the prompt and the reply would overflow the context, the oldest turns go first; the system
 prompt always stays.
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from . import prompts
+from studies.vocabulary import NO, YES
 
-YES, NO = "yes", "no"
+from . import prompts
 
 _YES = re.compile(r"\byes\b", re.IGNORECASE)
 _NO = re.compile(r"\bno\b", re.IGNORECASE)

@@ -18,7 +18,7 @@ again, up to the run's `max_attempts`; the first to finish writes, a later one (
 run) writes nothing.
 
 Settings default to ours (greedy, a short reply cut at its first newline); `preset="botchat"` takes the
-study's (`scorers.botchat.SELFCHAT_SETTINGS`; for a model behind an API `SELFCHAT_API_SETTINGS`, as its gpt.py
+study's (`studies.botchat.recipe.SELFCHAT_SETTINGS`; for a model behind an API `SELFCHAT_API_SETTINGS`, as its gpt.py
 ran GPT-4, GPT-3.5 and Claude), and any setting given explicitly wins over either. A model behind an API is asked
 through its chat endpoint on the `cpu` queue (greedy only: temperature 0), each request cached as any API call.
 Nothing here imports torch at import time (the web process queues runs); `generate` loads the model.
@@ -30,7 +30,7 @@ Callers use the names re-exported here: `from modeleval import selfchat_runs; se
 """
 from .generation import SELFCHAT_MODES, generate
 from .seeds import benchmark_seeds, read_seeds, seed_benchmarks
-from .settings import API_PRESETS, DEFAULTS, PRESETS, PROMPT_VERSIONS, resolve_settings
+from .settings import API_PRESETS, CHOICES, DEFAULTS, PRESETS, PROMPT_VERSIONS, resolve_settings
 from .start import SELFCHAT_TASK, enqueue_selfchat, run_selfchat, start_selfchat
 from .store import TASK_SLUG
 
@@ -39,6 +39,7 @@ __all__ = [
     "DEFAULTS",
     "PRESETS",
     "API_PRESETS",
+    "CHOICES",
     "resolve_settings",
     "read_seeds",
     "seed_benchmarks",

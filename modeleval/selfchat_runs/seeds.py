@@ -7,9 +7,9 @@ import itertools
 from benchmarks.importers import ImportFailure, mutual
 from benchmarks.models import Benchmark, Item
 from core.errors import Code
+from studies.botchat.recipe import SEED_UTTERANCES
 
 from ..actions import RunError
-from ..scorers.botchat import SEED_UTTERANCES
 
 
 def read_seeds(path, limit=None) -> list[tuple[str, list[str], int]]:

@@ -2,25 +2,33 @@
 the system prompt they name."""
 from __future__ import annotations
 
+import studies
 from core.errors import Code
+from studies.botchat.recipe import SEED_UTTERANCES
+from studies.vocabulary import DECODINGS
 
 from .. import bounds
 from ..actions import RunError
-from ..scorers import botchat, loops, selfchat_generation
-from ..scorers.botchat import SEED_UTTERANCES
-from ..scorers.decoding import DECODINGS
+from ..models import Mode
+from ..scorers import loops, selfchat_generation
 from ..scorers.prompts import template_hash
 
+# The studies' self-chat recipes (studies.recipes.SelfChat), by preset.
+_RECIPES = {study.preset: study.recipes[Mode.SELFCHAT] for study in studies.each() if Mode.SELFCHAT in study.recipes}
 # System prompt text -> its version (change the text, change the version); any other text is "custom".
 PROMPT_VERSIONS = {selfchat_generation.DEFAULT_SYSTEM_PROMPT: "selfchat-system-en/1",
-                   botchat.SELFCHAT_SYSTEM_PROMPT: "botchat-selfchat-system-en/1"}
+                   **{r.settings["system_prompt"]: r.prompt_version for r in _RECIPES.values()}}
 DEFAULTS = {"utterances": selfchat_generation.DEFAULT_UTTERANCES,
             "system_prompt": selfchat_generation.DEFAULT_SYSTEM_PROMPT,
             "max_new_tokens": selfchat_generation.DEFAULT_MAX_NEW_TOKENS,
             "decoding": selfchat_generation.DEFAULT_DECODING,
             "reply_cut": selfchat_generation.DEFAULT_REPLY_CUT}
-PRESETS = {botchat.PRESET: botchat.SELFCHAT_SETTINGS}
-API_PRESETS = {botchat.PRESET: botchat.SELFCHAT_API_SETTINGS}  # over PRESETS for models behind an API
+PRESETS = {preset: recipe.settings for preset, recipe in _RECIPES.items()}
+API_PRESETS = {preset: recipe.api_settings for preset, recipe in _RECIPES.items()}  # over PRESETS behind an API
+# What the runs page offers beside them.
+CHOICES = {"decodings": DECODINGS, "reply_cuts": selfchat_generation.REPLY_CUTS,
+           "similarities": sorted(loops.SIMILARITIES), "loop_similarity": loops.DEFAULT_SIMILARITY,
+           "loop_threshold": loops.DEFAULT_THRESHOLD}
 
 
 def resolve_settings(*, preset="", utterances=None, system_prompt=None, max_new_tokens=None, decoding=None,
@@ -28,7 +36,7 @@ def resolve_settings(*, preset="", utterances=None, system_prompt=None, max_new_
                      batch_size=32, seed=0, api=False):
     """The run's settings: ours, or the preset's (its settings for models behind an API when `api`), with every
     setting given (not None) on top."""
-    if preset and preset not in PRESETS:
+    if preset and studies.recipe({"preset": preset}, Mode.SELFCHAT) is None:
         raise RunError(Code.BAD_SETTINGS, f"unknown self-chat preset {preset!r}; expected one of {sorted(PRESETS)}")
     given = {"utterances": utterances, "system_prompt": system_prompt, "max_new_tokens": max_new_tokens,
              "decoding": decoding, "reply_cut": reply_cut}

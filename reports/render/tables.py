@@ -4,8 +4,8 @@ from dataclasses import dataclass, field, replace
 
 from django.utils.translation import gettext, gettext_noop
 
-from modeleval.scorers import dialogbench
-from modeleval.scorers.choice_rules import Rule
+from studies.dialogbench import recipe as dialogbench
+from studies.vocabulary import Rule
 
 from ..texts import shown
 

@@ -13,7 +13,7 @@ from metrics import as_number, majority_label
 from metrics.alt_test import EPSILON, alt_test
 from metrics.judge_card import NO_BETTER_FACTOR, judge_agreement, label_savings, swap_consistency
 from modeleval import modes
-from modeleval.scorers.pairwise import outcome
+from studies.vocabulary import outcome
 
 from ..contract import ReportOptions
 from ..figures import new_row

@@ -16,8 +16,8 @@ from metrics import (
     stratified_interval,
 )
 from modeleval.modes import Section, modes_where, reads
-from modeleval.scorers.choice_rules import Rule
-from modeleval.scorers.kodialogbench import averages as set_and_task_averages
+from studies.kodialogbench.recipe import averages as set_and_task_averages
+from studies.vocabulary import Rule
 
 from ..contract import ReportOptions
 from ..figures import mean_or_none, new_row, note, put

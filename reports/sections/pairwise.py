@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from itertools import combinations
 
+import studies
 from metrics import (
     BOTCHAT_MIRROR,
     botchat_outcomes,
@@ -17,7 +18,7 @@ from metrics import (
     win_tie_lose,
 )
 from modeleval.modes import Section, reads
-from modeleval.scorers import botchat
+from studies.botchat import recipe as botchat
 
 from ..contract import ReportOptions
 from ..figures import new_row, put
@@ -55,7 +56,8 @@ def pairwise_section(rows: Rows, options: ReportOptions):
             where = rows.predictions[run["id"], ""]
             label = rows.run_label[run["id"]]
             judges[label] = {i: PAIRWISE_OUTCOMES.get(pred["answer"][where[i]]) for i in task_items if i in where}
-            if (run["settings"] or {}).get("preset") == botchat.PRESET and run["id"] in per_order:
+            if getattr(studies.recipe(run["settings"], run["mode"]), "counts_each_order", False) \
+                    and run["id"] in per_order:
                 each_order[label] = per_order[run["id"]].values()
         row = new_row(task=task["slug"], n_items=len(task_items), n_human_labelled=len(human),
                       tie_rule="a human tie (no majority) leaves the item out")

@@ -1,5 +1,5 @@
 """A paper's table beside ours: for each study whose preset a run here followed, the paper's published figures
-(reports/paper_tables.py) for the models and tasks a run here shares with it, our figures for them and the
+(studies/papers.py) for the models and tasks a run here shares with it, our figures for them and the
 difference (ours minus the paper's, in the paper's unit); a model no row of the table names (the packaged model,
 which no paper ran, above all) is shown alone, and said so.
 
@@ -14,16 +14,18 @@ import re
 
 from django.utils.translation import gettext_noop
 
+import studies
 from benchmarks.formschema import question
 from benchmarks.importers.judgebench import expert_source
 from metrics import judge_agreement
 from modeleval.modes import Answer, Section, modes_where, reads
 from modeleval.modes.judge import metric_of
-from modeleval.scorers import botchat, dialogbench, huynh, kodialogbench
 from studies import judgebench
+from studies.dialogbench import recipe as dialogbench
+from studies.huynh import recipe as huynh
+from studies.papers import figure, matches, study_tables
 
 from ..figures import mean_or_none
-from ..paper_tables import figure, matches, study_tables
 from ..rows import Rows
 
 SCALE = {"percent": 100, "spearman": 1, "tokens": 1, "coefficient": 1}
@@ -31,7 +33,6 @@ PACKAGED_NOTE = "the packaged model (SmolLM2-135M-Instruct): no paper ran it, ou
 NO_ROW_NOTE = "no row of this table names this model: ours alone"
 CONFIG_NOTE = ("the paper's rows of this model chose their examples otherwise (config): a figure is laid beside "
                "only one made the same way, so ours stands alone")
-DIQAD_PRESET = "diqad"
 
 
 def normal(text) -> str:
@@ -120,9 +121,9 @@ def pick(paper_rows, ours_row, named=None):
 
 # --- DialogBench: Tables 2 (English) and 3 (Chinese) ----------------------------------------------------------
 
-def dialogbench_tables(rows: Rows, report):
+def dialogbench_tables(rows: Rows, report, study):
     mc = report.get("multiple_choice")
-    headline = [h for h in (mc or {}).get("headline", []) if h["preset"] == dialogbench.PRESET]
+    headline = [h for h in (mc or {}).get("headline", []) if h["preset"] == study.preset]
     if not headline:
         return []
     number = "3" if str(rows.data.benchmark.get("language", "")).startswith("zh") else "2"
@@ -161,9 +162,9 @@ def dialogbench_tables(rows: Rows, report):
 
 # --- KoDialogBench: Tables 4 (comprehension, the mean of each task's sets) and 5 (response selection) ----------
 
-def kodialogbench_tables(rows: Rows, report):
+def kodialogbench_tables(rows: Rows, report, study):
     mc = report.get("multiple_choice")
-    runs = preset_runs(rows, kodialogbench.PRESET)
+    runs = preset_runs(rows, study.preset)
     if not mc or not runs:
         return []
     doc = study_tables("kodialogbench")
@@ -216,10 +217,10 @@ DIQAD_KEYS = {"Acc": "gold_accuracy", "UAR": "gold_uar", "Kappa": "gold_kappa", 
               "Pearson": "gold_pearson", "Precision": "gold_precision", "Recall": "gold_recall", "F1": "gold_f1"}
 
 
-def diqad_tables(rows: Rows, report):
+def diqad_tables(rows: Rows, report, study):
     ratings = report.get("ratings")
     runs = {r["id"]: r for r in rows.data.runs
-            if (r["settings"] or {}).get("preset") == DIQAD_PRESET or r["mode"] in TRAINED_HERE}
+            if (r["settings"] or {}).get("preset") == study.preset or r["mode"] in TRAINED_HERE}
     models = [m for m in (ratings or {}).get("models", []) if m["run_id"] in runs and m["n_gold"]]
     if not models:
         return []
@@ -272,10 +273,10 @@ def huynh_config(fewshot, level):
     return "zero-shot" if k == 0 else f"{k} examples, {strategy}"
 
 
-def huynh_tables(rows: Rows, report):
+def huynh_tables(rows: Rows, report, study):
     """A rating run rates one quality: a model's runs of one few-shot strategy make one row of ours."""
     ratings = report.get("ratings")
-    runs = {r["id"]: r for r in preset_runs(rows, huynh.PRESET)}
+    runs = {r["id"]: r for r in preset_runs(rows, study.preset)}
     models = [m for m in (ratings or {}).get("models", []) if m["run_id"] in runs]
     if not models:
         return []
@@ -329,9 +330,9 @@ def system_names(system):
     return [name, name.removeprefix("botchat-")]
 
 
-def botchat_tables(rows: Rows, report):
+def botchat_tables(rows: Rows, report, study):
     pairwise = report.get("pairwise")
-    if not pairwise or not preset_runs(rows, botchat.PRESET):
+    if not pairwise or not preset_runs(rows, study.preset):
         return []
     doc = study_tables("botchat")
     gpt4 = next(r for r in doc["tables"][1]["rows"] if r["model"] == "GPT-4")
@@ -419,12 +420,12 @@ JUDGEBENCH_NOTE = gettext_noop(
 NO_PEOPLE_AGREEMENT = gettext_noop("no agreement of the people here (one rater per item)")
 
 
-def judgebench_tables(rows: Rows, report):
+def judgebench_tables(rows: Rows, report, study):
     """Each judge run of the judgebench preset measured as the study's eval_responses.py measures a judge (Cohen's
     kappa against the people's majority, the correlations of the labels' codes; for a scale, the correlations with
     the people's mean), the study's stand-ins for unreadable replies included, beside the published figures of the
     data set the benchmark is (by its instances and its kind of raters)."""
-    runs = preset_runs(rows, judgebench.PRESET, JUDGE_MODES)
+    runs = preset_runs(rows, study.preset, JUDGE_MODES)
     if not runs:
         return []
     pred, by_table = rows.data.predictions, {}
@@ -460,7 +461,7 @@ def judgebench_tables(rows: Rows, report):
                 packaged=is_packaged(run), n_items=len(on), n_valid=valid,
                 figure_text=f"{key} on {len(on)} of the {len(items)} items, {valid} replies read (the others the "
                             "study's random stand-in)"))
-    return [lay_beside(judgebench.PRESET, dataset, ours, JUDGEBENCH_NOTE) for dataset, ours in by_table.items()]
+    return [lay_beside(study.preset, dataset, ours, JUDGEBENCH_NOTE) for dataset, ours in by_table.items()]
 
 
 def shown_once(tables):
@@ -477,22 +478,26 @@ def shown_once(tables):
     return [t for t in tables if t["beside"] or t["ours_alone"]]
 
 
-OURS = {"dialogbench": dialogbench_tables, "botchat": botchat_tables, "diqad": diqad_tables,
-        "kodialogbench": kodialogbench_tables, "huynh": huynh_tables, judgebench.PRESET: judgebench_tables}
+# How ours are laid beside each study's paper, by study (the registry's objects): a study without a layout here has
+# no table beside ours.
+OURS = {studies.dialogbench.STUDY: dialogbench_tables, studies.botchat.STUDY: botchat_tables,
+        studies.diqad.STUDY: diqad_tables, studies.kodialogbench.STUDY: kodialogbench_tables,
+        studies.huynh.STUDY: huynh_tables, judgebench.STUDY: judgebench_tables}
 
 
 def paper_section(rows: Rows, report):
     """{studies: [{study, paper, paper_file, tables: [lay_beside(...)]}]} for the studies a run here followed;
     None when no run did."""
-    studies = []
+    laid = []
     for study, ours_of in OURS.items():
-        tables = shown_once(ours_of(rows, report))
+        tables = shown_once(ours_of(rows, report, study))
         if tables:
-            doc = study_tables(study)
-            studies.append({"study": study, "paper": doc["paper"], "paper_file": doc["paper_file"], "tables": tables})
-    if not studies:
+            doc = study_tables(study.preset)
+            laid.append({"study": study.preset, "paper": doc["paper"], "paper_file": doc["paper_file"],
+                         "tables": tables})
+    if not laid:
         return None
-    return {"studies": studies,
+    return {"studies": laid,
             "note": "the paper's figure, ours and the difference (ours minus the paper's) in the paper's unit, for "
                     "each model a run here shares with a paper's table (by its name, its endpoint's model name or its "
                     "source's name); a model no row names is shown alone. BotChat's Table 4 (the judges' choices) is "

@@ -4,8 +4,8 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 
+import studies
 from benchmarks.models import canonical_json
-from modeleval import studies
 
 from ..rows import Rows
 

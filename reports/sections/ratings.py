@@ -14,7 +14,7 @@ from metrics import (
     mean_rating_per_item,
 )
 from modeleval import modes
-from modeleval.scorers.huynh import seed_variant
+from studies.huynh.recipe import seed_variant
 
 from ..contract import ReportOptions
 from ..figures import mean_or_none, new_row, put

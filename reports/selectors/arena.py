@@ -9,7 +9,7 @@ from annotation.models import Annotation
 from benchmarks.models import Item
 from modeleval.models import EvalRun, ParseStatus, Prediction, RunState
 from modeleval.modes import Section, modes_where
-from modeleval.scorers import botchat
+from studies.botchat import recipe as botchat
 
 from ..forms import task_kind
 from ..sections.selfchat import SELFCHAT_SETTINGS_SHOWN

@@ -5,7 +5,7 @@ from django.db.models import Case, CharField, When
 
 from modeleval.models import EvalRun, Prediction, RunState
 from modeleval.modes import modes_where
-from modeleval.scorers.choice_rules import Rule
+from studies.vocabulary import Rule
 
 from .expressions import AccPick
 from .items import item_queryset

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from ..study import Difference, Study
+
 PRESET = "judgebench"
 TITLE = "JUDGE-BENCH (Bavaresco et al., 2025)"
 REPOSITORY = "dmg-illc/JUDGE-BENCH"
@@ -161,7 +163,7 @@ def figure(value):
 
 def paper_tables() -> dict:
     """The published figures as a paper's tables (a table per data set, a row per model, the metric safety): the
-    shape reports/paper_tables.py reads. Each row keeps the results file's own key."""
+    shape studies/papers.py reads. Each row keeps the results file's own key."""
     tables = []
     for dataset in DATASETS:
         rows = []
@@ -224,3 +226,14 @@ DIFFERENCES = {
 def differences(scope: str = "*") -> list[dict]:
     """The differences of `scope` ("*", "local" or "api"), each {setting, published, ours, why}."""
     return [dict(d) for d in DIFFERENCES[scope]]
+
+
+STUDY = Study(
+    preset=PRESET,
+    title=TITLE,
+    source=SOURCE,
+    published={"judge": {"max_new_tokens": MAX_NEW_TOKENS, "system": ""}},
+    standing={"judge": tuple(Difference(**d) for d in differences()),
+              "judge:backend=local": tuple(Difference(**d) for d in differences("local")),
+              "judge:backend=api": tuple(Difference(**d) for d in differences("api"))},
+)

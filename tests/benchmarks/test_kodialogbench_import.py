@@ -9,7 +9,7 @@ from benchmarks.actions import import_items
 from benchmarks.importers import ImportFailure, detect
 from benchmarks.models import Benchmark, Item, Task
 from modeleval.modes import multiple_choice
-from modeleval.scorers import kodialogbench
+from studies.kodialogbench import recipe as kodialogbench
 
 B2 = {"dialogue": [[2, "잠깐 일시적으로 추워진 거래 키키"], [1, "아 진짜? 다행이다"],
                    [1, "한파라고 해서 진짜 오잉 했잖아!"], [2, "나도 한파 주의보 문자 와서 당황함"]],

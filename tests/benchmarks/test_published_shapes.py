@@ -13,7 +13,7 @@ from django.core.management import call_command
 from benchmarks.actions import import_items
 from benchmarks.importers import ImportFailure, detect
 from benchmarks.models import Benchmark, Item, Task
-from modeleval.scorers.dialogbench import PROMPTS, option_str
+from studies.dialogbench.recipe import PROMPTS, option_str
 
 PAPER_ITEMS = [
     {"task": "Emotion Classification", "domain": "daily life",

@@ -4,7 +4,7 @@ they need of them has to be a field of its own."""
 import pytest
 
 from benchmarks.importers.dialogbench_released import prompt_parts
-from modeleval.scorers.dialogbench import PROMPTS, option_str
+from studies.dialogbench.recipe import PROMPTS, option_str
 
 OPTIONS = {"A": "yes", "B": "no"}
 VALUES = {"option_str": option_str(OPTIONS), "dialogue_content": "speaker1: hi\nspeaker2: hello",

@@ -10,7 +10,7 @@ from benchmarks.importers.diqad import quality_form
 from modeleval import actions, apiclient, modes
 from modeleval.apiscoring import ApiModel
 from modeleval.models import ApiResponse, Backend, ModelSpec
-from modeleval.scorers import diqad
+from studies.diqad import recipe as diqad
 
 
 @pytest.fixture(autouse=True)

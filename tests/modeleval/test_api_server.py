@@ -275,7 +275,7 @@ def test_server_killed_mid_run_finishes_after_restart_without_paying_twice(serve
 def test_diqad_appendix_c_chat_through_the_server(api_model, tmp_path):
     """DiQAD's preset through llama.cpp's server: every turn of appendix C's chat is a message of the request, the
     server's reply is read back as the study reads it (分数: N)."""
-    from modeleval.scorers import diqad
+    from studies.diqad import recipe as diqad
 
     benchmark = import_diqad(tmp_path)
     run = runner.run_sync(actions.start_run(model=api_model, benchmark=benchmark, mode="rating", limit=2,
@@ -296,8 +296,9 @@ def test_selfchat_through_the_api_on_a_cpu_worker_as_botchats_gpt_py(api_model, 
     """BotChat's GPT-4, GPT-3.5 and Claude rows self-chatted through an API (botchat/chat_api/gpt.py): every chat
     sent as alternating turns after the system prompt, the last the other side's, temperature 0, the reply
     stripped. The same through this platform's API backend against llama.cpp's server, on a `cpu` worker."""
-    from modeleval import selfchat_runs, studies
-    from modeleval.scorers import botchat
+    import studies
+    from modeleval import selfchat_runs
+    from studies.botchat import recipe as botchat
 
     seeds = tmp_path / "seeds.jsonl"
     seeds.write_text("".join(json.dumps({"id": k, "utterances": u + ["A real third chat."]}) + "\n"
@@ -341,7 +342,7 @@ def test_selfchat_through_the_api_on_a_cpu_worker_as_botchats_gpt_py(api_model, 
 def test_dialogbench_asks_a_model_behind_an_api_as_its_gpt_rows(api_model, server):
     """DialogBench's paper, section 4 (Implementation Details): ChatGPT and GPT-4 at temperature 0, presence_penalty
     0.6 and frequency_penalty 0; the preset asks any model behind an API so."""
-    from modeleval.scorers import dialogbench
+    from studies.dialogbench import recipe as dialogbench
 
     benchmark = import_dialogbench()
     run = runner.run_sync(actions.start_run(model=api_model, benchmark=benchmark, mode="generate", limit=1,

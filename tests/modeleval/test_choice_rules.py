@@ -6,13 +6,15 @@ from pathlib import Path
 import pytest
 
 from modeleval.modes import multiple_choice
-from modeleval.scorers.choice_rules import Rule, per_token, rule_picks
+from modeleval.scorers.choice_rules import per_token, rule_picks
 from modeleval.selectors import mc_picks
 from reports.readable import GAP_RULES, RULE_COLUMNS, RULES, run_rule
+from studies.vocabulary import Rule
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("annotation", "benchmarks", "core", "frontend", "humanbaseline", "metrics", "modeleval", "reports")
-HOME = Path("modeleval/scorers/choice_rules.py")
+PACKAGES = ("annotation", "benchmarks", "core", "frontend", "humanbaseline", "metrics", "modeleval", "reports",
+            "studies")
+HOME = Path("studies/vocabulary.py")
 
 
 def test_an_option_of_no_tokens_has_no_mean_and_is_never_preferred():

@@ -1,6 +1,8 @@
 """The names the model side shows things under, each written once (modeleval.selectors, modeleval.scorers)."""
 from modeleval import arena, selectors
-from modeleval.scorers import botchat, pairwise, prompts
+from modeleval.scorers import prompts
+from studies import vocabulary as pairwise
+from studies.botchat import recipe as botchat
 
 
 def test_a_run_is_shown_under_its_model_name_with_its_id_only_when_the_model_ran_twice_in_that_mode():

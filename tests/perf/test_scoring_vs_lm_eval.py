@@ -83,8 +83,8 @@ def test_compare_reports_differences_and_pick_mismatches(bench):
 
 
 def test_dialogbench_items_are_the_presets_prompts_sharing_each_tasks_instruction():
-    from modeleval.scorers import dialogbench
     from perf._dialogbench_items import dialogbench_items
+    from studies.dialogbench import recipe as dialogbench
 
     entries = dialogbench_items(tasks=8, items=30, seed=3)
     assert entries == dialogbench_items(tasks=8, items=30, seed=3)

@@ -20,7 +20,7 @@ from annotation import actions
 from annotation.models import Annotation, BatchItem, Disagreement, Membership, QCSampleItem
 from benchmarks.actions import import_items
 from benchmarks.models import MODEL_FIELDS, Item, Task, shown_fields
-from modeleval.scorers.dialogbench import PROMPTS, option_str
+from studies.dialogbench.recipe import PROMPTS, option_str
 
 from .test_permission_matrix import api_routes, url_for
 

@@ -100,8 +100,10 @@ def test_arena_numbers_are_bounded(world, researcher, field, value):  # noqa: F8
 
 
 def test_the_bounds_hold_every_protocol_reproduced_here():
-    from modeleval.scorers import botchat, dialogbench, huynh
     from modeleval.training import DEFAULTS
+    from studies.botchat import recipe as botchat
+    from studies.dialogbench import recipe as dialogbench
+    from studies.huynh import recipe as huynh
 
     bounds.check(botchat.SELFCHAT_SETTINGS, bounds.SELFCHAT)
     bounds.check({**botchat.PAIRWISE_SETTINGS, "fewshot": {"k": huynh.K}}, bounds.SCORING)

@@ -1,4 +1,4 @@
-"""A paper's table beside ours: the five studies' published tables as data (reports/papers/*.json, checked against
+"""A paper's table beside ours: the five studies' published tables as data (studies/*/paper.json, checked against
 the papers' text in ../shared/papers), laid beside the figures of runs here that follow the study's preset, with the
 difference; a model no paper ran (the packaged one) shown alone."""
 import json
@@ -13,11 +13,12 @@ from benchmarks.importers.dialogbench import multiple_choice_form
 from benchmarks.models import Benchmark, Item, Task
 from modeleval.models import ModelSpec
 from reports.contract import ReportOptions
-from reports.paper_tables import STUDIES, figure, matches, study_tables
 from reports.render import render
 from reports.sections import paper as paper_section
 from reports.sections.paper import PACKAGED_NOTE
 from reports.service import make_report
+from studies import STUDIES
+from studies.papers import figure, matches, study_tables
 from tests.conftest import DEMO_DATA, SHARED_DATA
 from tests.reports.factories import model_run
 
@@ -193,7 +194,7 @@ def test_botchat_tables_beside_the_released_dialogues_judged_here(db, tmp_path, 
 
     from modeleval import arena, botchat_release, inference, runner
     from modeleval.actions import start_run
-    from tests.selfchat.test_botchat_release import REAL, write_release
+    from tests.studies.test_botchat_release import REAL, write_release
 
     path = tmp_path / "real.jsonl"
     path.write_text("".join(json.dumps({"id": k, "utterances": v}) + "\n" for k, v in REAL.items()))

@@ -226,9 +226,9 @@ def test_dialogbench_tasks_read_their_shared_instruction_once_and_score_as_each_
     one option at a time, while each task's shared instruction is read once for all its items."""
     from os.path import commonprefix
 
-    from modeleval.scorers import dialogbench
     from modeleval.scorers._batch import pad_token_id
     from perf._dialogbench_items import dialogbench_items
+    from studies.dialogbench import recipe as dialogbench
 
     model, tok = smol.model, smol.tokenizer
     entries = dialogbench_items(tasks=2, items=8, seed=5, turns=(2, 4))

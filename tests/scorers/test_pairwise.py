@@ -1,18 +1,7 @@
 import pytest
 
-from modeleval.scorers.pairwise import (
-    BOTH,
-    LOSE,
-    NEITHER,
-    ONE,
-    TIE,
-    TWO,
-    WIN,
-    combine_orders,
-    outcome,
-    pairwise_prompts,
-    parse_pairwise,
-)
+from modeleval.scorers.pairwise import combine_orders, pairwise_prompts, parse_pairwise
+from studies.vocabulary import BOTH, LOSE, NEITHER, ONE, TIE, TWO, WIN, outcome
 
 
 def test_prompts_swap_the_conversations():

@@ -14,13 +14,13 @@ from modeleval.actions import RunError, start_run
 from modeleval.models import Mode, ModelSpec, ParseStatus, Prediction
 from modeleval.scorers import selfchat_generation as selfchat
 from modeleval.scorers import single
-from modeleval.scorers.botchat import SEED_UTTERANCES
 from modeleval.scorers.prompts import template_hash
 from modeleval.selfchat_runs import run_selfchat
 from modeleval.selfchat_runs.store import _record
 from reports.contract import ReportOptions
 from reports.render import render
 from reports.service import make_report
+from studies.botchat.recipe import SEED_UTTERANCES
 from tests.selfchat.test_arena import SEED_PAIRS, two_runs  # noqa: F401  (fixture)
 
 

@@ -2,16 +2,12 @@
 prompt of its published runs, the instance slotted in as its replace_instance does (the same text Jinja renders),
 the reply read by its extract_answer, and its published figures kept as results/regular/*.json give them. The study
 package imports nothing of ours."""
-import ast
 import json
 import random
-import sys
-from pathlib import Path
 
 import jinja2
 import pytest
 
-import studies
 from studies import judgebench
 from tests.conftest import SHARED_DATA
 
@@ -34,18 +30,6 @@ def dices(name):
         print(f"skipping: JUDGE-BENCH's DICES not found at {path}")
         pytest.skip(f"JUDGE-BENCH's DICES not found at {path} (set HB_SHARED_DATA)")
     return json.loads(path.read_text(encoding="utf-8"))
-
-
-def test_the_package_imports_nothing_of_ours():
-    for path in Path(studies.__file__).parent.rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Import):
-                roots = [alias.name.split(".")[0] for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0:
-                roots = [node.module.split(".")[0]]
-            else:
-                continue
-            assert set(roots) <= set(sys.stdlib_module_names), f"{path} imports {roots}"
 
 
 def test_the_prompt_of_the_published_runs_character_for_character():

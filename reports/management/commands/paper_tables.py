@@ -6,10 +6,11 @@ from django.core.management.base import BaseCommand, CommandError
 
 from benchmarks.spreadsheet import safe_cell
 from core.errors import ActionError
-from reports.paper_tables import ALL_STUDIES, study_tables
 from reports.render.tables import Cell
 from reports.sections.paper import lay_beside
 from reports.service import make_report
+from studies import STUDIES
+from studies.papers import study_tables
 
 
 def override(text):
@@ -27,7 +28,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--benchmark", required=True, help="benchmark slug")
         parser.add_argument("--campaign", type=int, help="one campaign's report (its humans)")
-        parser.add_argument("--study", choices=ALL_STUDIES, help="one study only")
+        parser.add_argument("--study", choices=STUDIES, help="one study only")
         parser.add_argument("--as", dest="overrides", action="append", type=override, default=[],
                             metavar="OURS=PAPER",
                             help="lay our model OURS (its label in the report) beside the paper's row PAPER, e.g. "
@@ -46,7 +47,7 @@ class Command(BaseCommand):
                 s["tables"] = [lay_beside(s["study"], t["table"], t["ours"], t["note"], overrides) for t in s["tables"]]
         if not studies:
             self.stdout.write(f"no run on {benchmark} follows the preset of "
-                              f"{study or 'any study (' + ', '.join(ALL_STUDIES) + ')'}: nothing to lay beside a paper")
+                              f"{study or 'any study (' + ', '.join(STUDIES) + ')'}: nothing to lay beside a paper")
             return
         if format == "json":
             self.stdout.write(json.dumps(studies, ensure_ascii=False, indent=1))

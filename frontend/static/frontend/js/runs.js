@@ -92,7 +92,7 @@ async function cancel(id) {
   await refresh();
 }
 
-// The studies the chosen mode can follow (the registry lives on the server: modeleval.studies).
+// The studies the chosen mode can follow (the registry lives on the server: studies/).
 let presets = {};
 function showPresets() {
   const select = $("preset");

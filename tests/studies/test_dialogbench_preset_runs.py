@@ -7,7 +7,7 @@ from benchmarks.actions import import_items
 from benchmarks.models import Benchmark
 from modeleval import actions, runner, selectors
 from modeleval.models import ParseStatus, Prediction, RunState
-from modeleval.scorers import dialogbench
+from studies.dialogbench import recipe as dialogbench
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
 

@@ -1,4 +1,4 @@
-"""The five studies' published tables as data (reports/papers/<study>.json, read from the papers' text with their
+"""The studies' published tables as data (studies/<study>/paper.json, read from the papers' text with their
 table numbers), and how a model here is matched with a paper's row.
 
 Each file holds the study's `paper`, the text it was read from (`paper_file`) and its `tables`: a `table` number, a
@@ -13,18 +13,13 @@ source folder's name) are the words of the row's name or of a name the paper's m
 """
 from __future__ import annotations
 
+import importlib
 import json
 import re
 from functools import cache
 from pathlib import Path
 
-from studies import judgebench
-
-PAPERS = Path(__file__).resolve().parent / "papers"
-STUDIES = ("dialogbench", "botchat", "diqad", "kodialogbench", "huynh")  # their tables read from the papers' text
-# Studies whose published figures live in their study's folder (a repository's results files), in the same shape.
-IN_STUDY = {judgebench.PRESET: judgebench.paper_tables}
-ALL_STUDIES = (*STUDIES, *IN_STUDY)
+HERE = Path(__file__).resolve().parent
 
 # Word tokens of a model name: sizes ("7b", "6.7b"), versions ("v1.5"), numbers and words.
 _TOKENS = re.compile(r"v\d+(?:\.\d+)*|\d+(?:\.\d+)?[bm](?![a-z])|\d+(?:\.\d+)?|[a-z]+")
@@ -52,10 +47,12 @@ _SYNONYMS = {words(name): {words(other) for other in others} for name, others in
 
 @cache
 def study_tables(study: str) -> dict:
-    """The study's paper and tables (reports/papers/<study>.json, or the study's own folder)."""
-    if study in IN_STUDY:
-        return IN_STUDY[study]()
-    with open(PAPERS / f"{study}.json", encoding="utf-8") as handle:
+    """The study's paper and tables (studies/<study>/paper.json; a study whose figures are its repository's result
+    files builds them with its `paper_tables()`)."""
+    path = HERE / study / "paper.json"
+    if not path.exists():
+        return importlib.import_module(f"{__package__}.{study}").paper_tables()
+    with open(path, encoding="utf-8") as handle:
         return json.load(handle)
 
 

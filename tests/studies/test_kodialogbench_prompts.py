@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from modeleval.scorers import kodialogbench as kdb
+from studies.kodialogbench import recipe as kdb
 
 TURNS = [{"speaker": "A", "text": "오늘 날씨 정말 좋다."}, {"speaker": "B", "text": "응, 산책 가자!"}]
 EMOTIONS = {"A": "기쁨", "B": "슬픔", "C": "분노"}

@@ -11,17 +11,17 @@ import re
 
 import pytest
 
+import studies
 from annotation.importers import import_ratings
 from benchmarks.actions import import_items
 from benchmarks.formschema import question
 from benchmarks.importers import fed
 from benchmarks.models import Benchmark, Item
-from modeleval import actions, studies
+from modeleval import actions
 from modeleval.models import Prediction
 from modeleval.modes import rating as rating_family
-from modeleval.scorers import huynh
-
-from .test_scoring import sync_run
+from studies.huynh import recipe as huynh
+from tests.modeleval.test_scoring import sync_run
 
 
 def test_example_rating_is_the_rounded_mean_of_the_raters():

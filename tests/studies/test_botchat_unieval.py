@@ -8,16 +8,17 @@ from types import SimpleNamespace
 
 import pytest
 
+import studies
 from metrics import pass_at_n
-from modeleval import inference, runner, studies
+from modeleval import inference, runner
 from modeleval.actions import start_run
 from modeleval.models import Mode, ParseStatus, Prediction
 from modeleval.modes.single_judge import TEMPLATE_FIELDS
 from modeleval.prompting import check_template
-from modeleval.scorers import botchat
-from modeleval.scorers.botchat_examples import EXAMPLES
 from reports.contract import ReportOptions
 from reports.service import make_report
+from studies.botchat import recipe as botchat
+from studies.botchat.examples import EXAMPLES
 from tests.selfchat.test_arena import two_runs  # noqa: F401  (fixture)
 
 # sha256 of json.dumps(examples, ensure_ascii=False, sort_keys=True) for data/UniEval_examples.py's `examples`

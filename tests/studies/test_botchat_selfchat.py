@@ -9,12 +9,14 @@ import json
 import pytest
 from django.core.management import call_command
 
-from modeleval import inference, studies
+import studies
+from modeleval import inference
 from modeleval.actions import RunError
 from modeleval.models import EvalRun, Mode
-from modeleval.scorers import botchat, generation
+from modeleval.scorers import generation
 from modeleval.scorers import selfchat_generation as selfchat
 from modeleval.selfchat_runs import resolve_settings
+from studies.botchat import recipe as botchat
 
 # sha256 and length of README.md's generation system prompt literal (lines 76-83) as Python evaluates it.
 SYSTEM_SHA256, SYSTEM_CHARS = "8c955a6cd7810842caea8c71867353b179d1407e4f7f0a13544a750342b89fc1", 685

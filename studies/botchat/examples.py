@@ -4,7 +4,7 @@
 One change of spelling, none of value: the first example's "\\<chat_end>n" (a typo in the source, where the
 backslash stays in the string because "\\<" is no escape) is written with its backslash escaped, as Python 3.12
 warns of an unknown escape; the strings are the same. How the study appended them to `unieval_prompt` is not
-published: scorers.botchat.unieval_examples_text lays them out.
+published: studies.botchat.recipe lays them out.
 """
 
 EXAMPLES = [

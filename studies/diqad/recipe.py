@@ -19,7 +19,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .prompts import prompt_text
+from ..text import prompt_text
 
 PRESET = "diqad"  # settings {"preset": "diqad"} of the rating modes
 # Appendix C, the Chinese prompt, as printed.

@@ -3,13 +3,14 @@ study listed with where it differs; a Korean benchmark without the preset is ref
 in English."""
 import pytest
 
+import studies
 from benchmarks.importers.dialogbench import multiple_choice_form
 from benchmarks.models import Benchmark, Item, Task
-from modeleval import actions, studies
+from modeleval import actions
 from modeleval.actions import RunError
 from modeleval.models import ModelSpec
 from modeleval.modes import multiple_choice
-from modeleval.scorers import kodialogbench
+from studies.kodialogbench import recipe as kodialogbench
 
 FORM = multiple_choice_form()  # options come from the items
 
@@ -82,8 +83,7 @@ def test_packaged_model_scores_each_task_in_its_method(packaged, korean):
     """The packaged model through the preset, end to end: each option's continuation after the study's prompt, the
     highest summed log-likelihood the answer (acc)."""
     from modeleval.models import Prediction
-
-    from .test_scoring import sync_run
+    from tests.modeleval.test_scoring import sync_run
 
     run = sync_run(packaged, korean, mode="loglikelihood", settings={"preset": "kodialogbench"})
     rows = {p.item.external_id: p for p in Prediction.objects.filter(run=run).select_related("item")}

@@ -10,8 +10,9 @@ import pytest
 
 from modeleval import modes
 from modeleval.modes import multiple_choice
-from modeleval.scorers import dialogbench
 from modeleval.scorers.loglikelihood import MCItem, encode_pair, score_one_by_one, score_shared_context
+from studies.dialogbench import modes as dialogbench_modes
+from studies.dialogbench import recipe as dialogbench
 
 # git's blob id of config/prompt.json at that commit: the file byte for byte.
 PROMPT_JSON_BLOB = "b76fba138d0c611b5013bb99b5e192451af1a3c7"
@@ -276,7 +277,7 @@ def test_llama2_is_asked_in_the_released_chat_template_with_its_default_system_p
     assert "Youranswers should not" in prompt and "ensurethat" in prompt and "notcorrect" in prompt
     assert dialogbench.llama2_prompt("speaker1: Hi\nWhich option? ", "<s>") == (
         "<s>[INST] <<SYS>>\n" + prompt + "\n<</SYS>>\n\nspeaker1: Hi\nWhich option? [/INST]")
-    render = multiple_choice.EVALUATOR_RENDER
+    render = dialogbench_modes.EVALUATOR_RENDER
     tokenizer = type("Tokenizer", (), {"bos_token": "<s>"})
     assert render["llama"](tokenizer, "Q") == (dialogbench.llama2_prompt("Q", "<s>"), False)
     assert render["default"](tokenizer, "Q") == ("Q", True)  # EvalModel: the prompt as it is, with special tokens
@@ -286,7 +287,7 @@ def test_the_protocol_lists_each_evaluators_remaining_differences_and_a_changed_
     """What the run differs in from the study, with why: every generate run the reply limit (the code's 128, the
     paper's 256); the evaluators that read the dialogue as chat history that; the model's own chat() where the study
     ran remote code; the GPT rows' unpublished messages; an option order other than the evaluator's."""
-    from modeleval import studies
+    import studies
 
     def listed(evaluator, policy):
         settings = {**modes.resolve_settings("generate", "en", {"preset": "dialogbench"}), "evaluator": evaluator}

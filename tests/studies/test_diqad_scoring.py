@@ -5,19 +5,19 @@ import json
 import pytest
 from django.core.management import call_command
 
+import studies
 from annotation.models import Campaign
 from benchmarks.actions import import_items
 from benchmarks.models import Benchmark
-from modeleval import actions, runner, studies
+from modeleval import actions, runner
 from modeleval.errors import RunError
 from modeleval.models import EvalRun, ModelSpec, ParseStatus, Prediction, RunState
-from modeleval.scorers import diqad
 from reports.build import public
 from reports.render.tables import diqad_tables
 from reports.service import make_report
+from studies.diqad import recipe as diqad
 from tests.conftest import DEMO_DATA
-
-from .test_scoring import sync_run
+from tests.modeleval.test_scoring import sync_run
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ its reading of the judge's answer, as the `botchat` preset uses them.
   description, as the repository does not publish its text.
 - The study appends the two conversations after the arena prompt; how they are laid out is not published.
   Ours: "Conversation 1:" / "Conversation 2:" headers, each chat "A: ..." / "B: ..." ending with <chat_end>
-  (the chat format UNIEVAL_PROMPT describes). A listed difference of the preset (modeleval.studies).
+  (the chat format UNIEVAL_PROMPT describes). A listed difference of the preset (studies.botchat).
 - parse_choice is botchat/analyze.py's match_answer (lines 7-18): only a line that starts with "Choice:"
   counts, and within it "Conversation 1", then "Conversation 2", then "Both", then "Neither" are looked for,
   in that order, case-sensitively. "Choice: Conversation 1; Reason: both are short" is conversation 1.
@@ -24,9 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .botchat_examples import EXAMPLES as UNIEVAL_EXAMPLES
-from .pairwise import BOTH, LOSE, NEITHER, ONE, TIE, TWO, WIN
-from .single import NO, YES
+from ..vocabulary import BOTH, LOSE, NEITHER, NO, ONE, TIE, TWO, WIN, YES
+from .examples import EXAMPLES as UNIEVAL_EXAMPLES
 
 PRESET = "botchat"
 SOURCE = "open-compass/BotChat@70e1e63"

@@ -12,7 +12,7 @@ from benchmarks.models import Benchmark, Item
 from modeleval import arena, inference, runner
 from modeleval.actions import start_run
 from modeleval.models import Mode, Prediction
-from modeleval.scorers import botchat
+from studies.botchat import recipe as botchat
 from tests.selfchat.test_arena import SEED_PAIRS, two_runs  # noqa: F401  (fixture)
 
 # README.md lines 222-224: the ground-truth set's number of chats -> number of dialogues.

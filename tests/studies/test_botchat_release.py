@@ -6,16 +6,17 @@ import json
 
 import pytest
 
+import studies
 from benchmarks.actions import import_items
 from benchmarks.importers import ImportFailure
 from benchmarks.models import Item
-from modeleval import arena, botchat_release, runner, studies
+from modeleval import arena, botchat_release, runner
 from modeleval.actions import RunError, start_run
 from modeleval.models import EvalRun, Mode, ModelSpec, Prediction
-from modeleval.scorers import botchat
 from modeleval.selfchat_runs import start_selfchat
 from reports.contract import ReportOptions
 from reports.service import make_report
+from studies.botchat import recipe as botchat
 from tests.conftest import SHARED_DATA
 
 RELEASED_PATH = SHARED_DATA / "botchat" / "MuTualTest-convs.tsv"

@@ -30,7 +30,7 @@ import json
 import re
 from collections.abc import Mapping
 
-from .prompts import render_dialogue
+from ..text import render_dialogue
 
 MAX_LEN = 2048  # src/utils.py: the pretrain input is cut from the left to this many tokens (+ 1)
 MAX_NEW_TOKENS = 128  # src/utils.py GEN_KWARGS: greedy, 128 new tokens
@@ -67,6 +67,15 @@ def evaluator_for(names, is_api: bool) -> str:
         return API
     text = " ".join(str(n) for n in names if n).lower()
     return next((name for name in EVALUATORS if name in text), RAW)
+
+
+def position_policy(mode: str, settings: Mapping) -> str:
+    """The options' order a run is scored in unless asked: the released Qwen and Baichuan evaluators ask every item
+    with the answer at each position and pool the result; the other evaluators and the perplexity scoring take the
+    options as the data gives them."""
+    if mode == "generate" and settings.get("evaluator") in EACH_POSITION:
+        return "gold_at_each_position"
+    return "as_is"
 
 
 def llama2_prompt(user: str, bos_token: str) -> str:

@@ -7,12 +7,13 @@ from types import SimpleNamespace
 
 import pytest
 
+import studies
 from metrics import botchat_outcomes
-from modeleval import arena, inference, runner, studies
+from modeleval import arena, inference, runner
 from modeleval.actions import start_run
 from modeleval.models import Mode, Prediction
-from modeleval.scorers import botchat
-from modeleval.scorers.pairwise import BOTH, NEITHER, ONE, TWO
+from studies.botchat import recipe as botchat
+from studies.vocabulary import BOTH, NEITHER, ONE, TWO
 from tests.selfchat.test_arena import two_runs  # noqa: F401  (fixture)
 
 # sha256 and length of README.md's `arena_prompt` literal as Python evaluates it (line 185), and of
