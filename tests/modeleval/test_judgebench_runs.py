@@ -7,9 +7,10 @@ import json
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
+import studies
 from benchmarks.actions import import_items
 from benchmarks.models import Benchmark, Item
-from modeleval import actions, studies
+from modeleval import actions
 from modeleval.errors import RunError
 from modeleval.models import ModelSpec, ParseStatus, Prediction
 from reports.contract import ReportOptions
