@@ -285,6 +285,16 @@ def report_status(request, slug):
     return JsonResponse(status_of(stored.stored))
 
 
+def _pending_download(request, asked, pending, fmt, fmt_name):
+    """The page a download answers while its report is computed or stale (409): the reader downloads again when it
+    is ready."""
+    benchmark, campaign, choices = asked
+    query = urlencode({**({"campaign": campaign} if campaign is not None else {}), **choices})
+    return render(request, "frontend/report_pending.html", {
+        "benchmark": benchmark, "fmt": fmt, "fmt_name": fmt_name, "status": pending.as_dict(),
+        "report_url": f"{reverse('report-page', args=[benchmark.slug])}?{query}"}, status=409)
+
+
 @login_required
 def report_download(request, slug, fmt):
     """The page's report as a file in `fmt` once a fresh one is stored. While it is computed (or stale) the answer
@@ -294,17 +304,14 @@ def report_download(request, slug, fmt):
     asked = report_request(request, slug)
     if isinstance(asked, HttpResponse):
         return asked
-    benchmark, campaign, choices = asked
+    benchmark = asked[0]
     served = stored_for_page(request, *asked)
     if isinstance(served, HttpResponse):
         return served
     try:
         text = served.fresh_text(fmt)
     except ReportPending as pending:
-        query = urlencode({**({"campaign": campaign} if campaign is not None else {}), **choices})
-        return render(request, "frontend/report_pending.html", {
-            "benchmark": benchmark, "fmt": fmt, "fmt_name": REPORT_DOWNLOADS[fmt], "status": pending.as_dict(),
-            "report_url": f"{reverse('report-page', args=[benchmark.slug])}?{query}"}, status=409)
+        return _pending_download(request, asked, pending, fmt, REPORT_DOWNLOADS[fmt])
     _, media_type, extension = FORMATS[fmt]
     response = HttpResponse(text, content_type=f"{media_type}; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="report-{benchmark.slug}.{extension}"'
@@ -319,18 +326,14 @@ def report_dataset(request, slug):
     asked = report_request(request, slug)
     if isinstance(asked, HttpResponse):
         return asked
-    benchmark, campaign, choices = asked
+    benchmark, campaign, _ = asked
     served = stored_for_page(request, *asked)
     if isinstance(served, HttpResponse):
         return served
     try:
         report = json.loads(served.fresh_text("json"))
     except ReportPending as pending:
-        query = urlencode({**({"campaign": campaign} if campaign is not None else {}), **choices})
-        return render(request, "frontend/report_pending.html", {
-            "benchmark": benchmark, "fmt": "hf", "fmt_name": gettext("Hugging Face dataset (zip)"),
-            "status": pending.as_dict(), "report_url": f"{reverse('report-page', args=[benchmark.slug])}?{query}"},
-            status=409)
+        return _pending_download(request, asked, pending, "hf", gettext("Hugging Face dataset (zip)"))
     campaigns = {c["campaign_id"] for c in report["campaigns"]} - set(served.hidden)
     if campaign is not None:
         campaigns &= {int(campaign)}
