@@ -151,8 +151,7 @@ JUDGED_TASK = Composed(gettext_noop("task %(task)s, judged by %(judge)s (the pap
 BEFORE_LOOP = Composed(gettext_noop("the mean share of the %(n)s dialogues' utterances before their loop, the "
                                     "triggering one included (the paper: 16 for a dialogue without repetition)"),
                        forms={"n": r"\d+"})
-TOKENS_COUNTED_BY = Composed(gettext_noop("tokens counted by %(counter)s (the paper: GPT-4's CL100K)"),
-                             texts=("counter",))
+TOKENS_COUNTED_BY = Composed(gettext_noop("tokens counted by %(counter)s (the paper: GPT-4's CL100K)"))
 SAME_VERDICT = Composed(gettext_noop("task %(task)s: share of pairs with the same verdict"))
 REPLIES_READ = Composed(gettext_noop("%(key)s on %(n)s of the %(total)s items, %(valid)s replies read (the others the "
                                      "study's random stand-in)"), forms={"n": r"\d+", "total": r"\d+", "valid": r"\d+"})

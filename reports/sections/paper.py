@@ -329,6 +329,7 @@ def huynh_tables(rows: Rows, report, study):
 # --- BotChat: Tables 1 (non-loop rate), 2 (Win+Tie), 3 (judges), 4 (choices) and 5 (tokens) -------------------
 
 NO_NATURALCONV = gettext_noop("NaturalConv is not here")
+NO_TOKENIZER = gettext_noop("tokens counted by no tokenizer (the paper: GPT-4's CL100K)")
 
 
 def system_names(system):
@@ -392,8 +393,8 @@ def botchat_tables(rows: Rows, report, study):
                         values={"Avg. #Tokens": r.get("tokens_mean")},
                         undefined={"Avg. #Tokens": (r.get("undefined") or {}).get("tokens_mean", "")}
                         if r.get("tokens_mean") is None else {},
-                        figure_text=texts.TOKENS_COUNTED_BY(counter=r.get("token_counter")
-                                                            or gettext_noop("no tokenizer"))) for r in lengths]
+                        figure_text=texts.TOKENS_COUNTED_BY(counter=r["token_counter"]) if r.get("token_counter")
+                        else NO_TOKENIZER) for r in lengths]
         tables.append(lay_beside("botchat", "5", ours, gettext_noop("each generated utterance after the seed")))
     # Table 3: each judge against the people and against a GPT-4 judge.
     ours = []
