@@ -135,13 +135,37 @@ GOLD_CHOSEN_ON_BECAUSE = Composed(gettext_noop("chosen for benchmark %(benchmark
 GOLD_CHOSEN_ON = Composed(gettext_noop("chosen for benchmark %(benchmark)s on %(date)s"), forms={"date": DAY})
 GOLD_REQUESTED = Composed(gettext_noop("%(version)s was asked for in the request (gold_version=%(requested)s)"))
 
+# The papers' tables beside ours (reports.sections.paper): a row of ours by what its figure is, a figure's missing
+# reason, a row label of ours around a system's name.
+PAPER_OVERALL_OF = Composed(gettext_noop("the paper's Overall is the mean of its %(tasks)s tasks; %(ran)s ran here"),
+                            forms={"tasks": r"\d+", "ran": r"\d+"})
+MAJORITY_OF = Composed(gettext_noop("a majority of %(m)s of %(k)s right"), forms={"m": r"\d+", "k": r"\d+"})
+HUMAN_MAJORITY_FIGURE = Composed(gettext_noop("the campaign's raters on the items they answered, an item right with "
+                                              "%(rule)s (the paper: 3 experts on 50 items per task, 2 of 3)"),
+                                 texts=("rule",))
+AGAINST_GOLD = Composed(gettext_noop("%(task)s / %(quality)s against gold"))
+DOMAIN_ACCURACY = Composed(gettext_noop("accuracy on the gold items of domain %(domain)s"), texts=("domain",))
+EXAMPLES_SPEARMAN = Composed(gettext_noop("Spearman against the mean human rating (the mean over seeds); examples: "
+                                          "%(strategy)s %(k)s"), forms={"k": r"\d+"})
+JUDGED_TASK = Composed(gettext_noop("task %(task)s, judged by %(judge)s (the paper's judge: GPT-4-0613)"))
+BEFORE_LOOP = Composed(gettext_noop("the mean share of the %(n)s dialogues' utterances before their loop, the "
+                                    "triggering one included (the paper: 16 for a dialogue without repetition)"),
+                       forms={"n": r"\d+"})
+TOKENS_COUNTED_BY = Composed(gettext_noop("tokens counted by %(counter)s (the paper: GPT-4's CL100K)"))
+SAME_VERDICT = Composed(gettext_noop("task %(task)s: share of pairs with the same verdict"))
+REPLIES_READ = Composed(gettext_noop("%(key)s on %(n)s of the %(total)s items, %(valid)s replies read (the others the "
+                                     "study's random stand-in)"), forms={"n": r"\d+", "total": r"\d+", "valid": r"\d+"})
+JUDGED_ROW = Composed(gettext_noop("%(system)s (judge %(judge)s)"), forms={"judge": r"[^()]+"})
+
 TEMPLATES = (SMALL_SAMPLE_WHY, SMALL_SAMPLE, SMALL_SAMPLE_BECAUSE, SMALL_SAMPLE_COUNT, COVERAGE_SHORT, NO_COVERAGE,
              UNDEFINED_ON_TASKS, UNDEFINED_ON_SOME_TASK, UNDEFINED_ON_EVERY_TASK, NO_ITEM_BOTH_ANSWERED, ACCURACY_OF,
              SHARE_LABELLED, VERDICT_UNDEFINED, VERDICT_AND, VERDICT_BUT, GOLD_MADE_UNDER_VERSIONS, GOLD_MADE_UNDER,
              GOLD_OUT_OF_SCOPE, LOOP_RULE, SELFCHAT_NOTE, CEILING_OF_POSITIONS, SEED_RULE, GOLD_PINNED_BY_BECAUSE,
              GOLD_PINNED_BY, GOLD_PINNED_ON_BECAUSE, GOLD_PINNED_ON, GOLD_PINNED, GOLD_NOT_PINNED, GOLD_PINNED_DECLINED,
              GOLD_NOT_CHOSEN, GOLD_SOURCE_CHOSEN, GOLD_CHOSEN_BY_BECAUSE, GOLD_CHOSEN_BY, GOLD_CHOSEN_ON_BECAUSE,
-             GOLD_CHOSEN_ON, GOLD_REQUESTED)
+             GOLD_CHOSEN_ON, GOLD_REQUESTED, PAPER_OVERALL_OF, MAJORITY_OF, HUMAN_MAJORITY_FIGURE, AGAINST_GOLD,
+             DOMAIN_ACCURACY, EXAMPLES_SPEARMAN, JUDGED_TASK, BEFORE_LOOP, TOKENS_COUNTED_BY, SAME_VERDICT,
+             REPLIES_READ, JUDGED_ROW)
 
 
 def shown(text):

@@ -2,7 +2,7 @@
 both typeset. A cell is text, or a number with the reason it is missing."""
 from dataclasses import dataclass, field, replace
 
-from django.utils.translation import gettext, gettext_noop
+from django.utils.translation import gettext, gettext_noop, pgettext
 
 from studies.dialogbench import recipe as dialogbench
 from studies.vocabulary import Rule
@@ -620,21 +620,25 @@ def paper_tables(report):
                 rows += [[Cell(paper_label, style="text"), *domain(entry),
                           Cell(gettext("paper, Table %(table)s") % {"table": table["table"]}, style="text"),
                           *[figure_cell(entry["paper"].get(c), gettext("not in the paper"), style) for c in columns]],
-                         [Cell(entry["label"], style="text"), *domain(entry), Cell(gettext("ours"), style="text"),
+                         [Cell(shown(entry["label"]), style="text"), *domain(entry),
+                          Cell(gettext("ours"), style="text"),
                           *[figure_cell(entry["values"].get(c), entry["undefined"].get(c), style) for c in columns]],
                          [Cell("", style="text"), *domain(entry), Cell(gettext("difference"), style="text"),
                           *[figure_cell(entry["difference"].get(c), gettext("one of the two is missing"), style)
                             for c in columns]]]
-                said.append(f"{entry['label']}: {entry['figure']}")
+                said.append(gettext("%(model)s: %(figure)s") % {"model": shown(entry["label"]),
+                                                                 "figure": shown(entry["figure"])})
             for entry in table["ours_alone"]:
-                rows.append([Cell(entry["label"], style="text"), *domain(entry),
+                rows.append([Cell(shown(entry["label"]), style="text"), *domain(entry),
                              Cell(gettext("ours alone"), style="text"),
                              *[figure_cell(entry["values"].get(c), entry["undefined"].get(c), style) for c in columns]])
-                said.append(f"{entry['label']}: {entry['note']}; {entry['figure']}")
+                said.append(gettext("%(model)s: %(note)s; %(figure)s") % {
+                    "model": shown(entry["label"]), "note": shown(entry["note"]), "figure": shown(entry["figure"])})
             note = gettext("%(paper)s, Table %(table)s (%(unit)s); %(note)s; the difference is ours minus the "
                            "paper's. Ours: %(ours)s. %(n)s row(s) of the paper's table have no run here.") % {
                 "paper": study["paper"], "table": table["table"], "unit": shown(table["unit"]),
-                "note": shown(table["note"]), "ours": "; ".join(said), "n": table["paper_rows_without_ours"]}
+                "note": shown(table["note"]), "ours": pgettext("list separator", "; ").join(said),
+                "n": table["paper_rows_without_ours"]}
             tables.append(Table(f"paper_{study['study']}_{table['table']}",
                                 gettext("%(study)s: the paper's Table %(table)s beside ours (%(title)s)") % {
                                     "study": study["study"], "table": table["table"], "title": table["title"]},

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 import numpy as np
+from django.utils.translation import gettext_noop
 
 from metrics import (
     PAIRED_GAP,
@@ -350,9 +351,9 @@ def mc_section(rows: Rows, options: ReportOptions):
     }
 
 
-HEADLINE_AS_GIVEN = "the options as the items give them, every gold item the run scored"
-HEADLINE_POOLED = ("the answer at each position, every (item, position) pooled, as DialogBench's released Qwen and "
-                   "Baichuan evaluators score")
+HEADLINE_AS_GIVEN = gettext_noop("the options as the items give them, every gold item the run scored")
+HEADLINE_POOLED = gettext_noop("the answer at each position, every (item, position) pooled, as DialogBench's released "
+                               "Qwen and Baichuan evaluators score")
 
 
 def headline_rows(rows: Rows, results, positions):

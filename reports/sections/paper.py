@@ -25,14 +25,15 @@ from studies.dialogbench import recipe as dialogbench
 from studies.huynh import recipe as huynh
 from studies.papers import figure, matches, study_tables
 
+from .. import texts
 from ..figures import mean_or_none
 from ..rows import Rows
 
 SCALE = {"percent": 100, "spearman": 1, "tokens": 1, "coefficient": 1}
-PACKAGED_NOTE = "the packaged model (SmolLM2-135M-Instruct): no paper ran it, ours alone"
-NO_ROW_NOTE = "no row of this table names this model: ours alone"
-CONFIG_NOTE = ("the paper's rows of this model chose their examples otherwise (config): a figure is laid beside "
-               "only one made the same way, so ours stands alone")
+PACKAGED_NOTE = gettext_noop("the packaged model (SmolLM2-135M-Instruct): no paper ran it, ours alone")
+NO_ROW_NOTE = gettext_noop("no row of this table names this model: ours alone")
+CONFIG_NOTE = gettext_noop("the paper's rows of this model chose their examples otherwise (config): a figure is laid "
+                           "beside only one made the same way, so ours stands alone")
 
 
 def normal(text) -> str:
@@ -134,11 +135,11 @@ def dialogbench_tables(rows: Rows, report, study):
     for h in headline:
         run = rows.runs[h["run_id"]]
         values = {c: scaled(h["per_task"].get(by_abbr[c]), "percent") for c in tasks}
-        undefined = {c: "not run on this task" for c in tasks if values[c] is None}
+        undefined = {c: gettext_noop("not run on this task") for c in tasks if values[c] is None}
         ran = [values[c] for c in tasks if values[c] is not None]
         values["Overall"] = round(sum(ran) / len(ran), 6) if len(ran) == len(tasks) else None
         if values["Overall"] is None:
-            undefined["Overall"] = f"the paper's Overall is the mean of its {len(tasks)} tasks; {len(ran)} ran here"
+            undefined["Overall"] = texts.PAPER_OVERALL_OF(tasks=len(tasks), ran=len(ran))
         ours.append(our_row(h["model"], names=run_names(run), values=values, undefined=undefined, run_id=h["run_id"],
                             packaged=is_packaged(run), figure_text=h["figure"],
                             kind="pretrained" if reads(h["mode"]).by_rule else "sft"))
@@ -148,15 +149,16 @@ def dialogbench_tables(rows: Rows, report, study):
         values["Overall"] = scaled(mc["overall"].get("human_majority"), "percent") \
             if all(values[c] is not None for c in tasks) else None
         rules = {(t["m"], t["k"]) for t in mc["tasks"] if t.get("k")}
-        rule = "a majority of {} of {} right".format(*rules.pop()) if len(rules) == 1 else "a majority right"
+        rule = texts.MAJORITY_OF(**dict(zip("mk", rules.pop(), strict=True))) if len(rules) == 1 \
+            else gettext_noop("a majority right")
         ours.append(our_row("humans", names=["Human"], values=values, kind="human",
-                            undefined={c: "no human answers on this task" for c, v in values.items() if v is None},
-                            figure_text=f"the campaign's raters on the items they answered, an item right with {rule} "
-                                        "(the paper: 3 experts on 50 items per task, 2 of 3)"))
-    note = ("ours: each run of the dialogbench preset by its headline figure (named per row: the options as given, or "
-            "pooled over the answer at each position as the released Qwen and Baichuan evaluators); a pre-trained row "
-            "of the paper (perplexity) is laid beside a loglikelihood run, an instruction-tuned row beside a "
-            "generate run")
+                            undefined={c: gettext_noop("no human answers on this task") for c, v in values.items()
+                                       if v is None},
+                            figure_text=texts.HUMAN_MAJORITY_FIGURE(rule=rule)))
+    note = gettext_noop("ours: each run of the dialogbench preset by its headline figure (named per row: the options "
+                        "as given, or pooled over the answer at each position as the released Qwen and Baichuan "
+                        "evaluators); a pre-trained row of the paper (perplexity) is laid beside a loglikelihood run, "
+                        "an instruction-tuned row beside a generate run")
     return [lay_beside("dialogbench", number, ours, note)]
 
 
@@ -189,11 +191,11 @@ def kodialogbench_tables(rows: Rows, report, study):
                 values["Average"] = scaled(average.get(label), "percent") if complete else None
             else:
                 values["Average"] = round(sum(values.values()) / len(columns), 6) if complete else None
-            undefined = {c: "no such set or task here" for c, v in values.items() if v is None}
+            undefined = {c: gettext_noop("no such set or task here") for c, v in values.items() if v is None}
             if any(v is not None for v in values.values()):
                 ours.append(our_row(label, names=run_names(run), values=values, undefined=undefined,
                                     run_id=run["id"], packaged=is_packaged(run),
-                                    figure_text="accuracy on every gold item the run scored"))
+                                    figure_text=gettext_noop("accuracy on every gold item the run scored")))
         humans = {c: (by_dimension.get(normal(c)) or {}).get("human_mean_of_raters") if table is comprehension else
                   next((t["human_mean_of_raters"] for t in mc["tasks"] if t["task"] == by_task.get(normal(c))), None)
                   for c in columns}
@@ -202,17 +204,19 @@ def kodialogbench_tables(rows: Rows, report, study):
             values["Average"] = (round(sum(values.values()) / len(columns), 6)
                                  if all(v is not None for v in values.values()) else None)
             ours.append(our_row("humans", names=["Human"], values=values,
-                                undefined={c: "no human answers" for c, v in values.items() if v is None},
-                                figure_text="the mean of the raters' accuracies (the paper: 3 native speakers on "
-                                            "the same 50 items per set)"))
-        note = ("a column is ours where a task's dimension (Table 4) or a task (Table 5) has its name; the averages "
-                "only when every column is ours")
+                                undefined={c: gettext_noop("no human answers") for c, v in values.items() if v is None},
+                                figure_text=gettext_noop("the mean of the raters' accuracies (the paper: 3 native "
+                                                         "speakers on the same 50 items per set)")))
+        note = gettext_noop("a column is ours where a task's dimension (Table 4) or a task (Table 5) has its name; the "
+                            "averages only when every column is ours")
         tables.append(lay_beside("kodialogbench", table["table"], ours, note))
     return [t for t in tables if t["ours"]]
 
 
 # --- DiQAD: Tables 3 (against gold) and 4 (per domain) ----------------------------------------------------------
 
+UNDEFINED = gettext_noop("undefined")
+ACCURACY_ONLY = gettext_noop("per domain, accuracy only")
 DIQAD_KEYS = {"Acc": "gold_accuracy", "UAR": "gold_uar", "Kappa": "gold_kappa", "Spearman": "gold_spearman",
               "Pearson": "gold_pearson", "Precision": "gold_precision", "Recall": "gold_recall", "F1": "gold_f1"}
 
@@ -229,29 +233,31 @@ def diqad_tables(rows: Rows, report, study):
         run = runs[m["run_id"]]
         values = {c: scaled(m.get(key), "percent") for c, key in DIQAD_KEYS.items()}
         overall.append(our_row(m["model"], names=run_names(run), values=values, run_id=run["id"],
-                               packaged=is_packaged(run), undefined={c: m["undefined"].get(DIQAD_KEYS[c], "undefined")
+                               packaged=is_packaged(run), undefined={c: m["undefined"].get(DIQAD_KEYS[c], UNDEFINED)
                                                                      for c, v in values.items() if v is None},
-                               figure_text=f"{m['task']} / {m['quality']} against gold"))
+                               figure_text=texts.AGAINST_GOLD(task=m["task"], quality=m["quality"])))
         for d in m.get("gold_by_domain", []):
             by_domain.append(our_row(m["model"], names=run_names(run), run_id=run["id"], packaged=is_packaged(run),
                                      domain=d["domain"], values={"Acc": scaled(d.get("accuracy"), "percent")},
-                                     undefined={c: "per domain, accuracy only" for c in ("UAR", "Spearman", "Pearson",
+                                     undefined={c: ACCURACY_ONLY for c in ("UAR", "Spearman", "Pearson",
                                                                                           "F1")},
-                                     figure_text=f"accuracy on the gold items of domain {d['domain'] or '(none)'}"))
-    note = ("UAR here is the true mean of per-class recalls; the paper's UAR column equals 0.6 x its Recall column "
-            "for most rows")
+                                     figure_text=texts.DOMAIN_ACCURACY(domain=d["domain"] or gettext_noop("(none)"))))
+    note = gettext_noop("UAR here is the true mean of per-class recalls; the paper's UAR column equals 0.6 x its "
+                        "Recall column for most rows")
     tables = [lay_beside("diqad", "3", overall, note)]
     if by_domain:
-        tables.append(lay_beside("diqad", "4", by_domain, "a row per model and item domain. The paper's \"w/o D\" "
+        tables.append(lay_beside("diqad", "4", by_domain, gettext_noop(
+                                 "a row per model and item domain. The paper's \"w/o D\" "
                                  "rows test a model trained without domain D on the whole of D, while its all-domain "
                                  "row tests on its random split's items of D: the two rows are not on the same "
                                  "items, so their difference is not a paired one; ours score the items of D that "
-                                 "each run scored (a classifier trained with holdout_domain D: every item of D)"))
+                                 "each run scored (a classifier trained with holdout_domain D: every item of D)")))
     return tables
 
 
 # --- Huynh et al.: Tables 1-4 (FED qualities) and 6 (overall, yes/no) ------------------------------------------
 
+NOT_RATED = gettext_noop("no run rated this quality here")
 QUALITY_NAMES = {"semapprop": "semanticallyappropriate", "topicdepth": "depth"}
 # Our few-shot strategies by the paper's names for how its examples were chosen (Tables 1-4: three examples).
 EXAMPLE_CONFIGS = {"random": "random", "fixed": "manual", "bm25_both": "BM25C+R", "bm25_context": "BM25C"}
@@ -310,18 +316,21 @@ def huynh_tables(rows: Rows, report, study):
             ours.append(our_row(f"{name} [{mode}, {strategy}]", names=run_names(run), values=values,
                                 packaged=is_packaged(run), config=huynh_config(fewshot, level), same_config_only=True,
                                 run_ids=[m["run_id"] for m in pick_of.values() if m],
-                                undefined={c: "no run rated this quality here" for c, v in values.items() if v is None},
+                                undefined={c: NOT_RATED for c, v in values.items() if v is None},
                                 sd={c: m.get("spearman_std") for c, m in pick_of.items() if m},
-                                figure_text=f"Spearman against the mean human rating (the mean over seeds); examples: "
-                                            f"{strategy} {fewshot.get('k', 0)}"))
+                                figure_text=texts.EXAMPLES_SPEARMAN(strategy=strategy, k=fewshot.get("k", 0))))
         if ours:
-            tables.append(lay_beside("huynh", table["table"], ours, "the paper's examples are named per row "
-                                     "(config); a row of ours is laid beside a paper row only when both chose their "
-                                     "examples the same way (random, BM25, manual or none, and as many)"))
+            tables.append(lay_beside("huynh", table["table"], ours, gettext_noop(
+                "the paper's examples are named per row (config); a row of ours is laid beside a paper row only when "
+                "both chose their examples the same way (random, BM25, manual or none, and as many)")))
     return tables
 
 
 # --- BotChat: Tables 1 (non-loop rate), 2 (Win+Tie), 3 (judges), 4 (choices) and 5 (tokens) -------------------
+
+NO_NATURALCONV = gettext_noop("NaturalConv is not here")
+NO_TOKENIZER = gettext_noop("tokens counted by no tokenizer (the paper: GPT-4's CL100K)")
+
 
 def system_names(system):
     """A system of the arena by its run label, without the run id and, for the study's released dialogues, the
@@ -348,18 +357,18 @@ def botchat_tables(rows: Rows, report, study):
                 values = {"MuTual vs GT": scaled((versus.get((system, "human")) or {}).get("win_tie_rate"), "percent"),
                           "MuTual vs GPT-4": scaled((versus.get((system, reference)) or {}).get("win_tie_rate"),
                                                     "percent") if reference and reference != system else None}
-                undefined = {"MuTual vs GT": "not paired with the real dialogues here",
-                             "MuTual vs GPT-4": "no GPT-4 system in this arena" if reference is None else
-                             "GPT-4 itself"}
+                undefined = {"MuTual vs GT": gettext_noop("not paired with the real dialogues here"),
+                             "MuTual vs GPT-4": gettext_noop("no GPT-4 system in this arena") if reference is None
+                             else gettext_noop("GPT-4 itself")}
                 undefined = {c: why for c, why in undefined.items() if values[c] is None}
                 for column in ("CON vs GT", "CON vs GPT-4", "UNCON vs GT", "UNCON vs GPT-4"):
-                    values[column], undefined[column] = None, "NaturalConv is not here"
-                ours.append(our_row(f"{system} (judge {judge})", names=system_names(system), values=values,
-                                    undefined=undefined, figure_text=f"task {task['task']}, judged by {judge} (the "
-                                                                     "paper's judge: GPT-4-0613)"))
+                    values[column], undefined[column] = None, NO_NATURALCONV
+                ours.append(our_row(texts.JUDGED_ROW(system=system, judge=judge), names=system_names(system),
+                                    values=values, undefined=undefined,
+                                    figure_text=texts.JUDGED_TASK(task=task["task"], judge=judge)))
     if ours:
-        tables.append(lay_beside("botchat", "2", ours, "Win+Tie over the read answers, both orders of showing, the "
-                                                       "pairs the loop detector decided included"))
+        tables.append(lay_beside("botchat", "2", ours, gettext_noop(
+            "Win+Tie over the read answers, both orders of showing, the pairs the loop detector decided included")))
     # Tables 1 and 5: the self-chat dialogues behind the arena.
     dialogues = rows.data.dialogues or {}
     selfchat = pairwise.get("selfchat") or {}
@@ -372,21 +381,21 @@ def botchat_tables(rows: Rows, report, study):
                 rates.setdefault(system, []).append(kept / len(utterances))
         ours = [our_row(system, names=system_names(system), values={"MuTual": scaled(mean_or_none(shares), "percent"),
                                                                     "CON": None, "UNCON": None},
-                        undefined={"CON": "NaturalConv is not here", "UNCON": "NaturalConv is not here"},
-                        figure_text=f"the mean share of the {len(shares)} dialogues' utterances before their loop, "
-                                    "the triggering one included (the paper: 16 for a dialogue without repetition)")
+                        undefined={"CON": NO_NATURALCONV, "UNCON": NO_NATURALCONV},
+                        figure_text=texts.BEFORE_LOOP(n=len(shares)))
                 for system, shares in sorted(rates.items(), key=lambda kv: str(kv[0]))]
         if ours:
-            tables.append(lay_beside("botchat", "1", ours, "our loop detector (its measure and threshold ours)"))
+            tables.append(lay_beside("botchat", "1", ours, gettext_noop("our loop detector (its measure and threshold "
+                                                                          "ours)")))
     lengths = [r for r in selfchat.get("utterance_length", []) if r["system"] != "human"]
     if lengths:
         ours = [our_row(r["system"], names=system_names(r["system"]),
                         values={"Avg. #Tokens": r.get("tokens_mean")},
                         undefined={"Avg. #Tokens": (r.get("undefined") or {}).get("tokens_mean", "")}
                         if r.get("tokens_mean") is None else {},
-                        figure_text=f"tokens counted by {r.get('token_counter') or 'no tokenizer'} (the paper: "
-                                    "GPT-4's CL100K)") for r in lengths]
-        tables.append(lay_beside("botchat", "5", ours, "each generated utterance after the seed"))
+                        figure_text=texts.TOKENS_COUNTED_BY(counter=r["token_counter"]) if r.get("token_counter")
+                        else NO_TOKENIZER) for r in lengths]
+        tables.append(lay_beside("botchat", "5", ours, gettext_noop("each generated utterance after the seed")))
     # Table 3: each judge against the people and against a GPT-4 judge.
     ours = []
     for task in pairwise["tasks"]:
@@ -398,15 +407,17 @@ def botchat_tables(rows: Rows, report, study):
             with_gpt4 = agreement.get(frozenset((name, gpt4_judge))) if gpt4_judge and gpt4_judge != name else None
             values = {"CwHuman": scaled(entry.get("agreement_with_humans"), "percent"),
                       "CwGPT4": scaled(with_gpt4.get("agreement"), "percent") if with_gpt4 else None}
-            undefined = {"CwHuman": (entry.get("undefined") or {}).get("agreement_with_humans", "no human labels"),
-                         "CwGPT4": "no GPT-4 judge here" if gpt4_judge is None else "GPT-4 itself"}
+            undefined = {"CwHuman": (entry.get("undefined") or {}).get("agreement_with_humans",
+                                                                       gettext_noop("no human labels")),
+                         "CwGPT4": gettext_noop("no GPT-4 judge here") if gpt4_judge is None
+                         else gettext_noop("GPT-4 itself")}
             ours.append(our_row(name, names=run_names(run) if run else system_names(name), values=values,
                                 run_id=run["id"] if run else None, packaged=bool(run and is_packaged(run)),
                                 undefined={c: why for c, why in undefined.items() if values[c] is None},
-                                figure_text=f"task {task['task']}: share of pairs with the same verdict"))
+                                figure_text=texts.SAME_VERDICT(task=task["task"])))
     if ours:
-        tables.append(lay_beside("botchat", "3", ours, "the verdicts combined over both orders, on the pairs both "
-                                                       "decided"))
+        tables.append(lay_beside("botchat", "3", ours, gettext_noop("the verdicts combined over both orders, on the "
+                                                                    "pairs both decided")))
     return tables
 
 
@@ -459,8 +470,7 @@ def judgebench_tables(rows: Rows, report, study):
             by_table.setdefault(dataset, []).append(our_row(
                 rows.run_label[run["id"]], names=run_names(run), values=values, undefined=undefined, run_id=run["id"],
                 packaged=is_packaged(run), n_items=len(on), n_valid=valid,
-                figure_text=f"{key} on {len(on)} of the {len(items)} items, {valid} replies read (the others the "
-                            "study's random stand-in)"))
+                figure_text=texts.REPLIES_READ(key=key, n=len(on), total=len(items), valid=valid)))
     return [lay_beside(study.preset, dataset, ours, JUDGEBENCH_NOTE) for dataset, ours in by_table.items()]
 
 

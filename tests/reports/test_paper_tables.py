@@ -291,3 +291,60 @@ def test_a_yes_no_run_meets_only_the_table_6_row_of_its_own_examples(db, fed_pat
     else:
         [row] = table["beside"]
         assert (row["paper_model"], row["config"]) == ("Flan-T5-3B", config)
+
+
+# Words of ours a paper table must not show a reader of Chinese or Korean (its notes, row labels, figures' texts and
+# reasons); the papers' own words (titles, column and model names) are data.
+OUR_ENGLISH = ("no paper ran it", "ours alone", "no row of this table", "chose their examples otherwise",
+               "not run on this task", "ran here", "a majority", "(judge ", "judged by", "against gold",
+               "accuracy on ", "the options as", "the answer at each position", "replies read", "tokens counted",
+               "share of pairs", "NaturalConv is not here", "not paired with", "the mean share", "GPT-4 itself",
+               "ours: each run", "Win+Tie over", "the difference is ours", "per domain", "Ours:")
+
+
+def paper_words(report, document):
+    """The words of the paper tables of a rendered report (tests.frontend.test_page_languages.table_words), and what
+    of them is data: the papers' columns and models, our runs' names (the row labels that are names alone)."""
+    from tests.frontend.test_page_languages import table_words
+
+    tables = [t for s in report["paper"]["studies"] for t in s["tables"]]
+    entries = [e for t in tables for e in (*t["beside"], *t["ours_alone"])]
+    data = {c for t in tables for c in t["columns"]} | {e.get("paper_model") for e in entries} | {
+        e["label"] for e in entries if "(" not in e["label"] and e["label"] != "humans"}
+    ids = set(re.findall(r'<table id="(paper_[^"]+)"', document))
+    return [w for w in table_words(document, ids) if w not in data], ids
+
+
+@pytest.fixture
+def paper_reports(dialogbench_runs):
+    """DialogBench's Table 2 beside two runs of its preset (one alone), and a report with every section: BotChat's
+    Tables 1, 2, 3 and 5 and DiQAD's Tables 3 and 4."""
+    from reports.build import build_report
+    from tests.reports.factories import every_section
+
+    return [make_report("db-paper", options=OPTIONS), build_report(every_section(), OPTIONS)]
+
+
+@pytest.mark.parametrize(("language", "catalog"), [("zh-hans", "zh_Hans"), ("ko", "ko")])
+def test_the_paper_tables_in_the_readers_language(paper_reports, language, catalog):
+    """Every note, row label, figure's text and missing figure's reason of ours in the paper tables is the reader's
+    catalog's (issue 39); JSON and CSV keep the English texts, byte for byte."""
+    from tests.e2e.test_languages import report_leftovers
+
+    stored = [(render(r, "json"), render(r, "csv")) for r in paper_reports]
+    studies = set()
+    for report in paper_reports:
+        document = render(report, "html", language)
+        words, ids = paper_words(report, document)
+        studies |= {s["study"] for s in report["paper"]["studies"]}
+        assert ids and len(words) > 20
+        assert report_leftovers(words, catalog) == []
+        assert [english for english in OUR_ENGLISH if any(english in w for w in words)] == []
+        latex = render(report, "latex", language)
+        ours = "".join(t for t in latex.split("\\begin{table}")[1:] if "\\label{tab:paper-" in t)
+        assert ours and [english for english in OUR_ENGLISH if english in ours] == []
+    assert studies >= {"dialogbench", "botchat", "diqad"}
+    assert [(render(r, "json"), render(r, "csv")) for r in paper_reports] == stored
+    dialogbench = stored[0][0]
+    assert PACKAGED_NOTE in dialogbench and "not run on this task" in dialogbench and "5 ran here" in dialogbench
+    assert "x (judge judge-1)" in stored[1][0] and "task arena, judged by judge-1" in stored[1][0]
