@@ -261,13 +261,12 @@ def import_verdicts(path, *, benchmark, task, judge, settings=None, name=None, u
     benchmark, task = resolve(benchmark, task)
     if task is None:
         raise RunError(Code.UNKNOWN_TASK, "verdicts are imported on one task: name it")
-    mode, _, is_rating = _answer_spec(task)
+    _answer_spec(task)  # a task whose answers no verdict can give is refused before its file is read
     verdicts = read_verdicts(path, task, name=name)
     if not verdicts:
         raise ImportFailure(name or str(path), None, None, "no verdicts; expected one JSON object per line")
-    rows = [Row(item, answer, rating if is_rating else None) for _, item, answer, rating in verdicts]
-    return save_run(benchmark=benchmark, mode=mode, judge=judge, settings=settings, rows=rows, user=user,
-                    source={"file": name or Path(path).name})
+    return store_verdicts(benchmark, task, verdicts, judge=judge, settings=settings,
+                          file_name=name or Path(path).name, user=user)
 
 
 def store_verdicts(benchmark, task, verdicts, *, judge, settings, file_name, user=None, model_prefix="") -> Imported:
