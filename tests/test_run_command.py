@@ -5,6 +5,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -40,6 +41,21 @@ def wait_for_login_page(server, port):
     pytest.fail("the server did not answer")
 
 
+def collect_output(server):
+    """The server's output lines as they come, gathered by a thread so that a test can wait for one of them."""
+    lines = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(server.stdout.readline, "")), daemon=True)
+    reader.start()
+    return lines, reader
+
+
+def wait_for_line(lines, text, seconds=120):
+    """serve says it answers from its own thread, once its own probe got through: that may come after ours."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not any(text in line for line in lines):
+        time.sleep(0.2)
+
+
 @pytest.mark.slow
 def test_embedded_platform_serves_login_page_and_schema(tmp_path):
     env = embedded_env(tmp_path)
@@ -54,16 +70,21 @@ def test_embedded_platform_serves_login_page_and_schema(tmp_path):
     port = free_port()
     server = subprocess.Popen(manage + ["serve", f"127.0.0.1:{port}"], env=env, cwd=ROOT,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    lines, reader = collect_output(server)
+    answering = f"HumanBaseline answers at http://127.0.0.1:{port}/"
     try:
         login = wait_for_login_page(server, port)
         assert "Sign in" in login and "csrfmiddlewaretoken" in login
         with pytest.raises(urllib.error.HTTPError) as anonymous:  # the schema is for signed-in people
             urllib.request.urlopen(f"http://127.0.0.1:{port}/api/schema/", timeout=10)
         assert anonymous.value.code in (401, 403)
+        wait_for_line(lines, answering)
     finally:
         os.killpg(server.pid, signal.SIGTERM)
-        output = server.communicate(timeout=60)[0]
-    assert f"HumanBaseline answers at http://127.0.0.1:{port}/" in output  # the worker's start: test_serve_stop.py
+        server.wait(timeout=60)
+        reader.join(timeout=60)
+    output = "".join(lines)
+    assert answering in output, output  # the worker's start: test_serve_stop.py
 
 
 def login(base, username):
