@@ -31,6 +31,11 @@ CAPABILITIES = ("chat", "completions", "top_logprobs", "prompt_logprobs")
 PROBE_PROMPT = "The capital of France is"
 PROBE_TEXT = "The capital of France is Paris"
 PROBE_TOLERANCE = 0.1  # nats per token between the endpoint's prompt log-probabilities and a reference
+# A prompt that starts as the probe's does, scored between two askings of the probe's own: a server that caches
+# prefixes (vLLM's prefix caching, SGLang's radix cache, llama.cpp's prompt cache) must answer the second asking
+# as the first. Stale cached figures are off by far more than this; a kernel's rounding on a shorter batch is not.
+PROBE_SHARED_START = ". The capital of Italy is"
+CACHE_TOLERANCE = 0.01  # nats between the two askings of one prompt
 TOP_LOGPROBS = 20  # OpenAI's maximum for chat; completions servers differ (llama.cpp takes more, OpenAI 5)
 
 
@@ -270,6 +275,28 @@ def echo_logprobs(endpoint: Endpoint, text: str, client=None) -> list[tuple[str,
     return [(str(t), None if v is None else float(v)) for t, v in pairs]
 
 
+def same_after_shared_start(prompt: str, first: Mapping, figures_of: Callable[[str], Mapping]) -> dict:
+    """Ask `figures_of` for a prompt that shares `prompt`'s start, then for `prompt` again, and refuse (an
+    ApiError) when the second asking's figures differ from `first` by more than CACHE_TOLERANCE: a server whose
+    prefix cache hands back stale log-probabilities gives the answers of another prompt. `first` and the answers
+    map a token (or a position) to a log-probability; the keys both hold are compared (None for none)."""
+    figures_of(prompt + PROBE_SHARED_START)
+    again = figures_of(prompt)
+    shared = [key for key in first if key in again and first[key] is not None and again[key] is not None]
+    if not shared or max(first, key=lambda k: first[k] if first[k] is not None else -math.inf) != max(
+            again, key=lambda k: again[k] if again[k] is not None else -math.inf):
+        raise ApiError(f"{prompt!r} asked again after {prompt + PROBE_SHARED_START!r} gets other answers: the "
+                       f"server's prefix cache returns stale log-probabilities (turn it off or fix the server)",
+                       retryable=False, kind=WRONG_FIGURES)
+    worst = max(abs(first[key] - again[key]) for key in shared)
+    if worst > CACHE_TOLERANCE:
+        raise ApiError(f"{prompt!r} asked again after {prompt + PROBE_SHARED_START!r} gets log-probabilities "
+                       f"{worst:.4f} away from the first asking's (more than {CACHE_TOLERANCE}): the server's prefix "
+                       f"cache returns stale figures (turn it off or fix the server)", retryable=False,
+                       kind=WRONG_FIGURES)
+    return {"compared": len(shared), "max_difference": worst}
+
+
 def probe(endpoint: Endpoint, reference: Sequence[tuple[str, float]] | None = None,
           tolerance: float = PROBE_TOLERANCE) -> dict:
     """What the endpoint serves, each {ok, reason}: chat, completions, top_logprobs (of the next
@@ -292,7 +319,11 @@ def probe(endpoint: Endpoint, reference: Sequence[tuple[str, float]] | None = No
             if len(top) < 2:
                 raise ApiError(f"asked for {TOP_LOGPROBS} top log-probabilities, got {len(top)}", retryable=False,
                                kind=WRONG_FIGURES)
-            return {"n": len(top)}
+            found = {"n": len(top)}
+            found["prefix_cache"] = same_after_shared_start(
+                PROBE_PROMPT, top, lambda prompt: next_token_logprobs(endpoint.post(
+                    COMPLETIONS, completion_body(endpoint.model, prompt, logprobs=TOP_LOGPROBS), client)))
+            return found
 
         _check(capabilities, "top_logprobs", top_logprobs)
 
@@ -325,6 +356,9 @@ def probe(endpoint: Endpoint, reference: Sequence[tuple[str, float]] | None = No
                     raise ApiError(f"the echo log-probability of the prompt's last token ({last}) differs from "
                                    f"the one the endpoint gives it as next token ({top[last_token]:.4f}) by more "
                                    f"than {tolerance}", retryable=False, kind=WRONG_FIGURES)
+            figures["prefix_cache"] = same_after_shared_start(
+                PROBE_TEXT, dict(enumerate(v for _, v in pairs)),
+                lambda text: dict(enumerate(v for _, v in echo_logprobs(endpoint, text, client))))
             if reference is None and "self_check" not in figures:
                 raise ApiError("prompt log-probabilities could not be checked: no reference given and the "
                                "next-token figures do not cover the prompt's last token", retryable=False,

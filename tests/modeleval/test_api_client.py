@@ -1,6 +1,7 @@
 """The API backend's parts that need no server: retries, the key, the cache, refusals, DiQAD's prompt."""
 import json
 import math
+import re
 
 import httpx
 import pytest
@@ -267,3 +268,47 @@ def test_probe_trusts_prompt_logprobs_only_when_they_match_the_reference(monkeyp
                                                              "'The capital of France is Paris' are wrong: the "
                                                              "endpoint gives -9.60, -10.50")
         assert "loglikelihood needs prompt_logprobs" in modes.api_refusal(found, "loglikelihood")
+
+
+@pytest.mark.parametrize("stale", [False, True])
+def test_probe_refuses_a_server_whose_prefix_cache_changes_a_prompts_figures(monkeypatch, stale):
+    """A prompt, a longer one sharing its start, the first again: a server whose cache hands the first prompt the
+    figures it kept from the longer one (stale) is refused the modes that read figures; one that answers the
+    first prompt as before keeps them."""
+    tokens = ["The", " capital", " of", " France", " is", " Paris"]
+    reference = list(zip(tokens, [None, -11.5, -0.34, -2.4, -0.45, -0.26], strict=True))
+    asked = []
+
+    def figures(prompt):  # a stale cache answers with what it kept from the longer prompt asked just before
+        return 1.5 if stale and len(asked) > 1 and asked[-2].startswith(prompt) and asked[-2] != prompt else 0.0
+
+    def handler(request):
+        body = json.loads(request.content)
+        if request.url.path.endswith("/chat/completions"):
+            return httpx.Response(200, json={"choices": [{"message": {"content": "OK"}}]})
+        asked.append(body["prompt"])
+        shift = figures(body["prompt"])
+        if body.get("echo"):
+            words = list(re.finditer(r" ?[^ ]+", body["prompt"]))
+            known = [None, -11.5 + shift, -0.34, -2.4, -0.45, -0.26]
+            logprobs = [known[n] if n < len(known) else -1.0 for n in range(len(words))]
+            return httpx.Response(200, json={"choices": [{"text": body["prompt"] + ".", "logprobs": {
+                "tokens": [w.group() for w in words] + ["."], "token_logprobs": [*logprobs, -1.0],
+                "text_offset": [w.start() for w in words] + [len(body["prompt"])]}}]})
+        return httpx.Response(200, json={"choices": [{"text": " Paris", "logprobs": {
+            "top_logprobs": [{" Paris": -0.26 - shift, " the": -2.0 + shift}]}}]})
+
+    real_client = httpx.Client
+    monkeypatch.setattr(apiclient.httpx, "Client", lambda **kw: real_client(transport=httpx.MockTransport(handler)))
+    found = apiclient.probe(endpoint(), reference)
+    shared = apiclient.PROBE_PROMPT + apiclient.PROBE_SHARED_START
+    assert shared in asked and asked.count(apiclient.PROBE_PROMPT) >= 2
+    assert found["top_logprobs"]["ok"] is not stale and found["prompt_logprobs"]["ok"] is not stale
+    if stale:
+        assert "prefix cache returns stale" in found["top_logprobs"]["reason"]
+        assert "prefix cache returns stale" in found["prompt_logprobs"]["reason"]
+        assert "prefix cache" in modes.api_refusal(found, "rating")
+    else:
+        assert found["top_logprobs"]["prefix_cache"] == {"compared": 2, "max_difference": 0.0}
+        assert found["prompt_logprobs"]["prefix_cache"]["max_difference"] == 0.0
+        assert modes.api_refusal(found, "rating") is None

@@ -122,6 +122,9 @@ def test_probe_stores_what_the_server_serves_and_refuses_log_likelihood(api_mode
     caps = api_model.capabilities
     assert api_model.is_api and api_model.sha256 == "" and api_model.source == server.endpoint
     assert caps["chat"]["ok"] and caps["completions"]["ok"] and caps["top_logprobs"]["ok"]
+    # The server's prompt cache (on by default) answers a prompt asked again after one sharing its start as before.
+    print("\nnext-token figures asked again:", json.dumps(caps["top_logprobs"]["prefix_cache"]))
+    assert caps["top_logprobs"]["prefix_cache"]["compared"] >= 2
     prompt = caps["prompt_logprobs"]
     print("\nprompt log-probabilities:", json.dumps(prompt))
     benchmark = import_dialogbench()
