@@ -5,9 +5,9 @@ load timed against one instance: perf/multi_instance.py), half on the API's cycl
 campaign through the proxy: afterwards no item has more labels than its overlap, nobody labelled an item twice,
 every label is there once, and no answer was a 5xx. The limits hold across the instances, their state being in the
 database (sign-in, flags, runs) or in Redis (reports): wrong passwords sent to both instances add up to one
-account's limit, and the reports one person asks of both add up to one rate. Celery workers with their own data
-folders and model caches share the queues: every chunk of a run is scored once, and the predictions are those of
-one process (a worker killed mid-chunk: tests/reliability/test_faults.py)."""
+account's limit, flags on one lease to one lease's, and the reports one person asks of both to one rate. Celery
+workers with their own data folders and model caches share the queues: every chunk of a run is scored once, and
+the predictions are those of one process (a worker killed mid-chunk: tests/reliability/test_faults.py)."""
 import os
 import shutil
 
@@ -39,6 +39,7 @@ ANNOTATORS = int(os.environ.get("HB_MULTI_ANNOTATORS", "256"))
 K = 2
 LOGIN_LIMIT = 4
 REPORT_RATE = 4
+FLAGS_PER_LEASE = 3
 
 
 def database_url():
@@ -58,7 +59,7 @@ def hosts(tmp_path):
     redis.Redis.from_url(settings.CELERY_BROKER_URL).flushdb()  # this session's own Redis db: no counts left over
     shared = {"CELERY_BROKER_URL": settings.CELERY_BROKER_URL, "CACHE_URL": settings.CELERY_BROKER_URL,
               "HB_LOGIN_FAILURE_LIMIT": str(LOGIN_LIMIT), "HB_LOGIN_THROTTLE": "1000/min",
-              "HB_REPORT_RATE": f"{REPORT_RATE}/min"}
+              "HB_REPORT_RATE": f"{REPORT_RATE}/min", "HB_FLAGS_PER_LEASE": str(FLAGS_PER_LEASE)}
     instances = []
     try:
         for name in ("a", "b"):
@@ -100,7 +101,7 @@ def test_annotators_behind_one_address_on_two_instances_keep_exactly_k_labels(ho
     print(f"\n{result.summary(connections_per_instance=given)}")
 
 
-def test_sign_in_and_report_limits_add_up_across_the_instances(hosts):
+def test_sign_in_flag_and_report_limits_add_up_across_the_instances(hosts):
     _, instances = hosts
     User.objects.create_user("victim", password="right-password-1", is_staff=True)
     connections.close_all()
@@ -126,13 +127,32 @@ def test_sign_in_and_report_limits_add_up_across_the_instances(hosts):
     assert all(code != 429 for code in codes[:REPORT_RATE]), codes
     assert codes[REPORT_RATE:] == [429, 429], codes
 
+    # Flags on one lease: counted from the database's rows whichever instance writes them.
+    flagger = User.objects.create_user("flagger")
+    campaign, _ = make_load_campaign("flags", 4, 1, [flagger], start=True)
+    flagger_token = Token.objects.create(user=flagger).key
+    connections.close_all()
+    headers = {"Authorization": f"Token {flagger_token}"}
+    lease = requests.post(f"{instances[0].base}/api/v1/campaigns/{campaign.pk}/next/", headers=headers, timeout=30)
+    assignment = lease.json()["assignment"]["id"]
+    codes = [requests.post(f"{instances[n % 2].base}/api/v1/assignments/{assignment}/flag/", headers=headers,
+                           json={"comment": f"cut off ({n})"}, timeout=30).status_code
+             for n in range(FLAGS_PER_LEASE + 2)]
+    assert codes == [201] * FLAGS_PER_LEASE + [429, 429], codes
+
 
 def own_model_cache(folder):
-    """A host's own model cache: a copy of this machine's (hard links, so no gigabytes are written), or an empty
-    folder the worker converts the packaged model into when this machine has none yet."""
+    """A host's own model cache: a copy of this machine's (hard links where they can be made, so no gigabytes are
+    written), or an empty folder the worker converts the packaged model into when this machine has none yet."""
+    def link(source, target):
+        try:
+            os.link(source, target)
+        except OSError:  # another file system
+            shutil.copy2(source, target)
+
     source = settings.MODEL_CACHE_DIR
     if source.is_dir():
-        shutil.copytree(source, folder, copy_function=os.link, ignore=shutil.ignore_patterns("trained", "*.lock"))
+        shutil.copytree(source, folder, copy_function=link, ignore=shutil.ignore_patterns("trained", "*.lock"))
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
