@@ -17,6 +17,11 @@ class ReportsConfig(AppConfig):
     name = "reports"
 
     def ready(self):
+        from django.core import checks
+
+        from .limits import shared_cache_check
+
+        checks.register(shared_cache_check, checks.Tags.caches)
         # SQLite's stale-marking triggers cannot live through a migration (reports.triggers): off before
         # `migrate` (and `flush`'s reload), back on after it.
         pre_migrate.connect(_remove_sqlite_triggers, sender=self, dispatch_uid="reports-sqlite-triggers-off")

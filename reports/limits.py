@@ -1,12 +1,14 @@
 """Limits on report generation per user: reports are computed per request (seconds of CPU each), so one
 user may have at most REPORT_CONCURRENCY_PER_USER reports computing at once and start at most
 REPORT_RATE of them (settings); beyond either the answer is 429 with Retry-After. The counters live in
-Django's cache (Redis in production, shared by every web process); when the cache is unreachable,
-reports are served unlimited rather than refused for everyone."""
+Django's cache (Redis in production, shared by every web process and host: `shared_cache_check` warns where a
+production deployment has none); when the cache is unreachable, reports are served unlimited rather than refused
+for everyone."""
 import logging
 from contextlib import contextmanager
 
 from django.conf import settings
+from django.core import checks
 from django.core.cache import cache
 from rest_framework.throttling import UserRateThrottle
 
@@ -69,3 +71,16 @@ def _release(key, held):
         cache.decr(key)
     except Exception as error:  # noqa: BLE001 (a missing key, an unreachable cache)
         logger.warning("report slot not released: %r", error)
+
+
+def shared_cache_check(app_configs=None, **kwargs):
+    """A production deployment on a Redis broker with no Redis cache (CACHE_URL): each host then counts report
+    limits in a file cache of its own data folder, and a person gets the whole rate from every host."""
+    backend = settings.CACHES["default"]["BACKEND"]
+    if settings.PRODUCTION and settings.CELERY_BROKER_URL.startswith("redis") and "redis" not in backend.lower():
+        kind = backend.rsplit(".", 1)[-1]
+        return [checks.Warning(f"report limits are counted in a cache of this host's own ({kind}), not shared with "
+                               "other web hosts",
+                               hint="Set CACHE_URL to a Redis database (deploy/env.example: redis://redis:6379/1).",
+                               id="reports.W001")]
+    return []

@@ -39,7 +39,7 @@ MODULES = {
     "labelstudio_target.py": "annotator_load.py --target labelstudio",
 }
 SERVICES = {"annotator_load.py", "annotator_load.py --target labelstudio", "cycle_cost.py", "import_vs_copy.py",
-            "report_vs_copy.py"}
+            "multi_instance.py", "report_vs_copy.py"}
 MODEL = {"fed_active_replay.py", "scoring_on_accelerator.py", "scoring_vs_lm_eval.py",
          "scoring_vs_lm_eval.py --shape dialogbench", "training_vs_trainer.py"}
 LOAD = ["--users", "2", "--items", "12", "--k", "2", "--repeat", "1", "--workers", "1", "--threads", "2",
@@ -54,6 +54,8 @@ TINY = {
     "fewer_labels_speed.py": ["--items", "2000", "--labelled", "200", "--repeat", "1"],
     "first_page.sh": ["--reuse-venv", "{venv}", "{tmp}/clone"],
     "import_vs_copy.py": ["--items", "30", "--repeat", "1", "--database-url", "{db}"],
+    "multi_instance.py": ["--users", "4", "--items", "12", "--k", "2", "--workers", "1", "--threads", "2",
+                          "--max-seconds", "60", "--database-url", "{db}"],
     "report_vs_copy.py": ["--items", "60", "--repeat", "1", "--resamples", "10", "--database-url", "{db}"],
     "scoring_on_accelerator.py": ["--device", "cpu", "--tasks", "1", "--items", "2", "--dtypes", "float32",
                                   "--out", "{tmp}/out"],
