@@ -174,6 +174,13 @@ def start_worker(worker_env, tmp_path_factory):
         started.append(worker)
         return worker
 
+    def stop_all():
+        """Stop the workers the module's earlier tests left running: one with its model loaded takes every
+        chunk of a new run before the workers a test starts for it have loaded theirs."""
+        for worker in started:
+            worker.stop()
+
+    start.stop_all = stop_all
     yield start
     for worker in started:
         worker.stop()
