@@ -89,14 +89,18 @@ class PageSide(ApiSide):
 
 
 def database_cpu(connection):
-    """CPU seconds (user + system) used so far by the PostgreSQL process serving `connection` (same machine)."""
+    """CPU seconds (user + system) used so far by the PostgreSQL process serving `connection`; 0.0 where that process
+    is not on this machine (or not readable)."""
     import psutil
 
     connection.ensure_connection()
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         pid = cursor.fetchone()[0]
-    times = psutil.Process(pid).cpu_times()
+    try:
+        times = psutil.Process(pid).cpu_times()
+    except psutil.Error:
+        return 0.0
     return times.user + times.system
 
 
@@ -173,9 +177,9 @@ def main(argv=None):
             print(json.dumps(row), flush=True)
         if args.page:
             ratio = statistics.median(cpu["page"]) / statistics.median(cpu["api"])
-            db_ratio = statistics.median(db_cpu["page"]) / statistics.median(db_cpu["api"])
-            print(json.dumps({"page_over_api_cpu": round(ratio, 2), "page_over_api_db_cpu": round(db_ratio, 2)}),
-                  flush=True)
+            api_db = statistics.median(db_cpu["api"])
+            db_ratio = round(statistics.median(db_cpu["page"]) / api_db, 2) if api_db else None
+            print(json.dumps({"page_over_api_cpu": round(ratio, 2), "page_over_api_db_cpu": db_ratio}), flush=True)
         connection.close()
     finally:
         drop_database(args.database_url)
