@@ -367,6 +367,13 @@ class BatchItem(models.Model):
     final_method = models.CharField(max_length=30, blank=True)
     inclusion_probability = models.FloatField(null=True, blank=True, help_text=(
         "Active selection: the probability with which the item was drawn; empty when every item is cut"))
+    # Kept by the database (triggers on annotation_annotation, migration 0017), whatever writes a label: the
+    # labeller's page counts a batch's items with all their labels after every item from these, not from a
+    # join of the batch's labels. Code never writes them (every save names its update_fields).
+    labels = models.PositiveSmallIntegerField(default=0, editable=False,
+                                              help_text="Labels given on the item in round labels_round")
+    labels_round = models.PositiveSmallIntegerField(default=0, editable=False,
+                                                    help_text="The latest round the item has labels in")
 
     class Meta:
         ordering = ["batch_id", "position"]

@@ -18,16 +18,15 @@ import psycopg
 TOKEN = ('SELECT t.key, t.user_id, t.created, u.id, u.password, u.last_login, u.is_superuser, u.username, '
          'u.first_name, u.last_name, u.email, u.is_staff, u.is_active, u.date_joined FROM authtoken_token t '
          'JOIN auth_user u ON t.user_id = u.id WHERE t.key = %s LIMIT 21')
-CAMPAIGN = ('SELECT c.*, b.* FROM annotation_campaign c JOIN benchmarks_benchmark b ON c.benchmark_id = b.id '
-            'WHERE c.id IN (SELECT m.campaign_id FROM annotation_membership m WHERE m.active AND m.user_id = %s) '
-            'AND c.id = %s LIMIT 21')
-LOCK_ME = ("SELECT m.id FROM annotation_membership m WHERE m.active AND m.campaign_id = %(c)s "
-           "AND m.role = 'annotator' AND m.user_id = %(user)s ORDER BY m.campaign_id, m.role, m.user_id LIMIT 1 "
-           "FOR UPDATE")
+# The person's membership in a labelling role, locked, with the campaign's worker role (the API reads the campaign
+# only when this refuses).
+LOCK_ME = ("SELECT m.role, c.worker_role FROM annotation_membership m INNER JOIN annotation_campaign c "
+           "ON m.campaign_id = c.id WHERE m.active AND m.campaign_id = %(c)s AND m.user_id = %(user)s "
+           "AND m.role IN ('annotator', 'expert') ORDER BY m.id FOR UPDATE OF m")
 ME = ("SELECT (SELECT a.id FROM annotation_assignment a WHERE a.annotator_id = %(user)s AND a.campaign_id = %(c)s "
       "AND a.expires_at > %(now)s AND a.status = 'leased' ORDER BY a.served_at LIMIT 1) AS live, "
       "(SELECT b.id FROM annotation_batch b WHERE b.campaign_id = %(c)s AND b.state = 'annotating' "
-      "ORDER BY b.number LIMIT 1) AS first_batch FROM annotation_campaign c WHERE c.id = %(c)s LIMIT 21")
+      "ORDER BY b.number LIMIT 1) AS first_batch")
 FREE_ITEM = ("SELECT bi.id AS lease_item, bi.campaign_id AS lease_campaign, bi.item_id AS lease_dialogue, "
              "bi.taken AS lease_taken, b.round AS lease_round, b.settings_id AS lease_settings, bi.*, (SELECT a.slot "
              "FROM annotation_assignment a WHERE a.batch_item_id = bi.id "
@@ -46,10 +45,6 @@ LEASE = ("INSERT INTO annotation_assignment (campaign_id, batch_item_id, item_id
          "settings_id, status, served_at, expires_at, closed_at) "
          "VALUES (%s, %s, %s, %s, %s, %s, %s, 'leased', %s, %s, NULL) RETURNING id")
 TAKEN = "UPDATE annotation_batchitem SET taken = taken + 1 WHERE id = %s"
-VISIBLE = ("SELECT a.*, bi.*, b.* FROM annotation_assignment a JOIN annotation_batchitem bi ON a.batch_item_id = bi.id "
-           "JOIN annotation_batch b ON bi.batch_id = b.id WHERE (a.campaign_id IN (SELECT m.campaign_id FROM "
-           "annotation_membership m WHERE m.active AND m.user_id = %(user)s) OR a.annotator_id = %(user)s) "
-           "AND a.id = %(id)s LIMIT 21")
 LOCKED_LEASE = ("SELECT a.id, a.annotator_id, a.status, a.served_at, a.expires_at, a.round, a.slot, a.campaign_id, "
                 "a.batch_item_id, a.item_id, a.settings_id, bi.needed, bi.batch_id AS lease_batch, "
                 "EXISTS (SELECT 1 FROM annotation_membership m WHERE m.active AND m.campaign_id = a.campaign_id "
@@ -99,10 +94,9 @@ class FloorClient:
     def next(self):
         conn, now = self.conn, datetime.now(UTC)
         conn.execute(TOKEN, (self.token,)).fetchone()
-        conn.execute(CAMPAIGN, (self.user_id, self.campaign_id)).fetchone()
         with conn.transaction():
             me = {"user": self.user_id, "c": self.campaign_id, "now": now}
-            if conn.execute(LOCK_ME, me).fetchone() is None:
+            if not any(role == worker_role for role, worker_role in conn.execute(LOCK_ME, me).fetchall()):
                 raise RuntimeError("not an annotator of this campaign")
             live, first_batch = conn.execute(ME, me).fetchone()
             if live:
@@ -131,7 +125,6 @@ class FloorClient:
     def submit(self, assignment_id):
         conn, now = self.conn, datetime.now(UTC)
         conn.execute(TOKEN, (self.token,)).fetchone()
-        conn.execute(VISIBLE, {"user": self.user_id, "id": assignment_id}).fetchone()
         with conn.transaction():
             cur = conn.execute(LOCKED_LEASE, {"user": self.user_id, "id": assignment_id})
             row = dict(zip([c.name for c in cur.description][:15], cur.fetchone()[:15], strict=True))

@@ -9,7 +9,10 @@ label), through DRF's test client with token authentication, production settings
 --progress. --page adds the annotation page's cycle beside it, as frontend/static/frontend/js/annotate.js sends
 it: signed in with the session cookie, the CSRF header on writes (checks enforced), `next` without progress and
 the submission with the labeller's progress; two more annotators on their own campaign of the same shape. The
-sides take turns --rounds times (median CPU per cycle of each). --profile N prints cProfile's N costliest
+sides take turns --rounds times (median CPU per cycle of each). PostgreSQL's CPU per cycle is read from the
+process of the script's connection (this machine's PostgreSQL: /proc), so it counts that side's statements alone,
+whatever else the machine runs. --items sets the campaign's size (one batch; at least what the cycles need), as
+the load script's --items does. --profile N prints cProfile's N costliest
 functions (cumulative) for one round of each side. Prints one JSON line per side.
 """
 import argparse
@@ -85,12 +88,30 @@ class PageSide(ApiSide):
         assert "left_for_you" in done.json()["progress"]
 
 
+def database_cpu(connection):
+    """CPU seconds (user + system) used so far by the PostgreSQL process serving `connection`; 0.0 where that process
+    is not on this machine (or not readable)."""
+    import psutil
+
+    connection.ensure_connection()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    try:
+        times = psutil.Process(pid).cpu_times()
+    except psutil.Error:
+        return 0.0
+    return times.user + times.system
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cycles", type=int, default=400, help="cycles per side and round")
     parser.add_argument("--progress", action="store_true", help="the API side asks for the labeller's progress too")
     parser.add_argument("--page", action="store_true", help="also the annotation page's cycle, the sides in turns")
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--items", type=int, default=0, help="items per campaign (one batch); default: what the "
+                                                             "cycles need")
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="print cProfile's N costliest functions")
     parser.add_argument("--database-url", default=os.environ.get("PERF_DATABASE_URL",
                                                                  "postgres://postgres@127.0.0.1:5432/hb_cycle_cost"))
@@ -109,7 +130,7 @@ def main(argv=None):
         from django.test.utils import CaptureQueriesContext
 
         call_command("migrate", verbosity=0)
-        items = args.cycles * args.rounds // 2 + 20
+        items = max(args.items, args.cycles * (args.rounds + 1) // 2 + 20)
         sides = {}
         people = [User.objects.create_user(f"ann{i}") for i in range(2)]
         sides["api"] = ApiSide(make_load_campaign("cycle-cost", items, 2, people)[0], people, args.progress)
@@ -117,6 +138,7 @@ def main(argv=None):
             people = [User.objects.create_user(f"page{i}") for i in range(2)]
             sides["page"] = PageSide(make_load_campaign("cycle-cost-page", items, 2, people)[0], people)
         cpu = {side: [] for side in sides}
+        db_cpu = {side: [] for side in sides}
         statements = {}
         for name, side in sides.items():
             for i in range(2):  # warm up (the first lease starts the batch)
@@ -129,6 +151,7 @@ def main(argv=None):
         for round_ in range(args.rounds):
             for name, side in sides.items():
                 profile = cProfile.Profile(time.process_time) if args.profile and round_ == 0 else None
+                backend = database_cpu(connection)
                 started, clock = time.process_time(), time.perf_counter()
                 if profile:
                     profile.enable()
@@ -137,6 +160,7 @@ def main(argv=None):
                 if profile:
                     profile.disable()
                 cpu[name].append(time.process_time() - started)
+                db_cpu[name].append(database_cpu(connection) - backend)
                 wall[name].append(time.perf_counter() - clock)
                 if profile:
                     out = io.StringIO()
@@ -147,12 +171,15 @@ def main(argv=None):
             row = {"side": name, "cycles": args.cycles, "rounds": args.rounds,
                    "progress": name == "page" or args.progress, "statements_per_cycle": statements[name],
                    "cpu_ms_per_cycle": round(1000 * statistics.median(cpu[name]) / args.cycles, 2),
+                   "db_cpu_ms_per_cycle": round(1000 * statistics.median(db_cpu[name]) / args.cycles, 2),
                    "wall_ms_per_cycle": round(1000 * statistics.median(wall[name]) / args.cycles, 2),
                    "load_avg": [round(x, 2) for x in os.getloadavg()]}
             print(json.dumps(row), flush=True)
         if args.page:
             ratio = statistics.median(cpu["page"]) / statistics.median(cpu["api"])
-            print(json.dumps({"page_over_api_cpu": round(ratio, 2)}), flush=True)
+            api_db = statistics.median(db_cpu["api"])
+            db_ratio = round(statistics.median(db_cpu["page"]) / api_db, 2) if api_db else None
+            print(json.dumps({"page_over_api_cpu": round(ratio, 2), "page_over_api_db_cpu": db_ratio}), flush=True)
         connection.close()
     finally:
         drop_database(args.database_url)
