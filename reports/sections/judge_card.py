@@ -44,7 +44,10 @@ def judge_card_section(rows: Rows, options: ReportOptions):
     cards = []
     for task in rows.data.tasks:
         if rows.kind[task["id"]] in KINDS:
-            cards += rows.per_task("judge_cards", task["id"], lambda task=task: task_cards(rows, task, options))
+            # A card counts and compares its judges' answers on every item they judged, beyond the task.
+            judges = [r["id"] for r in _judges(rows, task["id"], rows.kind[task["id"]])]
+            cards += rows.per_task("judge_cards", task["id"], lambda task=task: task_cards(rows, task, options),
+                                   rows.run_digests(judges))
     return {"cards": cards, "gold": gold_guidelines(rows), "no_better_factor": NO_BETTER_FACTOR,
             "confidence": options.confidence}
 
