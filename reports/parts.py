@@ -50,7 +50,7 @@ def task_digests(rows):
     values = rows.data.annotations["value"]
     columns = [rows.annotation_array(name) for name in ("campaign_id", "item_id", "annotator_id")]
     human_campaigns = sorted(rows.human_campaigns)  # whose labels count (the gold's choice leaves some out)
-    predictions = rows.prediction_digests()[0]
+    predictions = prediction_digests(rows)
     out = {}
     for task_id, where in rows.human_rows_by_task().items():
         out[task_id] = sha256_of(*(column[where] for column in columns), [values[i] for i in where.tolist()],
@@ -60,12 +60,9 @@ def task_digests(rows):
 
 
 def prediction_digests(rows):
-    """({task id: the digest of its share of the predictions}, {run id: the digest of all its predictions}).
-
-    A task's share: every run's prediction rows on its items (each run's rows in the order read), the runs that
-    cover the task or predicted on its items (their rows and the names they are shown under) and which (run,
-    variant) pairs exist at all (a forced-position table lists a run's variants). A run's: its rows on every item
-    and its row and name, for the figures that read a run's answers beyond one task (judge cards)."""
+    """task id -> the digest of its share of the predictions: every run's prediction rows on its items (each run's
+    rows in the order read), the runs that cover the task or predicted on its items (their rows and the names they
+    are shown under) and which (run, variant) pairs exist at all (a forced-position table lists a run's variants)."""
     data = rows.data
     pred = data.predictions
     n = len(pred["run_id"])
@@ -73,7 +70,7 @@ def prediction_digests(rows):
     run_ids = sorted({r["id"] for r in data.runs} | set(pred["run_id"]))
     run_index = {run: k for k, run in enumerate(run_ids)}
     task_index = {task: k for k, task in enumerate(task_ids)}
-    unknown = len(task_ids)  # a slot for rows on items outside the tasks (none in a consistent read)
+    unknown = len(task_ids)  # a slot for rows on items outside the tasks (none in a consistent read): in no task's
     item_task = np.fromiter((task_index.get(t, unknown) for t in data.items["task_id"]), dtype=np.int64,
                             count=len(data.items["task_id"]))
     item_task = np.append(item_task, unknown)
@@ -105,9 +102,7 @@ def prediction_digests(rows):
         shown = [k for k, run in enumerate(run_ids)
                  if (slot, k) in cells or task_id in (run_rows.get(run) or {}).get("task_ids", ())]
         by_task[task_id] = sha256_of([[*run_of(k), cells.get((slot, k))] for k in shown], variants)
-    by_run = {run: sha256_of(run_of(k), [cells.get((slot, k)) for slot in range(unknown + 1)])
-              for k, run in enumerate(run_ids)}
-    return by_task, by_run
+    return by_task
 
 
 class KeptParts:

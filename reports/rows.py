@@ -118,23 +118,11 @@ class Rows:
         """`make()`, the figures of section part `name` on one task (`key`: what else tells the parts of a task
         apart), or the same figures kept from the computation before when nothing they read has changed
         (reports.parts). `make` must read only the task's labels, gold and predictions, the runs that cover the
-        task and what reports.parts.base_digest covers (or name what else it reads in `key`: `run_digests`)."""
+        task and what reports.parts.base_digest covers."""
         if self.parts is None:
             return make()
         digests = self.shared("task_digests", lambda: parts.task_digests(self))
         return self.parts.get((name, task_id, *key, digests[task_id]), make)
-
-    def prediction_digests(self):
-        """reports.parts.prediction_digests, made once per report."""
-        return self.shared("prediction_digests", lambda: parts.prediction_digests(self))
-
-    def run_digests(self, run_ids):
-        """The digests of these runs' predictions on every item, for a part that reads them beyond its task (a key
-        of `per_task`); None without kept parts."""
-        if self.parts is None:
-            return None
-        by_run = self.prediction_digests()[1]
-        return tuple(by_run.get(run) for run in run_ids)
 
     def by_inputs(self, name, make, *inputs):
         """`make()`, or the figures a computation before made under `name` from the same `inputs` (reports.parts):

@@ -149,3 +149,16 @@ def test_a_recompute_after_a_run_finishes_or_predictions_change_equals_a_report_
         assert stored_json(changed) != stored_json(report), what  # the change shows
         assert stored_json(changed) == stored_json(make_report("db")), what
         report = changed
+
+
+@pytest.mark.django_db
+def test_a_judge_card_counts_and_compares_the_answers_on_its_own_tasks_items():
+    # Runs that judged every task: each task's card reads the answers on that task's items (which is also what lets
+    # the card be kept while another task's predictions change).
+    bench, _, _, tasks = benchmark_with_two_campaigns()
+    cards = make_report("db")["judge_cards"]["cards"]
+    assert {card["task"] for card in cards} == {t.slug for t in tasks}
+    for card in cards:
+        task = next(t for t in tasks if t.slug == card["task"])
+        judged = Prediction.objects.filter(run_id=card["judge_run_id"], item__task=task, variant="").exclude(answer="")
+        assert card["n_judged"] == judged.count() < Prediction.objects.filter(run_id=card["judge_run_id"]).count()
