@@ -70,7 +70,7 @@ def prediction_digests(rows):
     run_ids = sorted({r["id"] for r in data.runs} | set(pred["run_id"]))
     run_index = {run: k for k, run in enumerate(run_ids)}
     task_index = {task: k for k, task in enumerate(task_ids)}
-    unknown = len(task_ids)  # a slot for rows on items outside the tasks (none in a consistent read): in no task's
+    unknown = len(task_ids)  # rows on items outside the tasks (none in a consistent read) count in no task
     item_task = np.fromiter((task_index.get(t, unknown) for t in data.items["task_id"]), dtype=np.int64,
                             count=len(data.items["task_id"]))
     item_task = np.append(item_task, unknown)
@@ -91,7 +91,7 @@ def prediction_digests(rows):
             if start < end:
                 cells[slot, r] = sha256_of(*(values[start:end] for values in gathered))
     run_rows = {r["id"]: r for r in data.runs}
-    variants = sorted(rows.predictions)
+    variants = sorted(key for key, where in rows.predictions.items() if where)  # a look-up may add an empty one
 
     def run_of(k):
         run = run_ids[k]
