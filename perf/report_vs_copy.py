@@ -12,11 +12,11 @@ tables (items, gold labels, annotations, predictions), read to the end. Sides al
 run of each is compared. Then the stored report (reports.store): its first computation, its serving
 through GET /api/v1/reports/, and its recomputation after one label changes (the items and predictions kept
 from the computation before, reports.kept_rows), after a write that changes nothing, and after one prediction
-changes (every row read again). A recompute after a changed label also takes the figures of the tasks it did not
-touch from the computation before (reports.parts; `kept_parts_reused` counts them). It takes turns with the COPY
-side `--rounds` times (default 3, the order swapped each round); each round is printed as it ends, and the ratio
-reported is the median of the rounds' ratios. The recompute after a changed prediction runs `--rounds` times too
-(its median reported). Prints one JSON line at the end, with the machine's load average.
+changes (that run's predictions read again, the other runs' kept). A recompute also takes the figures of the tasks
+the change did not touch from the computation before (reports.parts; `kept_parts_reused` counts them). Each
+recompute takes turns with the COPY side `--rounds` times (default 3, the order swapped each round); each round is
+printed as it ends, and the ratio reported is the median of the rounds' ratios. Prints one JSON line at the end,
+with the machine's load average.
 """
 import argparse
 import hashlib
@@ -281,17 +281,31 @@ def stored_side(slug, repeat, resamples, n_rounds):
         times["kept_parts_mb"], times["kept_parts_reused"] = kept_parts.size_bytes() / 2**20, kept_parts.reused
     StoredReport.objects.filter(pk=stored.pk).update(state="queued")  # a write that changes nothing
     times["after_no_change"] = compute()
-    # A changed prediction: the kept items and predictions (reports.kept_rows) are read again and every figure is
-    # computed again, as in the first computation. `n_rounds` times, each round's answer the one the round before
-    # did not set: one run alone is no figure (runs of the same code differ by seconds at 100,000 items).
+    # A changed prediction: that run's predictions are read again (the items and the other runs' predictions kept,
+    # reports.kept_rows) and the figures of the task it touches computed again (reports.parts). `n_rounds` times,
+    # taking turns with the COPY side as the label rounds do, each round's answer the one the round before did not
+    # set: one run alone is no figure (runs of the same code differ by seconds at 100,000 items).
     from modeleval.models import Prediction
     prediction = Prediction.objects.filter(run__benchmark__slug=slug).order_by("pk").first()
     answers = ("B", "C") if prediction.answer != "B" else ("C", "D")
-    times["after_prediction_change"] = []
-    for n in range(n_rounds):
-        Prediction.objects.filter(pk=prediction.pk).update(answer=answers[n % 2])
-        StoredReport.objects.filter(pk=stored.pk).update(state="queued")
-        times["after_prediction_change"].append(compute())
+    rounds = []
+    for n in range(1, n_rounds + 1):
+        timed = {}
+        for side in (("recompute", "copy") if n % 2 else ("copy", "recompute")):
+            if side == "recompute":
+                Prediction.objects.filter(pk=prediction.pk).update(answer=answers[n % 2])
+                StoredReport.objects.filter(pk=stored.pk).update(state="queued")
+                timed[side] = compute()
+            else:
+                timed[side] = copy_side(slug)[0]
+        timed["ratio"] = timed["recompute"] / timed["copy"]
+        timed["load"] = os.getloadavg()[0]
+        print(f"round {n}: recompute after a prediction change {timed['recompute']:.2f} s, COPY {timed['copy']:.2f} "
+              f"s, ratio {timed['ratio']:.2f}, load {timed['load']:.2f}", flush=True)
+        rounds.append(timed)
+    times["prediction_rounds"] = rounds
+    times["after_prediction_change"] = [r["recompute"] for r in rounds]
+    times["runs_read"] = getattr(kept_rows, "runs_read", None)  # reports.kept_rows before it kept runs: none
     connection.close()
     return times
 
@@ -368,8 +382,13 @@ def main():
             "kept_rows_rss_mb": round(stored["kept_rows_mb"]),
             "kept_parts_mb": round(stored["kept_parts_mb"], 1),
             "kept_parts_reused": stored["kept_parts_reused"],
-            "ratio_recompute_prediction_over_copy": round(statistics.median(stored["after_prediction_change"])
-                                                          / best_copy, 2),
+            "ratio_recompute_prediction_over_copy": round(statistics.median(r["ratio"]
+                                                                            for r in stored["prediction_rounds"]), 2),
+            "prediction_round_copy_seconds": round(statistics.median(r["copy"] for r in stored["prediction_rounds"]),
+                                                   2),
+            "prediction_rounds": [{k: round(v, 2) for k, v in r.items()} for r in stored["prediction_rounds"]],
+            "ratio_first_compute_over_copy": round(stored["first_compute"] / best_copy, 2),
+            "kept_runs_read": stored["runs_read"],
             "ratio_same_inputs_over_copy": round(stored["after_no_change"] / best_copy, 2),
             "load_average": [round(x, 2) for x in os.getloadavg()],
         }

@@ -69,9 +69,18 @@ class ReportText(models.Model):
 
 
 class RowsVersion(models.Model):
-    """How many times a benchmark's items or model predictions have changed: bumped by the database (triggers of
+    """How many times a benchmark's tasks or items have changed (its runs count per run since migration 0006,
+    RunRowsVersion): bumped by the database (triggers of
     migration 0004, reports.triggers) in the transaction that changes them, so a report computation reads, in its
     own snapshot, whether the rows it kept from an earlier computation are still the ones (reports.kept_rows).
     No foreign key: a benchmark being deleted still bumps its count on the way out."""
     benchmark_id = models.BigIntegerField(primary_key=True)
+    version = models.BigIntegerField(default=0)
+
+
+class RunRowsVersion(models.Model):
+    """How many times a run, its tasks or its predictions have changed: bumped by the database (triggers of
+    migration 0006, reports.triggers) in the transaction that changes them, so that a report computation re-reads the
+    predictions of the runs that changed and keeps the others' (reports.kept_rows). No foreign key, as RowsVersion."""
+    run_id = models.BigIntegerField(primary_key=True)
     version = models.BigIntegerField(default=0)

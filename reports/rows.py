@@ -117,8 +117,8 @@ class Rows:
     def per_task(self, name, task_id, make, *key):
         """`make()`, the figures of section part `name` on one task (`key`: what else tells the parts of a task
         apart), or the same figures kept from the computation before when nothing they read has changed
-        (reports.parts). `make` must read only the task's labels and gold and what reports.parts.base_digest
-        covers."""
+        (reports.parts). `make` must read only the task's labels, gold and predictions, the runs that cover the
+        task and what reports.parts.base_digest covers."""
         if self.parts is None:
             return make()
         digests = self.shared("task_digests", lambda: parts.task_digests(self))

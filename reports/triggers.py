@@ -1,7 +1,8 @@
 """Database triggers that mark stored reports stale the moment a row they read changes, whichever code
 writes it (actions, importers' COPY, the admin): every table a report reads, mapped to its benchmark. On
-PostgreSQL the tables of a benchmark's items and predictions also count their changes (RowsVersion, migration
-0004), for the rows a report computation keeps (reports.kept_rows).
+PostgreSQL the tables of a benchmark's items also count their changes (RowsVersion, migration 0004), and those of
+its runs and predictions count them per run (RunRowsVersion, migration 0006), for the rows a report computation
+keeps (reports.kept_rows): a run that finishes leaves the other runs' predictions kept.
 
 PostgreSQL: one statement-level trigger per table and event over the changed rows, created by migration
 0002. SQLite: row-level triggers, installed after every `migrate` and removed before it (reports.apps):
@@ -27,13 +28,19 @@ PATHS = {
        for table in ("annotation_campaignsettings", "annotation_batch", "annotation_batchitem",
                      "annotation_annotation", "annotation_qcreview")},
 }
-# The tables a benchmark's items and model predictions are read from (reports.kept_rows): a change to any of them
-# bumps the benchmark's RowsVersion (PostgreSQL only; SQLite keeps no rows between computations).
-ROWS_TABLES = ("benchmarks_task", "benchmarks_item", "modeleval_evalrun", "modeleval_evalrun_tasks",
-               "modeleval_prediction")
+# The tables a benchmark's items are read from (reports.kept_rows): a change to any of them bumps the benchmark's
+# RowsVersion (PostgreSQL only; SQLite keeps no rows between computations). Migration 0004 counted the run tables
+# there too; migration 0006 moves them to RUN_PATHS.
+ITEM_TABLES = ("benchmarks_task", "benchmarks_item")
+ROWS_TABLES = (*ITEM_TABLES, "modeleval_evalrun", "modeleval_evalrun_tasks", "modeleval_prediction")
+# The tables a run's predictions are read from, each with the column of the changed row that names the run: a
+# change bumps that run's RunRowsVersion.
+RUN_PATHS = {"modeleval_evalrun": "id", "modeleval_evalrun_tasks": "evalrun_id", "modeleval_prediction": "run_id"}
 BUMP = ("INSERT INTO reports_rowsversion (benchmark_id, version) SELECT DISTINCT b, 1 FROM ({benchmarks}) AS "
         "changed(b) "
         "WHERE b IS NOT NULL ON CONFLICT (benchmark_id) DO UPDATE SET version = reports_rowsversion.version + 1")
+BUMP_RUN = ("INSERT INTO reports_runrowsversion (run_id, version) SELECT DISTINCT r, 1 FROM ({runs}) AS changed(r) "
+            "WHERE r IS NOT NULL ON CONFLICT (run_id) DO UPDATE SET version = reports_runrowsversion.version + 1")
 MARK = ("UPDATE reports_storedreport SET stale_since = {now} WHERE stale_since IS NULL "
         "AND benchmark_id IN ({benchmarks})")
 EVENTS = {"insert": "NEW", "update": "NEW", "delete": "OLD"}
@@ -85,6 +92,27 @@ def postgresql_rows_version():
 
 def postgresql_rows_version_drop():
     yield from _drop("reports_rows", "reports_bump_rows_version", ROWS_TABLES)
+
+
+def postgresql_run_rows_version():
+    """Migration 0006: the run tables count per run, no longer per benchmark."""
+    for table in RUN_PATHS:
+        for event in EVENTS:
+            yield f"DROP TRIGGER reports_rows_{event} ON {table}"
+    yield _function("reports_bump_run_rows_version", BUMP_RUN.format(runs="%s"))
+    for table, column in RUN_PATHS.items():
+        for event, side in EVENTS.items():
+            yield (f"CREATE TRIGGER reports_run_rows_{event} AFTER {event.upper()} ON {table} "
+                   f"REFERENCING {side} TABLE AS changed_rows FOR EACH STATEMENT "
+                   f"EXECUTE FUNCTION reports_bump_run_rows_version($$SELECT {column} FROM changed_rows$$)")
+
+
+def postgresql_run_rows_version_drop():
+    for table in RUN_PATHS:
+        for event in EVENTS:
+            yield f"DROP TRIGGER reports_run_rows_{event} ON {table}"
+    yield "DROP FUNCTION reports_bump_run_rows_version()"
+    yield from _statement_triggers("reports_rows", "reports_bump_rows_version", RUN_PATHS)
 
 
 def sqlite():

@@ -100,7 +100,11 @@ def task_cards(rows: Rows, task, options: ReportOptions):
                   is not None}
     gold = {i: label_key(g) for i in rows.items_of[task["id"]] if (g := rows.gold.get(i)) is not None}
     judges = _judges(rows, task["id"], kind)
-    answers = {r["id"]: run_answers(rows, r["id"], "rating" if ratings else "answer") for r in judges}
+    # The runs' answers on this task's items: a run that judged other tasks too is counted and compared here on
+    # this one's (its other answers belong to those tasks' cards).
+    items = rows.items_of[task["id"]]
+    answers = {r["id"]: {i: a for i in items if (a := whole.get(i)) is not None}
+               for r in judges for whole in [run_answers(rows, r["id"], "rating" if ratings else "answer")]}
     cards = []
     for judge in judges:
         j = answers[judge["id"]] if ratings else {i: label_key(v) for i, v in answers[judge["id"]].items()}

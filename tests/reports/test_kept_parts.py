@@ -1,9 +1,12 @@
 """A recompute takes the figures of the tasks whose labels and gold did not change from the computation before
 (reports.parts) and gives the report a computation from scratch gives, whatever changed."""
+import json
+
 import pytest
 
 from annotation.models import Annotation, GoldLabel
 from benchmarks.models import Item
+from modeleval.models import EvalRun, Prediction
 from reports import store
 from reports.parts import kept_parts
 from reports.service import make_report
@@ -93,3 +96,69 @@ def test_nothing_is_kept_without_keeping_rows(settings):
     Annotation.objects.filter(pk=label.pk).update(value=other_answer(label.value))
     recomputed()
     assert kept_parts.reused == reused
+
+
+def stored_json(report):
+    """The report as its stored JSON says it (PostgreSQL keeps an object's keys sorted), without `generated_at`."""
+    return json.dumps(comparable(report), sort_keys=True)
+
+
+@pytest.mark.django_db
+def test_a_recompute_after_a_run_finishes_or_predictions_change_equals_a_report_from_scratch():
+    bench, campaign, second, tasks = benchmark_with_two_campaigns()
+    m2 = EvalRun.objects.get(benchmark=bench, model__name="db-m2")
+    kept_parts.clear()
+    before = recomputed()
+    assert stored_json(before) == stored_json(make_report("db"))
+
+    def change_predictions(run, task, n):
+        for prediction in Prediction.objects.filter(run=run, item__task=task).order_by("pk")[:n]:
+            Prediction.objects.filter(pk=prediction.pk).update(answer=other_answer(prediction.answer))
+
+    def new_run(name, covered):
+        items = Item.objects.filter(task__in=covered)
+        return factories.model_run(bench, covered, name, {i.pk: {"answer": "ABCD"[i.pk % 4]} for i in items},
+                                   mode="generate")
+
+    def rerun(name):
+        # The same run scored again: its predictions replaced, the run finished anew.
+        run = EvalRun.objects.get(benchmark=bench, model__name=name)
+        EvalRun.objects.filter(pk=run.pk).update(state="running")
+        Prediction.objects.filter(run=run).update(answer="C")
+        EvalRun.objects.filter(pk=run.pk).update(state="finished")
+
+    writes = {
+        # a few predictions of one model, on one task: the other tasks' figures are kept
+        "predictions of one run": (lambda: change_predictions(m2, tasks[1], 3), True),
+        # a run that finishes on two tasks: the other tasks' figures are kept
+        "a new run": (lambda: new_run("db-m3", tasks[:2]), True),
+        "the run scored again": (lambda: rerun("db-m3"), True),
+        # a run that finishes on every task
+        "a new run on every task": (lambda: new_run("db-m4", tasks), False),
+        "a run deleted": (lambda: EvalRun.objects.filter(benchmark=bench, model__name="db-m3").delete(), False),
+        "a run no longer finished": (
+            lambda: EvalRun.objects.filter(benchmark=bench, model__name="db-m4").update(state="failed"), False),
+    }
+    report = before
+    for what, (write, keeps_some) in writes.items():
+        write()
+        reused = kept_parts.reused
+        changed = recomputed()
+        if keeps_some:
+            assert kept_parts.reused > reused, what  # the untouched tasks' figures were kept
+        assert stored_json(changed) != stored_json(report), what  # the change shows
+        assert stored_json(changed) == stored_json(make_report("db")), what
+        report = changed
+
+
+@pytest.mark.django_db
+def test_a_judge_card_counts_and_compares_the_answers_on_its_own_tasks_items():
+    # Runs that judged every task: each task's card reads the answers on that task's items (which is also what lets
+    # the card be kept while another task's predictions change).
+    bench, _, _, tasks = benchmark_with_two_campaigns()
+    cards = make_report("db")["judge_cards"]["cards"]
+    assert {card["task"] for card in cards} == {t.slug for t in tasks}
+    for card in cards:
+        task = next(t for t in tasks if t.slug == card["task"])
+        judged = Prediction.objects.filter(run_id=card["judge_run_id"], item__task=task, variant="").exclude(answer="")
+        assert card["n_judged"] == judged.count() < Prediction.objects.filter(run_id=card["judge_run_id"]).count()
