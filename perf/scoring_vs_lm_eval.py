@@ -1,7 +1,8 @@
 """Multiple-choice log-likelihood scoring: this project's scorer versus lm-evaluation-harness.
 
-    python perf/scoring_vs_lm_eval.py [--items 200] [--shape generic|dialogbench] [--tasks 8]
-                                      [--isa native|avx2] [--repeat 1] [--threads 2] [--quick]
+    python perf/scoring_vs_lm_eval.py [--items 200] [--shape generic|dialogbench|huynh|diqad] [--tasks 8]
+                                      [--against lm_eval|plain] [--isa native|avx2] [--repeat 1]
+                                      [--threads 2] [--quick]
 
 N four-option items are scored twice with the packaged SmolLM2-135M (float32, CPU, the same torch
 thread count on both sides). Their shape (--shape):
@@ -11,7 +12,11 @@ thread count on both sides). Their shape (--shape):
 * dialogbench: DialogBench-shaped items in --tasks tasks (perf/_dialogbench_items.py, shared with
   perf/scoring_on_accelerator.py): each task's released pretrain prompt as the project's DialogBench
   preset asks a base model, its instruction shared by all the task's items, then a generated
-  dialogue, the task's fields and the option texts right after the prompt.
+  dialogue, the task's fields and the option texts right after the prompt;
+* huynh, diqad: rating prompts that share a long start (perf/_shared_start_items.py): Huynh et al.'s FED
+  prompts (three rated dialogs drawn per seed before each item, each item asked with seeds 0, 1 and 2)
+  and DiQAD's appendix C chat (its three examples before each dialogue), the ratings' spellings scored
+  as the rating mode reads probabilities (ten and three options).
 
 The sides:
 
@@ -19,6 +24,10 @@ The sides:
 * lm-eval: `HFLM.loglikelihood` of lm-evaluation-harness 0.4.13 on the very same (context,
   continuation) requests, in a worker process of its own venv (perf/.envs/lmeval or $HB_LMEVAL_VENV,
   created by perf/_target_venvs.py when missing), loading the same converted model folder;
+* plain (--against plain, the default for huynh and diqad: lm-eval has no such task): the model in
+  plain transformers in this process, each request read whole as HFLM reads it; beside it "plain, per
+  item", each item's whole prompt read once and its options on that item's own key/value cache, the
+  tightest loop that shares nothing across items;
 * the floor: the model alone over exactly the tokens ours runs, pass for pass (recorded in an
   untimed run of ours): each prompt start that items share read once into a key/value cache and
   the passes that start where it ends read on top of it, each item's context once followed by
@@ -85,7 +94,13 @@ ISA_KEYS = sorted({key for caps in ISA_CAPS.values() for key in caps})
 # The flags that tell the vector units apart, for the report.
 CPU_FLAGS = ("avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile")
 # Who runs in each chunk; the order rotates from chunk to chunk.
-SIDES = ["ours", "floor", "lm_eval"]
+SIDES = ["ours", "floor", "theirs"]
+SHARED_START_SHAPES = ("huynh", "diqad")
+SHAPES = ("generic", "dialogbench", *SHARED_START_SHAPES)
+# The comparison side: lm-eval's HFLM in its own venv, or the plain transformers loop in this process.
+AGAINST = ("lm_eval", "plain")
+# Speed-up over the comparison side aimed at, per shape (issue 44: 6x where prompts share a long start).
+AIMS = {"generic": 5.0, "dialogbench": 3.5, "huynh": 6.0, "diqad": 6.0}
 
 # --- items --------------------------------------------------------------------------------------
 # Two-speaker dialogues from slot-filled templates. Each topic has an opening, lines for either
@@ -443,12 +458,74 @@ class LmEvalWorker:
         self._answer()
         return json.loads(Path(f"{path}.out").read_text())
 
+    def score_items(self, items) -> dict:
+        return self.score([req for item in items for req in item.requests()])
+
     def close(self):
         if self.proc.poll() is None:
             self.proc.stdin.write("\n")
             self.proc.stdin.flush()
             self.proc.wait(timeout=60)
         self.log.close()
+
+
+class PlainLoop:
+    """The comparison side where lm-eval has no such task: the model in plain transformers, every prompt
+    read whole, nothing shared across items. `per="request"` reads the requests as HFLM does
+    ((context + continuation)[:-1] in one pass each, the one-token continuations of a context sharing
+    one, logits at every position); `per="item"` reads each item's prompt once and each option's
+    tokens on that item's own key/value cache (cropped back after each), logits only where a
+    continuation token is predicted: the tightest loop that still reads each whole prompt."""
+
+    def __init__(self, model, tokenizer, per: str):
+        import torch
+
+        self.model, self.tokenizer, self.per = model, tokenizer, per
+        self.ready = {"load_s": 0.0, "start_s": 0.0, "torch": torch.__version__, "threads": torch.get_num_threads(),
+                      "cpu_capability": torch.backends.cpu.get_cpu_capability(), "lm_eval": None}
+
+    def score_items(self, items) -> dict:
+        import torch
+
+        from modeleval.scorers.loglikelihood import encode_pair
+
+        model, results = self.model, []
+
+        def scored(logits, cont):
+            logprobs = torch.log_softmax(logits.float(), dim=-1)
+            target = torch.tensor(cont)
+            return [float(logprobs.gather(-1, target[:, None]).sum()), bool((logprobs.argmax(-1) == target).all())]
+
+        with PeakRSS() as rss, torch.inference_mode():
+            wall, cpu = time.perf_counter(), time.process_time()
+            for item in items:
+                pairs = [encode_pair(self.tokenizer, c, k, item.add_special_tokens) for c, k in item.requests()]
+                if self.per == "request":
+                    passes = {}
+                    for ctx, cont in pairs:
+                        key = tuple(ctx + cont[:-1])
+                        if key not in passes:
+                            passes[key] = model(torch.tensor([key]), use_cache=False).logits[0]
+                        results.append(scored(passes[key][-len(cont):], cont))
+                    continue
+                ctx = pairs[0][0]
+                if any(c != ctx for c, _ in pairs):
+                    raise ValueError("per-item reading needs one context per item")
+                out = model(torch.tensor([ctx]), use_cache=True, logits_to_keep=1)
+                cache, last = out.past_key_values, out.logits[0, -1:]
+                for _, cont in pairs:
+                    logits = last
+                    if len(cont) > 1:
+                        more = model(torch.tensor([cont[:-1]]), past_key_values=cache, use_cache=True).logits[0]
+                        cache.crop(1 - len(cont))  # back to the prompt alone
+                        logits = torch.cat([last, more])
+                    results.append(scored(logits, cont))
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        return {"results": results, "wall_s": wall, "cpu_s": cpu, "rss_before": rss.before, "rss_peak": rss.peak,
+                "max_rss": max_rss_bytes()}
+
+    def close(self):
+        pass
 
 
 def run_ours(model, tokenizer, items, options: dict) -> dict:
@@ -545,7 +622,7 @@ def token_work(tokenizer, items) -> dict:
     return {"context_tokens_mean": sum(ctx_lengths) / len(ctx_lengths), "context_tokens_min": min(ctx_lengths),
             "context_tokens_max": max(ctx_lengths), "option_tokens_mean": sum(opt_lengths) / len(opt_lengths),
             "option_tokens_min": min(opt_lengths), "option_tokens_max": max(opt_lengths),
-            "lm_eval_forward_passes": len(lm_keys), "lm_eval_tokens": lm_tokens, "lm_eval_vocab_rows": lm_tokens,
+            "theirs_forward_passes": len(lm_keys), "theirs_tokens": lm_tokens, "theirs_vocab_rows": lm_tokens,
             "ours_tokens": ours_tokens, "ours_vocab_rows": ours_rows}
 
 
@@ -558,7 +635,7 @@ def compare(items, ours, theirs) -> dict:
     """Option by option and item by item, lm-eval's numbers against ours."""
     worst = {"diff": -1.0}
     diffs, greedy_mismatch, acc_mismatch, norm_mismatch, fallback = [], [], [], [], 0
-    golds, acc = [e["gold"] for e in items], {"ours": [0, 0], "lm_eval": [0, 0]}
+    golds, acc = [e["gold"] for e in items], {"ours": [0, 0], "theirs": [0, 0]}
     k = 0
     for entry, result in zip(items, ours, strict=True):
         options = entry["item"].options
@@ -570,7 +647,7 @@ def compare(items, ours, theirs) -> dict:
             diffs.append(diff)
             if diff > worst["diff"]:
                 worst = {"diff": diff, "item": entry["id"], "option": i, "text": options[i],
-                         "ours": mine.logprob, "lm_eval": logprob}
+                         "ours": mine.logprob, "theirs": logprob}
             if mine.is_greedy != greedy:
                 greedy_mismatch.append((entry["id"], i))
         lls = [lp for lp, _ in theirs_item]
@@ -583,8 +660,8 @@ def compare(items, ours, theirs) -> dict:
             norm_mismatch.append(entry["id"])
         acc["ours"][0] += result.pred == entry["gold"]
         acc["ours"][1] += result.pred_norm == entry["gold"]
-        acc["lm_eval"][0] += lm_pred == entry["gold"]
-        acc["lm_eval"][1] += lm_norm == entry["gold"]
+        acc["theirs"][0] += lm_pred == entry["gold"]
+        acc["theirs"][1] += lm_norm == entry["gold"]
     assert k == len(theirs), "lm-eval returned a different number of results"
     n = len(items)
     return {
@@ -654,20 +731,32 @@ def markdown(figures: dict, command: str) -> str:
     times = "once" if figures["repeat"] == 1 else f"{figures['repeat']} times"
     same = c["over_tolerance"] == 0 and not (c["acc_mismatches"] or c["acc_norm_mismatches"]
                                              or c["is_greedy_mismatches"])
+    plain = figures.get("against") == "plain"
+    who = "plain" if plain else "lm-eval"
+    if plain:
+        theirs_text = """plain is the model in plain transformers reading each request whole as HFLM
+            does ((context + option)[:-1] in one pass each, the one-token options of an item sharing one,
+            logits at every position), in this process; "plain, per item" reads each item's whole prompt
+            once and each option on that item's own key/value cache (logits only where needed): the
+            tightest loop that shares nothing across items. lm-eval has no such task"""
+    else:
+        theirs_text = f"""lm-eval is `HFLM.loglikelihood` of lm-evaluation-harness {figures['theirs_version']}
+            (batch size {figures['theirs_batch_size']}, its fastest here) on the same requests, in its own
+            venv and process, from the same converted model folder"""
     parts = [
-        "## Log-likelihood scoring versus lm-evaluation-harness",
+        "## Log-likelihood scoring versus " + ("the plain transformers loop" if plain else
+                                                "lm-evaluation-harness"),
         f"`{command}` ({datetime.date.today().isoformat()})",
-        fill(f"""{figures['items']} four-option multiple-choice items ({shape_text(figures)}; prompts of
+        fill(f"""{figures['items']} items of {len(figures.get('option_texts') or ()) or 'four'} options
+            ({shape_text(figures)}; prompts of
             {t['context_tokens_mean']:.0f} tokens on average,
             {t['context_tokens_min']} to {t['context_tokens_max']}; options of {t['option_tokens_min']} to
             {t['option_tokens_max']} tokens, {t['option_tokens_mean']:.1f} on average), scored with the packaged
             SmolLM2-135M in float32 on CPU ({figures['cpu']['model_name']}), {figures['threads']} torch threads on
             both sides. Ours is
-            `score_shared_context` (batch size {figures['ours_batch_size']}); lm-eval is `HFLM.loglikelihood` of
-            lm-evaluation-harness {figures['lm_eval_version']} (batch size {figures['lm_eval_batch_size']}, its
-            fastest here) on the same requests, in its own venv and process, from the same converted model
-            folder. Times are scoring only, tokenisation included. The items go in chunks of {figures['chunk']},
-            the two sides taking turns chunk by chunk; each chunk is scored {times} per side
+            `score_shared_context` (batch size {figures['ours_batch_size']}); {theirs_text}. Times are scoring
+            only, tokenisation included. The items go in chunks of {figures['chunk']},
+            the sides taking turns chunk by chunk; each chunk is scored {times} per side
             and its best time kept."""),
     ]
     parts.append(fill(isa_text(figures)))
@@ -689,18 +778,22 @@ def markdown(figures: dict, command: str) -> str:
          "vocabulary rows", "peak RSS while scoring (growth)", "process peak RSS"],
         side("ours, `score_shared_context`", "ours"),
         side("floor: bare forward pass", "floor", figures["items"]),
-        side("lm-eval `HFLM.loglikelihood`", "lm_eval"),
-        ["**lm-eval / ours**", f"**{s['ratio']:.2f}** (rounds: {runs})", f"aim: {figures['aim_ratio']:g} or more",
-         f"{s['cpu_ratio']:.2f}", f"{t['lm_eval_tokens'] / t['ours_tokens']:.2f}", "",
-         f"{t['lm_eval_vocab_rows'] / t['ours_vocab_rows']:.1f}", "", ""],
+        side("plain transformers, per request" if plain else "lm-eval `HFLM.loglikelihood`", "theirs"),
+        *([side("plain transformers, per item", "item")] if plain else []),
+        [f"**{who} / ours**", f"**{s['ratio']:.2f}** (rounds: {runs})", f"aim: {figures['aim_ratio']:g} or more",
+         f"{s['cpu_ratio']:.2f}", f"{t['theirs_tokens'] / t['ours_tokens']:.2f}", "",
+         f"{t['theirs_vocab_rows'] / t['ours_vocab_rows']:.1f}", "", ""],
+        *([["**plain per item / ours**", f"**{s['item_ratio']:.2f}** (rounds: "
+            + ", ".join(f"{r:.2f}" for r in s["item_ratio_runs"]) + ")", "", f"{s['item_cpu_ratio']:.2f}",
+            f"{t['item_tokens'] / t['ours_tokens']:.2f}", "", "", "", ""]] if plain else []),
         ["**ours / floor**", f"**{s['ours_over_floor']:.2f}**", f"aim: {figures['aim_floor']:g} or less",
          f"{s['ours_cpu_over_floor']:.2f}", "", "", "", "", ""],
     ]))
     per = t["per_item"]
     parts.append(_table([
-        ["tokens computed per item", "lm-eval (context + option, per option)",
+        ["tokens computed per item", f"{who} (context + option, per option)",
          "ours before prefix reuse (context once + options)", "ours after (shared prefixes once per call)"],
-        ["", f"{per['lm_eval']:.1f}", f"{per['ours_before_reuse']:.1f}", f"{per['ours_after_reuse']:.1f}"],
+        ["", f"{per['theirs']:.1f}", f"{per['ours_before_reuse']:.1f}", f"{per['ours_after_reuse']:.1f}"],
     ]))
     parts.append(fill(f"""Our scorer read {t['shared_prefix_passes']} shared prefixes
         ({t['shared_prefix_tokens']:,} tokens) into its key/value cache, once per call (a chunk of
@@ -711,31 +804,38 @@ def markdown(figures: dict, command: str) -> str:
         last position only, nothing scored. Load
         (1-minute load average on {figures['cores']} cores) at the start {figures['load_start']:.1f}, at the end
         {figures['load_end']:.1f}: absolute figures come from a machine shared with other work, the ratios
-        from the three sides taking turns chunk by chunk."""))
+        from the sides taking turns chunk by chunk."""))
     where = ""
     if split:
         share = lambda key: 100 * split[key] / split["total_s"]  # noqa: E731
         where = f"""Where our time goes (one more pass over {split['items']} items): the forward passes
             (each item's context and its four options packed in one) {share('forward_s'):.0f} %, the rest
             (tokenisation, packing, log-softmax) {share('other_s'):.0f} %."""
-    parts.append(fill(f"""Per-chunk ratios (best of each side): median {s['chunk_ratio_median']:.2f},
-        {s['chunk_ratio_min']:.2f} to {s['chunk_ratio_max']:.2f}. Model load, not in the times: ours
-        {figures['ours_load_s']:.1f} s, lm-eval {figures['lm_eval_load_s']:.1f} s (HFLM construction;
-        {figures['lm_eval_start_s']:.1f} s with interpreter start and imports). {where}"""))
+    load = ("""the plain loops use ours (in this process)""" if plain else
+            f"""lm-eval {figures['theirs_load_s']:.1f} s (HFLM construction; {figures['theirs_start_s']:.1f} s with
+            interpreter start and imports)""")
+    per_item = f"; plain per item / ours: median {s['item_chunk_ratio_median']:.2f}" if plain else ""
+    parts.append(fill(f"""Per-chunk ratios (best of each side), {who} / ours: median {s['chunk_ratio_median']:.2f},
+        {s['chunk_ratio_min']:.2f} to {s['chunk_ratio_max']:.2f}{per_item}. Model load, not in the times: ours
+        {figures['ours_load_s']:.1f} s, {load}. {where}"""))
     parts.append(fill(f"""Agreement over {c['options']} options: max |log-likelihood difference|
         {c['max_abs_diff']:.1e} (mean {c['mean_abs_diff']:.1e}; {c['over_tolerance']} over {TOLERANCE:g});
         acc picks differing: {c['acc_mismatches']}; acc_norm picks differing: {c['acc_norm_mismatches']};
         is_greedy differing: {c['is_greedy_mismatches']}; options ours sent to its one-by-one path:
         {c['ours_fallback_options']}. Same answers: {'yes' if same else '**no**'} (acc {c['acc']['ours']:.3f} /
-        {c['acc']['lm_eval']:.3f}, acc_norm {c['acc_norm']['ours']:.3f} / {c['acc_norm']['lm_eval']:.3f},
-        ours / lm-eval)."""))
+        {c['acc']['theirs']:.3f}, acc_norm {c['acc_norm']['ours']:.3f} / {c['acc_norm']['theirs']:.3f},
+        ours / {who})."""))
+    if (ci := figures.get("check_item")) is not None:
+        parts.append(fill(f"""Against the plain loop per item: max |log-likelihood difference|
+            {ci['max_abs_diff']:.1e} ({ci['over_tolerance']} over {TOLERANCE:g}); acc picks differing:
+            {ci['acc_mismatches']}; is_greedy differing: {ci['is_greedy_mismatches']}."""))
     parts.append(fill(f"""How: prompt starts shared by several items (an instruction, few-shot examples,
         the same question with its options reordered) are read once per call into a key/value cache,
         and the items are scored on top of it; each item's context is read once followed by every
         option's tokens but its last, up to {figures['pack_tokens']} columns of items packed into one
         row; an attention mask lets each option see the context and itself only, and its
         positions restart where the context ends, so each option is scored as if it alone followed the
-        context. Vocabulary logits are taken only at the rows that predict option tokens. lm-eval runs
+        context. Vocabulary logits are taken only at the rows that predict option tokens. {who} runs
         context + option for every option (one-token options of an item share a pass) and takes the
         log-softmax at every position."""))
     return "\n\n".join(parts) + "\n"
@@ -746,6 +846,15 @@ def shape_text(figures: dict) -> str:
         return f"""DialogBench-shaped, {figures['tasks']} tasks: each task's released pretrain prompt as the
             project's DialogBench preset asks a base model, its instruction shared by all the task's items,
             a generated dialogue in it and the option texts right after it (perf/_dialogbench_items.py)"""
+    if figures["shape"] == "huynh":
+        return """Huynh et al.'s FED prompts as the project's huynh preset lays them out (Table 8): the task
+            line, three rated FED dialogs drawn once per seed, the rated FED turn ending with "Rating:"; each
+            item asked with the examples of seeds 0, 1 and 2; the options every rating 0-4 with and without a
+            leading space, as the rating mode reads probabilities (perf/_shared_start_items.py)"""
+    if figures["shape"] == "diqad":
+        return """DiQAD's appendix C chat in the model's chat template: its instruction, acknowledgement and
+            three solved examples, then a generated Chinese question and answer; the options "分数: 0" to
+            "分数: 2" (perf/_shared_start_items.py)"""
     return "generated two-speaker dialogues plus the DialogBench demo items, one short instruction"
 
 
@@ -755,7 +864,8 @@ def isa_text(figures: dict) -> str:
     lacks = ", ".join(f for f, on in flags.items() if not on) or "none"
     caps = figures["cpu_capability"]
     text = f"""Processor: {figures['cpu']['model_name']}, {figures['cores']} cores; flags {has} (lacks
-        {lacks}). Torch's CPU kernels: {caps['ours']} in ours, {caps['lm_eval']} in lm-eval."""
+        {lacks}). Torch's CPU kernels: {caps['ours']} in ours, {caps['theirs']} in
+        {'the plain loops' if figures.get('against') == 'plain' else 'lm-eval'}."""
     if figures["isa"] != "native":
         env = ", ".join(f"{k}={v}" for k, v in figures["isa_env"].items())
         text += f""" Both sides capped to {figures['isa'].upper()} ({env}, set before torch is imported in
@@ -783,9 +893,13 @@ def main():
     # HFLM defaults to 1, but on this CPU 4 is its fastest setting (measured: 1, 4, 8 and 16 on
     # these prompts, 4 about 25 % faster than 1), and the comparison is with lm-eval at its best.
     parser.add_argument("--lm-eval-batch-size", type=int, default=4, help="HFLM batch_size")
-    parser.add_argument("--shape", choices=("generic", "dialogbench"), default="generic",
+    parser.add_argument("--shape", choices=SHAPES, default="generic",
                         help="generic: generated dialogues, one short instruction; dialogbench: DialogBench's "
-                             "pretrain prompt per task, as the preset asks it (perf/_dialogbench_items.py)")
+                             "pretrain prompt per task, as the preset asks it (perf/_dialogbench_items.py); "
+                             "huynh, diqad: rating prompts sharing a long start (perf/_shared_start_items.py)")
+    parser.add_argument("--against", choices=AGAINST, default=None,
+                        help="the comparison side: lm-eval's HFLM (default for generic and dialogbench) or the "
+                             "plain transformers loop (default for huynh and diqad, tasks lm-eval does not have)")
     parser.add_argument("--tasks", type=int, default=8, help="--shape dialogbench: the items' tasks")
     parser.add_argument("--isa", choices=("native", *ISA_CAPS), default="native",
                         help="cap both sides' CPU kernels to this instruction set (environment set before torch "
@@ -809,7 +923,8 @@ def main():
     if "torch" in sys.modules:
         raise SystemExit("torch was imported before the CPU settings were made")
     os.environ.update(ISA_CAPS.get(args.isa, {}))
-    lm_python = ensure_lmeval_venv(Path(args.lm_eval_venv))
+    against = args.against or ("plain" if args.shape in SHARED_START_SHAPES else "lm_eval")
+    lm_python = ensure_lmeval_venv(Path(args.lm_eval_venv)) if against == "lm_eval" else None
     load_start = os.getloadavg()[0]
 
     import torch
@@ -834,12 +949,24 @@ def main():
         # where the tokenizer adds none (SmolLM2's adds none).
         if tokenizer.encode("x") != tokenizer.encode("x", add_special_tokens=False):
             raise SystemExit("this tokenizer adds special tokens: lm-eval's requests would differ from the preset's")
+    elif args.shape == "huynh":
+        from perf._shared_start_items import huynh_items
+
+        items = huynh_items(args.items, args.seed)
+    elif args.shape == "diqad":
+        from perf._shared_start_items import diqad_items
+
+        items = diqad_items(tokenizer, args.items, args.seed)
     else:
         items = build_items(tokenizer, args.items, args.seed, args.context_tokens)
     options = {k: v for k, v in (("batch_size", args.batch_size), ("pack_tokens", args.pack_tokens)) if v}
     tokens = token_work(tokenizer, items)
     work = Path(tempfile.mkdtemp(prefix="hb-lmeval-"))
-    worker = LmEvalWorker(lm_python, folder, args.threads, args.lm_eval_batch_size, work)
+    sides = SIDES + (["item"] if against == "plain" else [])
+    if against == "plain":
+        worker, plain_item = PlainLoop(model, tokenizer, "request"), PlainLoop(model, tokenizer, "item")
+    else:
+        worker, plain_item = LmEvalWorker(lm_python, folder, args.threads, args.lm_eval_batch_size, work), None
     try:
         ready = worker.ready
         if args.isa != "native" and ready["cpu_capability"].lower() != args.isa:
@@ -848,27 +975,29 @@ def main():
         # the kernels' buffers.
         run_ours(model, tokenizer, [e["item"] for e in items[:2]], options)
         run_floor(model, ours_passes(model, tokenizer, items[:2], options))
-        worker.score([r for e in items[:2] for r in e["item"].requests()])
+        worker.score_items([e["item"] for e in items[:2]])
 
         chunks = [items[i: i + args.chunk] for i in range(0, len(items), args.chunk)]
         # What our scorer runs on each chunk, shared prefixes once: the floor replays it.
         floors = [ours_passes(model, tokenizer, chunk, options) for chunk in chunks]
-        best = {side: [None] * len(chunks) for side in SIDES}
-        rounds = {side: [0.0] * args.repeat for side in SIDES}
-        first = {side: [] for side in SIDES}
-        memory = {f"{side}_{key}": 0 for side in SIDES for key in ("rss_peak", "rss_growth")}
+        best = {side: [None] * len(chunks) for side in sides}
+        rounds = {side: [0.0] * args.repeat for side in sides}
+        first = {side: [] for side in sides}
+        memory = {f"{side}_{key}": 0 for side in sides for key in ("rss_peak", "rss_growth")}
         chunk_load = [0.0] * len(chunks)
         for r in range(args.repeat):
             for c, chunk in enumerate(chunks):
                 # Who goes first alternates, so neither side always runs on a cache the other warmed.
-                sides = SIDES[(r + c) % len(SIDES):] + SIDES[:(r + c) % len(SIDES)]
-                for side in sides:
+                turn = (r + c) % len(sides)
+                for side in sides[turn:] + sides[:turn]:
                     if side == "ours":
                         run = run_ours(model, tokenizer, [e["item"] for e in chunk], options)
                     elif side == "floor":
                         run = run_floor(model, floors[c])
+                    elif side == "item":
+                        run = plain_item.score_items([e["item"] for e in chunk])
                     else:
-                        run = worker.score([req for e in chunk for req in e["item"].requests()])
+                        run = worker.score_items([e["item"] for e in chunk])
                     if r == 0:
                         first[side].extend(run["results"])
                     memory[f"{side}_rss_peak"] = max(memory[f"{side}_rss_peak"], run["rss_peak"])
@@ -883,50 +1012,64 @@ def main():
                 # The load of the round that gave the kept (best) times is what matters; keep the lowest.
                 chunk_load[c] = load if r == 0 else min(chunk_load[c], load)
                 print(f"round {r + 1}/{args.repeat} chunk {c + 1}/{len(chunks)}: ours {best['ours'][c][0]:.1f} s, "
-                      f"floor {best['floor'][c][0]:.1f} s, lm-eval {best['lm_eval'][c][0]:.1f} s (best so far), load "
+                      f"floor {best['floor'][c][0]:.1f} s, {against} {best['theirs'][c][0]:.1f} s"
+                      + (f", per item {best['item'][c][0]:.1f} s" if plain_item else "") + " (best so far), load "
                       f"{load:.1f}",
                       file=sys.stderr, flush=True)
     finally:
         worker.close()
     split = ours_split(model, tokenizer, items[-args.profile_items:], options) if args.profile_items else None
 
-    check = compare(items, first["ours"], first["lm_eval"])
+    check = compare(items, first["ours"], first["theirs"])
     n = len(items)
     after = passes_work([p for chunk in floors for p in chunk])
     tokens.update(after)
-    tokens["per_item"] = {"lm_eval": tokens["lm_eval_tokens"] / n, "ours_before_reuse": tokens["ours_tokens"] / n,
+    tokens["per_item"] = {"theirs": tokens["theirs_tokens"] / n, "ours_before_reuse": tokens["ours_tokens"] / n,
                           "ours_after_reuse": after["ours_tokens_after_reuse"] / n}
-    ours_s, lm_s = sum(b[0] for b in best["ours"]), sum(b[0] for b in best["lm_eval"])
-    ours_cpu, lm_cpu = sum(b[1] for b in best["ours"]), sum(b[1] for b in best["lm_eval"])
+    ours_s, lm_s = sum(b[0] for b in best["ours"]), sum(b[0] for b in best["theirs"])
+    ours_cpu, lm_cpu = sum(b[1] for b in best["ours"]), sum(b[1] for b in best["theirs"])
     floor_s, floor_cpu = sum(b[0] for b in best["floor"]), sum(b[1] for b in best["floor"])
-    chunk_ratios = [lm[0] / ours[0] for lm, ours in zip(best["lm_eval"], best["ours"], strict=True)]
+    chunk_ratios = [lm[0] / ours[0] for lm, ours in zip(best["theirs"], best["ours"], strict=True)]
     speed = {
-        "ours_s": ours_s, "lm_eval_s": lm_s, "ours_cpu_s": ours_cpu, "lm_eval_cpu_s": lm_cpu,
-        "ours_items_per_s": n / ours_s, "lm_eval_items_per_s": n / lm_s,
+        "ours_s": ours_s, "theirs_s": lm_s, "ours_cpu_s": ours_cpu, "theirs_cpu_s": lm_cpu,
+        "ours_items_per_s": n / ours_s, "theirs_items_per_s": n / lm_s,
         "ratio": lm_s / ours_s, "cpu_ratio": lm_cpu / ours_cpu,
         "floor_s": floor_s, "floor_cpu_s": floor_cpu, "floor_items_per_s": n / floor_s,
         "ours_over_floor": ours_s / floor_s, "ours_cpu_over_floor": ours_cpu / floor_cpu,
         "ours_tokens_per_s": after["ours_tokens_after_reuse"] / ours_s,
         "floor_tokens_per_s": after["ours_tokens_after_reuse"] / floor_s,
-        "lm_eval_tokens_per_s": tokens["lm_eval_tokens"] / lm_s,
-        "ratio_runs": [lm / ours for lm, ours in zip(rounds["lm_eval"], rounds["ours"], strict=True)],
-        "ours_runs_s": rounds["ours"], "lm_eval_runs_s": rounds["lm_eval"],
+        "theirs_tokens_per_s": tokens["theirs_tokens"] / lm_s,
+        "ratio_runs": [lm / ours for lm, ours in zip(rounds["theirs"], rounds["ours"], strict=True)],
+        "ours_runs_s": rounds["ours"], "theirs_runs_s": rounds["theirs"],
         "chunk_ratios": chunk_ratios, "chunk_ratio_median": _median(chunk_ratios),
         "chunk_ratio_min": min(chunk_ratios), "chunk_ratio_max": max(chunk_ratios), "chunk_loadavg": chunk_load,
     }
+    check_item = None
+    if plain_item:
+        # The plain loop read once per item runs what ours runs before any start is shared across items.
+        tokens["item_tokens"], tokens["item_vocab_rows"] = tokens["ours_tokens"], tokens["ours_vocab_rows"]
+        item_s, item_cpu = sum(b[0] for b in best["item"]), sum(b[1] for b in best["item"])
+        speed.update({"item_s": item_s, "item_cpu_s": item_cpu, "item_items_per_s": n / item_s,
+                      "item_tokens_per_s": tokens["item_tokens"] / item_s, "item_ratio": item_s / ours_s,
+                      "item_cpu_ratio": item_cpu / ours_cpu, "item_runs_s": rounds["item"],
+                      "item_ratio_runs": [it / ours for it, ours in zip(rounds["item"], rounds["ours"], strict=True)],
+                      "item_chunk_ratio_median": _median([it[0] / ours[0] for it, ours in
+                                                          zip(best["item"], best["ours"], strict=True)])})
+        check_item = compare(items, first["ours"], first["item"])
     figures = {
         "items": n, "options": check["options"], "chunk": args.chunk, "repeat": args.repeat,
         "threads": args.threads, "ours_batch_size": args.batch_size or "1, its CPU default",
         "pack_tokens": args.pack_tokens or loglikelihood.PACK_TOKENS_CPU,
-        "lm_eval_batch_size": args.lm_eval_batch_size, "lm_eval_version": ready["lm_eval"],
-        "torch": torch.__version__, "lm_eval_torch": ready["torch"], "lm_eval_threads": ready["threads"],
-        "model_folder": folder, "ours_load_s": ours_load_s, "lm_eval_load_s": ready["load_s"],
-        "lm_eval_start_s": ready["start_s"], "cpu": cpu_summary(), "isa": args.isa,
+        "theirs_batch_size": args.lm_eval_batch_size, "theirs_version": ready["lm_eval"],
+        "torch": torch.__version__, "theirs_torch": ready["torch"], "theirs_threads": ready["threads"],
+        "model_folder": folder, "ours_load_s": ours_load_s, "theirs_load_s": ready["load_s"],
+        "theirs_start_s": ready["start_s"], "cpu": cpu_summary(), "isa": args.isa,
         "isa_env": {key: os.environ.get(key) for key in ISA_KEYS},
-        "cpu_capability": {"ours": capability, "lm_eval": ready["cpu_capability"]},
+        "cpu_capability": {"ours": capability, "theirs": ready["cpu_capability"]},
         "shape": args.shape, "tasks": args.tasks if args.shape == "dialogbench" else None, "cores": os.cpu_count(),
         "tokens": tokens, "speed": speed, "memory": memory, "check": check,
-        "ours_split": split, "aim_ratio": 6.0 if args.shape == "dialogbench" else 5.0, "load_start": load_start,
+        "ours_split": split, "aim_ratio": AIMS[args.shape], "load_start": load_start, "against": against,
+        "check_item": check_item, "option_texts": list(items[0]["item"].options),
         "load_end": os.getloadavg()[0], "aim_floor": 1.3,
     }
     command = "python perf/scoring_vs_lm_eval.py " + " ".join(sys.argv[1:])

@@ -3,6 +3,7 @@ agreement check. No model, no lm-eval venv: a word-level stand-in tokenizer."""
 
 import importlib.util
 import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -51,8 +52,8 @@ def test_items_are_deterministic_four_option_dialogues(bench):
 def test_token_work_counts_shared_context_once(bench):
     items = bench.build_items(WordTokenizer(), 20, seed=3, target=200)
     work = bench.token_work(WordTokenizer(), items)
-    assert work["lm_eval_forward_passes"] <= 80
-    assert 2.5 < work["lm_eval_tokens"] / work["ours_tokens"] < 4
+    assert work["theirs_forward_passes"] <= 80
+    assert 2.5 < work["theirs_tokens"] / work["ours_tokens"] < 4
     assert work["ours_vocab_rows"] < work["ours_tokens"]
 
 
@@ -78,8 +79,8 @@ def test_compare_reports_differences_and_pick_mismatches(bench):
     assert check["over_tolerance"] == 1
     assert check["acc_mismatches"] == 1 and check["acc_norm_mismatches"] == 0
     assert check["is_greedy_mismatches"] == 1
-    assert check["acc"] == {"ours": 0.0, "lm_eval": 0.5}
-    assert check["acc_norm"] == {"ours": 1.0, "lm_eval": 1.0}
+    assert check["acc"] == {"ours": 0.0, "theirs": 0.5}
+    assert check["acc_norm"] == {"ours": 1.0, "theirs": 1.0}
 
 
 def test_dialogbench_items_are_the_presets_prompts_sharing_each_tasks_instruction():
@@ -106,8 +107,8 @@ def test_token_work_counts_dialogbench_requests_as_the_preset_encodes_them(bench
 
     items = dialogbench_items(tasks=2, items=6, seed=3)
     work = bench.token_work(WordTokenizer(), items)
-    assert work["lm_eval_forward_passes"] == 24
-    assert 2.5 < work["lm_eval_tokens"] / work["ours_tokens"] < 4
+    assert work["theirs_forward_passes"] == 24
+    assert 2.5 < work["theirs_tokens"] / work["ours_tokens"] < 4
 
 
 def test_passes_work_counts_each_shared_prefix_once(bench):
@@ -122,7 +123,7 @@ def test_passes_work_counts_each_shared_prefix_once(bench):
 
 def test_the_report_names_the_processor_and_the_instruction_set_cap(bench):
     figures = {"cpu": {"model_name": "Some CPU", "flags": {"avx2": True, "avx512f": True}}, "cores": 2,
-               "cpu_capability": {"ours": "AVX2", "lm_eval": "AVX2"}, "isa": "avx2",
+               "cpu_capability": {"ours": "AVX2", "theirs": "AVX2"}, "isa": "avx2",
                "isa_env": {"ATEN_CPU_CAPABILITY": "avx2"}}
     text = " ".join(bench.isa_text(figures).split())
     assert "Some CPU" in text and "ATEN_CPU_CAPABILITY=avx2" in text and "AVX2 in ours, AVX2 in lm-eval" in text
@@ -130,3 +131,27 @@ def test_the_report_names_the_processor_and_the_instruction_set_cap(bench):
     assert "capped" not in bench.isa_text({**figures, "isa": "native"})
     summary = bench.cpu_summary()
     assert summary["model_name"] and set(summary["flags"]) == set(bench.CPU_FLAGS)
+
+
+def test_huynh_items_share_each_seeds_examples_and_score_every_rating_spelling():
+    from perf._shared_start_items import fed_path, huynh_items, rating_options
+    from studies.huynh import recipe as huynh
+
+    if not fed_path().is_file():
+        pytest.skip(f"FED data not found at {fed_path()} (set HB_SHARED_DATA)")
+    entries = huynh_items(9, seed=2)
+    assert entries == huynh_items(9, seed=2) and len({e["id"] for e in entries}) == 9
+    by_seed = {}
+    for entry in entries:
+        item = entry["item"]
+        assert item.delimiter == "" and item.options == rating_options() == ("0", " 0", "1", " 1", "2", " 2", "3",
+                                                                               " 3", "4", " 4")
+        assert item.options[entry["gold"]].isdigit()
+        assert item.context.startswith("Task: ") and item.context.endswith("\nRating:")
+        assert item.context.count(huynh.FED_EXAMPLE.format(n=3)) == 1
+        by_seed.setdefault(entry["id"].rsplit("-", 1)[1], []).append(item.context)
+    assert len(by_seed) == 3
+    # The items of a seed differ only after the seed's three examples (but for an item of a drawn dialog,
+    # which takes the next example instead).
+    shared = [Counter(c[: c.rindex("\n\n")] for c in contexts).most_common(1)[0][1] for contexts in by_seed.values()]
+    assert sum(shared) >= 7

@@ -34,6 +34,7 @@ MODULES = {
     "_lm_eval_worker.py": "scoring_vs_lm_eval.py",
     "_rss.py": "scoring_vs_lm_eval.py",
     "_services.py": "annotator_load.py",
+    "_shared_start_items.py": "scoring_vs_lm_eval.py --shape huynh",
     "_target_venvs.py": "scoring_vs_lm_eval.py",
     "annotator_floor.py": "annotator_load.py",
     "labelstudio_target.py": "annotator_load.py --target labelstudio",
@@ -41,7 +42,8 @@ MODULES = {
 SERVICES = {"annotator_load.py", "annotator_load.py --target labelstudio", "cycle_cost.py", "import_vs_copy.py",
             "multi_instance.py", "report_vs_copy.py"}
 MODEL = {"fed_active_replay.py", "scoring_on_accelerator.py", "scoring_vs_lm_eval.py",
-         "scoring_vs_lm_eval.py --shape dialogbench", "training_vs_trainer.py"}
+         "scoring_vs_lm_eval.py --shape dialogbench", "scoring_vs_lm_eval.py --shape huynh",
+         "scoring_vs_lm_eval.py --shape diqad", "training_vs_trainer.py"}
 LOAD = ["--users", "2", "--items", "12", "--k", "2", "--repeat", "1", "--workers", "1", "--threads", "2",
         "--max-seconds", "60", "--database-url", "{db}"]
 # {db}: a scratch database URL; {tmp}: the test's tmp_path; {venv}: the running venv.
@@ -66,6 +68,12 @@ TINY = {
     "scoring_vs_lm_eval.py --shape dialogbench": ["--shape", "dialogbench", "--isa", "avx2", "--tasks", "2",
                                                   "--items", "6", "--chunk", "3", "--repeat", "1",
                                                   "--profile-items", "0", "--out", "{tmp}/out"],
+    # Prompts sharing a long start against the plain transformers loop (no lm-eval venv needed): one item
+    # asked with each seed's examples, two DiQAD chats.
+    "scoring_vs_lm_eval.py --shape huynh": ["--shape", "huynh", "--items", "3", "--chunk", "3", "--repeat", "1",
+                                            "--profile-items", "0", "--out", "{tmp}/out"],
+    "scoring_vs_lm_eval.py --shape diqad": ["--shape", "diqad", "--items", "2", "--chunk", "2", "--repeat", "1",
+                                            "--profile-items", "0", "--out", "{tmp}/out"],
     "training_vs_trainer.py": ["--examples", "16", "--layers", "1", "--max-length", "16", "--rounds", "1"],
 }
 
@@ -88,6 +96,12 @@ def skip(reason):
     pytest.skip(reason)
 
 
+def against(case):
+    """The comparison side scoring_vs_lm_eval.py takes for a tiny case: the plain loop for the shapes lm-eval
+    has no task for."""
+    return "plain" if {"huynh", "diqad"} & set(TINY[case]) else "lm_eval"
+
+
 def prerequisites(case, tmp_path):
     """Skips when something the script needs, that is not the platform's, is absent."""
     script = case.split()[0]
@@ -95,7 +109,7 @@ def prerequisites(case, tmp_path):
         skip(NO_MODEL)
     if case in SERVICES and not os.environ.get("DATABASE_URL", "").startswith("postgres"):
         skip("needs PostgreSQL: DATABASE_URL names no PostgreSQL server")
-    if script == "scoring_vs_lm_eval.py" and not python_of("lmeval").is_file():
+    if script == "scoring_vs_lm_eval.py" and "plain" not in against(case) and not python_of("lmeval").is_file():
         skip(f"the lm-evaluation-harness venv is absent ({default_venv('lmeval')}; a full run of the script or "
              "perf/_target_venvs.py creates it)")
     if "--isa" in TINY[case] and "avx2" not in Path("/proc/cpuinfo").read_text():
@@ -109,7 +123,7 @@ def prerequisites(case, tmp_path):
         stored = json.loads((ROOT / "tests" / "metrics" / "data" / "crowdkit_reference.json").read_text())
         (tmp_path / "toy.json").write_text(json.dumps({name: {"answers": d["answers"], "gold": d["gold"]}
                                                        for name, d in stored["data_sets"].items()}))
-    if script == "fed_active_replay.py" and not FED_PATH.is_file():
+    if (script == "fed_active_replay.py" or "huynh" in TINY[case]) and not FED_PATH.is_file():
         skip(f"FED data not found at {FED_PATH} (set HB_SHARED_DATA)")
     if script == "first_page.sh":
         for tool in ("git", "curl"):

@@ -254,3 +254,45 @@ def test_dialogbench_tasks_read_their_shared_instruction_once_and_score_as_each_
         assert len(commonprefix(ctxs)) >= len(tok.encode(instruction)) - 1
     spared = sum((len(ctxs) - 1) * (len(commonprefix(ctxs)) - 1) for ctxs in contexts.values())
     assert passes.tokens <= before - spared
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shape", ["huynh", "diqad"])
+def test_prompts_sharing_a_long_start_read_it_once_and_score_as_each_whole_prompt(smol, shape):
+    """Huynh et al.'s FED prompts (the task line and three rated dialogs of a seed before each item) and
+    DiQAD's appendix C chat (its instruction and three examples before each dialogue), as the rating
+    mode reads them (every rating word, with and without a space, right after the prompt): the shared
+    start is read once for the items that share it, and every log-likelihood is within 1e-3 of the
+    prompt read whole, one option at a time."""
+    from os.path import commonprefix
+
+    from modeleval.scorers._batch import pad_token_id
+    from perf._shared_start_items import diqad_items, fed_path, huynh_items
+
+    model, tok = smol.model, smol.tokenizer
+    if shape == "huynh":
+        if not fed_path().is_file():
+            pytest.skip(f"FED data not found at {fed_path()} (set HB_SHARED_DATA)")
+        entries = huynh_items(6, seed=3)  # two items, each with the examples of seeds 0, 1 and 2
+    else:
+        entries = diqad_items(tok, 2, seed=3)
+    items = [e["item"] for e in entries]
+    reference = score_one_by_one(model, tok, items)
+    with Passes(model, pad_token_id(tok)) as passes:
+        fast = score_shared_context(model, tok, items)
+    assert_same(reference, fast)
+    assert_same_picks(reference, fast)
+    assert max(abs(a.logprob - b.logprob) for r, f in zip(reference, fast, strict=True)
+               for a, b in zip(r.options, f.options, strict=True)) < 1e-3
+
+    groups = {}
+    for entry, item in zip(entries, items, strict=True):
+        groups.setdefault(entry["id"].rsplit("-seed-", 1)[-1] if shape == "huynh" else "", []).append(
+            encode_pair(tok, item.context, item.options[0])[0])
+    shared = {key: len(commonprefix(ctxs)) for key, ctxs in groups.items()}
+    # A long start: the examples are most of each prompt.
+    assert min(shared.values()) >= 300
+    whole = sum(len(ctx) for ctxs in groups.values() for ctx in ctxs)
+    options = sum(len(encode_pair(tok, i.context, c)[1]) - 1 for i in items for _, c in i.requests())
+    spared = sum((len(groups[key]) - 1) * (n - 1) for key, n in shared.items())
+    assert passes.tokens <= whole + options - spared
