@@ -11,6 +11,8 @@ trigger names it); the counts are taken again from the labels each time they are
 older than the item's latest is not counted (the progress counts the batch's current round only)."""
 from django.db.migrations.recorder import MigrationRecorder
 
+from core.sql import execute_all
+
 # The migration that brings the columns: before it is applied, SQLite gets no triggers.
 MIGRATION = ("annotation", "0017_batch_item_label_count")
 _ADD = ("CASE WHEN labels_round = {round} THEN labels + {n} ELSE {n} END")
@@ -87,17 +89,9 @@ COUNT_EXISTING = [
 ]
 
 
-
-
-def _execute(connection, statements):
-    with connection.cursor() as cursor:
-        for sql in statements:
-            cursor.execute(sql)
-
-
 def remove_sqlite_triggers(connection):
     if connection.vendor == "sqlite":
-        _execute(connection, SQLITE_REVERSE)
+        execute_all(connection, SQLITE_REVERSE)
 
 
 def install_sqlite_triggers(connection):
@@ -105,4 +99,4 @@ def install_sqlite_triggers(connection):
     triggers were off (during a migration) are counted too."""
     if connection.vendor != "sqlite" or MIGRATION not in MigrationRecorder(connection).applied_migrations():
         return
-    _execute(connection, SQLITE_REVERSE + COUNT_EXISTING + SQLITE)
+    execute_all(connection, SQLITE_REVERSE + COUNT_EXISTING + SQLITE)

@@ -132,3 +132,10 @@ def literals(values):
 def marks(values):
     """Placeholders for an IN list of `values`."""
     return ", ".join(["%s"] * len(values))
+
+
+def execute_all(on, statements):
+    """Each statement in turn on the connection `on`, without parameters (schema statements: triggers)."""
+    with on.cursor() as cursor:
+        for sql in statements:
+            cursor.execute(sql)

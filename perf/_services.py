@@ -19,6 +19,17 @@ def drop_database(database_url):
     admin_sql(database_url, f'DROP DATABASE IF EXISTS "{database_url.rsplit("/", 1)[1]}" WITH (FORCE)')
 
 
+def release_database(database_url, keep=False):
+    """Close this process's connections (Django's, where it is set up), then drop the database unless `keep`."""
+    try:
+        from django.db import connections
+        connections.close_all()
+    except Exception:  # noqa: BLE001 (Django may not be set up)
+        pass
+    if not keep:
+        drop_database(database_url)
+
+
 def recreate_database(database_url):
     """An empty database at `database_url`, whatever was there before."""
     drop_database(database_url)

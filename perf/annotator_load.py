@@ -55,7 +55,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from perf._services import drop_database, recreate_database, stop_process_group  # noqa: E402
+from perf._services import recreate_database, release_database, stop_process_group  # noqa: E402
 
 _json_dumps = json.dumps
 ANSWERS = {"needs_verification": False, "score": 2}
@@ -562,13 +562,7 @@ def run_humanbaseline(args):
     finally:
         if server:
             server.stop()
-        try:
-            from django.db import connections
-            connections.close_all()
-        except Exception:  # noqa: BLE001 (Django may not be set up)
-            pass
-        if not args.keep_db:
-            drop_database(args.database_url)
+        release_database(args.database_url, keep=args.keep_db)
     return rows
 
 

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from perf._services import RoundRobinProxy, drop_database, recreate_database  # noqa: E402
+from perf._services import RoundRobinProxy, recreate_database, release_database  # noqa: E402
 from perf.annotator_load import (  # noqa: E402
     Gunicorn,
     HumanBaselineClient,
@@ -84,13 +84,7 @@ def run(args):
     finally:
         for instance in instances:
             instance.stop()
-        try:
-            from django.db import connections
-            connections.close_all()
-        except Exception:  # noqa: BLE001 (Django may not be set up)
-            pass
-        if not args.keep_db:
-            drop_database(args.database_url)
+        release_database(args.database_url, keep=args.keep_db)
     return rows
 
 

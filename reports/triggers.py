@@ -11,6 +11,8 @@ refuses the rename while another table's trigger names the table, so its trigger
 migrations."""
 from django.db.migrations.recorder import MigrationRecorder
 
+from core.sql import execute_all
+
 # table -> (column of the changed row, SQL giving benchmark ids from {ids}: ids of that column).
 PATHS = {
     "benchmarks_task": ("benchmark_id", "{ids}"),
@@ -129,15 +131,9 @@ def sqlite_drop():
             yield f"DROP TRIGGER IF EXISTS reports_stale_{table}_{event}"
 
 
-def _execute(connection, statements):
-    with connection.cursor() as cursor:
-        for sql in statements:
-            cursor.execute(sql)
-
-
 def remove_sqlite_triggers(connection):
     if connection.vendor == "sqlite":
-        _execute(connection, sqlite_drop())
+        execute_all(connection, sqlite_drop())
 
 
 def install_sqlite_triggers(connection):
@@ -146,4 +142,4 @@ def install_sqlite_triggers(connection):
         return
     if MIGRATION not in MigrationRecorder(connection).applied_migrations():
         return
-    _execute(connection, sqlite())
+    execute_all(connection, sqlite())
