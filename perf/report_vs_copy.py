@@ -95,8 +95,9 @@ def generate(n_items, seed=11):
     batches = Batch.objects.bulk_create([Batch(campaign=campaign, number=b + 1, state="accepted", settings=settings)
                                          for b in range(-(-n_items // batch_size))])
     copy_rows(raw, "annotation_batchitem",
-              ["campaign_id", "batch_id", "item_id", "position", "needed", "taken", "status", "final_method"],
-              ((campaign.pk, batches[n // batch_size].pk, item, n % batch_size + 1, 3, 3, "labelled", "baseline")
+              ["campaign_id", "batch_id", "item_id", "position", "needed", "taken", "status", "final_method",
+               "labels", "labels_round"],  # no labels yet: the labels' COPY below counts them (annotation.label_counts)
+              ((campaign.pk, batches[n // batch_size].pk, item, n % batch_size + 1, 3, 3, "labelled", "baseline", 0, 0)
                for n, item in enumerate(item_ids)))
     raw.execute("SELECT item_id, id FROM annotation_batchitem WHERE campaign_id = %s", [campaign.pk])
     batch_item = dict(raw.fetchall())
