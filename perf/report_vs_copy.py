@@ -257,22 +257,26 @@ def stored_side(slug, repeat, resamples, n_rounds):
         Annotation.objects.filter(pk=label.pk).update(value=values[(n + 1) % 2])  # the trigger marks it stale
         StoredReport.objects.filter(pk=stored.pk).update(state="queued")
 
-    # The recompute after a changed label and the COPY floor take turns, the order swapped every round (recompute
-    # first in odd rounds, COPY first in even ones), so that a busy neighbour slows both alike.
-    rounds = []
-    for n in range(1, n_rounds + 1):
-        timed = {}
-        for side in (("recompute", "copy") if n % 2 else ("copy", "recompute")):
-            if side == "recompute":
-                change_label(n)
-                timed[side] = compute()
-            else:
-                timed[side] = copy_side(slug)[0]
-        timed["ratio"] = timed["recompute"] / timed["copy"]
-        timed["load"] = os.getloadavg()[0]
-        print(f"round {n}: recompute after a label change {timed['recompute']:.2f} s, COPY {timed['copy']:.2f} s, "
-              f"ratio {timed['ratio']:.2f}, load {timed['load']:.2f}", flush=True)
-        rounds.append(timed)
+    # The recompute after a change and the COPY floor take turns, the order swapped every round (recompute first in
+    # odd rounds, COPY first in even ones), so that a busy neighbour slows both alike.
+    def rounds_beside_copy(change, what):
+        rounds = []
+        for n in range(1, n_rounds + 1):
+            timed = {}
+            for side in (("recompute", "copy") if n % 2 else ("copy", "recompute")):
+                if side == "recompute":
+                    change(n)
+                    timed[side] = compute()
+                else:
+                    timed[side] = copy_side(slug)[0]
+            timed["ratio"] = timed["recompute"] / timed["copy"]
+            timed["load"] = os.getloadavg()[0]
+            print(f"round {n}: recompute after {what} {timed['recompute']:.2f} s, COPY {timed['copy']:.2f} s, "
+                  f"ratio {timed['ratio']:.2f}, load {timed['load']:.2f}", flush=True)
+            rounds.append(timed)
+        return rounds
+
+    rounds = rounds_beside_copy(change_label, "a label change")
     times["label_rounds"] = rounds
     try:
         from reports.parts import kept_parts
@@ -289,21 +293,12 @@ def stored_side(slug, repeat, resamples, n_rounds):
     from modeleval.models import Prediction
     prediction = Prediction.objects.filter(run__benchmark__slug=slug).order_by("pk").first()
     answers = ("B", "C") if prediction.answer != "B" else ("C", "D")
-    rounds = []
-    for n in range(1, n_rounds + 1):
-        timed = {}
-        for side in (("recompute", "copy") if n % 2 else ("copy", "recompute")):
-            if side == "recompute":
-                Prediction.objects.filter(pk=prediction.pk).update(answer=answers[n % 2])
-                StoredReport.objects.filter(pk=stored.pk).update(state="queued")
-                timed[side] = compute()
-            else:
-                timed[side] = copy_side(slug)[0]
-        timed["ratio"] = timed["recompute"] / timed["copy"]
-        timed["load"] = os.getloadavg()[0]
-        print(f"round {n}: recompute after a prediction change {timed['recompute']:.2f} s, COPY {timed['copy']:.2f} "
-              f"s, ratio {timed['ratio']:.2f}, load {timed['load']:.2f}", flush=True)
-        rounds.append(timed)
+
+    def change_prediction(n):
+        Prediction.objects.filter(pk=prediction.pk).update(answer=answers[n % 2])
+        StoredReport.objects.filter(pk=stored.pk).update(state="queued")
+
+    rounds = rounds_beside_copy(change_prediction, "a prediction change")
     times["prediction_rounds"] = rounds
     times["after_prediction_change"] = [r["recompute"] for r in rounds]
     times["runs_read"] = getattr(kept_rows, "runs_read", None)  # reports.kept_rows before it kept runs: none
