@@ -70,3 +70,12 @@ def submit_score(assignment, user, score):
     """Submit the DiQAD answers for `score` on a lease, straight through the action."""
     return actions.submit_annotation(assignment, annotator=user, answers=DIQAD_ANSWERS[score],
                                      client_submission_id=sid())
+
+
+def send_back(batch, people, reason, *, handed_in_by="manager", qc_value=1):
+    """The batch handed in, its QC sample labelled `qc_value` by people["qc"], and sent back with `reason`."""
+    actions.hand_in_batch(batch, actor=people[handed_in_by])
+    actions.start_review(batch, actor=people["qc"])
+    for entry in batch.reviews.get(round=batch.round).sample.all():
+        actions.record_qc_label(batch, actor=people["qc"], batch_item_id=entry.batch_item_id, value=qc_value)
+    actions.reject_batch(batch, actor=people["qc"], reason=reason)

@@ -8,7 +8,7 @@ from annotation.guidelines import render_guidelines
 from annotation.models import Annotation, BatchState, Disagreement, Event, ItemFlag
 from core.errors import ActionError
 
-from .conftest import DIQAD_ANSWERS, api, make_campaign, sid, submit_score
+from .conftest import DIQAD_ANSWERS, api, make_campaign, send_back, sid, submit_score
 
 pytestmark = pytest.mark.django_db
 
@@ -138,11 +138,7 @@ def test_round_two_shows_the_rejection_reason_and_the_override_reason_is_kept(st
     campaign = campaign_of(staff, people, diqad, qc_sample_size=2)
     label_all(campaign, people["ann1"])
     batch = campaign.batches.get()
-    actions.hand_in_batch(batch, actor=people["ann1"])
-    actions.start_review(batch, actor=people["qc"])
-    for entry in batch.reviews.get().sample.all():
-        actions.record_qc_label(batch, actor=people["qc"], batch_item_id=entry.batch_item_id, value=1)
-    actions.reject_batch(batch, actor=people["qc"], reason="Score 2 needs proactivity; reread rule 3.")
+    send_back(batch, people, "Score 2 needs proactivity; reread rule 3.", handed_in_by="ann1")
     lease = api(people["ann1"]).post(f"/api/v1/campaigns/{campaign.pk}/next/").json()["assignment"]
     assert lease["round"] == 2 and lease["qc_feedback"]["reason"] == "Score 2 needs proactivity; reread rule 3."
     assert lease["progress"]["left_for_you"] == 8
@@ -232,11 +228,7 @@ def test_a_labellers_progress_counts_the_items_with_all_their_labels_of_this_rou
     assert (worker_progress(batch, people["ann1"])["done"], worker_progress(batch, people["ann1"])["mine"]) == (8, 8)
     # The first item's labels differ (2 and 1): done counted it all the same, as the counts carry no outcomes.
     actions.resolve_disagreement(Disagreement.objects.get(), actor=people["expert"], value=2)
-    actions.hand_in_batch(batch, actor=people["ann1"])
-    actions.start_review(batch, actor=people["qc"])
-    for entry in batch.reviews.get().sample.all():
-        actions.record_qc_label(batch, actor=people["qc"], batch_item_id=entry.batch_item_id, value=0)
-    actions.reject_batch(batch, actor=people["qc"], reason="reread rule 3")
+    send_back(batch, people, "reread rule 3", handed_in_by="ann1", qc_value=0)
     # Round 2 starts from nothing: round 1's labels are kept but count no more.
     submit_score(actions.lease_next_item(campaign, annotator=people["ann2"]).assignment, people["ann2"], 2)
     again = worker_progress(batch, people["ann2"])

@@ -8,7 +8,7 @@ import pytest
 from annotation import actions
 from benchmarks.spreadsheet import safe_cell
 
-from .conftest import api, make_campaign, submit_score
+from .conftest import api, make_campaign, send_back, submit_score
 
 pytestmark = pytest.mark.django_db
 EXPORT = "/api/v1/campaigns/{}/annotations/export/?format={}"
@@ -29,11 +29,7 @@ def rejected_once(staff, people, diqad):
             lease.assignment.batch_item.batch == batch:
         submit_score(lease.assignment, people["ann1"], next(scores))
     actions.release_assignment(lease.assignment, annotator=people["ann1"])
-    actions.hand_in_batch(batch, actor=people["ann1"])
-    actions.start_review(batch, actor=people["qc"])
-    for entry in batch.reviews.get(round=1).sample.all():
-        actions.record_qc_label(batch, actor=people["qc"], batch_item_id=entry.batch_item_id, value=1)
-    actions.reject_batch(batch, actor=people["qc"], reason="too generous")
+    send_back(batch, people, "too generous", handed_in_by="ann1")
     for _ in range(2):
         lease = actions.lease_next_item(campaign, annotator=people["ann1"])
         submit_score(lease.assignment, people["ann1"], 1)

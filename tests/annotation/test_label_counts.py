@@ -8,7 +8,7 @@ from django.db.models import Count
 from annotation import actions, selectors
 from annotation.models import Annotation, BatchItem
 
-from .conftest import make_campaign, sid, submit_score
+from .conftest import make_campaign, send_back, sid, submit_score
 
 
 def kept(batch):
@@ -60,11 +60,7 @@ def test_kept_counts_follow_submissions_rounds_imports_and_deletes(staff, people
 
     # QC sends the batch back: round 2 starts with no item done, round 1's counts stay on the items until a
     # round-2 label replaces them.
-    actions.hand_in_batch(batch, actor=people["manager"])
-    actions.start_review(batch, actor=people["qc"])
-    for entry in batch.reviews.get(round=1).sample.all():
-        actions.record_qc_label(batch, actor=people["qc"], batch_item_id=entry.batch_item_id, value=1)
-    actions.reject_batch(batch, actor=people["qc"], reason="scores too generous")
+    send_back(batch, people, "scores too generous")
     batch.refresh_from_db()
     assert batch.round == 2
     check()

@@ -5,7 +5,7 @@ from annotation import actions
 from annotation.models import BatchItem, Disagreement, ItemStatus, Policy, Protocol
 from annotation.rules import item_outcome
 
-from .conftest import api, make_campaign, submit_score
+from .conftest import api, make_campaign, send_back, submit_score
 
 
 def outcome(values, policy="adjudicate", tie_rule="none", protocol=Protocol.PRODUCTION, extra_used=0, excluded=None):
@@ -89,11 +89,7 @@ def test_settings_freeze_once_work_starts_and_disagreements_are_listed_per_guide
     versions = api(people["ann1"]).get(f"/api/v1/campaigns/{campaign.pk}/settings/").json()["results"]
     assert [(v["version"], v["guidelines"]) for v in versions] == [(1, "v1 rules"), (2, "v2 rules: empathy first")]
 
-    actions.hand_in_batch(batch, actor=people["manager"])
-    actions.start_review(batch, actor=people["qc"])
-    for entry in batch.reviews.get(round=1).sample.all():
-        actions.record_qc_label(batch, actor=people["qc"], batch_item_id=entry.batch_item_id, value=1)
-    actions.reject_batch(batch, actor=people["qc"], reason="scores too generous")
+    send_back(batch, people, "scores too generous")
     batch.refresh_from_db()
     assert (batch.round, batch.settings.version, batch.state) == (2, 2, "annotating")
     lease = api(people["ann1"]).post(f"/api/v1/campaigns/{campaign.pk}/next/").json()["assignment"]
